@@ -1,0 +1,7 @@
+"""``python -m streamkit``."""
+
+import sys
+
+from ._cli import main
+
+sys.exit(main())

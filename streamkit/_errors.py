@@ -1,0 +1,152 @@
+"""The whole exception tree of streamkit.
+
+::
+
+    StreamkitError
+    ├── StreamError                 the stream cannot be turned into calls; iteration stops
+    │   ├── FramingError            bytes -> frames (offset, excerpt)
+    │   ├── ProviderProtocolError   frames -> events, or an illegal order of events
+    │   ├── ProviderError           the provider reported an error inside the stream
+    │   └── IncompleteStreamError   the input ended before the provider's end-of-stream marker
+    ├── TransportError              raised only at the transport edge
+    │   └── HTTPStatusError         a non-2xx answer
+    └── UsageError                  caller misuse: unknown provider, bad option (also ValueError)
+
+Bad *arguments* are never exceptions: they come out as ``InvalidToolCall`` values that can be
+sent back to the model. Exceptions carry keyword attributes and build their message from them.
+This module imports nothing from streamkit, so every stage can use it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._types import InvalidToolCall
+
+__all__ = (
+    "FramingError",
+    "HTTPStatusError",
+    "IncompleteStreamError",
+    "ProviderError",
+    "ProviderProtocolError",
+    "StreamError",
+    "StreamkitError",
+    "TransportError",
+    "UsageError",
+)
+
+
+class StreamkitError(Exception):
+    """Base of every error streamkit raises."""
+
+
+class StreamError(StreamkitError):
+    """The stream cannot be turned into calls; the calls completed before it were delivered.
+
+    ``unfinished`` holds the calls that were open when the stream failed, as invalid calls
+    with their raw argument text, so nothing the model sent is lost.
+    """
+
+    unfinished: tuple[InvalidToolCall, ...] = ()
+    provider: str | None = None
+
+
+class FramingError(StreamError):
+    """The bytes are not a valid frame stream (SSE, NDJSON or AWS event-stream)."""
+
+    def __init__(self, message: str, *, offset: int | None = None, excerpt: str | None = None) -> None:
+        self.offset = offset
+        self.excerpt = excerpt
+        where = "" if offset is None else f" at byte {offset}"
+        shown = "" if excerpt is None else f" near {excerpt!r}"
+        super().__init__(f"{message}{where}{shown}")
+
+
+class ProviderProtocolError(StreamError):
+    """A frame or a sequence of events breaks the provider's protocol."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str | None = None,
+        index: int | None = None,
+        event: str | None = None,
+    ) -> None:
+        self.provider = provider
+        self.index = index
+        self.event = event
+        self.detail = message
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        parts = [p for p in (self.provider, self.event and f"event {self.event!r}") if p]
+        if self.index is not None:
+            parts.append(f"call index {self.index}")
+        prefix = f"{', '.join(parts)}: " if parts else ""
+        return f"{prefix}{self.detail}"
+
+    def __str__(self) -> str:
+        return self._render()
+
+
+class ProviderError(StreamError):
+    """The provider reported an error inside the stream (``event: error``, an error chunk)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str | None = None,
+        type: str | None = None,  # noqa: A002 - the provider's own field name
+        unfinished: tuple[InvalidToolCall, ...] = (),
+    ) -> None:
+        self.provider = provider
+        self.type = type
+        self.message = message
+        self.unfinished = unfinished
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        kind = f" {self.type}" if self.type else ""
+        who = self.provider or "provider"
+        return f"{who} reported an error{kind}: {self.message}"
+
+
+class IncompleteStreamError(StreamError):
+    """The input ended before the provider's end-of-stream marker."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str | None = None,
+        unfinished: tuple[InvalidToolCall, ...] = (),
+    ) -> None:
+        self.provider = provider
+        self.message = message
+        self.unfinished = unfinished
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        who = f"{self.provider}: " if self.provider else ""
+        open_calls = f" ({len(self.unfinished)} call(s) unfinished)" if self.unfinished else ""
+        return f"{who}{self.message}{open_calls}"
+
+
+class TransportError(StreamkitError):
+    """The HTTP exchange failed; raised only by the transport edge."""
+
+
+class HTTPStatusError(TransportError):
+    """The server answered with a non-2xx status."""
+
+    def __init__(self, message: str, *, status_code: int, body_excerpt: str = "") -> None:
+        self.status_code = status_code
+        self.body_excerpt = body_excerpt
+        super().__init__(message)
+
+
+class UsageError(StreamkitError, ValueError):
+    """The caller misused the API: an unknown provider slug, a bad option value."""

@@ -1,0 +1,186 @@
+"""Values passed between stages: frames, provider events and raw calls.
+
+A framer turns bytes into ``Frame``s; a provider decoder turns frames (or already-decoded
+payloads) into the events below; the accumulator turns those into ``RawCall``s at each call's
+end marker. Events are frozen, slotted dataclasses, built positionally on the hot path (one
+per argument fragment). Every per-call event carries the provider's ``index`` and the
+``choice`` it belongs to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+__all__ = (
+    "AnomalyNoted",
+    "ArgumentsDelta",
+    "ArgumentsRepeated",
+    "ArgumentsValue",
+    "CallEnded",
+    "CallReceived",
+    "CallStarted",
+    "ErrorReceived",
+    "Event",
+    "Frame",
+    "RawCall",
+    "ResponseEnded",
+    "StopReceived",
+    "TextReceived",
+    "UsageReceived",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One framed message: an SSE event, an NDJSON line, an AWS event-stream message.
+
+    ``event`` is the SSE event name (``None`` when the stream sent none) or the event-stream
+    ``:event-type``; ``data`` is the payload text, not yet parsed.
+    """
+
+    event: str | None
+    data: str
+
+
+@dataclass(frozen=True, slots=True)
+class CallStarted:
+    """A call opened: its id and name, set once."""
+
+    index: int
+    id: str | None
+    name: str | None
+    choice: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentsDelta:
+    """One verbatim fragment of a call's argument text."""
+
+    index: int
+    text: str
+    choice: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentsRepeated:
+    """A fragment that repeats the call's identity: perhaps the whole arguments sent again.
+
+    Some gateways re-send the full arguments after the deltas; the accumulator drops such a
+    fragment only when it equals all the text before it, and appends it otherwise.
+    """
+
+    index: int
+    text: str
+    choice: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentsValue:
+    """A call's whole arguments given at once as a value (an object, ``None``…), not text."""
+
+    index: int
+    value: Any
+    choice: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CallEnded:
+    """The provider's end marker for one call: parse it now."""
+
+    index: int
+    choice: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CallReceived:
+    """A whole call in one event: started, given its arguments and ended at once."""
+
+    index: int
+    id: str | None
+    name: str | None
+    arguments: Any
+    choice: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class AnomalyNoted:
+    """A reconciliation rule fired for a call (a repeated id, a missing index…)."""
+
+    index: int
+    anomaly: str
+    choice: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TextReceived:
+    """A piece of assistant text."""
+
+    text: str
+    choice: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class StopReceived:
+    """The provider's stop or finish reason for one choice.
+
+    ``cut_open_calls`` says what happens to the choice's calls that are still open: ``False``
+    when the stop is their end marker (OpenAI Chat's ``finish_reason``), ``True`` when they were
+    cut off (a length limit, or a provider whose calls have end markers of their own).
+    """
+
+    stop_reason: str | None
+    cut_open_calls: bool
+    choice: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class UsageReceived:
+    """Token usage; later pieces are merged over earlier ones."""
+
+    usage: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseEnded:
+    """The provider's end-of-stream marker (``[DONE]``, ``message_stop``…)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorReceived:
+    """The provider reported an error inside the stream."""
+
+    type: str | None
+    message: str
+
+
+Event: TypeAlias = (
+    CallStarted
+    | ArgumentsDelta
+    | ArgumentsRepeated
+    | ArgumentsValue
+    | CallEnded
+    | CallReceived
+    | AnomalyNoted
+    | TextReceived
+    | StopReceived
+    | UsageReceived
+    | ResponseEnded
+    | ErrorReceived
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RawCall:
+    """A call at its end marker, arguments joined but not parsed: the normalizer's input.
+
+    ``arguments`` is the joined text, or the value exactly as the provider gave it.
+    """
+
+    index: int
+    id: str | None
+    name: str | None
+    arguments: Any
+    choice: int = 0
+    truncated: bool = False
+    anomalies: tuple[str, ...] = ()

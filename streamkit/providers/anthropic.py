@@ -1,0 +1,142 @@
+"""Anthropic Messages stream (``POST /v1/messages`` with ``stream: true``).
+
+A ``tool_use`` block's ``content_block_stop`` is that call's end marker. The placeholder
+``input: {}`` of ``content_block_start`` is ignored: the arguments are the joined
+``input_json_delta`` fragments, and no fragment at all means ``{}``. A block cut by the output
+limit never gets its stop; the ``message_delta`` that carries the stop reason closes it as
+truncated. ``server_tool_use`` (and beta ``mcp_tool_use``) blocks are run by Anthropic, not by
+the caller, so their input is never handed out as a call.
+Docs: https://docs.claude.com/en/api/messages-streaming
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from .._events import (
+    AnomalyNoted,
+    ArgumentsDelta,
+    ArgumentsValue,
+    CallEnded,
+    CallStarted,
+    ErrorReceived,
+    Event,
+    ResponseEnded,
+    StopReceived,
+    TextReceived,
+    UsageReceived,
+)
+from ._base import Decoder, field, optional
+
+__all__ = ("AnthropicDecoder",)
+
+_SERVER_BLOCKS = frozenset({"server_tool_use", "mcp_tool_use"})
+_NOTHING: list[Event] = []
+
+
+class AnthropicDecoder(Decoder):
+    slug = "anthropic"
+
+    def __init__(self, *, early_close: bool = False) -> None:
+        super().__init__(early_close=early_close)
+        self._message_id: str | None = None
+        self._calls: set[int] = set()  # open client tool_use blocks
+        self._server: set[int] = set()  # open server-side tool blocks
+
+    def feed_payload(self, payload: Any, event: str | None = None) -> list[Event]:
+        kind = payload.get("type") if isinstance(payload, dict) else None
+        if kind is None:
+            raise self.error("event data has no 'type'", event=event)
+        if kind == "content_block_delta":  # by far the most common event
+            return self._delta(payload, kind)
+        handler = self._HANDLERS.get(kind)
+        return handler(self, payload, kind) if handler else _NOTHING  # unknown events are ignored
+
+    def _message_start(self, payload: Any, event: str) -> list[Event]:
+        message = field(payload, "message", dict, "$", self, event)
+        message_id = optional(message, "id", str, "$.message", self, event)
+        if self._message_id is None:
+            self._message_id = message_id
+        elif message_id != self._message_id:
+            # A proxy spliced two generations together (vercel/ai PR #18402): never merge them.
+            raise self.error(f"a second message_start with another id ({message_id!r})", event=event)
+        usage = optional(message, "usage", dict, "$.message", self, event)
+        return [UsageReceived(usage)] if usage else _NOTHING
+
+    def _block_start(self, payload: Any, event: str) -> list[Event]:
+        index = field(payload, "index", int, "$", self, event)
+        block = field(payload, "content_block", dict, "$", self, event)
+        kind = field(block, "type", str, "$.content_block", self, event)
+        if kind == "tool_use":
+            self._calls.add(index)
+            out: list[Event] = [
+                CallStarted(
+                    index,
+                    field(block, "id", str, "$.content_block", self, event),
+                    field(block, "name", str, "$.content_block", self, event),
+                )
+            ]
+            placeholder = block.get("input")
+            if placeholder:  # a gateway that sends the whole input up front, not as deltas
+                out += [ArgumentsValue(index, placeholder), AnomalyNoted(index, "input_in_start")]
+            return out
+        if kind in _SERVER_BLOCKS:
+            self._server.add(index)
+        elif kind == "text" and block.get("text"):
+            return [TextReceived(field(block, "text", str, "$.content_block", self, event))]
+        return _NOTHING
+
+    def _delta(self, payload: Any, event: str) -> list[Event]:
+        index = field(payload, "index", int, "$", self, event)
+        delta = field(payload, "delta", dict, "$", self, event)
+        kind = delta.get("type")
+        if kind == "input_json_delta":
+            text = field(delta, "partial_json", str, "$.delta", self, event)
+            if index in self._calls:
+                return [ArgumentsDelta(index, text)] if text else _NOTHING
+            if index in self._server:
+                return _NOTHING
+            raise self.error("input_json_delta for a block that is not an open tool_use", event=event, index=index)
+        if kind == "text_delta":
+            return [TextReceived(field(delta, "text", str, "$.delta", self, event))]
+        return _NOTHING  # thinking, signature and citation deltas carry no call data
+
+    def _block_stop(self, payload: Any, event: str) -> list[Event]:
+        index = field(payload, "index", int, "$", self, event)
+        if index in self._calls:
+            self._calls.discard(index)
+            return [CallEnded(index)]
+        self._server.discard(index)
+        return _NOTHING
+
+    def _message_delta(self, payload: Any, event: str) -> list[Event]:
+        out: list[Event] = []
+        delta = optional(payload, "delta", dict, "$", self, event) or {}
+        usage = optional(payload, "usage", dict, "$", self, event)
+        if usage:
+            out.append(UsageReceived(usage))
+        stop_reason = optional(delta, "stop_reason", str, "$.delta", self, event)
+        if stop_reason is not None:
+            # Calls here end with their own content_block_stop: one still open was cut off.
+            self._calls.clear()
+            out.append(StopReceived(stop_reason, cut_open_calls=True))
+        return out
+
+    def _message_stop(self, payload: Any, event: str) -> list[Event]:
+        return [ResponseEnded()]
+
+    def _error(self, payload: Any, event: str) -> list[Event]:
+        error = optional(payload, "error", dict, "$", self, event) or {}
+        message = error.get("message")
+        return [ErrorReceived(error.get("type"), message if isinstance(message, str) else str(error))]
+
+    _HANDLERS: ClassVar[dict[str, Callable[[AnthropicDecoder, Any, str], list[Event]]]] = {
+        "message_start": _message_start,
+        "content_block_start": _block_start,
+        "content_block_stop": _block_stop,
+        "message_delta": _message_delta,
+        "message_stop": _message_stop,
+        "error": _error,
+        # "ping" is a keep-alive: like any unknown event, it is ignored.
+    }

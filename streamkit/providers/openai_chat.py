@@ -1,0 +1,254 @@
+"""OpenAI Chat Completions stream, and the OpenAI-compatible servers and gateways.
+
+There is no per-call end event: a choice's ``finish_reason`` (whatever its value) ends all of
+that choice's calls, and ``data: [DONE]`` ends the stream. With ``early_close=True`` a call also
+ends when a later call of the same choice starts; a fragment for it after that is then a
+protocol error, never appended. Calls are keyed by (choice index, tool-call index), so ``n > 1``
+works.
+
+Compatible servers bend the format; each rule below is recorded on the call as an anomaly
+(protocols.md §10 lists the sources):
+
+- ``index`` missing: a fragment with no id and no name continues the open call; one with a new
+  id or name starts the next call (``index_missing``).
+- A new non-empty id on an occupied index starts a new call (vLLM, SGLang, Ollama's ``/v1``
+  send every parallel call at index 0) and ends the old one (``index_reused``).
+- An id or name repeated on later fragments is set once (``id_repeated``, ``name_repeated``);
+  ``""`` and ``"null"`` ids and ``""`` names are placeholders that never replace a value.
+- ``arguments`` as a JSON object rather than a string is taken whole (``arguments_object``).
+- The full arguments re-sent after the deltas are recognized and dropped
+  (``arguments_resent``), never glued into ``{...}{...}``.
+- A second ``finish_reason`` for a choice changes nothing: each call is delivered once.
+- Chunks with empty ``choices`` (usage, Azure's prompt filter results) and choices without a
+  ``delta`` (Azure's asynchronous filter annotations) carry no call data.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._events import (
+    AnomalyNoted,
+    ArgumentsDelta,
+    ArgumentsRepeated,
+    ArgumentsValue,
+    CallEnded,
+    CallStarted,
+    ErrorReceived,
+    Event,
+    Frame,
+    ResponseEnded,
+    StopReceived,
+    TextReceived,
+    UsageReceived,
+)
+from ._base import Decoder
+
+__all__ = ("OpenAIChatDecoder",)
+
+_PLACEHOLDER_IDS = frozenset({"", "null"})
+#: Finish reasons that cut the choice's open calls off rather than end them.
+_CUT_REASONS = frozenset({"length", "content_filter", "error"})
+_NOTHING: list[Event] = []
+
+
+class _Choice:
+    """The calls of one choice: wire index -> the call now using it."""
+
+    __slots__ = ("finished", "ids", "last", "names", "open", "slots", "used")
+
+    def __init__(self) -> None:
+        self.slots: dict[int, int] = {}  # wire index -> logical index of its current call
+        self.ids: dict[int, str | None] = {}  # logical index -> call id
+        self.names: dict[int, str | None] = {}
+        self.open: set[int] = set()  # logical indices of calls with text fragments or open
+        self.used: set[int] = set()
+        self.last: int | None = None
+        self.finished = False
+
+    def next_free(self, wanted: int) -> int:
+        return wanted if wanted not in self.used else max(self.used) + 1
+
+
+class OpenAIChatDecoder(Decoder):
+    slug = "openai_chat"
+    supports_early_close = True
+
+    def __init__(self, *, early_close: bool = False) -> None:
+        super().__init__(early_close=early_close)
+        self._choices: dict[int, _Choice] = {}
+        self._done = False
+
+    def feed(self, frame: Frame) -> list[Event]:
+        if self._done:
+            return _NOTHING  # anything after [DONE] is ignored
+        if frame.data == "[DONE]":
+            self._done = True
+            return [ResponseEnded()]
+        return super().feed(frame)
+
+    def feed_payload(self, payload: Any, event: str | None = None) -> list[Event]:
+        if not isinstance(payload, dict):
+            raise self.error(f"a chunk must be a JSON object, got {type(payload).__name__}", event=event)
+        error = self._error(payload)
+        if error is not None:
+            return [error]  # before the choices: an error chunk's finish_reason proves nothing
+        out: list[Event] = []
+        choices = payload.get("choices")
+        if choices:
+            if not isinstance(choices, list):
+                raise self.error("$.choices must be a list", event=event)
+            for number, choice in enumerate(choices):
+                self._choice(choice, number, out, event)
+        usage = payload.get("usage") or (payload.get("x_groq") or {}).get("usage")  # Groq: x_groq
+        if isinstance(usage, dict):
+            out.append(UsageReceived(usage))
+        return out
+
+    def _error(self, payload: dict[str, Any]) -> ErrorReceived | None:
+        error = payload.get("error")
+        if isinstance(error, dict):
+            message = error.get("message")
+            kind = error.get("type") or error.get("code")
+            return ErrorReceived(None if kind is None else str(kind), str(message or error))
+        if isinstance(error, str) and error:
+            return ErrorReceived(None, error)
+        if payload.get("object") == "error":  # vLLM's mid-stream error shape
+            kind = payload.get("type")
+            return ErrorReceived(None if kind is None else str(kind), str(payload.get("message") or payload))
+        return None
+
+    def _choice(self, choice: Any, number: int, out: list[Event], event: str | None) -> None:
+        where = f"$.choices[{number}]"
+        if not isinstance(choice, dict):
+            raise self.error(f"{where} must be an object", event=event)
+        ci = choice.get("index", 0)
+        if not isinstance(ci, int):
+            raise self.error(f"{where}.index must be int", event=event)
+        state = self._choices.get(ci)
+        if state is None:
+            state = self._choices[ci] = _Choice()
+        delta = choice.get("delta")
+        if isinstance(delta, dict):
+            content = delta.get("content")
+            if content:
+                if not isinstance(content, str):
+                    raise self.error(f"{where}.delta.content must be a string", event=event)
+                out.append(TextReceived(content, ci))
+            tool_calls = delta.get("tool_calls")
+            if tool_calls:
+                if not isinstance(tool_calls, list):
+                    raise self.error(f"{where}.delta.tool_calls must be a list", event=event)
+                for position, entry in enumerate(tool_calls):
+                    self._entry(state, ci, entry, f"{where}.delta.tool_calls[{position}]", out, event)
+        elif delta is not None:
+            raise self.error(f"{where}.delta must be an object", event=event)
+        reason = choice.get("finish_reason")
+        if reason is not None and not state.finished:
+            state.finished = True
+            state.open.clear()
+            out.append(StopReceived(str(reason), reason in _CUT_REASONS, ci))
+
+    def _entry(self, state: _Choice, ci: int, entry: Any, where: str, out: list[Event], event: str | None) -> None:
+        if not isinstance(entry, dict):
+            raise self.error(f"{where} must be an object", event=event)
+        function = entry.get("function") or {}
+        if not isinstance(function, dict):
+            raise self.error(f"{where}.function must be an object", event=event)
+        call_id = entry.get("id")
+        if call_id is not None and not isinstance(call_id, str):
+            raise self.error(f"{where}.id must be a string", event=event)
+        if call_id in _PLACEHOLDER_IDS:
+            call_id = None
+        name = function.get("name")
+        if name is not None and not isinstance(name, str):
+            raise self.error(f"{where}.function.name must be a string", event=event)
+        name = name or None
+        arguments = function.get("arguments")
+        if call_id is None and name is None and arguments in (None, ""):
+            return  # an entry that carries nothing (LM Studio sends such)
+        index, new = self._slot(state, ci, entry.get("index"), call_id, name, where, out, event)
+        if new:
+            if self.early_close:
+                out.extend(CallEnded(other, ci) for other in sorted(state.open) if other != index)
+                state.open.intersection_update({index})
+            state.used.add(index)
+            state.open.add(index)
+            state.ids[index] = call_id
+            state.names[index] = name
+            state.last = index
+            out.append(CallStarted(index, call_id, name, ci))
+        elif call_id is not None or name is not None:
+            out.append(CallStarted(index, call_id, name, ci))  # the accumulator sets them once
+            state.ids[index] = state.ids[index] or call_id
+            state.names[index] = state.names[index] or name
+        if isinstance(arguments, str):
+            if arguments:
+                repeat = not new and (call_id is not None or name is not None)
+                out.append((ArgumentsRepeated if repeat else ArgumentsDelta)(index, arguments, ci))
+        elif arguments is not None:
+            out.append(ArgumentsValue(index, arguments, ci))
+            out.append(AnomalyNoted(index, "arguments_object", ci))
+
+    def _slot(
+        self,
+        state: _Choice,
+        ci: int,
+        wire: Any,
+        call_id: str | None,
+        name: str | None,
+        where: str,
+        out: list[Event],
+        event: str | None,
+    ) -> tuple[int, bool]:
+        """Which call this entry belongs to, and whether it starts that call."""
+        if wire is None:
+            return self._slot_without_index(state, ci, call_id, name, where, out, event)
+        if not isinstance(wire, int) or isinstance(wire, bool):
+            raise self.error(f"{where}.index must be int, got {type(wire).__name__}", event=event)
+        index = state.slots.get(wire)
+        if index is None:
+            index = state.next_free(wire)
+            state.slots[wire] = index
+            if index != wire:
+                out.append(AnomalyNoted(index, "index_reused", ci))
+            return index, True
+        known = state.ids.get(index)
+        if call_id is not None and known is not None and call_id != known:
+            # A new id on an occupied index: a new call (vLLM, SGLang, Ollama /v1, Gemini proxies).
+            if index in state.open:
+                state.open.discard(index)
+                out.append(CallEnded(index, ci))
+            fresh = state.next_free(wire)
+            state.slots[wire] = fresh
+            out.append(AnomalyNoted(fresh, "index_reused", ci))
+            return fresh, True
+        return index, False
+
+    def _slot_without_index(
+        self,
+        state: _Choice,
+        ci: int,
+        call_id: str | None,
+        name: str | None,
+        where: str,
+        out: list[Event],
+        event: str | None,
+    ) -> tuple[int, bool]:
+        last = state.last
+        continues = last is not None and (
+            (call_id is None and name is None)
+            or (call_id is not None and call_id == state.ids.get(last))
+            or (call_id is None and name == state.names.get(last))
+        )
+        if continues and last is not None:
+            out.append(AnomalyNoted(last, "index_missing", ci))
+            return last, False
+        if call_id is None and name is None:
+            raise self.error(f"{where} has no index, id or name and no call is open", event=event)
+        if last is not None and last in state.open:
+            state.open.discard(last)
+            out.append(CallEnded(last, ci))
+        index = state.next_free(0 if last is None else last + 1)
+        out.append(AnomalyNoted(index, "index_missing", ci))
+        return index, True

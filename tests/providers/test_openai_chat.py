@@ -1,0 +1,226 @@
+"""OpenAI Chat Completions and the compatible gateways' quirks (peers.md part c)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from streamkit import (
+    IncompleteStreamError,
+    InvalidToolCall,
+    ProviderError,
+    ProviderProtocolError,
+    ResponseEnd,
+    TextDelta,
+    ToolCall,
+    UsageError,
+)
+
+from ..helpers import events, sse
+
+
+def chunk(*tool_calls: dict[str, Any], finish: str | None = None, choice: int = 0, **delta: Any) -> dict[str, Any]:
+    if tool_calls:
+        delta["tool_calls"] = list(tool_calls)
+    return {"choices": [{"index": choice, "delta": delta, "finish_reason": finish}]}
+
+
+def tc(index: int | None = None, id: str | None = None, name: str | None = None, args: Any = None) -> dict[str, Any]:  # noqa: A002
+    entry: dict[str, Any] = {} if index is None else {"index": index}
+    if id is not None:
+        entry["id"] = id
+    function: dict[str, Any] = {}
+    if name is not None:
+        function["name"] = name
+    if args is not None:
+        function["arguments"] = args
+    entry["function"] = function
+    return entry
+
+
+FINISH = chunk(finish="tool_calls")
+
+
+def calls(*payloads: object, **options: Any) -> list[object]:
+    return [e for e in events(sse(*payloads, done=True), "openai_chat", **options) if not isinstance(e, ResponseEnd)]
+
+
+def test_same_index_entries_in_one_chunk_merge() -> None:
+    # openai-python #3201: id/name and the first arguments as two entries of the same index.
+    out = calls(chunk(tc(0, "call_1", "f"), tc(0, args='{"a"')), chunk(tc(0, args=": 1}")), FINISH)
+    assert out == [ToolCall(0, "call_1", "f", {"a": 1})]
+
+
+def test_gapped_and_out_of_order_indexes() -> None:
+    # openai-node #1963: a not-yet-seen index is placed at its index, not appended.
+    out = calls(chunk(tc(2, "c2", "g", "{}")), chunk(tc(0, "c0", "f", '{"x": 0}')), FINISH)
+    assert out == [ToolCall(2, "c2", "g", {}), ToolCall(0, "c0", "f", {"x": 0})]
+
+
+def test_missing_index_continues_the_open_call() -> None:
+    # ollama #7881, mistral.rs #1507, langchain #34654
+    out = calls(chunk(tc(None, "c1", "f", '{"a":')), chunk(tc(None, args=" 1}")), FINISH)
+    assert out == [ToolCall(0, "c1", "f", {"a": 1}, anomalies=("index_missing",))]
+
+
+def test_missing_index_with_a_new_id_starts_the_next_call() -> None:
+    out = calls(chunk(tc(None, "c1", "f", "{}")), chunk(tc(None, "c2", "g", '{"b": 2}')), FINISH)
+    assert out == [
+        ToolCall(0, "c1", "f", {}, anomalies=("index_missing",)),
+        ToolCall(1, "c2", "g", {"b": 2}, anomalies=("index_missing",)),
+    ]
+
+
+def test_every_call_at_index_zero_with_distinct_ids() -> None:
+    # ollama #15457, langchainjs #8433, litellm #11558: never "add_new_taskadd_ideas" or {..}{..}
+    out = calls(chunk(tc(0, "c1", "add_new_task", '{"t": 1}')), chunk(tc(0, "c2", "add_ideas", '{"i": 2}')), FINISH)
+    assert out == [
+        ToolCall(0, "c1", "add_new_task", {"t": 1}),
+        ToolCall(1, "c2", "add_ideas", {"i": 2}, anomalies=("index_reused",)),
+    ]
+
+
+def test_id_repeated_on_every_chunk_is_set_once() -> None:
+    # SGLang; litellm #20480: the id is never concatenated
+    out = calls(chunk(tc(0, "c1", "f", '{"a"')), chunk(tc(0, "c1", None, ": 1}")), FINISH)
+    assert out == [ToolCall(0, "c1", "f", {"a": 1}, anomalies=("id_repeated",))]
+
+
+def test_placeholder_ids_and_names_never_replace_values() -> None:
+    # vLLM's id "" on later chunks; LM Studio's name ""
+    out = calls(chunk(tc(0, "c1", "f", '{"a"')), chunk(tc(0, "", "", ": 1}")), chunk(tc(0, "null", None, "")), FINISH)
+    assert out == [ToolCall(0, "c1", "f", {"a": 1})]
+
+
+def test_name_repeated_on_every_delta_is_not_concatenated() -> None:
+    # llama.cpp before PR #13800
+    out = calls(chunk(tc(0, "c1", "f", '{"a"')), chunk(tc(0, None, "f", ": 1}")), FINISH)
+    assert out == [ToolCall(0, "c1", "f", {"a": 1}, anomalies=("name_repeated",))]
+
+
+def test_a_different_name_on_an_open_call_is_an_error() -> None:
+    with pytest.raises(ProviderProtocolError, match="tool name changed from 'f' to 'g'"):
+        calls(chunk(tc(0, "c1", "f", "{")), chunk(tc(0, None, "g", "}")), FINISH)
+
+
+def test_arguments_as_an_object() -> None:
+    out = calls(chunk(tc(0, "c1", "f", {"city": "Paris"})), FINISH)
+    assert out == [ToolCall(0, "c1", "f", {"city": "Paris"}, anomalies=("arguments_object",))]
+
+
+def test_full_arguments_resent_after_the_deltas() -> None:
+    # litellm #20480, elizaOS #16973: never {...}{...}
+    out = calls(chunk(tc(0, "c1", "f", '{"a": ')), chunk(tc(0, args="1}")), chunk(tc(0, "c1", "f", '{"a": 1}')), FINISH)
+    assert out == [ToolCall(0, "c1", "f", {"a": 1}, anomalies=("id_repeated", "name_repeated", "arguments_resent"))]
+
+
+def test_two_finish_reasons_deliver_each_call_once() -> None:
+    # OpenRouter sends finish_reason twice (ai-sdk-provider #489)
+    out = calls(chunk(tc(0, "c1", "f", "{}")), FINISH, FINISH)
+    assert out == [ToolCall(0, "c1", "f", {})]
+
+
+def test_parsable_prefix_is_not_an_end() -> None:
+    # vercel/ai #13137: {"query":"test"} must not run without "limit"
+    out = calls(chunk(tc(0, "c1", "search", '{"query":"test"}')), chunk(tc(0, args="")), FINISH)
+    assert out == [ToolCall(0, "c1", "search", {"query": "test"})]
+    split = calls(chunk(tc(0, "c1", "search", '{"query":"test"')), chunk(tc(0, args=',"limit":10}')), FINISH)
+    assert split == [ToolCall(0, "c1", "search", {"query": "test", "limit": 10})]
+
+
+def test_length_finish_truncates_even_parsable_calls() -> None:
+    # langchain #39275, vercel/ai #19066: never a valid-looking call after a cut
+    (call,) = calls(chunk(tc(0, "c1", "delete", '{"path": "/tmp/x"}')), chunk(finish="length"))
+    assert isinstance(call, InvalidToolCall) and call.truncated and call.raw == '{"path": "/tmp/x"}'
+
+
+def test_early_close_policy() -> None:
+    opts = {"early_close": True}
+    out = events(
+        sse(chunk(tc(0, "a", "f", "{}")), chunk(tc(1, "b", "g", "{}")), FINISH, done=True), "openai_chat", **opts
+    )
+    assert out[:2] == [ToolCall(0, "a", "f", {}), ToolCall(1, "b", "g", {})]
+    with pytest.raises(ProviderProtocolError, match="already delivered"):
+        calls(chunk(tc(0, "a", "f", "{")), chunk(tc(1, "b", "g", "{}")), chunk(tc(0, args="}")), FINISH, **opts)
+
+
+def test_early_close_is_refused_for_providers_with_end_markers() -> None:
+    with pytest.raises(UsageError, match="early_close"):
+        events(b"", "anthropic", early_close=True)
+
+
+def test_text_usage_and_skipped_chunks() -> None:
+    azure_first = {"id": "", "choices": [], "prompt_filter_results": [{"prompt_index": 0}]}
+    annotation = {"choices": [{"index": 0, "content_filter_offsets": {}, "finish_reason": None}]}
+    out = events(
+        sse(
+            azure_first,
+            chunk(role="assistant", content=None),
+            chunk(content=""),
+            chunk(content="Hi"),
+            chunk(tool_calls=[]),
+            annotation,
+            chunk(finish="stop"),
+            {"choices": [], "usage": {"total_tokens": 9}, "obfuscation": "xyz"},
+            done=True,
+        ),
+        "openai_chat",
+    )
+    assert out == [TextDelta("Hi"), ResponseEnd("stop", {"total_tokens": 9})]
+
+
+def test_sse_comments_and_empty_data_keep_alives() -> None:
+    data = b": OPENROUTER PROCESSING\n\ndata: \n\n" + sse(chunk(tc(0, "a", "f", "{}")), FINISH, done=True)
+    assert events(data, "openai_chat")[0] == ToolCall(0, "a", "f", {})
+
+
+@pytest.mark.parametrize(
+    ("payload", "kind", "message"),
+    [
+        ({"error": {"message": "boom", "type": "server_error"}}, "server_error", "boom"),
+        ({"error": {"message": "tool", "code": "tool_use_failed"}}, "tool_use_failed", "tool"),
+        ({"object": "error", "message": "vllm says no", "type": "BadRequestError"}, "BadRequestError", "vllm says no"),
+    ],
+)
+def test_error_chunks(payload: dict[str, Any], kind: str, message: str) -> None:
+    with pytest.raises(ProviderError) as info:
+        events(sse(chunk(tc(0, "a", "f", '{"x')), payload), "openai_chat")
+    assert (info.value.type, info.value.message, info.value.provider) == (kind, message, "openai_chat")
+    (unfinished,) = info.value.unfinished
+    assert unfinished.raw == '{"x' and unfinished.truncated
+
+
+def test_error_next_to_a_finish_reason_does_not_deliver() -> None:
+    payload = chunk(finish="error")
+    payload["error"] = {"code": 502, "message": "upstream"}
+    with pytest.raises(ProviderError, match="upstream"):
+        calls(chunk(tc(0, "a", "f", "{}")), payload)
+
+
+def test_stream_cut_without_finish_or_done() -> None:
+    with pytest.raises(IncompleteStreamError) as info:
+        events(sse(chunk(tc(0, "a", "f", '{"q": "par'))), "openai_chat")
+    assert [c.raw for c in info.value.unfinished] == ['{"q": "par']
+
+
+def test_garbage_after_done_is_ignored() -> None:
+    data = sse(chunk(tc(0, "a", "f", "{}")), FINISH, done=True) + b"data: not json\n\n"
+    assert events(data, "openai_chat")[-1] == ResponseEnd("tool_calls")
+
+
+@pytest.mark.parametrize(
+    ("payload", "path"),
+    [
+        ({"choices": {"index": 0}}, "$.choices must be a list"),
+        ({"choices": [{"index": 0, "delta": {"tool_calls": {"a": 1}}}]}, "tool_calls must be a list"),
+        (chunk(tc(0, "a", 5)), "function.name must be a string"),  # type: ignore[arg-type]
+        (chunk({"index": "0", "id": "a"}), "index must be int"),
+        ("[1, 2]", "must be a JSON object"),
+        ("{not json", "event data is not JSON"),
+    ],
+)
+def test_wrong_shapes_name_the_path(payload: object, path: str) -> None:
+    with pytest.raises(ProviderProtocolError, match=re.escape(path)):
+        events(sse(payload, done=True), "openai_chat")

@@ -1,0 +1,147 @@
+"""The accumulator's rules: one delivery per call, nothing appended where it does not belong."""
+
+from __future__ import annotations
+
+import pytest
+
+from streamkit import ProviderError, ProviderProtocolError
+from streamkit._accumulator import Accumulator
+from streamkit._events import (
+    AnomalyNoted,
+    ArgumentsDelta,
+    ArgumentsRepeated,
+    ArgumentsValue,
+    CallEnded,
+    CallReceived,
+    CallStarted,
+    ErrorReceived,
+    Event,
+    RawCall,
+    ResponseEnded,
+    StopReceived,
+    TextReceived,
+    UsageReceived,
+)
+
+
+def run(*events: Event) -> list[object]:
+    acc = Accumulator("test")
+    out: list[object] = []
+    for event in events:
+        out += acc.feed(event)
+    return out
+
+
+def test_fragments_join_once_at_the_end_marker() -> None:
+    acc = Accumulator("test")
+    assert acc.feed(CallStarted(1, "c1", "f")) == ()
+    assert acc.feed(ArgumentsDelta(1, '{"a"')) == ()
+    assert acc.feed(ArgumentsDelta(1, ": 1}")) == ()
+    assert list(acc.feed(CallEnded(1))) == [RawCall(1, "c1", "f", '{"a": 1}')]
+
+
+def test_a_call_without_fragments_has_no_arguments() -> None:
+    assert run(CallStarted(0, "c", "f"), CallEnded(0)) == [RawCall(0, "c", "f", None)]
+
+
+def test_whole_call_is_delivered_at_once() -> None:
+    assert run(CallReceived(2, "c", "f", {"x": 1})) == [RawCall(2, "c", "f", {"x": 1})]
+
+
+@pytest.mark.parametrize(
+    ("events", "message"),
+    [
+        ([ArgumentsDelta(0, "{")], "never started"),
+        ([CallEnded(0)], "never started"),
+        ([CallStarted(0, "c", "f"), CallEnded(0), ArgumentsDelta(0, "}")], "already delivered"),
+        ([CallStarted(0, "c", "f"), CallEnded(0), CallEnded(0)], "already delivered"),
+        ([CallReceived(0, "c", "f", {}), CallReceived(0, "d", "f", {})], "already delivered"),
+        ([CallStarted(0, "c", "f"), CallStarted(0, "d", "f")], "call id changed from 'c' to 'd'"),
+        ([CallStarted(0, "c", "f"), CallStarted(0, None, "g")], "tool name changed from 'f' to 'g'"),
+        ([CallStarted(0, "c", "f"), CallEnded(0), CallStarted(1, "c", "f")], "call id 'c' was already used"),
+        ([CallStarted(0, "c", "f"), ArgumentsValue(0, {}), ArgumentsDelta(0, "{}")], "after a whole arguments"),
+        ([CallStarted(0, "c", "f"), ArgumentsDelta(0, "{}"), ArgumentsValue(0, {})], "after text fragments"),
+        ([CallStarted(0, "c", "f"), ArgumentsValue(0, {"a": 1}), ArgumentsValue(0, {"a": 2})], "two different"),
+    ],
+)
+def test_illegal_sequences_are_protocol_errors(events: list[Event], message: str) -> None:
+    with pytest.raises(ProviderProtocolError, match=message) as info:
+        run(*events)
+    assert info.value.provider == "test"
+    assert info.value.index is not None
+
+
+def test_identity_is_set_once_never_concatenated() -> None:
+    out = run(
+        CallStarted(0, None, None),
+        CallStarted(0, "c", "get_weather"),
+        CallStarted(0, "c", "get_weather"),
+        ArgumentsDelta(0, "{}"),
+        CallEnded(0),
+    )
+    assert out == [RawCall(0, "c", "get_weather", "{}", anomalies=("id_repeated", "name_repeated"))]
+
+
+def test_a_resent_copy_of_the_arguments_is_dropped_only_when_equal() -> None:
+    resent = run(
+        CallStarted(0, "c", "f"),
+        ArgumentsDelta(0, '{"a":'),
+        ArgumentsDelta(0, " 1}"),
+        ArgumentsRepeated(0, '{"a": 1}'),
+        CallEnded(0),
+    )
+    assert resent == [RawCall(0, "c", "f", '{"a": 1}', anomalies=("arguments_resent",))]
+    tail = run(CallStarted(0, "c", "f"), ArgumentsDelta(0, '{"a":'), ArgumentsRepeated(0, " 1}"), CallEnded(0))
+    assert tail == [RawCall(0, "c", "f", '{"a": 1}')]
+
+
+def test_stop_closes_only_its_choice() -> None:
+    out = run(
+        CallStarted(0, "a", "f", 0),
+        CallStarted(0, "b", "f", 1),
+        ArgumentsDelta(0, "{}", 1),
+        StopReceived("tool_calls", False, 1),
+    )
+    assert out == [RawCall(0, "b", "f", "{}", choice=1)]
+
+
+def test_a_cutting_stop_marks_open_calls_truncated() -> None:
+    out = run(CallStarted(0, "a", "f"), ArgumentsDelta(0, '{"x'), StopReceived("length", True))
+    assert out == [RawCall(0, "a", "f", '{"x', truncated=True)]
+
+
+def test_end_of_stream_closes_open_calls_as_truncated() -> None:
+    acc = Accumulator("test")
+    acc.feed(CallStarted(0, "a", "f"))
+    acc.feed(UsageReceived({"in": 1}))
+    acc.feed(UsageReceived({"out": 2}))
+    assert list(acc.feed(ResponseEnded())) == [RawCall(0, "a", "f", None, truncated=True), ResponseEnded()]
+    assert acc.finished and acc.usage == {"in": 1, "out": 2}
+
+
+def test_error_event_raises_and_open_calls_can_be_drained() -> None:
+    acc = Accumulator("test")
+    acc.feed(CallStarted(0, "a", "f"))
+    acc.feed(ArgumentsDelta(0, '{"q'))
+    with pytest.raises(ProviderError) as info:
+        acc.feed(ErrorReceived("overloaded_error", "Overloaded"))
+    assert (info.value.type, info.value.message) == ("overloaded_error", "Overloaded")
+    assert acc.drain_open() == [RawCall(0, "a", "f", '{"q', truncated=True)]
+
+
+def test_anomaly_noted_before_start_lands_on_the_call() -> None:
+    out = run(AnomalyNoted(4, "index_reused"), CallStarted(4, "a", "f"), CallEnded(4))
+    assert out == [RawCall(4, "a", "f", None, anomalies=("index_reused",))]
+
+
+def test_text_passes_through() -> None:
+    assert run(TextReceived("hi", 1)) == [TextReceived("hi", 1)]
+
+
+def test_cost_is_linear_in_fragments() -> None:
+    acc = Accumulator("test")
+    acc.feed(CallStarted(0, "a", "f"))
+    for _ in range(100_000):
+        acc.feed(ArgumentsDelta(0, "x"))
+    (raw,) = acc.feed(CallEnded(0))
+    assert isinstance(raw, RawCall) and raw.arguments == "x" * 100_000

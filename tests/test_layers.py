@@ -1,0 +1,62 @@
+"""The architecture, as a test: stages share the vocabulary and never import each other."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "streamkit"
+VOCABULARY = {"_errors", "_types", "_events"}
+STAGES = {"_sse", "_ndjson", "_awsstream", "_accumulator", "_normalize", "_validate", "providers", "adapters", "_turn"}
+COMPOSER = {"_pipeline"}
+EDGE = {"_transport"}
+THIRD_PARTY = {"httpx", "httpx_sse"}
+
+
+def module_of(path: Path) -> str:
+    rel = path.relative_to(PACKAGE).with_suffix("")
+    return rel.parts[0]
+
+
+def imports(path: Path) -> set[str]:
+    """Top-level streamkit modules and third-party packages imported by ``path``."""
+    found: set[str] = set()
+    package = path.relative_to(PACKAGE).parts[:-1]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = list(package[: len(package) - node.level + 1])
+                parts = [*base, *(node.module or "").split(".")] if node.module else base
+                if parts:
+                    found.add(parts[0])
+                else:
+                    found.update(alias.name for alias in node.names)
+            elif node.module:
+                found.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+    return found
+
+
+SOURCES = sorted(PACKAGE.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=[str(p.relative_to(PACKAGE)) for p in SOURCES])
+def test_imports_flow_one_way(path: Path) -> None:
+    me = module_of(path)
+    used = imports(path) - {me}
+    if me in VOCABULARY:
+        allowed = {"_errors", "_types"}
+    elif me in STAGES:
+        allowed = VOCABULARY
+    elif me in COMPOSER:
+        allowed = VOCABULARY | STAGES
+    elif me in EDGE:
+        allowed = VOCABULARY | STAGES | COMPOSER | THIRD_PARTY
+    else:
+        return  # entry points (__init__, _cli, __main__) may use anything
+    streamkit_modules = VOCABULARY | STAGES | COMPOSER | EDGE | {"_cli"}
+    assert used & streamkit_modules <= allowed, f"{path.name} imports {sorted(used & streamkit_modules - allowed)}"
+    assert not (used & THIRD_PARTY) or me in EDGE, f"{path.name} imports httpx: only the transport may"

@@ -1,0 +1,44 @@
+"""The public surface: sorted, complete, and presented as ``streamkit.X``."""
+
+from __future__ import annotations
+
+import streamkit
+
+
+def test_all_is_a_sorted_tuple_of_existing_names() -> None:
+    assert isinstance(streamkit.__all__, tuple)
+    assert list(streamkit.__all__) == sorted(streamkit.__all__)
+    for name in streamkit.__all__:
+        assert hasattr(streamkit, name)
+
+
+def test_every_public_name_is_exported() -> None:
+    public = {name for name in vars(streamkit) if not name.startswith("_")} - {"annotations", "providers"}
+    assert public <= set(streamkit.__all__)
+
+
+def test_classes_present_themselves_as_streamkit() -> None:
+    for name in streamkit.__all__:
+        value = getattr(streamkit, name)
+        if isinstance(value, type):
+            assert value.__module__ == "streamkit", name
+
+
+def test_errors_form_one_tree() -> None:
+    for name in ("FramingError", "ProviderProtocolError", "ProviderError", "IncompleteStreamError"):
+        assert issubclass(getattr(streamkit, name), streamkit.StreamError)
+    assert issubclass(streamkit.HTTPStatusError, streamkit.TransportError)
+    assert issubclass(streamkit.UsageError, ValueError)
+    assert issubclass(streamkit.StreamError, streamkit.StreamkitError)
+
+
+def test_values_are_frozen() -> None:
+    import dataclasses
+
+    call = streamkit.ToolCall(0, "a", "f", {})
+    try:
+        call.name = "g"  # type: ignore[misc]
+    except dataclasses.FrozenInstanceError:
+        pass
+    else:
+        raise AssertionError("ToolCall is mutable")

@@ -1,0 +1,122 @@
+"""The SSE framer: the WHATWG rules, any chunking, and httpx-sse as an oracle."""
+
+from __future__ import annotations
+
+import pytest
+from httpx_sse._decoders import SSEDecoder as OracleDecoder
+from httpx_sse._decoders import SSELineDecoder as OracleLines
+from hypothesis import given
+from hypothesis import strategies as st
+
+from streamkit import FramingError
+from streamkit._events import Frame
+from streamkit._sse import SSEDecoder
+
+from .helpers import one_byte, split_at
+
+
+def frames(chunks: list[bytes], **options: int) -> list[Frame]:
+    decoder = SSEDecoder(**options)
+    out: list[Frame] = []
+    for chunk in chunks:
+        out += decoder.feed(chunk)
+    return out + decoder.flush()
+
+
+def oracle(data: bytes) -> list[Frame]:
+    """httpx-sse's result, keeping only events with data, as streamkit dispatches them."""
+    lines, decoder = OracleLines(), OracleDecoder()
+    out = []
+    for line in [*lines.decode(data.decode("utf-8")), *lines.flush()]:
+        event = decoder.decode(line)
+        if event is not None:
+            out.append(event)
+    return [Frame(e.event if e.event != "message" else None, e.data) for e in out if e.data]
+
+
+@pytest.mark.parametrize(
+    ("wire", "expected"),
+    [
+        pytest.param(b"data: a\n\n", [Frame(None, "a")], id="lf"),
+        pytest.param(b"data: a\r\n\r\n", [Frame(None, "a")], id="crlf"),
+        pytest.param(b"data: a\r\r", [Frame(None, "a")], id="cr"),
+        pytest.param(b"data:a\n\n", [Frame(None, "a")], id="no-space"),
+        pytest.param(b"data:  a\n\n", [Frame(None, " a")], id="one-space-removed"),
+        pytest.param(b"data: a\ndata: b\n\n", [Frame(None, "a\nb")], id="multi-line"),
+        pytest.param(b"event: x\ndata: 1\n\n", [Frame("x", "1")], id="event"),
+        pytest.param(b": keep-alive\n\ndata: 1\n\n", [Frame(None, "1")], id="comment"),
+        pytest.param(b"event: ping\n\ndata: 1\n\n", [Frame(None, "1")], id="event-without-data"),
+        pytest.param(b"data\n\n", [Frame(None, "")], id="field-without-colon"),
+        pytest.param(b"id: 7\nretry: 10\nfoo: bar\ndata: z\n\n", [Frame(None, "z")], id="other-fields"),
+        pytest.param(b"\xef\xbb\xbfdata: a\n\n", [Frame(None, "a")], id="bom"),
+        pytest.param(b"data: \xef\xbb\xbfa\n\n", [Frame(None, "\ufeffa")], id="later-bom-is-data"),
+        pytest.param(b"data: a\n\ndata: b", [Frame(None, "a")], id="unfinished-last-event-dropped"),
+        pytest.param(
+            "data: x\u2028y\u0085z\u2029\n\n".encode(), [Frame(None, "x\u2028y\u0085z\u2029")], id="separators"
+        ),
+        pytest.param(b"data: a\r\n\ndata: b\n\r\n", [Frame(None, "a"), Frame(None, "b")], id="mixed-line-ends"),
+    ],
+)
+def test_rules(wire: bytes, expected: list[Frame]) -> None:
+    assert frames([wire]) == expected
+    assert frames(list(one_byte(wire))) == expected
+
+
+def test_crlf_split_across_chunks_is_one_line_end() -> None:
+    # Were the CR taken as a line end, the LF would be an empty line dispatching early.
+    assert frames([b"data: a\r", b"\ndata: b\r", b"\n\r", b"\n"]) == [Frame(None, "a\nb")]
+
+
+def test_bom_split_byte_by_byte() -> None:
+    assert frames([b"\xef", b"\xbb", b"\xbf", b"data: 1\n\n"]) == [Frame(None, "1")]
+
+
+def test_multibyte_character_split_across_chunks() -> None:
+    wire = 'data: {"city": "Zürich ☃ 😀"}\n\n'.encode()
+    for cut in range(1, len(wire)):
+        assert frames([wire[:cut], wire[cut:]]) == [Frame(None, '{"city": "Zürich ☃ 😀"}')]
+
+
+def test_invalid_utf8_names_the_offset() -> None:
+    with pytest.raises(FramingError, match="not valid UTF-8 at byte 8"):
+        frames([b"data: ab\xff\n\n"])
+
+
+def test_event_size_limit() -> None:
+    with pytest.raises(FramingError, match="max_event_bytes=100"):
+        frames([b"data: " + b"x" * 50, b"y" * 60], max_event_bytes=100)
+    with pytest.raises(FramingError, match="max_event_bytes=100"):
+        frames([b"data: " + b"x" * 60 + b"\n" + b"data: " + b"y" * 60 + b"\n"], max_event_bytes=100)
+
+
+_LINE = st.sampled_from(
+    [
+        'data: {"a": 1}',
+        "data:x",
+        "data",
+        "event: e",
+        "event:",
+        ": c",
+        "id: 1",
+        "retry: 5",
+        "data:  sp",
+        "",
+        "",
+        "data: é☃😀",
+        "foo",
+        "data: a\u2028b",
+    ]
+)
+_END = st.sampled_from(["\n", "\r\n", "\r"])
+
+
+@given(
+    lines=st.lists(st.tuples(_LINE, _END), max_size=30),
+    cuts=st.lists(st.integers(min_value=0, max_value=2000), max_size=20),
+)
+def test_matches_httpx_sse_at_any_chunking(lines: list[tuple[str, str]], cuts: list[int]) -> None:
+    data = "".join(line + end for line, end in lines).encode()
+    expected = oracle(data)
+    # httpx-sse also dispatches events whose data is empty; streamkit's decoders skip them.
+    assert [f for f in frames([data]) if f.data] == expected
+    assert [f for f in frames(split_at(data, cuts)) if f.data] == expected
