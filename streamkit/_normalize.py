@@ -13,6 +13,8 @@ Every provider's calls go through ``normalize``, with exactly these rules:
 - Integers keep their exact value at any size, floats round-trip, ``NaN`` and ``Infinity`` are
   not JSON. A repeated key keeps its last value (as orjson and the standard library do).
 - A call cut off by the output limit or the end of the stream is ``truncated`` whatever its text.
+- A call carrying an anomaly that makes its arguments untrustworthy (``final_arguments_differ``,
+  ``malformed_function_call``) is invalid whatever its text parses to: nothing is picked.
 """
 
 from __future__ import annotations
@@ -26,6 +28,18 @@ from ._events import RawCall
 from ._types import ArgumentIssue, InvalidToolCall, JSONObject, ToolCall
 
 __all__ = ("normalize", "parse_arguments", "raw_text")
+
+#: Anomalies after which the arguments cannot be trusted, whatever they parse to: the issue each gives.
+_UNTRUSTED = {
+    "final_arguments_differ": ArgumentIssue(
+        "arguments_mismatch",
+        "the provider's final arguments text differs from the streamed fragments (kept as the raw text); "
+        "neither can be trusted",
+    ),
+    "malformed_function_call": ArgumentIssue(
+        "malformed_call", "the provider reported a malformed function call; its message is the raw text"
+    ),
+}
 
 # orjson reads an integer beyond the 64-bit range as a float; such a float is at least this big.
 _INEXACT_FLOAT = 9.2e18
@@ -44,6 +58,9 @@ def normalize(raw: RawCall) -> ToolCall | InvalidToolCall:
                 "the arguments were cut off before the call ended (output limit reached or stream ended)",
             )
         )
+        parsed = None
+    elif untrusted := [_UNTRUSTED[a] for a in anomalies if a in _UNTRUSTED]:
+        issues.extend(untrusted)
         parsed = None
     else:
         parsed, issue, note = parse_arguments(raw.arguments)

@@ -32,6 +32,8 @@ ISSUE_KINDS = (
     "missing_name",  # the provider never named the tool
     "schema",  # the input does not match the tool's JSON Schema
     "unknown_tool",  # the model called a tool that was not offered
+    "arguments_mismatch",  # the provider's final arguments text differs from the streamed fragments
+    "malformed_call",  # the provider itself reported the call as malformed (its message is the raw text)
 )
 
 _REPR_LIMIT = 60

@@ -11,10 +11,13 @@ from types import MappingProxyType
 
 from ._base import Decoder
 from .anthropic import AnthropicDecoder
+from .cohere import CohereDecoder
+from .mistral import MistralDecoder
 from .openai_chat import OpenAIChatDecoder
 
-__all__ = ("DECODERS", "AnthropicDecoder", "Decoder", "OpenAIChatDecoder")
+__all__ = ("DECODERS", "AnthropicDecoder", "CohereDecoder", "Decoder", "MistralDecoder", "OpenAIChatDecoder")
 
 DECODERS: Mapping[str, type[Decoder]] = MappingProxyType(
     {cls.slug: cls for cls in (AnthropicDecoder, OpenAIChatDecoder)}
+    | {cls.slug: cls for cls in (CohereDecoder, MistralDecoder)}
 )

@@ -14,7 +14,8 @@ Compatible servers bend the format; each rule below is recorded on the call as a
 - A new non-empty id on an occupied index starts a new call (vLLM, SGLang, Ollama's ``/v1``
   send every parallel call at index 0) and ends the old one (``index_reused``).
 - An id or name repeated on later fragments is set once (``id_repeated``, ``name_repeated``);
-  ``""`` and ``"null"`` ids and ``""`` names are placeholders that never replace a value.
+  ``""`` and ``"null"`` ids and ``""`` names are placeholders that never replace a value
+  (``id_placeholder``, ``name_placeholder``: vLLM, Qwen, LM Studio, Mistral-hosted models).
 - ``arguments`` as a JSON object rather than a string is taken whole (``arguments_object``).
 - The full arguments re-sent after the deltas are recognized and dropped
   (``arguments_resent``), never glued into ``{...}{...}``.
@@ -130,10 +131,8 @@ class OpenAIChatDecoder(Decoder):
             state = self._choices[ci] = _Choice()
         delta = choice.get("delta")
         if isinstance(delta, dict):
-            content = delta.get("content")
+            content = self._content(delta.get("content"), f"{where}.delta.content", event)
             if content:
-                if not isinstance(content, str):
-                    raise self.error(f"{where}.delta.content must be a string", event=event)
                 out.append(TextReceived(content, ci))
             tool_calls = delta.get("tool_calls")
             if tool_calls:
@@ -149,6 +148,12 @@ class OpenAIChatDecoder(Decoder):
             state.open.clear()
             out.append(StopReceived(str(reason), reason in _CUT_REASONS, ci))
 
+    def _content(self, content: Any, where: str, event: str | None) -> str | None:
+        """The text in ``delta.content``: a string, or null (the same as ``""``)."""
+        if content is None or isinstance(content, str):
+            return content
+        raise self.error(f"{where} must be a string", event=event)
+
     def _entry(self, state: _Choice, ci: int, entry: Any, where: str, out: list[Event], event: str | None) -> None:
         if not isinstance(entry, dict):
             raise self.error(f"{where} must be an object", event=event)
@@ -158,16 +163,21 @@ class OpenAIChatDecoder(Decoder):
         call_id = entry.get("id")
         if call_id is not None and not isinstance(call_id, str):
             raise self.error(f"{where}.id must be a string", event=event)
+        placeholders = []
         if call_id in _PLACEHOLDER_IDS:
+            placeholders.append("id_placeholder")
             call_id = None
         name = function.get("name")
         if name is not None and not isinstance(name, str):
             raise self.error(f"{where}.function.name must be a string", event=event)
+        if name == "":
+            placeholders.append("name_placeholder")
         name = name or None
         arguments = function.get("arguments")
         if call_id is None and name is None and arguments in (None, ""):
             return  # an entry that carries nothing (LM Studio sends such)
         index, new = self._slot(state, ci, entry.get("index"), call_id, name, where, out, event)
+        out.extend(AnomalyNoted(index, anomaly, ci) for anomaly in placeholders)
         if new:
             if self.early_close:
                 out.extend(CallEnded(other, ci) for other in sorted(state.open) if other != index)

@@ -1,0 +1,124 @@
+"""Cohere v2 chat stream (``POST /v2/chat`` with ``stream: true``).
+
+Each call is ``tool-call-start`` (id and name) → ``tool-call-delta`` (string fragments of the
+arguments) → ``tool-call-end``, all carrying the call's ``index``; ``tool-call-end`` is the end
+marker. A call with no deltas at all has no arguments (``{}``), and the arguments text ``null``
+becomes ``{}`` noted as ``null_arguments`` (the normalizer's rule). ``message-end`` carries the
+finish reason and usage and ends the stream; a call still open there was cut off. A
+``message-end`` whose finish reason is ``ERROR`` or ``TIMEOUT``, or that carries ``delta.error``,
+is a provider error. The tool plan (``tool-plan-delta``) is the text written before the calls,
+so it is text, as ``content-delta`` text is. A ``data: [DONE]`` after ``message-end`` is never
+read; one before it ends the stream with the open calls cut off.
+Docs: https://docs.cohere.com/v2/docs/streaming, https://docs.cohere.com/docs/tool-use-streaming
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from .._events import (
+    ArgumentsDelta,
+    CallEnded,
+    CallStarted,
+    ErrorReceived,
+    Event,
+    Frame,
+    ResponseEnded,
+    StopReceived,
+    TextReceived,
+    UsageReceived,
+)
+from ._base import Decoder, field, optional
+
+__all__ = ("CohereDecoder",)
+
+_FAILED = frozenset({"ERROR", "TIMEOUT"})
+#: Known events that carry nothing for calls: ignored, as unknown ones are.
+_SKIPPED = ("message-start", "content-start", "content-end", "citation-start", "citation-end", "debug")
+_NOTHING: list[Event] = []
+
+
+class CohereDecoder(Decoder):
+    slug = "cohere"
+
+    def feed(self, frame: Frame) -> list[Event]:
+        if frame.data == "[DONE]":
+            return [ResponseEnded()]
+        return super().feed(frame)
+
+    def feed_payload(self, payload: Any, event: str | None = None) -> list[Event]:
+        kind = payload.get("type") if isinstance(payload, dict) else None
+        if not isinstance(kind, str):
+            raise self.error("event data has no 'type'", event=event)
+        handler = self._HANDLERS.get(kind)
+        return handler(self, payload, kind) if handler else _NOTHING
+
+    def _call(self, payload: Any, event: str) -> dict[str, Any]:
+        delta = field(payload, "delta", dict, "$", self, event)
+        message = field(delta, "message", dict, "$.delta", self, event)
+        return field(message, "tool_calls", dict, "$.delta.message", self, event)
+
+    def _call_start(self, payload: Any, event: str) -> list[Event]:
+        index = field(payload, "index", int, "$", self, event)
+        call = self._call(payload, event)
+        function = field(call, "function", dict, "$.delta.message.tool_calls", self, event)
+        out: list[Event] = [
+            CallStarted(
+                index,
+                optional(call, "id", str, "$.delta.message.tool_calls", self, event),
+                optional(function, "name", str, "$.delta.message.tool_calls.function", self, event),
+            )
+        ]
+        arguments = optional(function, "arguments", str, "$.delta.message.tool_calls.function", self, event)
+        if arguments:
+            out.append(ArgumentsDelta(index, arguments))
+        return out
+
+    def _call_delta(self, payload: Any, event: str) -> list[Event]:
+        index = field(payload, "index", int, "$", self, event)
+        function = field(self._call(payload, event), "function", dict, "$.delta.message.tool_calls", self, event)
+        text = field(function, "arguments", str, "$.delta.message.tool_calls.function", self, event)
+        return [ArgumentsDelta(index, text)] if text else _NOTHING
+
+    def _call_end(self, payload: Any, event: str) -> list[Event]:
+        return [CallEnded(field(payload, "index", int, "$", self, event))]
+
+    def _plan_delta(self, payload: Any, event: str) -> list[Event]:
+        delta = field(payload, "delta", dict, "$", self, event)
+        message = field(delta, "message", dict, "$.delta", self, event)
+        text = field(message, "tool_plan", str, "$.delta.message", self, event)
+        return [TextReceived(text)] if text else _NOTHING
+
+    def _content_delta(self, payload: Any, event: str) -> list[Event]:
+        delta = field(payload, "delta", dict, "$", self, event)
+        message = field(delta, "message", dict, "$.delta", self, event)
+        content = field(message, "content", dict, "$.delta.message", self, event)
+        if content.get("type", "text") != "text":
+            return _NOTHING  # thinking is not the answer
+        text = field(content, "text", str, "$.delta.message.content", self, event)
+        return [TextReceived(text)] if text else _NOTHING
+
+    def _message_end(self, payload: Any, event: str) -> list[Event]:
+        delta = optional(payload, "delta", dict, "$", self, event) or {}
+        reason = optional(delta, "finish_reason", str, "$.delta", self, event)
+        error = delta.get("error")
+        if reason in _FAILED or error:
+            message = error if isinstance(error, str) and error else f"the response ended with {reason}"
+            return [ErrorReceived(reason, message)]
+        out: list[Event] = []
+        usage = optional(delta, "usage", dict, "$.delta", self, event)
+        if usage:
+            out.append(UsageReceived(usage))
+        # Calls end with their own tool-call-end: one still open here was cut off.
+        out += [StopReceived(reason, cut_open_calls=True), ResponseEnded()]
+        return out
+
+    _HANDLERS: ClassVar[dict[str, Callable[[CohereDecoder, Any, str], list[Event]]]] = {
+        "tool-call-start": _call_start,
+        "tool-call-delta": _call_delta,
+        "tool-call-end": _call_end,
+        "tool-plan-delta": _plan_delta,
+        "content-delta": _content_delta,
+        "message-end": _message_end,
+    }
