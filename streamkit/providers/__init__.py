@@ -14,10 +14,19 @@ from .anthropic import AnthropicDecoder
 from .cohere import CohereDecoder
 from .mistral import MistralDecoder
 from .openai_chat import OpenAIChatDecoder
+from .openai_responses import OpenAIResponsesDecoder
 
-__all__ = ("DECODERS", "AnthropicDecoder", "CohereDecoder", "Decoder", "MistralDecoder", "OpenAIChatDecoder")
+__all__ = (
+    "DECODERS",
+    "AnthropicDecoder",
+    "CohereDecoder",
+    "Decoder",
+    "MistralDecoder",
+    "OpenAIChatDecoder",
+    "OpenAIResponsesDecoder",
+)
 
 DECODERS: Mapping[str, type[Decoder]] = MappingProxyType(
     {cls.slug: cls for cls in (AnthropicDecoder, OpenAIChatDecoder)}
-    | {cls.slug: cls for cls in (CohereDecoder, MistralDecoder)}
+    | {cls.slug: cls for cls in (CohereDecoder, MistralDecoder, OpenAIResponsesDecoder)}
 )

@@ -1,0 +1,191 @@
+"""OpenAI Responses API stream (``POST /v1/responses`` with ``stream: true``).
+
+Only ``function_call`` output items are the caller's calls; messages, reasoning, built-in and
+server-run tools (``web_search_call``, ``mcp_call``, ``tool_search_call``…) and custom tools are
+other item types and are ignored. A call starts at ``response.output_item.added``; it is keyed
+by its ``output_index`` and handed out with its ``call_id`` (``call_…``, what a
+``function_call_output`` must name), never the item id (``fc_…``). Argument fragments
+(``response.function_call_arguments.delta``) name their item by ``item_id`` or, from
+Responses-compatible servers, only by ``output_index`` or ``call_id``: each is accepted, in that
+order. The end marker is ``response.function_call_arguments.done`` or, when a server sends
+none, ``response.output_item.done``: the first ends the call, the second is then only a repeat.
+
+Both end events carry the server's final ``arguments`` text. When it is not the joined
+fragments, one of the two is wrong (a lost or repeated fragment, a gateway rewriting one side)
+and nothing says which. streamkit never picks: the call is delivered as an ``InvalidToolCall``
+whose ``raw`` is the joined fragments, with the issue ``arguments_mismatch`` and the anomaly
+``final_arguments_differ``, so it is never run and can be sent back to the model. A call with
+no fragments at all takes the final text as its arguments (``arguments_in_done``): there is
+nothing for it to contradict.
+
+The stream ends with ``response.completed`` (usage kept), or ``response.incomplete`` (the output
+limit or a content filter: a call still open is truncated). ``response.failed`` and the
+``error`` event are provider errors. There is no ``data: [DONE]`` from OpenAI; one from a
+compatible server ends the stream too.
+Docs: https://platform.openai.com/docs/api-reference/responses-streaming
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from .._events import (
+    AnomalyNoted,
+    ArgumentsDelta,
+    CallEnded,
+    CallStarted,
+    ErrorReceived,
+    Event,
+    Frame,
+    ResponseEnded,
+    StopReceived,
+    TextReceived,
+    UsageReceived,
+)
+from ._base import Decoder, field, optional
+
+__all__ = ("OpenAIResponsesDecoder",)
+
+_NOTHING: list[Event] = []
+
+
+class OpenAIResponsesDecoder(Decoder):
+    slug = "openai_responses"
+
+    def __init__(self, *, early_close: bool = False) -> None:
+        super().__init__(early_close=early_close)
+        self._parts: dict[int, list[str]] = {}  # open calls by output_index: their fragments
+        self._ended: set[int] = set()  # calls whose end marker was read
+        self._by_item: dict[str, int] = {}  # item id -> output_index
+        self._by_call: dict[str, int] = {}  # call id -> output_index
+
+    def feed(self, frame: Frame) -> list[Event]:
+        if frame.data == "[DONE]":
+            return [ResponseEnded()]
+        return super().feed(frame)
+
+    def feed_payload(self, payload: Any, event: str | None = None) -> list[Event]:
+        kind = payload.get("type") if isinstance(payload, dict) else None
+        if not isinstance(kind, str):
+            raise self.error("event data has no 'type'", event=event)
+        if kind == "response.function_call_arguments.delta":  # the most common event
+            return self._arguments_delta(payload, kind)
+        handler = self._HANDLERS.get(kind)
+        return handler(self, payload, kind) if handler else _NOTHING  # unknown events are ignored
+
+    def _item_added(self, payload: Any, event: str) -> list[Event]:
+        index = field(payload, "output_index", int, "$", self, event)
+        item = field(payload, "item", dict, "$", self, event)
+        if item.get("type") != "function_call":
+            return _NOTHING
+        call_id = optional(item, "call_id", str, "$.item", self, event)
+        item_id = optional(item, "id", str, "$.item", self, event)
+        if item_id is not None:
+            self._by_item[item_id] = index
+        if call_id is not None:
+            self._by_call[call_id] = index
+        self._parts[index] = []
+        out: list[Event] = [CallStarted(index, call_id, optional(item, "name", str, "$.item", self, event))]
+        arguments = optional(item, "arguments", str, "$.item", self, event)
+        if arguments:  # a server that sends the arguments with the item, not as fragments
+            self._parts[index].append(arguments)
+            out.append(ArgumentsDelta(index, arguments))
+        return out
+
+    def _index(self, payload: Any, event: str) -> int:
+        """The output_index of the call an event names, by item id, output index or call id."""
+        item_id = optional(payload, "item_id", str, "$", self, event)
+        output_index = optional(payload, "output_index", int, "$", self, event)
+        if item_id is not None and item_id in self._by_item:
+            index = self._by_item[item_id]
+            if output_index is not None and output_index != index:
+                raise self.error(f"item {item_id!r} is at output_index {index}, not {output_index}", event=event)
+            return index
+        if output_index is not None:
+            return output_index
+        call_id = optional(payload, "call_id", str, "$", self, event)
+        if call_id is not None and call_id in self._by_call:
+            return self._by_call[call_id]
+        raise self.error("the event names no function_call item that was added", event=event)
+
+    def _arguments_delta(self, payload: Any, event: str) -> list[Event]:
+        index = self._index(payload, event)
+        text = field(payload, "delta", str, "$", self, event)
+        parts = self._parts.get(index)
+        if parts is not None:
+            parts.append(text)
+        # A fragment for an ended or unknown call goes on: the accumulator names the error.
+        return [ArgumentsDelta(index, text)] if text or parts is None else _NOTHING
+
+    def _end(self, index: int, final: str | None) -> list[Event]:
+        parts = self._parts.pop(index, None)
+        if parts is None:
+            return _NOTHING if index in self._ended else [CallEnded(index)]
+        self._ended.add(index)
+        out: list[Event] = []
+        if final is not None:
+            if not parts:
+                out += [ArgumentsDelta(index, final), AnomalyNoted(index, "arguments_in_done")] if final else []
+            elif "".join(parts) != final:
+                out.append(AnomalyNoted(index, "final_arguments_differ"))
+        out.append(CallEnded(index))
+        return out
+
+    def _arguments_done(self, payload: Any, event: str) -> list[Event]:
+        index = self._index(payload, event)
+        return self._end(index, optional(payload, "arguments", str, "$", self, event))
+
+    def _item_done(self, payload: Any, event: str) -> list[Event]:
+        index = field(payload, "output_index", int, "$", self, event)
+        item = field(payload, "item", dict, "$", self, event)
+        if item.get("type") != "function_call":
+            return _NOTHING
+        return self._end(index, optional(item, "arguments", str, "$.item", self, event))
+
+    def _text_delta(self, payload: Any, event: str) -> list[Event]:
+        text = field(payload, "delta", str, "$", self, event)
+        return [TextReceived(text)] if text else _NOTHING
+
+    def _finished(self, payload: Any, event: str) -> list[Event]:
+        response = field(payload, "response", dict, "$", self, event)
+        out: list[Event] = []
+        usage = optional(response, "usage", dict, "$.response", self, event)
+        if usage:
+            out.append(UsageReceived(usage))
+        reason = optional(response, "status", str, "$.response", self, event)
+        details = optional(response, "incomplete_details", dict, "$.response", self, event)
+        if details is not None:
+            reason = optional(details, "reason", str, "$.response.incomplete_details", self, event) or reason
+        if reason is None:
+            reason = "completed" if event == "response.completed" else "incomplete"
+        # Calls end with their own end markers: one still open here was cut off.
+        out += [StopReceived(reason, cut_open_calls=True), ResponseEnded()]
+        return out
+
+    def _failed(self, payload: Any, event: str) -> list[Event]:
+        response = optional(payload, "response", dict, "$", self, event) or {}
+        error = optional(response, "error", dict, "$.response", self, event) or {}
+        return [_error_event(error, "the response failed")]
+
+    def _error(self, payload: Any, event: str) -> list[Event]:
+        # The fields are at the top level (ResponseErrorEvent); some servers nest them in "error".
+        nested = payload.get("error")
+        return [_error_event(nested if isinstance(nested, dict) else payload, "the stream reported an error")]
+
+    _HANDLERS: ClassVar[dict[str, Callable[[OpenAIResponsesDecoder, Any, str], list[Event]]]] = {
+        "response.output_item.added": _item_added,
+        "response.function_call_arguments.done": _arguments_done,
+        "response.output_item.done": _item_done,
+        "response.output_text.delta": _text_delta,
+        "response.completed": _finished,
+        "response.incomplete": _finished,
+        "response.failed": _failed,
+        "error": _error,
+    }
+
+
+def _error_event(error: dict[str, Any], default: str) -> ErrorReceived:
+    code = error.get("code") or error.get("type")
+    message = error.get("message")
+    return ErrorReceived(None if code is None else str(code), message if isinstance(message, str) else default)
