@@ -12,6 +12,7 @@ from types import MappingProxyType
 from ._base import Decoder
 from .anthropic import AnthropicDecoder
 from .cohere import CohereDecoder
+from .gemini import GeminiDecoder
 from .mistral import MistralDecoder
 from .openai_chat import OpenAIChatDecoder
 from .openai_responses import OpenAIResponsesDecoder
@@ -21,6 +22,7 @@ __all__ = (
     "AnthropicDecoder",
     "CohereDecoder",
     "Decoder",
+    "GeminiDecoder",
     "MistralDecoder",
     "OpenAIChatDecoder",
     "OpenAIResponsesDecoder",
@@ -28,5 +30,5 @@ __all__ = (
 
 DECODERS: Mapping[str, type[Decoder]] = MappingProxyType(
     {cls.slug: cls for cls in (AnthropicDecoder, OpenAIChatDecoder)}
-    | {cls.slug: cls for cls in (CohereDecoder, MistralDecoder, OpenAIResponsesDecoder)}
+    | {cls.slug: cls for cls in (CohereDecoder, GeminiDecoder, MistralDecoder, OpenAIResponsesDecoder)}
 )

@@ -1,0 +1,114 @@
+"""Builds one JSON object from (JSONPath, value) pieces: Vertex AI's streamed function arguments.
+
+Vertex sends a call's arguments as ``partialArgs`` entries, each a JSONPath (RFC 9535, e.g.
+``$.recipe.ingredients[0].name``) and one typed value. Strings may come in pieces: an entry
+with ``willContinue: true`` promises more text for the same path, and the pieces are joined in
+order. This module only assembles; it raises ``PathError`` (a ``ValueError``) for anything it
+cannot place exactly, and the decoder turns that into a protocol error naming the call.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Any
+
+__all__ = ("PathAssembler", "PathError", "parse_path")
+
+Segment = str | int
+
+# One segment after "$": .name, [0], ['name'] or ["name"] (with \-escapes inside the quotes).
+_SEGMENT = re.compile(r"""\.([A-Za-z_][\w-]*)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]|\["((?:[^"\\]|\\.)*)"\]""")
+_ESCAPE = re.compile(r"\\(.)")
+
+
+class PathError(ValueError):
+    """A piece that cannot be placed: a bad path, a gap in an array, a value given twice."""
+
+
+def parse_path(path: str) -> tuple[Segment, ...]:
+    """``$.a[0]['b c']`` -> ``("a", 0, "b c")``; anything else is a ``PathError``."""
+    if not path.startswith("$"):
+        raise PathError(f"the path {path!r} does not start with '$'")
+    segments: list[Segment] = []
+    at = 1
+    while at < len(path):
+        match = _SEGMENT.match(path, at)
+        if match is None:
+            raise PathError(f"the path {path!r} cannot be read at character {at}")
+        name, number, single, double = match.groups()
+        if number is not None:
+            segments.append(int(number))
+        else:
+            quoted = single if single is not None else double
+            segments.append(name if quoted is None else _ESCAPE.sub(r"\1", quoted))
+        at = match.end()
+    if not segments:
+        raise PathError("a value for the whole object ('$') is not a piece of it")
+    return tuple(segments)
+
+
+class PathAssembler:
+    """Places each piece into ``value``, the object being built."""
+
+    __slots__ = ("_open", "value")
+
+    def __init__(self) -> None:
+        self.value: dict[str, Any] = {}
+        self._open: tuple[Segment, ...] | None = None  # the string path still being continued
+
+    @property
+    def open_path(self) -> tuple[Segment, ...] | None:
+        """The path of a string promised more pieces (``willContinue``), if any."""
+        return self._open
+
+    def add(self, path: str, value: Any, *, continues: bool) -> None:
+        segments = parse_path(path)
+        if self._open is not None and segments != self._open:
+            raise PathError(f"a value for {path} while the string at {_show(self._open)} was still continuing")
+        if (continues or self._open is not None) and not isinstance(value, str):
+            raise PathError(f"only a string can come in pieces, but {path} got {type(value).__name__}")
+        parent = self._parent(segments)
+        last = segments[-1]
+        if self._open is not None:  # the next piece of the same string
+            parent[last] += value
+        elif isinstance(parent, list):
+            if last != len(parent):
+                raise PathError(f"{path} does not follow the {len(parent)} element(s) already in its array")
+            parent.append(value)
+        elif last in parent:
+            raise PathError(f"a second value for {path}")
+        else:
+            parent[last] = value
+        self._open = segments if continues else None
+
+    def _parent(self, segments: tuple[Segment, ...]) -> Any:
+        node: Any = self.value
+        for depth, (segment, following) in enumerate(itertools.pairwise(segments)):
+            fresh: Any = [] if isinstance(following, int) else {}
+            where = _show(segments[: depth + 1])
+            if isinstance(segment, int):
+                if not isinstance(node, list):
+                    raise PathError(f"{where} indexes something that is not an array")
+                if segment == len(node):
+                    node.append(fresh)
+                elif segment > len(node):
+                    raise PathError(f"{where} skips array elements")
+            elif not isinstance(node, dict):
+                raise PathError(f"{where} names a member of something that is not an object")
+            else:
+                node.setdefault(segment, fresh)
+            node = node[segment]
+            if not isinstance(node, type(fresh)):
+                raise PathError(f"{where} is used both as {_kind(node)} and as {_kind(fresh)}")
+        if isinstance(segments[-1], int) != isinstance(node, list):
+            raise PathError(f"{_show(segments)} does not match the container at {_show(segments[:-1])}")
+        return node
+
+
+def _show(segments: tuple[Segment, ...]) -> str:
+    return "$" + "".join(f"[{s}]" if isinstance(s, int) else f".{s}" for s in segments)
+
+
+def _kind(node: Any) -> str:
+    return "an array" if isinstance(node, list) else "an object" if isinstance(node, dict) else "a value"

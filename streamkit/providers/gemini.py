@@ -1,0 +1,219 @@
+"""Google Gemini API and Vertex AI stream (``streamGenerateContent?alt=sse``).
+
+Each ``data:`` event is a whole ``GenerateContentResponse``. A ``functionCall`` part is one
+whole call: its ``args`` object is the arguments (absent means none), and several calls may
+share a chunk. The call's index is its position among the response's calls (per candidate);
+its id is the part's ``id`` when non-empty, else ``None`` (Gemini 2.5 and Vertex give none, and
+parallel calls may share a name, so the position is the only identity).
+
+Vertex's streamed arguments (``streamFunctionCallArguments``) spread one call over parts: it
+opens with ``{name, willContinue: true}``; ``partialArgs`` entries (a JSONPath and one typed
+value; string pieces joined while ``willContinue``) build its object; bare
+``{willContinue: true}`` parts do nothing; it ends with an empty ``functionCall: {}`` or with a
+``partialArgs`` part whose ``functionCall.willContinue`` is not true. The object is delivered
+then, whole. A piece that cannot be placed exactly is a protocol error. A streamed call cut
+before its last piece is truncated, and its raw text is the object built so far, as JSON.
+
+There is no per-call end marker beyond the part itself and no end-of-stream event: the last
+chunk carries ``finishReason`` and then the connection closes, so ``flush()`` ends the response
+when every candidate had a finish reason, and a stream without one is incomplete. Any
+``finishReason`` cuts a streamed call still open (``MAX_TOKENS`` is the usual one);
+``MALFORMED_FUNCTION_CALL`` means the model tried a call the API could not read, delivered as an
+invalid call whose raw text is the provider's ``finishMessage``. An ``{"error": …}`` chunk is a
+provider error. Gemini 3's closing ``{"text": ""}`` part is neither text nor a call, and thought
+parts are not answer text.
+Docs: https://ai.google.dev/api/generate-content,
+https://docs.cloud.google.com/vertex-ai/generative-ai/docs/multimodal/function-calling#streaming-fc
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._events import (
+    AnomalyNoted,
+    ArgumentsDelta,
+    ArgumentsValue,
+    CallEnded,
+    CallReceived,
+    CallStarted,
+    ErrorReceived,
+    Event,
+    ResponseEnded,
+    StopReceived,
+    TextReceived,
+    UsageReceived,
+)
+from ._base import Decoder, field, optional
+from ._jsonpath import PathAssembler, PathError
+
+__all__ = ("GeminiDecoder",)
+
+_VALUE_KEYS = ("stringValue", "numberValue", "boolValue", "nullValue")
+
+
+class _Candidate:
+    """One candidate's calls: how many so far, and the streamed call still open."""
+
+    __slots__ = ("calls", "finished", "open", "open_index")
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.finished = False
+        self.open: PathAssembler | None = None
+        self.open_index = 0
+
+
+class GeminiDecoder(Decoder):
+    slug = "gemini"
+
+    def __init__(self, *, early_close: bool = False) -> None:
+        super().__init__(early_close=early_close)
+        self._candidates: dict[int, _Candidate] = {}
+        self._blocked = False
+
+    def feed_payload(self, payload: Any, event: str | None = None) -> list[Event]:
+        if not isinstance(payload, dict):
+            raise self.error(f"a chunk must be a JSON object, got {type(payload).__name__}", event=event)
+        error = payload.get("error")
+        if error is not None:
+            return [*self._cut_all(), self._error(error)]
+        out: list[Event] = []
+        candidates = optional(payload, "candidates", list, "$", self, event) or []
+        for number, candidate in enumerate(candidates):
+            self._candidate(candidate, number, out, event)
+        feedback = optional(payload, "promptFeedback", dict, "$", self, event)
+        if not candidates and feedback is not None and feedback.get("blockReason"):
+            self._blocked = True  # the prompt was refused: no candidate will come
+            out.append(StopReceived(str(feedback["blockReason"]), cut_open_calls=True))
+        usage = optional(payload, "usageMetadata", dict, "$", self, event)
+        if usage:
+            out.append(UsageReceived(usage))
+        return out
+
+    def flush(self) -> list[Event]:
+        states = self._candidates.values()
+        if (states or self._blocked) and all(state.finished for state in states):
+            return [ResponseEnded()]
+        return self._cut_all()  # no finishReason: the stream was cut, and the pipeline says so
+
+    def _candidate(self, candidate: Any, number: int, out: list[Event], event: str | None) -> None:
+        where = f"$.candidates[{number}]"
+        if not isinstance(candidate, dict):
+            raise self.error(f"{where} must be an object", event=event)
+        choice = optional(candidate, "index", int, where, self, event)
+        choice = number if choice is None else choice
+        state = self._candidates.get(choice)
+        if state is None:
+            state = self._candidates[choice] = _Candidate()
+        content = optional(candidate, "content", dict, where, self, event) or {}
+        parts = optional(content, "parts", list, f"{where}.content", self, event) or []
+        for position, part in enumerate(parts):
+            path = f"{where}.content.parts[{position}]"
+            if not isinstance(part, dict):
+                raise self.error(f"{path} must be an object", event=event)
+            call = part.get("functionCall")
+            if call is not None:
+                if not isinstance(call, dict):
+                    raise self.error(f"{path}.functionCall must be an object", event=event)
+                self._call(state, choice, call, f"{path}.functionCall", out, event)
+            elif not part.get("thought"):
+                text = optional(part, "text", str, path, self, event)
+                if text:
+                    out.append(TextReceived(text, choice))
+        reason = optional(candidate, "finishReason", str, where, self, event)
+        if reason is not None:
+            self._finish(state, choice, reason, candidate, where, out, event)
+
+    def _call(
+        self, state: _Candidate, choice: int, call: dict[str, Any], where: str, out: list[Event], event: str | None
+    ) -> None:
+        name = optional(call, "name", str, where, self, event) or None
+        partial = optional(call, "partialArgs", list, where, self, event)
+        continues = optional(call, "willContinue", bool, where, self, event) or False
+        if state.open is not None:
+            if name is not None:
+                raise self.error(
+                    f"{where} starts a call while the streamed call at index {state.open_index} is open", event=event
+                )
+            self._pieces(state.open, partial or [], where, event, state.open_index)
+            if not continues:  # an empty functionCall, or the last partialArgs part
+                out += [ArgumentsValue(state.open_index, state.open.value, choice), CallEnded(state.open_index, choice)]
+                state.open = None
+            return
+        if name is None and partial is None and "args" not in call:
+            raise self.error(f"{where} has no name, and no streamed call is open", event=event)
+        index = state.calls
+        state.calls += 1
+        call_id = optional(call, "id", str, where, self, event) or None
+        if partial is None and not continues:
+            out.append(CallReceived(index, call_id, name, call.get("args"), choice))  # the usual whole call
+            return
+        if "args" in call:
+            raise self.error(f"{where} has both args and streamed arguments", event=event)
+        assembler = PathAssembler()
+        self._pieces(assembler, partial or [], where, event, index)
+        out.append(CallStarted(index, call_id, name, choice))
+        if continues:
+            state.open, state.open_index = assembler, index
+        else:
+            out += [ArgumentsValue(index, assembler.value, choice), CallEnded(index, choice)]
+
+    def _pieces(self, assembler: PathAssembler, pieces: list[Any], where: str, event: str | None, index: int) -> None:
+        for number, piece in enumerate(pieces):
+            path = f"{where}.partialArgs[{number}]"
+            if not isinstance(piece, dict):
+                raise self.error(f"{path} must be an object", event=event)
+            json_path = field(piece, "jsonPath", str, path, self, event)
+            keys = [key for key in _VALUE_KEYS if key in piece]
+            if len(keys) != 1:
+                raise self.error(f"{path} must have exactly one of {', '.join(_VALUE_KEYS)}", event=event)
+            value = piece[keys[0]]
+            if keys[0] == "nullValue":
+                value = None  # JSON null, or the enum name "NULL_VALUE"
+            elif not isinstance(value, (str, bool, int, float)):
+                raise self.error(f"{path}.{keys[0]} must be a JSON scalar", event=event)
+            try:
+                assembler.add(json_path, value, continues=bool(piece.get("willContinue")))
+            except PathError as exc:
+                raise self.error(f"{path}: {exc}", event=event, index=index) from None
+
+    def _finish(
+        self,
+        state: _Candidate,
+        choice: int,
+        reason: str,
+        candidate: dict[str, Any],
+        where: str,
+        out: list[Event],
+        event: str | None,
+    ) -> None:
+        state.finished = True
+        out += self._cut(state, choice)
+        if reason == "MALFORMED_FUNCTION_CALL":
+            message = optional(candidate, "finishMessage", str, where, self, event) or ""
+            index = state.calls
+            state.calls += 1
+            out += [CallStarted(index, None, None, choice), AnomalyNoted(index, "malformed_function_call", choice)]
+            if message:
+                out.append(ArgumentsDelta(index, message, choice))
+            out.append(CallEnded(index, choice))
+        # Calls here are whole parts or end with their own last piece: one still open was cut off.
+        out.append(StopReceived(reason, cut_open_calls=True, choice=choice))
+
+    def _cut(self, state: _Candidate, choice: int) -> list[Event]:
+        """Hand the accumulator what a cut streamed call had, so its raw text shows it."""
+        if state.open is None:
+            return []
+        value, state.open = state.open.value, None
+        return [ArgumentsValue(state.open_index, value, choice)]
+
+    def _cut_all(self) -> list[Event]:
+        return [event for choice, state in self._candidates.items() for event in self._cut(state, choice)]
+
+    def _error(self, error: Any) -> ErrorReceived:
+        if not isinstance(error, dict):
+            return ErrorReceived(None, str(error))
+        kind = error.get("status") or error.get("code")
+        message = error.get("message")
+        return ErrorReceived(None if kind is None else str(kind), message if isinstance(message, str) else str(error))
