@@ -8,7 +8,10 @@ never broken:
 - 0: the stream decoded to its end;
 - 1: the provider reported an error, or the stream failed or ended early (one line on stderr;
   the lines already printed stay, and the unfinished calls are printed as invalid calls);
-- 2: usage errors (unknown provider, unreadable file, bad option).
+- 2: usage errors (unknown provider, unreadable file, bad option, a provider ``auto`` cannot
+  tell).
+
+``--provider auto`` names the provider from the stream's first events, and says which on stderr.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from ._detect import detect_provider
 from ._errors import StreamError, UsageError
 from ._pipeline import iter_events
 from ._types import InvalidToolCall, ResponseEnd, StreamEvent, ToolCall
@@ -29,6 +33,7 @@ from .providers import DECODERS
 __all__ = ("main", "to_json_line")
 
 EXIT_OK, EXIT_STREAM_ERROR, EXIT_USAGE = 0, 1, 2
+AUTO = "auto"  # --provider auto: detect the provider from the first events
 
 
 def to_json_line(item: StreamEvent) -> dict[str, Any] | None:
@@ -67,8 +72,7 @@ def _dumps(line: dict[str, Any]) -> bytes:
     return data
 
 
-def _chunks(stream: BinaryIO, size: int | None) -> Iterator[bytes]:
-    data = stream.read()
+def _chunks(data: bytes, size: int | None) -> Iterator[bytes]:
     if not size:
         yield data
         return
@@ -77,7 +81,7 @@ def _chunks(stream: BinaryIO, size: int | None) -> Iterator[bytes]:
 
 
 def _replay(args: argparse.Namespace, out: BinaryIO, err: Any) -> int:
-    if args.provider not in DECODERS:
+    if args.provider not in DECODERS and args.provider != AUTO:
         known = ", ".join(sorted(DECODERS))
         print(f"streamkit: error: unknown provider {args.provider!r}; known providers: {known}", file=err)
         return EXIT_USAGE
@@ -94,8 +98,17 @@ def _replay(args: argparse.Namespace, out: BinaryIO, err: Any) -> int:
             out.flush()
 
     with stream:
+        data = stream.read()
+        provider = args.provider
+        if provider == AUTO:
+            detected = detect_provider(data)
+            if detected is None:
+                print("streamkit: error: cannot tell the provider from the first events; pass --provider", file=err)
+                return EXIT_USAGE
+            provider = detected
+            print(f"streamkit: detected provider {provider}", file=err)
         try:
-            for item in iter_events(_chunks(stream, args.chunk_size), args.provider):
+            for item in iter_events(_chunks(data, args.chunk_size), provider):
                 emit(item)
         except StreamError as exc:
             for call in exc.unfinished:
@@ -120,7 +133,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     replay = commands.add_parser("replay", help="decode a recorded wire transcript and print its calls")
     replay.add_argument("file", help="the transcript, or - for standard input")
-    replay.add_argument("--provider", required=True, help=f"one of: {', '.join(sorted(DECODERS))}")
+    replay.add_argument("--provider", required=True, help=f"one of: {', '.join(sorted(DECODERS))}, or auto")
     replay.add_argument("--chunk-size", type=_positive, default=None, help="feed the bytes in chunks of N")
     return parser
 
