@@ -94,8 +94,8 @@ class CohereDecoder(Decoder):
         delta = field(payload, "delta", dict, "$", self, event)
         message = field(delta, "message", dict, "$.delta", self, event)
         content = field(message, "content", dict, "$.delta.message", self, event)
-        if content.get("type", "text") != "text":
-            return _NOTHING  # thinking is not the answer
+        if "thinking" in content or content.get("type", "text") != "text":
+            return _NOTHING  # thinking is not the answer; its deltas carry only a "thinking" key
         text = field(content, "text", str, "$.delta.message.content", self, event)
         return [TextReceived(text)] if text else _NOTHING
 

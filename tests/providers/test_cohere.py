@@ -56,9 +56,10 @@ def test_a_call_is_delivered_at_its_tool_call_end() -> None:
 def test_tool_plan_and_content_are_text_and_usage_is_kept() -> None:
     plan = {"type": "tool-plan-delta", "delta": {"message": {"tool_plan": "I will"}}}
     text = {"type": "content-delta", "index": 0, "delta": {"message": {"content": {"type": "text", "text": "Hi"}}}}
-    thinking = {"type": "content-delta", "index": 0, "delta": {"message": {"content": {"type": "thinking"}}}}
+    thinking = {"type": "content-delta", "index": 0, "delta": {"message": {"content": {"thinking": "The"}}}}
+    typed = {"type": "content-delta", "index": 0, "delta": {"message": {"content": {"type": "thinking"}}}}
     usage = {"tokens": {"input_tokens": 3, "output_tokens": 4}}
-    assert run(plan, text, thinking, message_end("COMPLETE", usage=usage)) == [
+    assert run(plan, text, thinking, typed, message_end("COMPLETE", usage=usage)) == [
         TextDelta("I will"),
         TextDelta("Hi"),
         ResponseEnd("COMPLETE", usage),
