@@ -10,6 +10,7 @@ providers add them often; a known event with the wrong shape always raises
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypeVar
 
 import orjson
@@ -17,7 +18,7 @@ import orjson
 from .._errors import ProviderProtocolError
 from .._events import Event, Frame
 
-__all__ = ("Decoder", "field", "optional")
+__all__ = ("Decoder", "TypedEventDecoder", "field", "optional")
 
 T = TypeVar("T")
 
@@ -57,6 +58,23 @@ class Decoder(ABC):
 
     def error(self, message: str, *, event: str | None = None, index: int | None = None) -> ProviderProtocolError:
         return ProviderProtocolError(message, provider=self.slug, event=event, index=index)
+
+
+class TypedEventDecoder(Decoder):
+    """Base of the decoders whose every payload names its event in ``type`` (Anthropic, Cohere…).
+
+    ``_HANDLERS`` maps each known type to its handler, called as ``handler(self, payload, type)``;
+    a type missing from the table is ignored, and a payload without a string ``type`` raises.
+    """
+
+    _HANDLERS: ClassVar[Mapping[str, Callable[..., list[Event]]]] = {}
+
+    def feed_payload(self, payload: Any, event: str | None = None) -> list[Event]:
+        kind = payload.get("type") if isinstance(payload, dict) else None
+        if not isinstance(kind, str):
+            raise self.error("event data has no 'type'", event=event)
+        handler = self._HANDLERS.get(kind)
+        return handler(self, payload, kind) if handler is not None else []
 
 
 def field(obj: Any, key: str, kind: type[T], path: str, decoder: Decoder, event: str | None) -> T:

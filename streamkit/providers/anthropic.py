@@ -27,7 +27,7 @@ from .._events import (
     TextReceived,
     UsageReceived,
 )
-from ._base import Decoder, field, optional
+from ._base import TypedEventDecoder, field, optional
 
 __all__ = ("AnthropicDecoder",)
 
@@ -35,7 +35,7 @@ _SERVER_BLOCKS = frozenset({"server_tool_use", "mcp_tool_use"})
 _NOTHING: list[Event] = []
 
 
-class AnthropicDecoder(Decoder):
+class AnthropicDecoder(TypedEventDecoder):
     slug = "anthropic"
 
     def __init__(self, *, early_close: bool = False) -> None:
@@ -43,15 +43,6 @@ class AnthropicDecoder(Decoder):
         self._message_id: str | None = None
         self._calls: set[int] = set()  # open client tool_use blocks
         self._server: set[int] = set()  # open server-side tool blocks
-
-    def feed_payload(self, payload: Any, event: str | None = None) -> list[Event]:
-        kind = payload.get("type") if isinstance(payload, dict) else None
-        if kind is None:
-            raise self.error("event data has no 'type'", event=event)
-        if kind == "content_block_delta":  # by far the most common event
-            return self._delta(payload, kind)
-        handler = self._HANDLERS.get(kind)
-        return handler(self, payload, kind) if handler else _NOTHING  # unknown events are ignored
 
     def _message_start(self, payload: Any, event: str) -> list[Event]:
         message = field(payload, "message", dict, "$", self, event)
@@ -132,6 +123,7 @@ class AnthropicDecoder(Decoder):
         return [ErrorReceived(error.get("type"), message if isinstance(message, str) else str(error))]
 
     _HANDLERS: ClassVar[dict[str, Callable[[AnthropicDecoder, Any, str], list[Event]]]] = {
+        "content_block_delta": _delta,  # by far the most common event
         "message_start": _message_start,
         "content_block_start": _block_start,
         "content_block_stop": _block_stop,

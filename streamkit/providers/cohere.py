@@ -29,7 +29,7 @@ from .._events import (
     TextReceived,
     UsageReceived,
 )
-from ._base import Decoder, field, optional
+from ._base import TypedEventDecoder, field, optional
 
 __all__ = ("CohereDecoder",)
 
@@ -39,20 +39,13 @@ _SKIPPED = ("message-start", "content-start", "content-end", "citation-start", "
 _NOTHING: list[Event] = []
 
 
-class CohereDecoder(Decoder):
+class CohereDecoder(TypedEventDecoder):
     slug = "cohere"
 
     def feed(self, frame: Frame) -> list[Event]:
         if frame.data == "[DONE]":
             return [ResponseEnded()]
         return super().feed(frame)
-
-    def feed_payload(self, payload: Any, event: str | None = None) -> list[Event]:
-        kind = payload.get("type") if isinstance(payload, dict) else None
-        if not isinstance(kind, str):
-            raise self.error("event data has no 'type'", event=event)
-        handler = self._HANDLERS.get(kind)
-        return handler(self, payload, kind) if handler else _NOTHING
 
     def _call(self, payload: Any, event: str) -> dict[str, Any]:
         delta = field(payload, "delta", dict, "$", self, event)

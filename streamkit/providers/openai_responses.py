@@ -43,14 +43,14 @@ from .._events import (
     TextReceived,
     UsageReceived,
 )
-from ._base import Decoder, field, optional
+from ._base import TypedEventDecoder, field, optional
 
 __all__ = ("OpenAIResponsesDecoder",)
 
 _NOTHING: list[Event] = []
 
 
-class OpenAIResponsesDecoder(Decoder):
+class OpenAIResponsesDecoder(TypedEventDecoder):
     slug = "openai_responses"
 
     def __init__(self, *, early_close: bool = False) -> None:
@@ -64,15 +64,6 @@ class OpenAIResponsesDecoder(Decoder):
         if frame.data == "[DONE]":
             return [ResponseEnded()]
         return super().feed(frame)
-
-    def feed_payload(self, payload: Any, event: str | None = None) -> list[Event]:
-        kind = payload.get("type") if isinstance(payload, dict) else None
-        if not isinstance(kind, str):
-            raise self.error("event data has no 'type'", event=event)
-        if kind == "response.function_call_arguments.delta":  # the most common event
-            return self._arguments_delta(payload, kind)
-        handler = self._HANDLERS.get(kind)
-        return handler(self, payload, kind) if handler else _NOTHING  # unknown events are ignored
 
     def _item_added(self, payload: Any, event: str) -> list[Event]:
         index = field(payload, "output_index", int, "$", self, event)
@@ -174,6 +165,7 @@ class OpenAIResponsesDecoder(Decoder):
         return [_error_event(nested if isinstance(nested, dict) else payload, "the stream reported an error")]
 
     _HANDLERS: ClassVar[dict[str, Callable[[OpenAIResponsesDecoder, Any, str], list[Event]]]] = {
+        "response.function_call_arguments.delta": _arguments_delta,  # by far the most common event
         "response.output_item.added": _item_added,
         "response.function_call_arguments.done": _arguments_done,
         "response.output_item.done": _item_done,
