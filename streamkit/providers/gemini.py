@@ -132,7 +132,7 @@ class GeminiDecoder(Decoder):
         partial = optional(call, "partialArgs", list, where, self, event)
         continues = optional(call, "willContinue", bool, where, self, event) or False
         if state.open is not None:
-            if name is not None:
+            if name is not None or "args" in call:
                 raise self.error(
                     f"{where} starts a call while the streamed call at index {state.open_index} is open", event=event
                 )

@@ -76,7 +76,7 @@ class OpenAIResponsesDecoder(TypedEventDecoder):
             self._by_item[item_id] = index
         if call_id is not None:
             self._by_call[call_id] = index
-        self._parts[index] = []
+        self._parts.setdefault(index, [])  # the same item announced twice keeps its fragments
         out: list[Event] = [CallStarted(index, call_id, optional(item, "name", str, "$.item", self, event))]
         arguments = optional(item, "arguments", str, "$.item", self, event)
         if arguments:  # a server that sends the arguments with the item, not as fragments

@@ -156,6 +156,11 @@ def test_error_chunk() -> None:
             "starts a call while the streamed call at index 0",
         ),
         ([chunk(fc(name="f", args={}, willContinue=True))], "has both args and streamed arguments"),
+        ([chunk(fc(name="f", willContinue=True)), chunk(fc(args={}))], "starts a call while the streamed call"),
+        (
+            [chunk(fc(name="f", id="a", args={}), fc(name="g", id="a", args={}))],
+            "call id 'a' was already used at index 0",
+        ),
         ([chunk(fc(name="f", partialArgs=[piece("$.a")]))], "must have exactly one of stringValue"),
         ([chunk(fc(name="f", partialArgs=[piece("$.a", numberValue=[1])]))], "numberValue must be a JSON scalar"),
         (

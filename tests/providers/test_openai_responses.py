@@ -63,6 +63,19 @@ def test_call_id_is_handed_out_and_the_call_ends_at_its_done_event() -> None:
     assert feed(sse(COMPLETED, named=True)) == [ResponseEnd("completed", {"total_tokens": 3})]
 
 
+def test_an_item_announced_twice_keeps_its_fragments() -> None:
+    again = added(0, "fc_1", "call_1", "f")
+    out = run(
+        added(0, "fc_1", "call_1", "f"),
+        delta("fc_1", '{"a":'),
+        again,
+        delta("fc_1", "1}"),
+        args_done("fc_1", 0, '{"a":1}'),
+        COMPLETED,
+    )
+    assert out[0] == ToolCall(0, "call_1", "f", {"a": 1}, anomalies=("id_repeated", "name_repeated"))
+
+
 def test_output_item_done_alone_ends_a_call() -> None:
     out = run(added(0, "fc_1", "call_1", "f"), delta("fc_1", "{}"), item_done(0, "{}"), COMPLETED)
     assert out[0] == ToolCall(0, "call_1", "f", {})
