@@ -104,7 +104,7 @@ class OpenAIResponsesDecoder(TypedEventDecoder):
         index = self._index(payload, event)
         text = field(payload, "delta", str, "$", self, event)
         parts = self._parts.get(index)
-        if parts is not None:
+        if parts is not None and text:
             parts.append(text)
         # A fragment for an ended or unknown call goes on: the accumulator names the error.
         return [ArgumentsDelta(index, text)] if text or parts is None else _NOTHING

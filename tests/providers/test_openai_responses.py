@@ -102,7 +102,7 @@ def test_final_arguments_that_differ_make_the_call_invalid() -> None:
 
 
 def test_no_fragments_take_the_final_text() -> None:
-    out = run(added(0, "fc_1", "call_1", "f"), args_done("fc_1", 0, '{"x":1}'), COMPLETED)
+    out = run(added(0, "fc_1", "call_1", "f"), delta("fc_1", ""), args_done("fc_1", 0, '{"x":1}'), COMPLETED)
     assert out[0] == ToolCall(0, "call_1", "f", {"x": 1}, anomalies=("arguments_in_done",))
 
 
