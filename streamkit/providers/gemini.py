@@ -138,7 +138,7 @@ class GeminiDecoder(Decoder):
                 )
             self._pieces(state.open, partial or [], where, event, state.open_index)
             if not continues:  # an empty functionCall, or the last partialArgs part
-                out += [ArgumentsValue(state.open_index, state.open.value, choice), CallEnded(state.open_index, choice)]
+                out += self._close(state.open, state.open_index, choice, where, event)
                 state.open = None
             return
         if name is None and partial is None and "args" not in call:
@@ -157,7 +157,15 @@ class GeminiDecoder(Decoder):
         if continues:
             state.open, state.open_index = assembler, index
         else:
-            out += [ArgumentsValue(index, assembler.value, choice), CallEnded(index, choice)]
+            out += self._close(assembler, index, choice, where, event)
+
+    def _close(self, assembler: PathAssembler, index: int, choice: int, where: str, event: str | None) -> list[Event]:
+        """The end of a streamed call: its object, whole, unless a string was promised more."""
+        if assembler.open_path is not None:
+            raise self.error(
+                f"{where} ends the call while a string piece said more would follow", event=event, index=index
+            )
+        return [ArgumentsValue(index, assembler.value, choice), CallEnded(index, choice)]
 
     def _pieces(self, assembler: PathAssembler, pieces: list[Any], where: str, event: str | None, index: int) -> None:
         for number, piece in enumerate(pieces):

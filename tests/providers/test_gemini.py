@@ -156,6 +156,10 @@ def test_error_chunk() -> None:
             "starts a call while the streamed call at index 0",
         ),
         ([chunk(fc(name="f", args={}, willContinue=True))], "has both args and streamed arguments"),
+        (
+            [chunk(fc(name="f", partialArgs=[piece("$.s", True, stringValue="a")]))],
+            "ends the call while a string piece",
+        ),
         ([chunk(fc(name="f", willContinue=True)), chunk(fc(args={}))], "starts a call while the streamed call"),
         (
             [chunk(fc(name="f", id="a", args={}), fc(name="g", id="a", args={}))],
