@@ -163,21 +163,22 @@ class OpenAIChatDecoder(Decoder):
         call_id = entry.get("id")
         if call_id is not None and not isinstance(call_id, str):
             raise self.error(f"{where}.id must be a string", event=event)
-        placeholders = []
-        if call_id in _PLACEHOLDER_IDS:
-            placeholders.append("id_placeholder")
+        id_placeholder = call_id in _PLACEHOLDER_IDS
+        if id_placeholder:
             call_id = None
         name = function.get("name")
         if name is not None and not isinstance(name, str):
             raise self.error(f"{where}.function.name must be a string", event=event)
-        if name == "":
-            placeholders.append("name_placeholder")
+        name_placeholder = name == ""
         name = name or None
         arguments = function.get("arguments")
         if call_id is None and name is None and arguments in (None, ""):
             return  # an entry that carries nothing (LM Studio sends such)
         index, new = self._slot(state, ci, entry.get("index"), call_id, name, where, out, event)
-        out.extend(AnomalyNoted(index, anomaly, ci) for anomaly in placeholders)
+        if id_placeholder:
+            out.append(AnomalyNoted(index, "id_placeholder", ci))
+        if name_placeholder:
+            out.append(AnomalyNoted(index, "name_placeholder", ci))
         if new:
             if self.early_close:
                 out.extend(CallEnded(other, ci) for other in sorted(state.open) if other != index)
