@@ -49,13 +49,27 @@ def parse_path(path: str) -> tuple[Segment, ...]:
 
 
 class PathAssembler:
-    """Places each piece into ``value``, the object being built."""
+    """Places each piece into ``value``, the object being built.
 
-    __slots__ = ("_open", "value")
+    The pieces of a string are kept in a list and joined once, when the string closes (or when
+    ``value`` is read before that), so a long string costs time linear in its length.
+    """
+
+    __slots__ = ("_open", "_pieces", "_place", "_root")
 
     def __init__(self) -> None:
-        self.value: dict[str, Any] = {}
+        self._root: dict[str, Any] = {}
         self._open: tuple[Segment, ...] | None = None  # the string path still being continued
+        self._place: tuple[Any, Segment] = (self._root, "")  # its container and key
+        self._pieces: list[str] = []
+
+    @property
+    def value(self) -> dict[str, Any]:
+        """The object so far; a string still being continued holds the pieces received."""
+        if self._open is not None:
+            container, key = self._place
+            container[key] = "".join(self._pieces)
+        return self._root
 
     @property
     def open_path(self) -> tuple[Segment, ...] | None:
@@ -68,11 +82,16 @@ class PathAssembler:
             raise PathError(f"a value for {path} while the string at {_show(self._open)} was still continuing")
         if (continues or self._open is not None) and not isinstance(value, str):
             raise PathError(f"only a string can come in pieces, but {path} got {type(value).__name__}")
+        if self._open is not None:  # the next piece of the same string
+            self._pieces.append(value)
+            if not continues:
+                container, key = self._place
+                container[key] = "".join(self._pieces)
+                self._open, self._pieces = None, []
+            return
         parent = self._parent(segments)
         last = segments[-1]
-        if self._open is not None:  # the next piece of the same string
-            parent[last] += value
-        elif isinstance(parent, list):
+        if isinstance(parent, list):
             if last != len(parent):
                 raise PathError(f"{path} does not follow the {len(parent)} element(s) already in its array")
             parent.append(value)
@@ -80,10 +99,11 @@ class PathAssembler:
             raise PathError(f"a second value for {path}")
         else:
             parent[last] = value
-        self._open = segments if continues else None
+        if continues:
+            self._open, self._place, self._pieces = segments, (parent, last), [value]
 
     def _parent(self, segments: tuple[Segment, ...]) -> Any:
-        node: Any = self.value
+        node: Any = self._root
         for depth, (segment, following) in enumerate(itertools.pairwise(segments)):
             fresh: Any = [] if isinstance(following, int) else {}
             where = _show(segments[: depth + 1])
