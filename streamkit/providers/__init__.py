@@ -11,10 +11,12 @@ from types import MappingProxyType
 
 from ._base import Decoder
 from .anthropic import AnthropicDecoder
+from .bedrock import BedrockDecoder
+from .ollama import OllamaDecoder
 from .openai_chat import OpenAIChatDecoder
 
-__all__ = ("DECODERS", "AnthropicDecoder", "Decoder", "OpenAIChatDecoder")
+__all__ = ("DECODERS", "AnthropicDecoder", "BedrockDecoder", "Decoder", "OllamaDecoder", "OpenAIChatDecoder")
 
 DECODERS: Mapping[str, type[Decoder]] = MappingProxyType(
-    {cls.slug: cls for cls in (AnthropicDecoder, OpenAIChatDecoder)}
+    {cls.slug: cls for cls in (AnthropicDecoder, OpenAIChatDecoder, OllamaDecoder, BedrockDecoder)}
 )
