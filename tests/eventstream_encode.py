@@ -52,7 +52,7 @@ def _json(body: Any) -> bytes:
     return json.dumps(body, separators=(",", ":")).encode()
 
 
-def event(event_type: str, body: dict[str, Any]) -> bytes:
+def event(event_type: str, body: Any) -> bytes:
     """A ``:message-type: event`` message, headers as Bedrock sends them."""
     headers = [(":event-type", 7, event_type), (":content-type", 7, "application/json"), (":message-type", 7, "event")]
     return encode_message(headers, _json(body))
