@@ -11,6 +11,9 @@ often holds several calls, and a call may ride on the last line itself. Quirks:
   tools were called; usage comes from its ``prompt_eval_count`` and ``eval_count``.
 - A mid-stream error is a line ``{"error": "..."}``, sent with HTTP status 200.
 - ``message.thinking`` is the model's reasoning, not text: it is ignored.
+- A call cut by the output limit (``done_reason: "length"``) never arrives as a call: the
+  server holds a call's text back until it parses whole, and sends what it held as
+  ``content`` on the ``done`` line (``server/routes.go``, fixture ``length_limit``).
 
 Docs: https://github.com/ollama/ollama/blob/main/docs/api.md (``Generate a chat completion``).
 Ollama's OpenAI-compatible ``/v1/chat/completions`` is SSE: use ``openai_chat`` for it.

@@ -212,3 +212,12 @@ def test_a_boto3_exception_event_is_a_provider_error() -> None:
 def test_boto3_events_of_the_wrong_shape(item: Any, match: str) -> None:
     with pytest.raises(ProviderProtocolError, match=match):
         Assembler("bedrock").feed_payload(item)
+
+
+def test_the_fixtures_are_what_the_encoder_writes() -> None:
+    from ..eventstream_encode import fixtures as written
+    from ..helpers import fixtures
+
+    on_disk = {fixture.path.stem: fixture.path.read_bytes() for fixture in fixtures("bedrock")}
+    assert on_disk == written()
+    assert {"text_then_two_calls", "no_arguments", "error_midstream", "max_tokens_truncated"} <= set(on_disk)

@@ -168,3 +168,10 @@ def test_arguments_go_to_the_normalizer_as_sent() -> None:
     first = out[0]
     assert isinstance(first, InvalidToolCall) and [e.kind for e in first.errors] == ["not_an_object"]
     assert out[1:3] == [ToolCall(1, None, "b", {"s": 1}), ToolCall(2, None, "c", {})]
+
+
+def test_the_fixtures_cover_the_required_cases() -> None:
+    from ..helpers import fixtures
+
+    cases = {fixture.path.stem for fixture in fixtures("ollama")}
+    assert {"text_then_two_calls", "no_arguments", "error_midstream", "length_limit", "cut_mid_line"} <= cases
