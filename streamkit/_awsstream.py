@@ -6,7 +6,7 @@ everything before it. Both CRCs are checked, the prelude's before its lengths ar
 a bad CRC, an impossible length, a bad header or a message cut at the end of input is a
 ``FramingError`` naming the byte offset of the message. The layout and the header value types
 follow botocore ``botocore/eventstream.py`` and
-https://docs.aws.amazon.com/transcribe/latest/dg/streaming-setting-up.html#streaming-event-stream.
+https://docs.aws.amazon.com/lexv2/latest/dg/event-stream-encoding.html.
 
 A message becomes a ``Frame`` by its ``:message-type`` header:
 
@@ -18,21 +18,22 @@ A message becomes a ``Frame`` by its ``:message-type`` header:
 
 Event types are identifiers with no colon, so a decoder can tell the three apart by the name.
 Messages do not line up with network reads: the bytes of an unfinished message are kept as a
-list of pieces and joined once, when the whole message has arrived, so the cost per byte is
-constant however the stream is chunked.
+list of pieces, joined when its prelude is complete and again when the whole message is, so
+each byte is copied a bounded number of times however the stream is chunked.
 """
 
 from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeAlias
 
 from ._errors import FramingError
 from ._events import Frame
 
-__all__ = ("DEFAULT_MAX_MESSAGE_BYTES", "EventStreamDecoder", "EventStreamMessage", "HeaderValue")
+__all__ = ("DEFAULT_MAX_MESSAGE_BYTES", "MAX_HEADERS_BYTES", "EventStreamDecoder", "EventStreamMessage", "HeaderValue")
 
 #: The largest message accepted (prelude, headers, payload and CRC).
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
@@ -44,13 +45,14 @@ _OVERHEAD = _PRELUDE + 4  # the prelude and the message CRC
 _U32 = struct.Struct("!I")
 _U16 = struct.Struct("!H")
 _PRELUDE_STRUCT = struct.Struct("!III")
+_KNOWN_HEADERS = 64  # distinct header blocks remembered
 
 #: A header value, typed as botocore types it: ``bool`` (types 0 and 1), ``int`` (2-5: int8 to
 #: int64; 8: a timestamp in milliseconds since the epoch), ``bytes`` (6: a byte array; 9: a
 #: 16-byte UUID) or ``str`` (7).
 HeaderValue: TypeAlias = bool | int | bytes | str
 
-# value type -> (fixed size, struct) for the fixed-size integer types
+# value type -> its codec, for the integer types (8 is a timestamp)
 _INTEGERS = {
     2: struct.Struct("!b"),
     3: struct.Struct("!h"),
@@ -64,7 +66,8 @@ _INTEGERS = {
 class EventStreamMessage:
     """One decoded message: its headers, its raw payload, and where it began in the stream."""
 
-    headers: dict[str, HeaderValue]
+    headers: Mapping[str, HeaderValue]
+    """Shared by the messages with the same header bytes: read-only."""
     payload: bytes
     offset: int
     """Stream offset of the message's first byte."""
@@ -87,6 +90,8 @@ class EventStreamDecoder:
         self._need = _PRELUDE  # bytes needed before decoding can go on
         self._total: int | None = None  # the current message's length, once its prelude is checked
         self._offset = 0  # stream offset of the first pending byte
+        # A stream repeats a few header blocks (one per event type): each is read once.
+        self._known: dict[bytes, Mapping[str, HeaderValue]] = {}
 
     def feed(self, chunk: bytes) -> list[Frame]:
         return [self._frame(message) for message in self.feed_messages(chunk)]
@@ -156,7 +161,12 @@ class EventStreamDecoder:
             raise self._error(f"the message CRC is 0x{stored:08x}, but the message's CRC32 is 0x{computed:08x}")
         (headers_length,) = _U32.unpack_from(view, pos + 4)
         start = pos + _PRELUDE
-        headers = self._headers(data, start, start + headers_length)
+        raw = data[start : start + headers_length]
+        headers = self._known.get(raw)
+        if headers is None:
+            headers = self._headers(data, start, start + headers_length)
+            if len(self._known) < _KNOWN_HEADERS:
+                self._known[raw] = headers
         payload_start = start + headers_length
         return EventStreamMessage(
             headers,
