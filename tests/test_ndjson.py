@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -124,20 +122,14 @@ def test_any_chunking_gives_the_same_frames(lines_: list[tuple[str, str]], cuts:
     assert frames(split_at(data, cuts)) == expected
 
 
-def _feed_one_byte_at_a_time(size: int) -> float:
+def test_a_long_line_byte_by_byte_is_kept_as_pieces_and_joined_once() -> None:
+    # Constant cost per byte: re-joining the buffer on every byte would be quadratic (peers.md
+    # lists parsers that took 123x the time for 16x the deltas). Timing it is too noisy on a
+    # shared machine, so the test checks the mechanism: nothing joined until the line end.
     decoder = NDJSONDecoder()
-    line = b'{"x": "' + b"a" * size + b'"}'
-    started = time.perf_counter()
+    line = b'{"x": "' + b"a" * 100_000 + b'"}'
     for i in range(len(line)):
-        decoder.feed(line[i : i + 1])
-    assert len(decoder._pending) == len(line)  # kept as pieces: nothing re-joined while waiting
+        assert decoder.feed(line[i : i + 1]) == []
+    assert len(decoder._pending) == len(line)
     assert decoder.feed(b"\n") == [Frame(None, line.decode())]
-    return time.perf_counter() - started
-
-
-def test_a_long_line_byte_by_byte_costs_linear_time() -> None:
-    # Twenty times the bytes cost about twenty times the time; re-joining the buffer on every
-    # byte would make it over a hundred times at these sizes.
-    small = min(_feed_one_byte_at_a_time(10_000) for _ in range(5))
-    large = min(_feed_one_byte_at_a_time(200_000) for _ in range(3))
-    assert large < small * 50, (small, large)
+    assert decoder._pending == []
