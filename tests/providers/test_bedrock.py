@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import botocore.session
@@ -221,3 +221,18 @@ def test_the_fixtures_are_what_the_encoder_writes() -> None:
     on_disk = {fixture.path.stem: fixture.path.read_bytes() for fixture in fixtures("bedrock")}
     assert on_disk == written()
     assert {"text_then_two_calls", "no_arguments", "error_midstream", "max_tokens_truncated"} <= set(on_disk)
+
+
+@pytest.mark.asyncio
+async def test_async_over_an_async_source_matches_the_sync_twin() -> None:
+    from streamkit import aiter_events
+
+    data = (FIXTURES / "bedrock" / "text_then_two_calls.bin").read_bytes()
+
+    async def drip() -> AsyncIterator[bytes]:
+        for start in range(0, len(data), 7):
+            yield data[start : start + 7]
+
+    got = [item async for item in aiter_events(drip(), "bedrock")]
+    assert got == list(iter_events([data], "bedrock"))
+    assert sum(isinstance(item, ToolCall) for item in got) == 2

@@ -175,3 +175,22 @@ def test_the_fixtures_cover_the_required_cases() -> None:
 
     cases = {fixture.path.stem for fixture in fixtures("ollama")}
     assert {"text_then_two_calls", "no_arguments", "error_midstream", "length_limit", "cut_mid_line"} <= cases
+
+
+@pytest.mark.asyncio
+async def test_async_over_an_async_source_matches_the_sync_twin() -> None:
+    from collections.abc import AsyncIterator
+
+    from streamkit import aiter_events, iter_events
+
+    from ..helpers import FIXTURES
+
+    data = (FIXTURES / "ollama" / "text_then_two_calls.ndjson").read_bytes()
+
+    async def drip() -> AsyncIterator[bytes]:
+        for start in range(0, len(data), 13):
+            yield data[start : start + 13]
+
+    got = [item async for item in aiter_events(drip(), "ollama")]
+    assert got == list(iter_events([data], "ollama"))
+    assert sum(isinstance(item, ToolCall) for item in got) == 2
