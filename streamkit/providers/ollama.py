@@ -44,8 +44,8 @@ class OllamaDecoder(Decoder):
     def feed_payload(self, payload: Any, event: str | None = None) -> list[Event]:
         if not isinstance(payload, dict):
             raise self.error(f"a line must be a JSON object, got {type(payload).__name__}", event=event)
-        if "error" in payload:
-            error = payload["error"]
+        error = payload.get("error")
+        if error is not None:
             if isinstance(error, dict):  # not sent by Ollama itself, but by proxies in front of it
                 return [ErrorReceived(_text(error.get("type")), str(error.get("message") or error))]
             return [ErrorReceived(None, str(error))]

@@ -120,6 +120,11 @@ def test_an_error_object_from_a_proxy_keeps_its_type() -> None:
     assert (info.value.type, info.value.message) == ("overloaded", "busy")
 
 
+def test_a_null_error_field_is_no_error() -> None:
+    out = run({**message("a"), "error": None}, {**DONE, "error": None})
+    assert out == [TextDelta("a"), ResponseEnd("stop", {"eval_count": 3})]
+
+
 def test_no_done_line_is_an_incomplete_stream() -> None:
     with pytest.raises(IncompleteStreamError):
         run(message(tool_calls=[call("f", {})]))
