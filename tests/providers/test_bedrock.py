@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -9,6 +10,8 @@ import botocore.session
 import pytest
 from botocore.eventstream import EventStream
 from botocore.parsers import EventStreamJSONParser
+from hypothesis import given
+from hypothesis import strategies as st
 
 from streamkit import (
     Assembler,
@@ -24,7 +27,7 @@ from streamkit import (
 from streamkit._types import StreamEvent
 
 from ..eventstream_encode import error, event, exception
-from ..helpers import FIXTURES, events
+from ..helpers import FIXTURES, events, split_at
 
 START = event("messageStart", {"role": "assistant", "p": "abc"})
 USAGE = {"inputTokens": 5, "outputTokens": 7, "totalTokens": 12}
@@ -171,9 +174,13 @@ def boto3_events(data: bytes) -> Iterator[dict[str, Any]]:
         def close(self) -> None:
             pass
 
+    yield from EventStream(Body(), _stream_shape(), EventStreamJSONParser(), "ConverseStream")
+
+
+@functools.cache
+def _stream_shape() -> Any:
     model = botocore.session.get_session().get_service_model("bedrock-runtime")
-    shape = model.operation_model("ConverseStream").output_shape.members["stream"]
-    yield from EventStream(Body(), shape, EventStreamJSONParser(), "ConverseStream")
+    return model.operation_model("ConverseStream").output_shape.members["stream"]
 
 
 def from_dicts(items: Iterator[dict[str, Any]]) -> list[StreamEvent]:
@@ -236,3 +243,28 @@ async def test_async_over_an_async_source_matches_the_sync_twin() -> None:
     got = [item async for item in aiter_events(drip(), "bedrock")]
     assert got == list(iter_events([data], "bedrock"))
     assert sum(isinstance(item, ToolCall) for item in got) == 2
+
+
+_FRAGMENTS = st.lists(st.text(max_size=6), max_size=6)
+
+
+@st.composite
+def conversations(draw: st.DrawFn) -> bytes:
+    """A random well-formed ConverseStream: text blocks and calls with random fragments."""
+    out = [START]
+    for index in range(draw(st.integers(min_value=0, max_value=4))):
+        if draw(st.booleans()):
+            out += [delta(index, text=t) for t in draw(_FRAGMENTS)]
+        else:
+            out.append(start(index, f"tooluse_{index}", draw(st.sampled_from(["f", "g"]))))
+            out += [args(index, t) for t in draw(_FRAGMENTS)]
+        out.append(stop(index))
+    out += [message_stop(draw(st.sampled_from(["tool_use", "end_turn", "max_tokens"]))), METADATA]
+    return b"".join(out)
+
+
+@given(data=conversations(), cuts=st.lists(st.integers(min_value=0, max_value=4000), max_size=20))
+def test_boto3_events_and_any_chunking_of_the_bytes_agree(data: bytes, cuts: list[int]) -> None:
+    expected = from_dicts(boto3_events(data))
+    assert list(iter_events(split_at(data, cuts), "bedrock")) == expected
+    assert isinstance(expected[-1], ResponseEnd)
