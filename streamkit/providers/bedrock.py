@@ -46,6 +46,8 @@ from ._base import Decoder, field, optional
 __all__ = ("BedrockDecoder",)
 
 _NOTHING: list[Event] = []
+#: Known events that carry no call data (the role); like unknown events, they are skipped.
+_SKIPPED_EVENTS = frozenset({"messageStart"})
 _EXCEPTION = "exception:"
 _ERROR = "error:"
 
@@ -89,9 +91,11 @@ class BedrockDecoder(Decoder):
         handler = self._HANDLERS.get(event)
         if handler is not None:
             return handler(self, payload, event)
+        if event in _SKIPPED_EVENTS:
+            return _NOTHING
         if event.endswith("Exception"):  # boto3 names them by their type, without a prefix
             return [ErrorReceived(event, _message(payload) or event)]
-        return _NOTHING  # messageStart and unknown events carry no call data
+        return _NOTHING  # unknown events: providers add them often
 
     def flush(self) -> list[Event]:
         if self._stopped and not self._ended:
