@@ -80,8 +80,8 @@ class BedrockDecoder(Decoder):
 
     def feed_payload(self, payload: Any, event: str | None = None) -> list[Event]:
         if event is None:  # boto3's shape: {"<event type>": body}
-            if not isinstance(payload, dict) or len(payload) != 1:
-                got = f"keys {sorted(payload)}" if isinstance(payload, dict) else type(payload).__name__
+            if not isinstance(payload, dict) or len(payload) != 1 or not isinstance(next(iter(payload), ""), str):
+                got = f"keys {list(payload)}" if isinstance(payload, dict) else type(payload).__name__
                 raise self.error(f"an event must be an object with one key, the event type; got {got}")
             ((event, payload),) = payload.items()
         if not isinstance(payload, dict):

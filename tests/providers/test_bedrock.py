@@ -213,6 +213,7 @@ def test_a_boto3_exception_event_is_a_provider_error() -> None:
         pytest.param({"a": {}, "b": {}}, r"one key, the event type; got keys \['a', 'b'\]"),
         pytest.param({}, r"one key, the event type; got keys \[\]"),
         pytest.param(["messageStart"], "one key, the event type; got list"),
+        pytest.param({1: {}}, r"one key, the event type; got keys \[1\]"),
         pytest.param({"messageStop": "x"}, "the event body must be an object, got str"),
     ],
 )
