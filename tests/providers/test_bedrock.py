@@ -20,12 +20,14 @@ from streamkit import (
     ProviderError,
     ProviderProtocolError,
     ResponseEnd,
+    StreamkitError,
     TextDelta,
     ToolCall,
     iter_events,
 )
 from streamkit._types import StreamEvent
 
+from ..damage import damage
 from ..eventstream_encode import error, event, exception
 from ..helpers import FIXTURES, events, split_at
 
@@ -269,3 +271,47 @@ def test_boto3_events_and_any_chunking_of_the_bytes_agree(data: bytes, cuts: lis
     expected = from_dicts(boto3_events(data))
     assert list(iter_events(split_at(data, cuts), "bedrock")) == expected
     assert isinstance(expected[-1], ResponseEnd)
+
+
+@st.composite
+def _valid_events(draw: st.DrawFn) -> list[tuple[str, Any]]:
+    """A well-formed ConverseStream as (event type, body) pairs."""
+    out: list[tuple[str, Any]] = [("messageStart", {"role": "assistant"})]
+    for index in range(draw(st.integers(min_value=0, max_value=3))):
+        kind = draw(st.sampled_from(["text", "tool", "server"]))
+        if kind == "text":
+            out += [("contentBlockDelta", {"contentBlockIndex": index, "delta": {"text": "hi"}})]
+        else:
+            tool = {"toolUseId": f"t{index}", "name": "f", **({"type": "server_tool_use"} if kind == "server" else {})}
+            out.append(("contentBlockStart", {"contentBlockIndex": index, "start": {"toolUse": tool}}))
+            pieces = draw(st.sampled_from([[], [""], ["{", "}"], ['{"a":', " 1}"]]))
+            out += [
+                ("contentBlockDelta", {"contentBlockIndex": index, "delta": {"toolUse": {"input": p}}}) for p in pieces
+            ]
+        out.append(("contentBlockStop", {"contentBlockIndex": index}))
+    out.append(("messageStop", {"stopReason": draw(st.sampled_from(["tool_use", "max_tokens"]))}))
+    out.append(("metadata", {"usage": {"inputTokens": 1}, "metrics": {"latencyMs": 1}}))
+    return out
+
+
+@given(
+    events_=_valid_events(),
+    mutations=st.lists(st.tuples(st.integers(min_value=0), st.data()), min_size=1, max_size=3),
+    boto3_shape=st.booleans(),
+)
+def test_any_damaged_event_gives_values_or_a_typed_error(
+    events_: list[tuple[str, Any]], mutations: list[tuple[int, st.DataObject]], boto3_shape: bool
+) -> None:
+    for position, data in mutations:
+        name, body = events_[position % len(events_)]
+        events_[position % len(events_)] = (name, damage(body, data))
+    assembler = Assembler("bedrock")
+    try:
+        for name, body in events_:
+            if boto3_shape:
+                assembler.feed_payload({name: body})
+            else:
+                assembler.feed_payload(body, name)
+        assembler.flush()
+    except StreamkitError:
+        pass  # every failure is one of streamkit's own errors, never a TypeError or KeyError

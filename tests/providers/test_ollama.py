@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from streamkit import (
     Assembler,
@@ -14,10 +16,12 @@ from streamkit import (
     ProviderError,
     ProviderProtocolError,
     ResponseEnd,
+    StreamkitError,
     TextDelta,
     ToolCall,
 )
 
+from ..damage import damage
 from ..helpers import events
 
 
@@ -199,3 +203,30 @@ async def test_async_over_an_async_source_matches_the_sync_twin() -> None:
     got = [item async for item in aiter_events(drip(), "ollama")]
     assert got == list(iter_events([data], "ollama"))
     assert sum(isinstance(item, ToolCall) for item in got) == 2
+
+
+@st.composite
+def _valid_lines(draw: st.DrawFn) -> list[Any]:
+    """A well-formed /api/chat stream as parsed lines."""
+    out: list[Any] = [message("Hi", thinking="x")]
+    for number in range(draw(st.integers(min_value=0, max_value=3))):
+        calls = [call("f", {"a": [1, {"b": None}]}, f"call_{number}_{i}") for i in range(draw(st.integers(1, 2)))]
+        out.append(message(tool_calls=calls))
+    out.append({**DONE, "prompt_eval_count": 2, "message": {"role": "assistant", "content": "", "tool_calls": []}})
+    return out
+
+
+@given(
+    lines_=_valid_lines(),
+    mutations=st.lists(st.tuples(st.integers(min_value=0), st.data()), min_size=1, max_size=3),
+)
+def test_any_damaged_line_gives_values_or_a_typed_error(lines_: list[Any], mutations: list[tuple[int, Any]]) -> None:
+    for position, data in mutations:
+        lines_[position % len(lines_)] = damage(lines_[position % len(lines_)], data)
+    assembler = Assembler("ollama")
+    try:
+        for payload in lines_:
+            assembler.feed_payload(payload)
+        assembler.flush()
+    except StreamkitError:
+        pass  # every failure is one of streamkit's own errors, never a TypeError or KeyError
