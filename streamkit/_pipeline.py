@@ -16,8 +16,10 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, It
 from typing import Any, Protocol
 
 from ._accumulator import Accumulator
+from ._awsstream import EventStreamDecoder
 from ._errors import IncompleteStreamError, StreamError, UsageError
 from ._events import Frame, RawCall, ResponseEnded, TextReceived
+from ._ndjson import NDJSONDecoder
 from ._normalize import normalize
 from ._sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder
 from ._types import InvalidToolCall, ResponseEnd, StreamEvent, TextDelta, ToolCall
@@ -40,7 +42,11 @@ class _Framer(Protocol):
     def flush(self) -> list[Frame]: ...
 
 
-_FRAMERS: dict[str, Callable[..., _Framer]] = {"sse": SSEDecoder}
+_FRAMERS: dict[str, Callable[..., _Framer]] = {
+    "sse": SSEDecoder,
+    "ndjson": NDJSONDecoder,
+    "eventstream": EventStreamDecoder,
+}
 
 
 class Assembler:

@@ -11,24 +11,36 @@ from types import MappingProxyType
 
 from ._base import Decoder
 from .anthropic import AnthropicDecoder
+from .bedrock import BedrockDecoder
 from .cohere import CohereDecoder
 from .gemini import GeminiDecoder
 from .mistral import MistralDecoder
+from .ollama import OllamaDecoder
 from .openai_chat import OpenAIChatDecoder
 from .openai_responses import OpenAIResponsesDecoder
 
 __all__ = (
     "DECODERS",
     "AnthropicDecoder",
+    "BedrockDecoder",
     "CohereDecoder",
     "Decoder",
     "GeminiDecoder",
     "MistralDecoder",
+    "OllamaDecoder",
     "OpenAIChatDecoder",
     "OpenAIResponsesDecoder",
 )
 
-DECODERS: Mapping[str, type[Decoder]] = MappingProxyType(
-    {cls.slug: cls for cls in (AnthropicDecoder, OpenAIChatDecoder)}
-    | {cls.slug: cls for cls in (CohereDecoder, GeminiDecoder, MistralDecoder, OpenAIResponsesDecoder)}
+_ALL = (
+    OpenAIChatDecoder,
+    OpenAIResponsesDecoder,
+    AnthropicDecoder,
+    GeminiDecoder,
+    CohereDecoder,
+    MistralDecoder,
+    OllamaDecoder,
+    BedrockDecoder,
 )
+
+DECODERS: Mapping[str, type[Decoder]] = MappingProxyType({cls.slug: cls for cls in _ALL})

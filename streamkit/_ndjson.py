@@ -1,0 +1,113 @@
+"""Bytes -> NDJSON frames (one JSON text per line), incrementally, with no IO.
+
+Each non-blank line becomes ``Frame(event=None, data=line)``; the JSON itself is left to the
+provider decoder. Lines end with LF; a CR before the LF is dropped, so CRLF works too (a lone
+CR is JSON whitespace, not a line end: https://github.com/ndjson/ndjson-spec). Lines holding
+only whitespace are skipped, and one leading BOM is dropped (RFC 8259 §8.1 lets a parser ignore
+it).
+
+Only complete lines are decoded, and the LF byte never occurs inside a multi-byte UTF-8
+sequence, so characters split across chunks decode correctly; invalid UTF-8 is a
+``FramingError`` naming its byte offset. The cost per byte is constant: an unfinished line is
+kept as a list of pieces and joined once, when its line end arrives.
+
+A last line with no line end is an error, not a frame. JSON Lines allows it in a file, but a
+streaming server ends every line (Ollama writes ``\\n`` after each object), so bytes after the
+last LF mean the stream was cut inside a line; guessing that they are whole would hide that.
+"""
+
+from __future__ import annotations
+
+from ._errors import FramingError
+from ._events import Frame
+
+__all__ = ("DEFAULT_MAX_LINE_BYTES", "NDJSONDecoder")
+
+#: The longest line accepted, line end excluded.
+DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
+
+_BLANK = b" \t\r"
+
+
+class NDJSONDecoder:
+    """Feed bytes, get one ``Frame`` per complete non-blank line; ``flush`` at the end of input.
+
+    Args:
+        max_event_bytes: the longest line accepted; a longer one is a ``FramingError``, raised
+            as soon as the buffered part of the line passes the limit.
+    """
+
+    def __init__(self, *, max_event_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+        self._max = max_event_bytes
+        self._pending: list[bytes] = []  # pieces of the unfinished last line
+        self._pending_size = 0
+        self._consumed = 0  # stream offset of the first byte not yet split into lines
+        self._at_start = True  # no byte decoded yet: a BOM may still come
+
+    def feed(self, chunk: bytes) -> list[Frame]:
+        if not chunk:
+            return []
+        cut = chunk.rfind(b"\n") + 1
+        if not cut:
+            self._hold(chunk)
+            return []
+        head = chunk[:cut]
+        if self._pending:
+            self._pending.append(head)
+            head = b"".join(self._pending)
+            self._pending = []
+            self._pending_size = 0
+        out = self._lines(head)
+        if cut < len(chunk):
+            self._hold(chunk[cut:])
+        return out
+
+    def flush(self) -> list[Frame]:
+        """End of input: bytes after the last line end are a cut line, unless only whitespace."""
+        rest = b"".join(self._pending)
+        self._pending = []
+        self._pending_size = 0
+        if rest.strip(_BLANK) and not (self._at_start and rest == b"\xef\xbb\xbf"):
+            raise FramingError(
+                f"the stream ended inside a line ({len(rest)} bytes with no line end)",
+                offset=self._consumed,
+                excerpt=rest[:40].decode("utf-8", "replace"),
+            )
+        return []
+
+    def _hold(self, piece: bytes) -> None:
+        self._pending.append(piece)
+        self._pending_size += len(piece)
+        if self._pending_size > self._max:
+            raise FramingError(f"a line grew past max_event_bytes={self._max} without ending", offset=self._consumed)
+
+    def _lines(self, region: bytes) -> list[Frame]:
+        """Split a region that ends exactly at an LF into frames."""
+        offset = self._consumed
+        if self._at_start:
+            self._at_start = False
+            if region.startswith(b"\xef\xbb\xbf"):
+                region = region[3:]
+                offset += 3
+        lines = region.split(b"\n")
+        lines.pop()  # the region ends with LF: the last piece is always empty
+        out: list[Frame] = []
+        limit = self._max
+        for line in lines:
+            size = len(line)
+            if size > limit:
+                raise FramingError(f"a line is longer than max_event_bytes={limit} ({size} bytes)", offset=offset)
+            end = size - 1 if line.endswith(b"\r") else size  # CRLF: the CR belongs to the line end
+            if line.strip(_BLANK):
+                try:
+                    text = line[:end].decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise FramingError(
+                        "the stream is not valid UTF-8",
+                        offset=offset + exc.start,
+                        excerpt=line[max(exc.start - 20, 0) : exc.start + 4].decode("utf-8", "replace"),
+                    ) from None
+                out.append(Frame(None, text))
+            offset += size + 1
+        self._consumed = offset
+        return out

@@ -1,0 +1,179 @@
+"""AWS Bedrock ConverseStream (``POST /model/{modelId}/converse-stream``).
+
+The bytes are an AWS binary event stream (``streamkit._awsstream``); each frame's name is the
+``:event-type`` and its data the JSON body. A tool call opens with ``contentBlockStart`` whose
+``start.toolUse`` gives its ``toolUseId`` and ``name``, gets its arguments as string fragments
+in ``contentBlockDelta`` ``delta.toolUse.input``, and ends at the ``contentBlockStop`` of its
+``contentBlockIndex``: that is the call's end marker. ``messageStop`` carries the stop reason
+and cuts off any call still open (``max_tokens``); ``metadata`` (the usage) comes after it and
+ends the response. Quirks:
+
+- Text blocks open with no ``contentBlockStart``, or with an empty ``start: {}`` (gateways):
+  neither is a call.
+- A ``toolUse`` start of ``type: "server_tool_use"`` and a ``toolResult`` block are a tool run
+  by the provider, in the same stream: never handed out as calls.
+- Every body carries a random-length ``p`` padding field, which is ignored.
+- Exceptions (``throttlingException``, ``validationException``, ``modelStreamErrorException``…)
+  arrive as ``exception:<type>`` frames and become a ``ProviderError`` with that type.
+- A stream that ends after ``messageStop`` without ``metadata`` ended normally, with no usage.
+
+boto3's ``converse_stream()`` yields the same events already decoded, as dicts with one key,
+the event type (``{"contentBlockDelta": {...}}``). ``feed_payload(event_dict)`` takes them as
+they are, so ``Assembler("bedrock").feed_payload(event)`` wraps a boto3 stream.
+Docs: https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from .._errors import ProviderProtocolError
+from .._events import (
+    ArgumentsDelta,
+    CallEnded,
+    CallStarted,
+    ErrorReceived,
+    Event,
+    Frame,
+    ResponseEnded,
+    StopReceived,
+    TextReceived,
+    UsageReceived,
+)
+from ._base import Decoder, field, optional
+
+__all__ = ("BedrockDecoder",)
+
+_NOTHING: list[Event] = []
+#: Known events that carry no call data (the role); like unknown events, they are skipped.
+_SKIPPED_EVENTS = frozenset({"messageStart"})
+_EXCEPTION = "exception:"
+_ERROR = "error:"
+
+
+class BedrockDecoder(Decoder):
+    slug = "bedrock"
+    framing = "eventstream"
+
+    def __init__(self, *, early_close: bool = False) -> None:
+        super().__init__(early_close=early_close)
+        self._calls: set[int] = set()  # open client tool calls, by contentBlockIndex
+        self._server: set[int] = set()  # open blocks of tools run by the provider
+        self._stopped = False  # messageStop was read
+        self._metadata_seen = False
+        self._ended = False
+
+    def feed(self, frame: Frame) -> list[Event]:
+        name = frame.event or ""
+        if name.startswith(_EXCEPTION):
+            kind = name[len(_EXCEPTION) :]
+            try:
+                body = self.load(frame.data, name) if frame.data.strip() else {}
+            except ProviderProtocolError:  # not JSON: the text itself is the message
+                body = frame.data
+            return [ErrorReceived(kind, _message(body) or kind)]
+        if name.startswith(_ERROR):
+            kind = name[len(_ERROR) :]
+            return [ErrorReceived(kind, frame.data or kind)]
+        return super().feed(frame)
+
+    def feed_payload(self, payload: Any, event: str | None = None) -> list[Event]:
+        if event is None:  # boto3's shape: {"<event type>": body}
+            if not isinstance(payload, dict) or len(payload) != 1 or not isinstance(next(iter(payload), ""), str):
+                got = f"keys {list(payload)}" if isinstance(payload, dict) else type(payload).__name__
+                raise self.error(f"an event must be an object with one key, the event type; got {got}")
+            ((event, payload),) = payload.items()
+        if not isinstance(payload, dict):
+            raise self.error(f"the event body must be an object, got {type(payload).__name__}", event=event)
+        if event == "contentBlockDelta":  # by far the most common event
+            return self._delta(payload, event)
+        handler = self._HANDLERS.get(event)
+        if handler is not None:
+            return handler(self, payload, event)
+        if event in _SKIPPED_EVENTS:
+            return _NOTHING
+        if event.endswith("Exception"):  # boto3 names them by their type, without a prefix
+            return [ErrorReceived(event, _message(payload) or event)]
+        return _NOTHING  # unknown events: providers add them often
+
+    def flush(self) -> list[Event]:
+        if self._stopped and not self._ended:
+            self._ended = True
+            return [ResponseEnded()]  # no metadata after messageStop: the response is whole
+        return _NOTHING
+
+    def _block_start(self, payload: Any, event: str) -> list[Event]:
+        index = field(payload, "contentBlockIndex", int, "$", self, event)
+        start = field(payload, "start", dict, "$", self, event)
+        tool = optional(start, "toolUse", dict, "$.start", self, event)
+        if tool is not None:
+            if tool.get("type") == "server_tool_use":
+                self._server.add(index)
+                return _NOTHING
+            if index in self._calls:
+                raise self.error("a second contentBlockStart for an open call", event=event, index=index)
+            self._calls.add(index)
+            call_id = field(tool, "toolUseId", str, "$.start.toolUse", self, event)
+            return [CallStarted(index, call_id, field(tool, "name", str, "$.start.toolUse", self, event))]
+        if "toolResult" in start:
+            self._server.add(index)
+        return _NOTHING  # a text block opened with `start: {}`, an image…
+
+    def _delta(self, payload: Any, event: str) -> list[Event]:
+        index = field(payload, "contentBlockIndex", int, "$", self, event)
+        delta = field(payload, "delta", dict, "$", self, event)
+        tool = delta.get("toolUse")
+        if tool is not None:
+            if index in self._calls:
+                fragment = field(tool, "input", str, "$.delta.toolUse", self, event)
+                return [ArgumentsDelta(index, fragment)] if fragment else _NOTHING
+            if index in self._server:
+                return _NOTHING
+            raise self.error("a toolUse delta for a block that is not an open tool call", event=event, index=index)
+        text = optional(delta, "text", str, "$.delta", self, event)
+        if text:
+            return [TextReceived(text)]
+        return _NOTHING  # reasoning, citations and server tool results carry no call data
+
+    def _block_stop(self, payload: Any, event: str) -> list[Event]:
+        index = field(payload, "contentBlockIndex", int, "$", self, event)
+        if index in self._calls:
+            self._calls.discard(index)
+            return [CallEnded(index)]
+        self._server.discard(index)
+        return _NOTHING
+
+    def _message_stop(self, payload: Any, event: str) -> list[Event]:
+        reason = field(payload, "stopReason", str, "$", self, event)
+        self._stopped = True
+        # Calls end with their own contentBlockStop: one still open was cut off.
+        self._calls.clear()
+        if self._metadata_seen:  # a gateway that sends metadata first: nothing more will come
+            self._ended = True
+            return [StopReceived(reason, cut_open_calls=True), ResponseEnded()]
+        return [StopReceived(reason, cut_open_calls=True)]
+
+    def _metadata(self, payload: Any, event: str) -> list[Event]:
+        usage = optional(payload, "usage", dict, "$", self, event)
+        out: list[Event] = [UsageReceived(usage)] if usage else []
+        self._metadata_seen = True
+        if self._stopped:
+            self._ended = True
+            out.append(ResponseEnded())
+        return out
+
+    _HANDLERS: ClassVar[dict[str, Callable[[BedrockDecoder, Any, str], list[Event]]]] = {
+        "contentBlockStart": _block_start,
+        "contentBlockStop": _block_stop,
+        "messageStop": _message_stop,
+        "metadata": _metadata,
+    }
+
+
+def _message(body: Any) -> str | None:
+    """The text of an exception body: ``{"message": ...}`` (``Message`` in some services)."""
+    if isinstance(body, dict):
+        text = body.get("message") or body.get("Message")
+        return None if text is None else str(text)
+    return str(body) if body else None
