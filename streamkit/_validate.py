@@ -342,26 +342,48 @@ def _escape(key: str) -> str:
 # --- reporting -----------------------------------------------------------------------------
 
 
-def _schema_issues(validator: jsonschema_rs.Validator, value: JSONObject) -> Iterable[ArgumentIssue]:
+def _schema_issues(validator: jsonschema_rs.Validator, value: JSONObject) -> list[ArgumentIssue]:
+    """Every error, in the order of the values they concern in the input (a missing property
+    after the properties present), so the order never depends on the validator's internals."""
+    found: list[tuple[tuple[int, ...], ArgumentIssue]] = []
     for error in validator.iter_errors(value):
         kind = error.kind.name
-        path = error.instance_path
+        where = list(error.instance_path)
         if kind in ("additionalProperties", "unevaluatedProperties"):
-            unexpected = error.kind.as_dict().get("unexpected", [])
-            for name in unexpected:
-                yield ArgumentIssue(
-                    "schema", f"{_quote(name)} is not a property this tool accepts", path=_path([*path, name])
+            for name in error.kind.as_dict().get("unexpected", []):
+                message = f"{_quote(name)} is not a property this tool accepts"
+                found.append(
+                    (_position(value, [*where, name]), ArgumentIssue("schema", message, path=_path([*where, name])))
                 )
         elif kind == "required":
             missing = error.kind.as_dict().get("property")
-            yield ArgumentIssue(
-                "schema", f"the required property {_quote(missing)} is missing", path=_path([*path, missing])
+            message = f"the required property {_quote(missing)} is missing"
+            found.append(
+                (_position(value, [*where, missing]), ArgumentIssue("schema", message, path=_path([*where, missing])))
             )
         else:
             message = error.message
             if len(message) > MAX_MESSAGE_CHARS:
                 message = f"{message[: MAX_MESSAGE_CHARS - 3]}..."
-            yield ArgumentIssue("schema", message, path=_path(path))
+            found.append((_position(value, where), ArgumentIssue("schema", message, path=_path(where))))
+    found.sort(key=lambda pair: pair[0])
+    return [issue for _, issue in found]
+
+
+def _position(value: Any, where: list[Any]) -> tuple[int, ...]:
+    """Where ``where`` points in ``value``, as the index of each step (keys in their order)."""
+    out = []
+    for part in where:
+        if isinstance(value, dict):
+            keys = list(value)
+            out.append(keys.index(part) if part in value else len(keys))
+            value = value.get(part)
+        elif isinstance(value, list) and isinstance(part, int):
+            out.append(part)
+            value = value[part] if part < len(value) else None
+        else:
+            out.append(0)
+    return tuple(out)
 
 
 def _quote(name: object) -> str:
