@@ -88,12 +88,32 @@ def main() -> None:
         ("16 KiB call, 2 errors", per_call(lambda: toolset.validate(large_bad, raw=large_bad_raw), 2_000)),
         ("compiling the 2-tool set (once per tool set)", per_call(lambda: Toolset(TOOLS), 2_000)),
     ]
+    rows.extend(_pure_python(small, large))
     print(f"Python {platform.python_version()}, jsonschema-rs {_version()}, {platform.machine()}")
     print()
     print("| case | µs per call |")
     print("| --- | ---: |")
     for label, micros in rows:
         print(f"| {label} | {micros:.2f} |")
+
+
+def _pure_python(small: ToolCall, large: ToolCall) -> list[tuple[str, float]]:
+    """The same valid calls with the pure-Python ``jsonschema``, when it is installed."""
+    try:
+        import jsonschema  # type: ignore[import-untyped]
+    except ImportError:
+        return []
+    weather, order = jsonschema.Draft202012Validator(WEATHER), jsonschema.Draft202012Validator(ORDER)
+    return [
+        (
+            "for comparison, pure-Python jsonschema: small call, valid",
+            per_call(lambda: weather.is_valid(small.input), 20_000),
+        ),
+        (
+            "for comparison, pure-Python jsonschema: 16 KiB call, valid",
+            per_call(lambda: order.is_valid(large.input), 50),
+        ),
+    ]
 
 
 def _version() -> str:
