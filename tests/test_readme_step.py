@@ -1,4 +1,4 @@
-"""The README's agent step runs as written, for OpenAI Chat and for Anthropic."""
+"""The README's tool-loop step runs as written, for OpenAI Chat and for Anthropic."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What every exit adapter shares: the one JSON-dumping helper, ids, and the error payload.
+"""What every exit adapter shares: the one JSON-dumping function, ids, and the error payload.
 
 Inside streamkit a call is ``{id, name, input}`` with ``input`` an object; it becomes a
 provider's wire shape only here, at the exit. Arguments that a provider wants as a JSON string
