@@ -86,6 +86,8 @@ class Toolset:
         was not offered. ``raw`` is the argument text as received, kept on an invalid call; when
         it is not given (or not text) the input is shown as compact JSON.
         """
+        if not isinstance(call, ToolCall | InvalidToolCall):
+            raise UsageError(f"validate takes a ToolCall or an InvalidToolCall, got {type(call).__name__}")
         if call.name is not None and call.name not in self._validators:
             return _invalid(call, (*_issues_of(call), self._unknown(call.name)), raw)
         if isinstance(call, InvalidToolCall):

@@ -417,6 +417,11 @@ def test_bad_definitions_are_usage_errors_at_construction(tools: Any, message: s
     assert str(caught.value).startswith(message), str(caught.value)
 
 
+def test_validate_takes_only_calls() -> None:
+    with pytest.raises(UsageError, match="validate takes a ToolCall or an InvalidToolCall, got dict"):
+        Toolset({}).validate({"name": "f"})  # type: ignore[arg-type]
+
+
 def test_report_undeclared_must_be_a_bool() -> None:
     with pytest.raises(UsageError, match="report_undeclared must be True or False, got 'no'"):
         Toolset({}, report_undeclared="no")  # type: ignore[arg-type]
