@@ -133,10 +133,21 @@ def _invalid(call: ToolCall | InvalidToolCall, issues: tuple[ArgumentIssue, ...]
 
 # --- reading tool definitions ------------------------------------------------------------
 
+# Keys of a single tool definition (or of a Gemini tool object), never tool names in practice:
+# a mapping with one of them was meant as a list of one.
+_DEFINITION_KEYS = frozenset(
+    ("input_schema", "function", "toolSpec", "functionDeclarations", "function_declarations", "parameters")
+)
+
 
 def _definitions(tools: Any) -> Iterable[tuple[str, str, JSONObject | None]]:
     """(where, name, schema) for each tool; schema ``None`` for a provider-defined tool."""
     if isinstance(tools, Mapping):
+        if _DEFINITION_KEYS & tools.keys():
+            raise UsageError(
+                f"tools looks like one tool definition (keys {sorted(map(str, tools))}); "
+                "pass a list of definitions, or a mapping of tool name to JSON Schema"
+            )
         for name, schema in tools.items():
             where = f"tools[{name!r}]"
             if not isinstance(name, str) or not name:

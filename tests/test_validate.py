@@ -409,6 +409,11 @@ def test_pydantic_is_never_imported_for_plain_schemas() -> None:
         ([{"name": "f", "parameter_definitions": {}}], "tools[0]: Cohere v1 parameter_definitions are not supported"),
         ("get_weather", "tools must be a list of tool definitions or a mapping"),
         ({"": {}}, "tools['']: a tool name must be a non-empty string"),
+        (
+            {"name": "f", "input_schema": {}},
+            "tools looks like one tool definition (keys ['input_schema', 'name']); pass a list of definitions",
+        ),
+        ({"functionDeclarations": []}, "tools looks like one tool definition (keys ['functionDeclarations'])"),
     ],
 )
 def test_bad_definitions_are_usage_errors_at_construction(tools: Any, message: str) -> None:
