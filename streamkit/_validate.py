@@ -133,8 +133,8 @@ def _invalid(call: ToolCall | InvalidToolCall, issues: tuple[ArgumentIssue, ...]
 
 # --- reading tool definitions ------------------------------------------------------------
 
-# Keys of a single tool definition (or of a Gemini tool object), never tool names in practice:
-# a mapping with one of them was meant as a list of one.
+# Keys of a single tool definition (or of a Gemini tool object): a mapping with one of them and
+# a value that is no schema was meant as a list of one.
 _DEFINITION_KEYS = frozenset(
     ("input_schema", "function", "toolSpec", "functionDeclarations", "function_declarations", "parameters")
 )
@@ -143,7 +143,7 @@ _DEFINITION_KEYS = frozenset(
 def _definitions(tools: Any) -> Iterable[tuple[str, str, JSONObject | None]]:
     """(where, name, schema) for each tool; schema ``None`` for a provider-defined tool."""
     if isinstance(tools, Mapping):
-        if _DEFINITION_KEYS & tools.keys():
+        if _DEFINITION_KEYS & tools.keys() and not all(isinstance(v, Mapping) for v in tools.values()):
             raise UsageError(
                 f"tools looks like one tool definition (keys {sorted(map(str, tools))}); "
                 "pass a list of definitions, or a mapping of tool name to JSON Schema"

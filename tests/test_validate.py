@@ -422,6 +422,11 @@ def test_bad_definitions_are_usage_errors_at_construction(tools: Any, message: s
     assert str(caught.value).startswith(message), str(caught.value)
 
 
+def test_a_tool_may_be_named_like_a_definition_key() -> None:
+    tools = Toolset({"function": {"type": "object"}, "parameters": {"type": "object"}})
+    assert tools.names == ("function", "parameters")
+
+
 def test_validate_takes_only_calls() -> None:
     with pytest.raises(UsageError, match="validate takes a ToolCall or an InvalidToolCall, got dict"):
         Toolset({}).validate({"name": "f"})  # type: ignore[arg-type]
