@@ -29,11 +29,14 @@ from ._types import (
     TextDelta,
     ToolCall,
 )
+from ._validate import Toolset
+from .adapters import ADAPTERS
 from .providers import DECODERS
 
 __version__ = "0.1.0"
 
 __all__ = (
+    "ADAPTERS",
     "ArgumentIssue",
     "Assembler",
     "DECODERS",
@@ -50,6 +53,7 @@ __all__ = (
     "StreamkitError",
     "TextDelta",
     "ToolCall",
+    "Toolset",
     "TransportError",
     "UsageError",
     "__version__",

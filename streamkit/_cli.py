@@ -9,9 +9,11 @@ never broken:
 - 1: the provider reported an error, or the stream failed or ended early (one line on stderr;
   the lines already printed stay, and the unfinished calls are printed as invalid calls);
 - 2: usage errors (unknown provider, unreadable file, bad option, a provider ``auto`` cannot
-  tell).
+  tell, bad ``--tools`` file).
 
 ``--provider auto`` names the provider from the stream's first events, and says which on stderr.
+With ``--tools FILE`` (the tool definitions as sent to the provider, as JSON), each call is
+checked against its tool's schema, and the errors show in the ``invalid_tool_call`` lines.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from ._detect import detect_provider
 from ._errors import StreamError, UsageError
 from ._pipeline import iter_events
 from ._types import InvalidToolCall, ResponseEnd, StreamEvent, ToolCall
+from ._validate import Toolset
 from .providers import DECODERS
 
 __all__ = ("main", "to_json_line")
@@ -85,6 +88,13 @@ def _replay(args: argparse.Namespace, out: BinaryIO, err: Any) -> int:
         known = ", ".join(sorted(DECODERS))
         print(f"streamkit: error: unknown provider {args.provider!r}; known providers: {known}", file=err)
         return EXIT_USAGE
+    toolset = None
+    if args.tools is not None:
+        try:
+            toolset = _load_tools(args.tools)
+        except UsageError as exc:
+            print(f"streamkit: error: {exc}", file=err)
+            return EXIT_USAGE
     try:
         stream: BinaryIO = sys.stdin.buffer if args.file == "-" else open(args.file, "rb")  # noqa: SIM115
     except OSError as exc:
@@ -108,7 +118,7 @@ def _replay(args: argparse.Namespace, out: BinaryIO, err: Any) -> int:
             provider = detected
             print(f"streamkit: detected provider {provider}", file=err)
         try:
-            for item in iter_events(_chunks(data, args.chunk_size), provider):
+            for item in iter_events(_chunks(data, args.chunk_size), provider, tools=toolset):
                 emit(item)
         except StreamError as exc:
             for call in exc.unfinished:
@@ -119,6 +129,22 @@ def _replay(args: argparse.Namespace, out: BinaryIO, err: Any) -> int:
             print(f"streamkit: error: {exc}", file=err)
             return EXIT_USAGE
     return EXIT_OK
+
+
+def _load_tools(path: str) -> Toolset:
+    try:
+        with open(path, "rb") as file:
+            data = file.read()
+    except OSError as exc:
+        raise UsageError(f"cannot read the tools file {path}: {exc.strerror}") from None
+    try:
+        tools = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise UsageError(f"the tools file {path} is not JSON: {exc.msg} at character {exc.pos}") from None
+    try:
+        return Toolset(tools)
+    except UsageError as exc:
+        raise UsageError(f"the tools file {path}: {exc}") from None
 
 
 def _positive(text: str) -> int:
@@ -135,6 +161,7 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("file", help="the transcript, or - for standard input")
     replay.add_argument("--provider", required=True, help=f"one of: {', '.join(sorted(DECODERS))}, or auto")
     replay.add_argument("--chunk-size", type=_positive, default=None, help="feed the bytes in chunks of N")
+    replay.add_argument("--tools", default=None, help="a JSON file of the tools sent: check each call against them")
     return parser
 
 

@@ -12,7 +12,7 @@ still open when the stream failed.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
 from ._accumulator import Accumulator
@@ -23,6 +23,7 @@ from ._ndjson import NDJSONDecoder
 from ._normalize import normalize
 from ._sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder
 from ._types import InvalidToolCall, ResponseEnd, StreamEvent, TextDelta, ToolCall
+from ._validate import Toolset, as_toolset
 from .providers import DECODERS, Decoder
 
 __all__ = (
@@ -61,6 +62,8 @@ class Assembler:
         early_close: for providers without per-call end markers (OpenAI Chat and its kin),
             end a call as soon as the next call of its choice starts.
         max_event_bytes: the largest frame buffered before its end arrives.
+        tools: the tools sent to the provider (any format ``Toolset`` reads, or a ``Toolset``):
+            each completed call is then checked against its tool's schema.
     """
 
     def __init__(
@@ -69,7 +72,9 @@ class Assembler:
         *,
         early_close: bool = False,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+        tools: Toolset | Iterable[Any] | Mapping[str, Any] | None = None,
     ) -> None:
+        self._toolset = None if tools is None else as_toolset(tools)
         self._decoder = _make_decoder(provider, early_close=early_close)
         self.provider = self._decoder.slug
         self._framer = _FRAMERS[self._decoder.framing](max_event_bytes=max_event_bytes)
@@ -134,7 +139,8 @@ class Assembler:
 
     def _finish(self, item: RawCall | TextReceived | ResponseEnded) -> StreamEvent:
         if type(item) is RawCall:
-            return normalize(item)
+            call = normalize(item)
+            return call if self._toolset is None else self._toolset.validate(call, raw=item.arguments)
         if type(item) is TextReceived:
             return TextDelta(item.text, choice=item.choice)
         return ResponseEnd(self._accumulator.stop_reason, self._accumulator.usage)

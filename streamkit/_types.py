@@ -109,6 +109,9 @@ class InvalidToolCall:
         errors: every issue found, never empty.
         choice: as for ``ToolCall``.
         anomalies: as for ``ToolCall``.
+        input: the parsed arguments when they were a JSON object that failed a later check
+            (its tool's schema, or a tool that was not offered); ``None`` when they never
+            parsed. ``raw`` is then that object as compact JSON.
     """
 
     index: int
@@ -119,6 +122,7 @@ class InvalidToolCall:
     _: KW_ONLY
     choice: int = 0
     anomalies: tuple[str, ...] = ()
+    input: JSONObject | None = None
 
     def __repr__(self) -> str:
         kinds = ",".join(issue.kind for issue in self.errors)

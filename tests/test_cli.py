@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from .helpers import FIXTURES, replay
 
 CASE = FIXTURES / "anthropic" / "text_then_two_calls.sse"
@@ -50,3 +52,62 @@ def test_installed_command_and_module_run() -> None:
     )
     assert proc.returncode == 0
     assert proc.stdout.decode() == CASE.with_name("text_then_two_calls.expected.jsonl").read_text()
+
+
+TOOLS = [
+    {"name": "get_weather", "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}},
+    {"name": "get_stock", "input_schema": {"type": "object", "properties": {"ticker": {"enum": ["MSFT"]}}}},
+]
+
+
+def test_tools_option_puts_schema_errors_on_the_lines(tmp_path: Path) -> None:
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(TOOLS))
+    result = replay(["replay", str(CASE), "--provider", "anthropic", "--tools", str(tools)])
+    assert result.code == 0 and result.stderr == ""
+    assert [json.loads(line) for line in result.stdout.splitlines()] == [
+        {
+            "type": "invalid_tool_call",
+            "index": 1,
+            "id": "toolu_A",
+            "name": "get_weather",
+            "raw": '{"city": "Paris", "units": "c"}',
+            "errors": [{"kind": "schema", "message": '"units" is not a property this tool accepts', "path": "$.units"}],
+        },
+        {
+            "type": "invalid_tool_call",
+            "index": 2,
+            "id": "toolu_B",
+            "name": "get_stock",
+            "raw": '{"ticker": "AAPL"}',
+            "errors": [{"kind": "schema", "message": '"AAPL" is not one of "MSFT"', "path": "$.ticker"}],
+        },
+        {"type": "end", "stop_reason": "tool_use", "usage": {"input_tokens": 377, "output_tokens": 65}},
+    ]
+
+
+def test_matching_tools_leave_the_output_unchanged(tmp_path: Path) -> None:
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps({"get_weather": {"type": "object"}, "get_stock": {"type": "object"}}))
+    with_tools = replay(["replay", str(CASE), "--provider", "anthropic", "--tools", str(tools)])
+    assert with_tools == replay(["replay", str(CASE), "--provider", "anthropic"])
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "cannot read the tools file"),
+        ("[{", "is not JSON: "),
+        ('[{"name": "f", "input_schema": {"type": 3}}]', "tools[0]: the schema of tool 'f' is not valid JSON Schema"),
+        ('"get_weather"', "tools must be a list of tool definitions or a mapping"),
+    ],
+    ids=["missing", "not-json", "bad-schema", "not-a-list"],
+)
+def test_a_bad_tools_file_is_a_usage_error(tmp_path: Path, content: str | None, message: str) -> None:
+    tools = tmp_path / "tools.json"
+    if content is not None:
+        tools.write_text(content)
+    result = replay(["replay", str(CASE), "--provider", "anthropic", "--tools", str(tools)])
+    assert result.code == 2 and result.stdout == ""
+    assert result.stderr.startswith("streamkit: error: ") and message in result.stderr
+    assert result.stderr.count("\n") == 1

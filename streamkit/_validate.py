@@ -1,0 +1,416 @@
+"""ToolCall -> ToolCall | InvalidToolCall: checking each call against the tools actually sent.
+
+``Toolset`` reads the tool definitions in the form the caller sends them to the provider
+(OpenAI Chat and Responses, Anthropic, Gemini, Cohere, Mistral, Ollama, Bedrock, a plain
+mapping of name to JSON Schema, or pydantic model classes), compiles each schema once with
+jsonschema-rs, and then checks calls: every error is reported with its JSON path. A schema
+that is itself invalid is a ``UsageError`` at construction, never a surprise mid-stream.
+
+This stage is pure: it neither parses arguments (the normalizer did) nor runs tools, and it
+imports nothing but the vocabulary and jsonschema-rs. pydantic is never imported: a model
+class is recognised by its ``model_json_schema`` method.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import jsonschema_rs
+
+from ._errors import UsageError
+from ._types import ArgumentIssue, InvalidToolCall, JSONObject, ToolCall
+
+__all__ = ("Toolset", "as_toolset")
+
+#: The longest error message kept: a message that quotes a 16 KiB value is cut here.
+MAX_MESSAGE_CHARS = 300
+
+# A tool with no parameters: any provider lets the model call it with an empty object.
+_NO_PARAMETERS: JSONObject = {"type": "object", "properties": {}}
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+# Keywords under which a schema lists or maps subschemas (2020-12 and earlier drafts).
+_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_SCHEMA_VALUES = ("items", "additionalItems", "contains", "not", "if", "then", "else", "propertyNames")
+# An object schema with any of these already decides what undeclared properties mean, or gets
+# properties from elsewhere; it is left as written.
+_OPEN_KEYWORDS = frozenset(
+    ("additionalProperties", "patternProperties", "unevaluatedProperties", "allOf", "anyOf", "oneOf", "$ref", "if")
+)
+
+
+class Toolset:
+    """The tools offered to the model, each schema compiled once, ready to check calls.
+
+    Args:
+        tools: the tool definitions exactly as sent to the provider: a list in any provider's
+            format (formats may be mixed), or a mapping of tool name to JSON Schema. pydantic
+            model classes may stand in a list for tools named after the class.
+        report_undeclared: report properties that a schema does not declare, unless the schema
+            says itself what undeclared properties mean (``additionalProperties``,
+            ``patternProperties``, ``unevaluatedProperties``, or a combination such as
+            ``allOf``). On by default: a model that invents a field should be told.
+
+    Raises:
+        UsageError: a definition in no known format, a missing or repeated name, or a schema
+            that is not valid JSON Schema; the message names the tool and where it was.
+
+    Attributes:
+        names: the offered tools' names, in the order given.
+    """
+
+    def __init__(self, tools: Iterable[Any] | Mapping[str, Any], *, report_undeclared: bool = True) -> None:
+        if not isinstance(report_undeclared, bool):
+            raise UsageError(f"report_undeclared must be True or False, got {report_undeclared!r}")
+        self.report_undeclared = report_undeclared
+        self._validators: dict[str, jsonschema_rs.Validator | None] = {}
+        for where, name, schema in _definitions(tools):
+            if name in self._validators:
+                raise UsageError(f"{where}: the tool name {name!r} is given twice")
+            self._validators[name] = None if schema is None else _compile(where, name, schema, report_undeclared)
+        self.names: tuple[str, ...] = tuple(self._validators)
+
+    def __repr__(self) -> str:
+        return f"Toolset(names={list(self.names)!r})"
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._validators
+
+    def validate(self, call: ToolCall | InvalidToolCall, *, raw: object = None) -> ToolCall | InvalidToolCall:
+        """Check one call: the same call when it is valid, else an invalid call with every error.
+
+        A call that was already invalid stays invalid, with ``unknown_tool`` added when its tool
+        was not offered. ``raw`` is the argument text as received, kept on an invalid call; when
+        it is not given (or not text) the input is shown as compact JSON.
+        """
+        if not isinstance(call, ToolCall | InvalidToolCall):
+            raise UsageError(f"validate takes a ToolCall or an InvalidToolCall, got {type(call).__name__}")
+        if call.name is not None and call.name not in self._validators:
+            return _invalid(call, (*_issues_of(call), self._unknown(call.name)), raw)
+        if isinstance(call, InvalidToolCall):
+            return call
+        validator = self._validators[call.name]
+        if validator is None or validator.is_valid(call.input):  # is_valid: no error objects on the hot path
+            return call
+        return _invalid(call, tuple(_schema_issues(validator, call.input)), raw)
+
+    def _unknown(self, name: str) -> ArgumentIssue:
+        offered = ", ".join(self.names) if self.names else "none"
+        return ArgumentIssue(
+            "unknown_tool", f"no tool named {_quote(name)} was offered; the offered tools are: {offered}"
+        )
+
+
+def as_toolset(tools: Toolset | Iterable[Any] | Mapping[str, Any]) -> Toolset:
+    """``tools`` when it is already a ``Toolset``, else a ``Toolset`` built from it."""
+    return tools if isinstance(tools, Toolset) else Toolset(tools)
+
+
+def _issues_of(call: ToolCall | InvalidToolCall) -> tuple[ArgumentIssue, ...]:
+    return call.errors if isinstance(call, InvalidToolCall) else ()
+
+
+def _invalid(call: ToolCall | InvalidToolCall, issues: tuple[ArgumentIssue, ...], raw: object) -> InvalidToolCall:
+    if isinstance(call, InvalidToolCall):
+        return InvalidToolCall(
+            call.index,
+            call.id,
+            call.name,
+            call.raw,
+            issues,
+            choice=call.choice,
+            anomalies=call.anomalies,
+            input=call.input,
+        )
+    text = raw if isinstance(raw, str) else json.dumps(call.input, ensure_ascii=False, separators=(",", ":"))
+    return InvalidToolCall(
+        call.index, call.id, call.name, text, issues, choice=call.choice, anomalies=call.anomalies, input=call.input
+    )
+
+
+# --- reading tool definitions ------------------------------------------------------------
+
+# Keys of a single tool definition (or of a Gemini tool object): a mapping with one of them and
+# a value that is no schema was meant as a list of one.
+_DEFINITION_KEYS = frozenset(
+    ("input_schema", "function", "toolSpec", "functionDeclarations", "function_declarations", "parameters")
+)
+
+
+def _definitions(tools: Any) -> Iterable[tuple[str, str, JSONObject | None]]:
+    """(where, name, schema) for each tool; schema ``None`` for a provider-defined tool."""
+    if isinstance(tools, Mapping):
+        if _DEFINITION_KEYS & tools.keys() and not all(isinstance(v, Mapping) for v in tools.values()):
+            raise UsageError(
+                f"tools looks like one tool definition (keys {sorted(map(str, tools))}); "
+                "pass a list of definitions, or a mapping of tool name to JSON Schema"
+            )
+        for name, schema in tools.items():
+            where = f"tools[{name!r}]"
+            if not isinstance(name, str) or not name:
+                raise UsageError(f"{where}: a tool name must be a non-empty string")
+            yield where, name, _schema_object(where, schema)
+        return
+    if isinstance(tools, str | bytes) or not isinstance(tools, Iterable):
+        raise UsageError(
+            f"tools must be a list of tool definitions or a mapping of name to JSON Schema, got {type(tools).__name__}"
+        )
+    for position, tool in enumerate(tools):
+        yield from _one_definition(f"tools[{position}]", tool)
+
+
+def _one_definition(where: str, tool: Any) -> Iterable[tuple[str, str, JSONObject | None]]:
+    model_schema = getattr(tool, "model_json_schema", None) if isinstance(tool, type) else None
+    if callable(model_schema):  # a pydantic model class: the tool is named after the class
+        yield where, tool.__name__, _schema_object(where, model_schema())
+        return
+    if not isinstance(tool, Mapping):
+        raise UsageError(f"{where}: a tool definition must be an object or a pydantic model class, got {tool!r:.80}")
+    declarations = tool.get("functionDeclarations", tool.get("function_declarations"))
+    if declarations is not None:  # Gemini: {"functionDeclarations": [...]}, other keys are built-in tools
+        key = "functionDeclarations" if "functionDeclarations" in tool else "function_declarations"
+        if not isinstance(declarations, list):
+            raise UsageError(f"{where}.{key} must be a list")
+        for position, declaration in enumerate(declarations):
+            yield _gemini_declaration(f"{where}.{key}[{position}]", declaration)
+        return
+    if "toolSpec" in tool:  # Bedrock Converse: {"toolSpec": {"name", "inputSchema": {"json": {...}}}}
+        spec = tool["toolSpec"]
+        input_schema = spec.get("inputSchema") if isinstance(spec, Mapping) else None
+        if not isinstance(input_schema, Mapping) or "json" not in input_schema:
+            raise UsageError(f"{where}.toolSpec.inputSchema.json is missing")
+        name = _name(f"{where}.toolSpec", spec.get("name"))
+        yield where, name, _schema_object(f"{where}.toolSpec.inputSchema.json", input_schema["json"])
+        return
+    if "cachePoint" in tool and len(tool) == 1:
+        return  # Bedrock: a cache marker between tool specs, not a tool
+    if "parameter_definitions" in tool:
+        raise UsageError(f"{where}: Cohere v1 parameter_definitions are not supported; give the Cohere v2 tool form")
+    kind = tool.get("type")
+    if kind == "function" and "function" in tool:  # OpenAI Chat, Cohere v2, Mistral, Ollama
+        function = tool["function"]
+        if not isinstance(function, Mapping):
+            raise UsageError(f"{where}.function must be an object")
+        name = _name(f"{where}.function", function.get("name"))
+        yield where, name, _parameters(f"{where}.function.parameters", function.get("parameters"))
+    elif kind == "function":  # OpenAI Responses: {"type": "function", "name", "parameters"}
+        yield where, _name(where, tool.get("name")), _parameters(f"{where}.parameters", tool.get("parameters"))
+    elif "input_schema" in tool:  # Anthropic: {"name", "input_schema"} (type absent or "custom")
+        yield where, _name(where, tool.get("name")), _schema_object(f"{where}.input_schema", tool["input_schema"])
+    elif "name" in tool and ("parameters" in tool or "parametersJsonSchema" in tool) and kind is None:
+        yield _gemini_declaration(where, tool)  # a bare Gemini function declaration
+    elif isinstance(kind, str) and kind != "function":
+        # A provider-defined tool (Anthropic's bash or web_search, OpenAI's web_search or
+        # custom tools): the provider owns its input, so calls to it are accepted unchecked.
+        builtin = tool.get("name")
+        if isinstance(builtin, str) and builtin:
+            yield where, builtin, None
+    else:
+        raise UsageError(
+            f"{where}: not a tool definition in a known format (OpenAI, Anthropic, Gemini, Cohere, "
+            f"Mistral, Ollama, Bedrock); its keys are {sorted(map(str, tool))}"
+        )
+
+
+def _name(where: str, name: Any) -> str:
+    if not isinstance(name, str) or not name:
+        raise UsageError(f"{where}.name must be a non-empty string, got {name!r}")
+    return name
+
+
+def _parameters(where: str, schema: Any) -> JSONObject:
+    return dict(_NO_PARAMETERS) if schema is None else _schema_object(where, schema)
+
+
+def _schema_object(where: str, schema: Any) -> JSONObject:
+    if not isinstance(schema, Mapping):
+        raise UsageError(f"{where}: a JSON Schema object was expected, got {type(schema).__name__}")
+    return dict(schema)
+
+
+def _gemini_declaration(where: str, declaration: Any) -> tuple[str, str, JSONObject]:
+    if not isinstance(declaration, Mapping):
+        raise UsageError(f"{where}: a function declaration must be an object")
+    name = _name(where, declaration.get("name"))
+    for key in ("parametersJsonSchema", "parameters_json_schema"):
+        if declaration.get(key) is not None:  # plain JSON Schema
+            return where, name, _schema_object(f"{where}.{key}", declaration[key])
+    for key in ("parameters", "parameters_json_schema"):
+        if declaration.get(key) is not None:  # Gemini's OpenAPI subset: uppercase types, "nullable"
+            return where, name, _from_openapi(f"{where}.{key}", declaration[key])
+    return where, name, dict(_NO_PARAMETERS)
+
+
+# Gemini's Schema fields that differ from JSON Schema, and the int64 fields its REST encoding
+# may send as strings ("maxItems": "3").
+_GEMINI_KEYS = {
+    "any_of": "anyOf",
+    "max_items": "maxItems",
+    "min_items": "minItems",
+    "max_length": "maxLength",
+    "min_length": "minLength",
+    "max_properties": "maxProperties",
+    "min_properties": "minProperties",
+    "property_ordering": "propertyOrdering",
+}
+_GEMINI_INTEGERS = frozenset(("maxItems", "minItems", "maxLength", "minLength", "maxProperties", "minProperties"))
+
+
+def _from_openapi(where: str, schema: Any) -> JSONObject:
+    """Gemini's OpenAPI-style ``Schema`` as JSON Schema: ``OBJECT`` -> ``object``, ``nullable``."""
+    if not isinstance(schema, Mapping):
+        raise UsageError(f"{where}: a schema object was expected, got {type(schema).__name__}")
+    out: JSONObject = {}
+    for raw_key, value in schema.items():
+        key = str(raw_key)
+        key = _GEMINI_KEYS.get(key, key)
+        if key == "type" and isinstance(value, str):
+            value = value.lower()
+            if value == "type_unspecified":
+                continue
+        elif key == "properties" and isinstance(value, Mapping):
+            value = {name: _from_openapi(f"{where}.properties.{name}", sub) for name, sub in value.items()}
+        elif key == "items":
+            value = _from_openapi(f"{where}.items", value)
+        elif key == "anyOf" and isinstance(value, list):
+            value = [_from_openapi(f"{where}.anyOf[{i}]", sub) for i, sub in enumerate(value)]
+        elif key in _GEMINI_INTEGERS and isinstance(value, str) and value.isdigit():
+            value = int(value)
+        elif key in ("nullable", "propertyOrdering", "example"):
+            continue  # not JSON Schema; "nullable" is applied below
+        out[key] = value
+    if schema.get("nullable") is True and isinstance(out.get("type"), str):
+        out["type"] = [out["type"], "null"]
+        if "enum" in out:
+            out["enum"] = [*out["enum"], None]
+    return out
+
+
+# --- compiling -----------------------------------------------------------------------------
+
+
+def _compile(where: str, name: str, schema: JSONObject, report_undeclared: bool) -> jsonschema_rs.Validator:
+    if report_undeclared:
+        schema = _close_objects(schema, _allof_targets(schema))
+    try:
+        return jsonschema_rs.validator_for(schema, offline=True)
+    except (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError, TypeError) as exc:
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UsageError(f"{where}: the schema of tool {name!r} is not valid JSON Schema: {first_line}") from None
+
+
+def _allof_targets(schema: Any) -> frozenset[str]:
+    """The local ``$ref`` targets used as parts of a multi-part ``allOf``: they stay open."""
+    found: set[str] = set()
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            parts = node.get("allOf")
+            if isinstance(parts, list) and len(parts) > 1:
+                found.update(p["$ref"] for p in parts if isinstance(p, dict) and isinstance(p.get("$ref"), str))
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return frozenset(found)
+
+
+def _close_objects(schema: Any, keep_open: frozenset[str], pointer: str = "#", in_allof: bool = False) -> Any:
+    """A copy of ``schema`` where each object schema that declares ``properties`` and says
+    nothing about other properties gets ``additionalProperties: false``.
+
+    Parts of a multi-part ``allOf`` (and the definitions such parts refer to) are left open, since
+    each declares only some of the properties that the whole accepts.
+    """
+    if not isinstance(schema, dict):
+        return schema
+    out = dict(schema)
+    for key in _SCHEMA_MAPS:
+        value = schema.get(key)
+        if isinstance(value, dict):
+            out[key] = {
+                sub: _close_objects(part, keep_open, f"{pointer}/{key}/{_escape(sub)}") for sub, part in value.items()
+            }
+    for key in _SCHEMA_LISTS:
+        value = schema.get(key)
+        if isinstance(value, list):
+            split = key == "allOf" and len(value) > 1
+            out[key] = [_close_objects(part, keep_open, f"{pointer}/{key}/{i}", split) for i, part in enumerate(value)]
+    for key in _SCHEMA_VALUES:
+        if key in schema:
+            out[key] = _close_objects(schema[key], keep_open, f"{pointer}/{key}")
+    closable = isinstance(schema.get("properties"), dict) and not (_OPEN_KEYWORDS & schema.keys())
+    if closable and not in_allof and pointer not in keep_open:
+        out["additionalProperties"] = False
+    return out
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+# --- reporting -----------------------------------------------------------------------------
+
+
+def _schema_issues(validator: jsonschema_rs.Validator, value: JSONObject) -> list[ArgumentIssue]:
+    """Every error, in the order of the values they concern in the input (a missing property
+    after the properties present), so the order never depends on the validator's internals."""
+    found: list[tuple[tuple[int, ...], ArgumentIssue]] = []
+    for error in validator.iter_errors(value):
+        kind = error.kind.name
+        where = list(error.instance_path)
+        if kind in ("additionalProperties", "unevaluatedProperties"):
+            for name in error.kind.as_dict().get("unexpected", []):
+                message = f"{_quote(name)} is not a property this tool accepts"
+                found.append(
+                    (_position(value, [*where, name]), ArgumentIssue("schema", message, path=_path([*where, name])))
+                )
+        elif kind == "required":
+            missing = error.kind.as_dict().get("property")
+            message = f"the required property {_quote(missing)} is missing"
+            found.append(
+                (_position(value, [*where, missing]), ArgumentIssue("schema", message, path=_path([*where, missing])))
+            )
+        else:
+            message = error.message
+            if len(message) > MAX_MESSAGE_CHARS:
+                message = f"{message[: MAX_MESSAGE_CHARS - 3]}..."
+            found.append((_position(value, where), ArgumentIssue("schema", message, path=_path(where))))
+    found.sort(key=lambda pair: pair[0])
+    return [issue for _, issue in found]
+
+
+def _position(value: Any, where: list[Any]) -> tuple[int, ...]:
+    """Where ``where`` points in ``value``, as the index of each step (keys in their order)."""
+    out = []
+    for part in where:
+        if isinstance(value, dict):
+            keys = list(value)
+            out.append(keys.index(part) if part in value else len(keys))
+            value = value.get(part)
+        elif isinstance(value, list) and isinstance(part, int):
+            out.append(part)
+            value = value[part] if part < len(value) else None
+        else:
+            out.append(0)
+    return tuple(out)
+
+
+def _quote(name: object) -> str:
+    return json.dumps(str(name), ensure_ascii=False)
+
+
+def _path(parts: Iterable[Any]) -> str:
+    """A JSON path in the ``$.items[2].qty`` form; odd keys are quoted: ``$["first name"]``."""
+    out = ["$"]
+    for part in parts:
+        if isinstance(part, int):
+            out.append(f"[{part}]")
+        elif isinstance(part, str) and _IDENTIFIER.match(part):
+            out.append(f".{part}")
+        else:
+            out.append(f"[{_quote(part)}]")
+    return "".join(out)

@@ -1,0 +1,170 @@
+"""What every exit adapter shares: the one JSON-dumping function, ids, and the error payload.
+
+Inside streamkit a call is ``{id, name, input}`` with ``input`` an object; it becomes a
+provider's wire shape only here, at the exit. Arguments that a provider wants as a JSON string
+(OpenAI Chat and Responses, Cohere, Mistral) are serialized by ``arguments_text``, once per
+call and nowhere else; an invalid call's raw text is written back exactly as received.
+
+Ids: a provider may require an id form that another does not produce (Mistral: 9 letters and
+digits; Anthropic and Bedrock: letters, digits, ``_`` and ``-``), and Gemini may give no id at
+all. The mapping below is a pure function of the call, so a call and its result always get the
+same id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import string
+from collections.abc import Callable, Iterable
+from typing import Any, TypeAlias
+
+import orjson
+
+from .._errors import UsageError
+from .._types import InvalidToolCall, JSONObject, ToolCall
+
+__all__ = (
+    "TRUNCATED_MESSAGE",
+    "Call",
+    "Message",
+    "Outcome",
+    "arguments_text",
+    "call_id",
+    "check_calls",
+    "check_outcomes",
+    "dumps",
+    "error_payload",
+    "input_object",
+    "mistral_id",
+    "name_of",
+    "result_text",
+    "results",
+    "safe_id",
+)
+
+Message: TypeAlias = dict[str, Any]
+"""One entry of a provider's conversation history (a message, a content block, an item)."""
+Call: TypeAlias = ToolCall | InvalidToolCall
+Outcome: TypeAlias = tuple[ToolCall, Any] | InvalidToolCall
+"""What happened to one call: ``(call, result)`` when it ran, or the invalid call."""
+
+#: What a model is told about a call cut off by the output limit, instead of the parse error.
+TRUNCATED_MESSAGE = "your arguments were cut off by the output limit; send less per call"
+
+_ALPHABET = string.ascii_letters + string.digits
+_SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}\Z")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_MISTRAL_ID = re.compile(r"[A-Za-z0-9]{9}\Z")
+
+
+def dumps(value: Any, *, sort_keys: bool = False) -> str:
+    """Compact JSON text: the one place adapters serialize. Integers keep any size."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS if sort_keys else None).decode()
+    except TypeError:  # an integer beyond 64 bits: the standard library writes it exactly
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys)
+
+
+def arguments_text(call: Call) -> str:
+    """The arguments as JSON text: ``input`` serialized, or an invalid call's raw text as received."""
+    return dumps(call.input) if isinstance(call, ToolCall) else call.raw
+
+
+def input_object(call: Call) -> JSONObject:
+    """The arguments as an object, for providers that take one (Anthropic, Gemini, Bedrock,
+    Ollama). An invalid call whose arguments never parsed is written with ``{}``; its raw text
+    goes back to the model in the error result."""
+    return call.input if call.input is not None else {}
+
+
+def name_of(call: Call) -> str:
+    """The tool's name; ``""`` for an invalid call the provider never named."""
+    return call.name or ""
+
+
+def result_text(result: Any) -> str:
+    """A tool's result as text: a string as is, anything else as JSON."""
+    return result if isinstance(result, str) else dumps(result)
+
+
+def error_payload(call: InvalidToolCall) -> JSONObject:
+    """``{"ok": false, "errors": [...]}``: what the model is told about an invalid call."""
+    errors = []
+    for issue in call.errors:
+        entry = issue.to_dict()
+        if issue.kind == "truncated":
+            entry["message"] = TRUNCATED_MESSAGE
+        errors.append(entry)
+    return {"ok": False, "errors": errors}
+
+
+def call_id(call: Call) -> str:
+    """The call's id, or for a call that has none (Gemini) one derived from the call itself."""
+    if call.id:
+        return call.id
+    return "call_" + _digest(f"{call.choice}:{call.index}:{call.name}:{_fingerprint(call)}", 24)
+
+
+def safe_id(call: Call) -> str:
+    """An id of letters, digits, ``_`` and ``-``, at most 64 long (Anthropic, Bedrock)."""
+    given = call_id(call)
+    if _SAFE_ID.match(given):
+        return given
+    return f"{_UNSAFE.sub('_', given)[:40]}_{_digest(given, 8)}"
+
+
+def mistral_id(call: Call) -> str:
+    """An id of exactly 9 letters and digits, as Mistral requires."""
+    given = call_id(call)
+    return given if _MISTRAL_ID.match(given) else _digest(given, 9)
+
+
+def _fingerprint(call: Call) -> str:
+    return dumps(call.input, sort_keys=True) if isinstance(call, ToolCall) else call.raw
+
+
+def _digest(text: str, length: int) -> str:
+    number = int.from_bytes(hashlib.sha256(text.encode()).digest()[:16], "big")
+    out = []
+    for _ in range(length):
+        number, rest = divmod(number, len(_ALPHABET))
+        out.append(_ALPHABET[rest])
+    return "".join(out)
+
+
+def check_calls(calls: Iterable[Any], text: str | None) -> list[Call]:
+    """The calls as a list, each checked to be a call; at least one call or some text."""
+    out = list(calls)
+    for position, call in enumerate(out):
+        if not isinstance(call, ToolCall | InvalidToolCall):
+            raise UsageError(f"calls[{position}] must be a ToolCall or an InvalidToolCall, got {type(call).__name__}")
+    if text is not None and not isinstance(text, str):
+        raise UsageError(f"text must be a string or None, got {type(text).__name__}")
+    if not out and not text:
+        raise UsageError("an assistant message needs at least one call or some text")
+    return out
+
+
+def results(
+    outcomes: Iterable[Any], written: Callable[[ToolCall, Any], Message], failed: Callable[[InvalidToolCall], Message]
+) -> list[Message]:
+    """Each outcome written by ``written(call, result)`` or, for an invalid call, ``failed(call)``."""
+    return [failed(item) if isinstance(item, InvalidToolCall) else written(*item) for item in check_outcomes(outcomes)]
+
+
+def check_outcomes(outcomes: Iterable[Any]) -> list[Outcome]:
+    """The outcomes as a list, each a ``(ToolCall, result)`` pair or an ``InvalidToolCall``."""
+    out = list(outcomes)
+    for position, item in enumerate(out):
+        ok = isinstance(item, InvalidToolCall) or (
+            isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], ToolCall)
+        )
+        if not ok:
+            raise UsageError(
+                f"outcomes[{position}] must be a (ToolCall, result) pair or an InvalidToolCall, got {item!r:.80}"
+            )
+    if not out:
+        raise UsageError("there are no results to write")
+    return out

@@ -1,0 +1,64 @@
+"""AWS Bedrock Converse: calls as ``toolUse`` blocks, results as ``toolResult`` blocks.
+
+The assistant message holds the text block and one ``toolUse`` block per call, ``input`` an
+object; all results of a turn go in one user message (Converse requires roles to alternate).
+A result that is an object is sent as a ``json`` block, anything else as ``text``; an error
+as ``json`` with ``status: error``. Ids are kept to letters, digits, ``_`` and ``-``.
+Shapes: https://docs.aws.amazon.com/bedrock/latest/userguide/tool-use-inference-call.html
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .._types import InvalidToolCall, ToolCall
+from ._base import (
+    Call,
+    Message,
+    Outcome,
+    check_calls,
+    error_payload,
+    input_object,
+    name_of,
+    result_text,
+    results,
+    safe_id,
+)
+
+__all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message")
+
+
+def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list[Message]:
+    """The assistant message that records ``calls`` (and the ``text`` before them) in the history."""
+    checked = check_calls(calls, text)
+    content: list[Message] = [{"text": text}] if text else []
+    content.extend(
+        {"toolUse": {"toolUseId": safe_id(call), "name": name_of(call), "input": input_object(call)}}
+        for call in checked
+    )
+    return [{"role": "assistant", "content": content}]
+
+
+def tool_results_message(outcomes: Iterable[Outcome]) -> list[Message]:
+    """One user message holding a ``toolResult`` block per outcome, in order."""
+    return [{"role": "user", "content": results(outcomes, _result, _error)}]
+
+
+def tool_result_message(call: ToolCall, result: Any) -> list[Message]:
+    """The user message carrying one call's result."""
+    return tool_results_message([(call, result)])
+
+
+def error_result_message(call: InvalidToolCall) -> list[Message]:
+    """The user message telling the model what was wrong with its call (``status: error``)."""
+    return tool_results_message([call])
+
+
+def _result(call: ToolCall, result: Any) -> Message:
+    block = {"json": result} if isinstance(result, dict) else {"text": result_text(result)}
+    return {"toolResult": {"toolUseId": safe_id(call), "content": [block]}}
+
+
+def _error(call: InvalidToolCall) -> Message:
+    return {"toolResult": {"toolUseId": safe_id(call), "content": [{"json": error_payload(call)}], "status": "error"}}

@@ -1,0 +1,79 @@
+"""Cohere v2 chat: calls in the assistant message, results as ``role: tool`` messages.
+
+The assistant message carries the text as ``tool_plan`` (the plan Cohere writes before its
+calls) and ``tool_calls`` whose ``function.arguments`` is a JSON string, serialized here once;
+each result is a tool message whose content is one ``document``.
+Shapes: https://docs.cohere.com/docs/tool-use-overview
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .._types import InvalidToolCall, ToolCall
+from ._base import (
+    Call,
+    Message,
+    Outcome,
+    arguments_text,
+    call_id,
+    check_calls,
+    dumps,
+    error_payload,
+    name_of,
+    result_text,
+    results,
+)
+
+__all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message")
+
+
+def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list[Message]:
+    """The assistant message that records ``calls`` (and the tool plan ``text``) in the history."""
+    checked = check_calls(calls, text)
+    if not checked:
+        return [{"role": "assistant", "content": text}]
+    message: Message = {"role": "assistant"}
+    if text:
+        message["tool_plan"] = text
+    message["tool_calls"] = [
+        {
+            "id": call_id(call),
+            "type": "function",
+            "function": {"name": name_of(call), "arguments": arguments_text(call)},
+        }
+        for call in checked
+    ]
+    return [message]
+
+
+def tool_results_message(outcomes: Iterable[Outcome]) -> list[Message]:
+    """One ``role: tool`` message per outcome, in order."""
+    return results(outcomes, _result, _error)
+
+
+def tool_result_message(call: ToolCall, result: Any) -> list[Message]:
+    """The message carrying one call's result (a string as is, anything else as JSON)."""
+    return tool_results_message([(call, result)])
+
+
+def error_result_message(call: InvalidToolCall) -> list[Message]:
+    """The message telling the model what was wrong with its call: ``{"ok": false, "errors": [...]}``."""
+    return tool_results_message([call])
+
+
+def _tool_message(call: Call, data: str) -> Message:
+    return {
+        "role": "tool",
+        "tool_call_id": call_id(call),
+        "content": [{"type": "document", "document": {"data": data}}],
+    }
+
+
+def _result(call: ToolCall, result: Any) -> Message:
+    return _tool_message(call, result_text(result))
+
+
+def _error(call: InvalidToolCall) -> Message:
+    return _tool_message(call, dumps(error_payload(call)))

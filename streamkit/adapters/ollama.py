@@ -1,0 +1,66 @@
+"""Ollama ``/api/chat``: calls in the assistant message, results as ``role: tool`` messages.
+
+Ollama takes ``function.arguments`` as an object, and a tool message names its tool with
+``tool_name``. An id is written only when the call has one.
+Shapes: https://docs.ollama.com/capabilities/tool-calling
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .._types import InvalidToolCall, ToolCall
+from ._base import (
+    Call,
+    Message,
+    Outcome,
+    check_calls,
+    dumps,
+    error_payload,
+    input_object,
+    name_of,
+    result_text,
+    results,
+)
+
+__all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message")
+
+
+def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list[Message]:
+    """The assistant message that records ``calls`` (and its ``text``) in the history."""
+    checked = check_calls(calls, text)
+    message: Message = {"role": "assistant", "content": text or ""}
+    if checked:
+        message["tool_calls"] = [_call(call) for call in checked]
+    return [message]
+
+
+def tool_results_message(outcomes: Iterable[Outcome]) -> list[Message]:
+    """One ``role: tool`` message per outcome, in order."""
+    return results(outcomes, _result, _error)
+
+
+def tool_result_message(call: ToolCall, result: Any) -> list[Message]:
+    """The message carrying one call's result (a string as is, anything else as JSON)."""
+    return tool_results_message([(call, result)])
+
+
+def error_result_message(call: InvalidToolCall) -> list[Message]:
+    """The message telling the model what was wrong with its call: ``{"ok": false, "errors": [...]}``."""
+    return tool_results_message([call])
+
+
+def _call(call: Call) -> Message:
+    entry: Message = {"function": {"name": name_of(call), "arguments": input_object(call)}}
+    if call.id:
+        entry = {"id": call.id, **entry}
+    return entry
+
+
+def _result(call: ToolCall, result: Any) -> Message:
+    return {"role": "tool", "tool_name": name_of(call), "content": result_text(result)}
+
+
+def _error(call: InvalidToolCall) -> Message:
+    return {"role": "tool", "tool_name": name_of(call), "content": dumps(error_payload(call))}

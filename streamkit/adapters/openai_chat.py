@@ -1,0 +1,67 @@
+"""OpenAI Chat Completions: calls and results as chat messages.
+
+The assistant message carries ``tool_calls`` whose ``function.arguments`` is a JSON string,
+serialized here once; each result is a ``role: tool`` message naming ``tool_call_id``.
+Shapes: https://platform.openai.com/docs/guides/function-calling
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .._types import InvalidToolCall, ToolCall
+from ._base import (
+    Call,
+    Message,
+    Outcome,
+    arguments_text,
+    call_id,
+    check_calls,
+    dumps,
+    error_payload,
+    name_of,
+    result_text,
+    results,
+)
+
+__all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message")
+
+
+def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list[Message]:
+    """The assistant message that records ``calls`` (and its ``text``) in the history."""
+    checked = check_calls(calls, text)
+    message: Message = {"role": "assistant", "content": text}
+    if checked:
+        message["tool_calls"] = [
+            {
+                "id": call_id(call),
+                "type": "function",
+                "function": {"name": name_of(call), "arguments": arguments_text(call)},
+            }
+            for call in checked
+        ]
+    return [message]
+
+
+def tool_results_message(outcomes: Iterable[Outcome]) -> list[Message]:
+    """One ``role: tool`` message per outcome, in order."""
+    return results(outcomes, _result, _error)
+
+
+def tool_result_message(call: ToolCall, result: Any) -> list[Message]:
+    """The message carrying one call's result (a string as is, anything else as JSON)."""
+    return tool_results_message([(call, result)])
+
+
+def error_result_message(call: InvalidToolCall) -> list[Message]:
+    """The message telling the model what was wrong with its call: ``{"ok": false, "errors": [...]}``."""
+    return tool_results_message([call])
+
+
+def _result(call: ToolCall, result: Any) -> Message:
+    return {"role": "tool", "tool_call_id": call_id(call), "content": result_text(result)}
+
+
+def _error(call: InvalidToolCall) -> Message:
+    return {"role": "tool", "tool_call_id": call_id(call), "content": dumps(error_payload(call))}

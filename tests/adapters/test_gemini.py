@@ -1,0 +1,66 @@
+"""Gemini: calls written back as functionCall parts, results as functionResponse parts."""
+
+from __future__ import annotations
+
+from streamkit import ToolCall
+from streamkit.adapters import gemini
+
+from .cases import HAND_MADE, SCHEMA, SCHEMA_PAYLOAD, TEXT, TRUNCATED, TRUNCATED_PAYLOAD
+
+CALLS = HAND_MADE["gemini"]
+
+# candidates[0].content of the non-streaming response for the same calls (Gemini 2.5 gives no
+# ids; https://ai.google.dev/gemini-api/docs/function-calling).
+DOCUMENTED = {
+    "role": "model",
+    "parts": [
+        {"text": "Checking both."},
+        {"functionCall": {"name": "get_weather", "args": {"city": "Paris"}}},
+        {"functionCall": {"name": "get_stock", "args": {"ticker": "AAPL"}}},
+    ],
+}
+
+
+def test_calls_written_back_equal_the_documented_content() -> None:
+    assert gemini.assistant_message(CALLS, text=TEXT) == [DOCUMENTED]
+
+
+def test_ids_are_written_when_the_call_has_one() -> None:
+    call = ToolCall(0, "96c1su3s", "get_weather", {"city": "Paris"})
+    assert gemini.assistant_message([call]) == [
+        {
+            "role": "model",
+            "parts": [{"functionCall": {"name": "get_weather", "args": {"city": "Paris"}, "id": "96c1su3s"}}],
+        }
+    ]
+    assert gemini.tool_result_message(call, {"temp_c": 21}) == [
+        {
+            "role": "user",
+            "parts": [{"functionResponse": {"name": "get_weather", "response": {"temp_c": 21}, "id": "96c1su3s"}}],
+        }
+    ]
+
+
+def test_all_results_of_a_turn_share_one_user_turn() -> None:
+    weather, stock = CALLS
+    assert gemini.tool_results_message([(weather, {"temp_c": 21}), (stock, 182.5), SCHEMA]) == [
+        {
+            "role": "user",
+            "parts": [
+                {"functionResponse": {"name": "get_weather", "response": {"temp_c": 21}}},
+                {"functionResponse": {"name": "get_stock", "response": {"output": 182.5}}},
+                {"functionResponse": {"name": "get_stock", "response": {"error": SCHEMA_PAYLOAD}, "id": "toolu_S"}},
+            ],
+        }
+    ]
+
+
+def test_errors_are_function_responses_with_an_error_key() -> None:
+    assert gemini.error_result_message(TRUNCATED) == [
+        {
+            "role": "user",
+            "parts": [
+                {"functionResponse": {"name": "write_file", "response": {"error": TRUNCATED_PAYLOAD}, "id": "toolu_T"}}
+            ],
+        }
+    ]
