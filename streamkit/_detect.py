@@ -10,6 +10,8 @@ in, a slug out.
 from __future__ import annotations
 
 import re
+import struct
+import zlib
 from typing import Any
 
 import orjson
@@ -57,6 +59,10 @@ _MISTRAL_MODEL = re.compile(r"(?:mistral|mixtral|magistral|codestral|devstral|mi
 
 def detect_provider(data: bytes) -> str | None:
     """The slug of the provider whose events begin ``data``, or ``None`` when they do not tell."""
+    if _is_eventstream(data):
+        return "bedrock"
+    if _is_ollama(data):
+        return "ollama"
     decoder = SSEDecoder()
     try:
         frames = decoder.feed(data[:HEAD_BYTES])
@@ -74,6 +80,26 @@ def detect_provider(data: bytes) -> str | None:
         if looked == _MAX_EVENTS:
             break
     return None
+
+
+def _is_eventstream(data: bytes) -> bool:
+    """An AWS event-stream message starts with a prelude whose own CRC32 checks out."""
+    if len(data) < 12:
+        return False
+    total, headers, crc = struct.unpack(">III", data[:12])
+    return bool(zlib.crc32(data[:8]) == crc and headers < total)
+
+
+def _is_ollama(data: bytes) -> bool:
+    """Ollama's ``/api/chat`` writes one JSON object per line, each with its model and ``done``."""
+    first = data[:HEAD_BYTES].lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0]
+    if not first.startswith(b"{"):
+        return False
+    try:
+        line = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(line, dict) and "model" in line and "done" in line and "choices" not in line
 
 
 def _payload(frame: Frame) -> dict[str, Any] | None:

@@ -12,11 +12,21 @@ from streamkit._detect import detect_provider
 from .helpers import Fixture, fixtures, replay, sse
 
 SSE_FIXTURES = [f for f in fixtures() if f.path.suffix == ".sse"]
+OTHER_FIXTURES = [f for f in fixtures() if f.path.suffix != ".sse"]
 
 
 @pytest.mark.parametrize("fixture", SSE_FIXTURES, ids=[f.case for f in SSE_FIXTURES])
 def test_every_sse_fixture_is_detected_as_its_provider(fixture: Fixture) -> None:
     assert detect_provider(fixture.path.read_bytes()) == fixture.provider
+
+
+@pytest.mark.parametrize("fixture", OTHER_FIXTURES, ids=[f.case for f in OTHER_FIXTURES])
+def test_ndjson_and_event_stream_fixtures_are_detected(fixture: Fixture) -> None:
+    assert detect_provider(fixture.path.read_bytes()) == fixture.provider
+
+
+def test_an_ndjson_error_line_alone_does_not_tell() -> None:
+    assert detect_provider(b'{"error": "model not found"}\n') is None
 
 
 @pytest.mark.parametrize(
