@@ -194,7 +194,7 @@ def iter_events(source: Iterable[Any], provider: str | Decoder, **options: Any) 
         else:
             yield from _feed(assembler, adapter.end())
     except TransportError as exc:
-        exc.unfinished = assembler._drain()
+        exc.provider, exc.unfinished = assembler.provider, assembler._drain()
         raise
     yield from assembler.flush()
     if assembler.error is not None:
@@ -213,12 +213,13 @@ async def aiter_events(source: Source, provider: str | Decoder, **options: Any) 
             if assembler.error is not None:
                 raise assembler.error
             if assembler.finished:
+                await _drain(items, adapter)
                 break
         else:
             for value in _feed(assembler, adapter.end()):
                 yield value
     except TransportError as exc:
-        exc.unfinished = assembler._drain()
+        exc.provider, exc.unfinished = assembler.provider, assembler._drain()
         raise
     finally:
         await items.aclose()
@@ -244,6 +245,14 @@ async def aiter_tool_calls(
     async for item in aiter_events(source, provider, **options):
         if isinstance(item, ToolCall | InvalidToolCall):
             yield item
+
+
+async def _drain(items: AsyncIterator[Any], adapter: SourceAdapter) -> None:
+    # An SDK's stream reads its body to the end after the provider's end marker, and ends;
+    # reading it that far lets its async generators close themselves (trio warns otherwise).
+    if adapter.drains_after_end:
+        async for _ in items:
+            pass
 
 
 async def _aiter(source: Source) -> AsyncGenerator[Any, None]:

@@ -83,6 +83,11 @@ class SourceAdapter:
             return Payload(value, _event_name(value))
         return value
 
+    @property
+    def drains_after_end(self) -> bool:
+        """Whether the rest of the source is read after the end marker: SDK objects only."""
+        return self._kind == "object"
+
     def end(self) -> Frame | None:
         """The input the end of a normal source implies: ``[DONE]`` for SDK objects and dicts."""
         if self._kind in ("object", "dict") and self._provider in _DONE_PROVIDERS:

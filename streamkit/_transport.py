@@ -14,11 +14,12 @@ ahead. Credentials never reach a message or a repr: the values of the auth heade
 
 from __future__ import annotations
 
+import contextlib
 import json as jsonlib
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, cast
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import anyio
 import httpx
@@ -79,14 +80,15 @@ def _secrets(request: httpx.Request) -> list[str]:
 
 
 def _redact_url(url: httpx.URL) -> str:
-    """The URL with its secret query parameters and password replaced by ``[REDACTED]``."""
+    """The URL with its password and secret query parameters replaced by ``[REDACTED]``."""
+    parts = urlsplit(str(url))
+    netloc, query = parts.netloc, parts.query
     if url.password:
-        url = url.copy_with(password=_REDACTED)
-    if url.query:
-        pairs = parse_qsl(url.query.decode("ascii", "replace"), keep_blank_values=True)
+        netloc = f"{parts.username or ''}:{_REDACTED}@{netloc.rpartition('@')[2]}"
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
         query = urlencode([(k, _REDACTED if k.lower() in _SECRET_PARAMS else v) for k, v in pairs], safe="[]")
-        url = url.copy_with(query=query.encode("ascii"))
-    return str(url)
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
 
 
 def _scrub(text: str, secrets: list[str]) -> str:
@@ -200,48 +202,58 @@ def _read_error(exc: httpx.HTTPError, request: httpx.Request, *, during: str) ->
     return TransportError(f"{during} {_where(request)}: {what} ({type(exc).__name__}: {cause})")
 
 
-def _bounded(chunks: Iterator[bytes]) -> bytes:
-    body = bytearray()
-    for chunk in chunks:
-        body += chunk
-        if len(body) >= ERROR_BODY_LIMIT:
-            break
-    return bytes(body)
+async def _release(response: httpx.Response, chunks: AsyncIterator[bytes]) -> None:
+    """Close the response, then let httpx's abandoned byte iterators end.
 
-
-async def _abounded(chunks: AsyncIterator[bytes]) -> bytes:
-    body = bytearray()
-    async for chunk in chunks:
-        body += chunk
-        if len(body) >= ERROR_BODY_LIMIT:
-            break
-    return bytes(body)
+    httpx's byte iterators are async generators nested several deep, and an inner one is never
+    closed when the outer one is (encode/httpx#3593): trio warns about each one collected
+    unfinished. Once the response is closed, one more step ends them all with ``ReadError``.
+    """
+    with anyio.CancelScope(shield=True):
+        await response.aclose()
+        with contextlib.suppress(httpx.HTTPError, httpx.StreamError):
+            async for _ in chunks:
+                pass
 
 
 def _check(response: httpx.Response, framing: str, provider: str) -> None:
     if _accepted(response, framing):
         return
+    body = bytearray()
     try:
-        body = _bounded(response.iter_bytes())
+        for chunk in response.iter_bytes():
+            body += chunk
+            if len(body) >= ERROR_BODY_LIMIT:
+                break
     except httpx.HTTPError:
-        body = b""  # the refusal matters more than its body
-    raise _refusal(response, framing, provider, body)
+        pass  # the refusal matters more than the rest of its body
+    finally:
+        response.close()
+    raise _refusal(response, framing, provider, bytes(body))
 
 
 async def _acheck(response: httpx.Response, framing: str, provider: str) -> None:
     if _accepted(response, framing):
         return
+    body = bytearray()
+    chunks = response.aiter_bytes()
     try:
-        body = await _abounded(response.aiter_bytes())
+        async for chunk in chunks:
+            body += chunk
+            if len(body) >= ERROR_BODY_LIMIT:
+                break
     except httpx.HTTPError:
-        body = b""  # the refusal matters more than its body
-    raise _refusal(response, framing, provider, body)
+        pass  # the refusal matters more than the rest of its body
+    finally:
+        await _release(response, chunks)
+    raise _refusal(response, framing, provider, bytes(body))
 
 
 # -- reading a response ----------------------------------------------------------------------
 
 
 def _body(response: httpx.Response, framing: str, provider: str, tee: Tee | None, checked: bool) -> Iterator[bytes]:
+    """The body's bytes, as the consumer asks for them; the response is closed at the end."""
     if not checked:
         _check(response, framing, provider)
     try:
@@ -251,20 +263,26 @@ def _body(response: httpx.Response, framing: str, provider: str, tee: Tee | None
             yield chunk
     except httpx.HTTPError as exc:
         raise _read_error(exc, response.request, during="reading the response of") from exc
+    finally:
+        response.close()
 
 
 async def _abody(
     response: httpx.Response, framing: str, provider: str, tee: Tee | None, checked: bool
 ) -> AsyncGenerator[bytes, None]:
+    """The async twin of ``_body``."""
     if not checked:
         await _acheck(response, framing, provider)
+    chunks = response.aiter_bytes()
     try:
-        async for chunk in response.aiter_bytes():
+        async for chunk in chunks:
             if tee is not None:
                 tee(chunk)
             yield chunk
     except httpx.HTTPError as exc:
         raise _read_error(exc, response.request, during="reading the response of") from exc
+    finally:
+        await _release(response, chunks)
 
 
 def _source(source: Any, provider: str | Decoder) -> Any:
@@ -332,10 +350,9 @@ class AsyncEventStream:
     def __aiter__(self) -> AsyncIterator[StreamEvent]:
         return self._events
 
-    async def tool_calls(self) -> AsyncIterator[ToolCall | InvalidToolCall]:
-        async for item in self._events:
-            if isinstance(item, ToolCall | InvalidToolCall):
-                yield item
+    def tool_calls(self) -> AsyncIterator[ToolCall | InvalidToolCall]:
+        """Only the calls, valid or not, each the moment it completes."""
+        return _AsyncCalls(self._events)
 
     async def aclose(self) -> None:
         """Stop reading and close the response; the connection goes back to the client."""
@@ -344,6 +361,21 @@ class AsyncEventStream:
 
     def __repr__(self) -> str:
         return f"<AsyncEventStream provider={self.provider!r} status={self.status_code} url={self._url!r}>"
+
+
+class _AsyncCalls:
+    # A plain iterator, not an async generator: breaking out of it leaves nothing unclosed.
+    def __init__(self, events: AsyncIterator[StreamEvent]) -> None:
+        self._events = events
+
+    def __aiter__(self) -> _AsyncCalls:
+        return self
+
+    async def __anext__(self) -> ToolCall | InvalidToolCall:
+        while True:
+            item = await self._events.__anext__()
+            if isinstance(item, ToolCall | InvalidToolCall):
+                return item
 
 
 class EventStream:
@@ -362,9 +394,8 @@ class EventStream:
         return self._events
 
     def tool_calls(self) -> Iterator[ToolCall | InvalidToolCall]:
-        for item in self._events:
-            if isinstance(item, ToolCall | InvalidToolCall):
-                yield item
+        """Only the calls, valid or not, each the moment it completes."""
+        return (item for item in self._events if isinstance(item, ToolCall | InvalidToolCall))
 
     def close(self) -> None:
         """Stop reading and close the response; the connection goes back to the client."""
