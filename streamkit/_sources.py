@@ -12,7 +12,8 @@ recognized by its shape alone, so no SDK is ever imported:
 - an SDK's event object: anything with ``model_dump`` (pydantic v2: openai, anthropic,
   google-genai, mistral, cohere), ``to_dict`` or ``to_json_dict``. It is dumped by its wire
   names (``by_alias``: google-genai's ``functionCall``, not ``function_call``), and fields that
-  are unset or ``None`` are left out: they mean absent.
+  are unset or ``None`` are left out: they mean absent. The raw chunk inside the events of
+  openai's ``.stream()`` helper is taken, not the helper's snapshot.
 
 The kind is fixed by the first item; a source that switches kinds is a usage error, never
 guessed at. boto3's ``converse_stream()`` events (``{"contentBlockDelta": {...}}``) are unwrapped
@@ -117,7 +118,7 @@ def _classify(item: object, number: int) -> tuple[str, Callable[[Any], Any]]:
         return "frame", _sse_event
     for method, dump in _DUMPERS:
         if callable(getattr(item, method, None)):
-            return "object", dump
+            return "object", _raw_event(dump)
     raise UsageError(
         f"item {number} of the source is a {type(item).__module__}.{type(item).__qualname__}: a source yields "
         "bytes, text lines, SSE events, dicts, or SDK event objects (with model_dump, to_dict or to_json_dict)"
@@ -158,6 +159,24 @@ _DUMPERS: tuple[tuple[str, Callable[[Any], Any]], ...] = (
     ("to_dict", _to_dict),
     ("to_json_dict", _to_json_dict),
 )
+
+
+def _raw_event(dump: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """Dump the raw event an SDK helper's event wraps, or else the object itself.
+
+    openai's ``chat.completions.stream()`` helper yields each raw chunk wrapped in a
+    ``ChunkEvent`` (``type == "chunk"``, with the whole snapshot beside it), and events derived
+    from the chunks, which carry no ``choices`` and mean nothing more.
+    """
+
+    def unwrap(item: Any) -> Any:
+        if getattr(item, "type", None) == "chunk":
+            inner = getattr(item, "chunk", None)
+            if inner is not None:
+                return dump(inner)
+        return dump(item)
+
+    return unwrap
 
 
 def _drop_none(value: Any) -> Any:

@@ -229,3 +229,35 @@ def test_real_anthropic_events(name: str) -> None:
     _, data = case(name)
     events = [adapter.validate_python(p) for p in payloads(data) if p["type"] != "ping"]  # the SDK skips pings
     assert outcome(events, "anthropic") == outcome([data], "anthropic")
+
+
+def test_real_google_genai_chunks_dump_by_their_wire_names() -> None:
+    types = pytest.importorskip("google.genai.types")
+    wire = {
+        "candidates": [
+            {
+                "content": {
+                    "role": "model",
+                    "parts": [{"functionCall": {"name": "get_weather", "args": {"city": "Paris"}}}],
+                },
+                "finishReason": "STOP",
+                "index": 0,
+            }
+        ],
+        "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 3},
+    }
+    chunk = types.GenerateContentResponse.model_validate(wire)
+    assert SourceAdapter("gemini", "sse").adapt(chunk) == Payload(wire, None)
+
+
+def test_the_raw_chunk_inside_an_sdk_helper_event_is_taken() -> None:
+    class ChunkEvent(StainlessLike):
+        type = "chunk"
+
+        def __init__(self, chunk: object) -> None:
+            super().__init__({"type": "chunk", "snapshot": "the whole completion so far"})
+            self.chunk = chunk
+
+    _, data = case("openai_chat/text_then_two_calls")
+    objects = [ChunkEvent(StainlessLike(p)) for p in payloads(data)]
+    assert outcome(objects, "openai_chat") == outcome([data], "openai_chat")
