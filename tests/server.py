@@ -32,6 +32,7 @@ class Reply:
         gzip: compress the joined body and write it in ``gzip_piece``-byte pieces.
         endless: called for each write after ``writes``, until the client stops reading or
             ``endless_limit`` bytes were written (backpressure tests).
+        send_buffer: the socket's send buffer size, to keep the kernel's buffering small.
     """
 
     writes: list[bytes] = field(default_factory=list)
@@ -47,6 +48,7 @@ class Reply:
     gzip_piece: int = 7
     endless: Callable[[int], bytes] | None = None
     endless_limit: int = 64 * 1024 * 1024
+    send_buffer: int | None = None
 
 
 @dataclass
@@ -142,6 +144,8 @@ class LoopbackServer:
             head.append(f"Content-Length: {sum(len(w) for w in writes)}")
         else:
             head.append("Connection: close")
+        if reply.send_buffer is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, reply.send_buffer)
         try:
             self._send(sock, ("\r\n".join(head) + "\r\n\r\n").encode(), connection, framed=False)
             for number, piece in enumerate(_pieces(writes, reply)):
