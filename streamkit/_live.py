@@ -161,6 +161,9 @@ def run(
             emit(call)
         print(f"streamkit: error: {exc}", file=err)
         return EXIT_STREAM_ERROR
+    except UsageError as exc:  # a URL httpx cannot send to
+        print(f"streamkit: error: {exc}", file=err)
+        return EXIT_USAGE
     except OSError as exc:
         if recorder is None:
             raise

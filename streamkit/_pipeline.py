@@ -27,6 +27,7 @@ from .providers import DECODERS, Decoder
 __all__ = (
     "Assembler",
     "ByteSource",
+    "Source",
     "aiter_events",
     "aiter_tool_calls",
     "iter_events",

@@ -406,6 +406,13 @@ class EventStream:
         return f"<EventStream provider={self.provider!r} status={self.status_code} url={self._url!r}>"
 
 
+def _build(client: httpx.Client | httpx.AsyncClient, method: str, url: str | httpx.URL, **parts: Any) -> httpx.Request:
+    try:
+        return client.build_request(method, url, **parts)
+    except httpx.InvalidURL as exc:
+        raise UsageError(f"invalid URL: {exc}") from None
+
+
 @asynccontextmanager
 async def astream(
     client: httpx.AsyncClient,
@@ -436,9 +443,11 @@ async def astream(
         options: passed to ``Assembler`` (``early_close``, ``max_event_bytes``).
     """
     framing = _framing(provider)
-    request = client.build_request(method, url, json=json, content=content, headers=headers, params=params)
+    request = _build(client, method, url, json=json, content=content, headers=headers, params=params)
     try:
         response = await client.send(request, stream=True)
+    except httpx.UnsupportedProtocol as exc:
+        raise UsageError(f"cannot send {_where(request)}: {exc}") from None
     except httpx.HTTPError as exc:
         raise _read_error(exc, request, during="sending") from exc
     events: AsyncEventStream | None = None
@@ -469,9 +478,11 @@ def stream(
 ) -> Generator[EventStream, None, None]:
     """The sync twin of ``astream``, with an ``httpx.Client``."""
     framing = _framing(provider)
-    request = client.build_request(method, url, json=json, content=content, headers=headers, params=params)
+    request = _build(client, method, url, json=json, content=content, headers=headers, params=params)
     try:
         response = client.send(request, stream=True)
+    except httpx.UnsupportedProtocol as exc:
+        raise UsageError(f"cannot send {_where(request)}: {exc}") from None
     except httpx.HTTPError as exc:
         raise _read_error(exc, request, during="sending") from exc
     events: EventStream | None = None

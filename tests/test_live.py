@@ -167,3 +167,16 @@ def test_headers_per_provider() -> None:
     assert _headers("openai_chat", ["authorization: Bearer x"], {}) == {"authorization": "Bearer x"}
     with pytest.raises(UsageError, match=r"^bedrock requests need AWS SigV4 signing"):
         _headers("bedrock", [], env)
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("notaurl", "cannot send POST /notaurl: Request URL is missing an 'http://' or 'https://' protocol."),
+        ("ftp://127.0.0.1/x", "cannot send POST ftp://127.0.0.1/x: Request URL has an unsupported protocol 'ftp://'."),
+        ("http://127.0.0.1:port/", "invalid URL: Invalid port: 'port'"),
+    ],
+)
+def test_a_url_httpx_cannot_send_to_is_a_usage_error(body: Path, url: str, message: str) -> None:
+    result = replay(["live", "--provider", "anthropic", "--url", url, "--body", str(body)])
+    assert (result.code, result.stdout, result.stderr) == (2, "", f"streamkit: error: {message}\n")
