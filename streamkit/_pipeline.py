@@ -143,10 +143,11 @@ class Assembler:
         if exc.provider is None:
             exc.provider = self.provider
         if not exc.unfinished:
-            exc.unfinished = self._drain()
+            exc.unfinished = self._unfinished()
         self.error = exc
 
-    def _drain(self) -> tuple[InvalidToolCall, ...]:
+    def _unfinished(self) -> tuple[InvalidToolCall, ...]:
+        """Close every open call as cut off: the calls an error carries."""
         return tuple(_as_invalid(normalize(raw)) for raw in self._accumulator.drain_open())
 
 
@@ -185,17 +186,21 @@ def iter_events(source: Iterable[Any], provider: str | Decoder, **options: Any) 
     """
     assembler = Assembler(provider, **options)
     adapter = SourceAdapter(assembler.provider, assembler.framing)
+    items = iter(source)
     try:
-        for item in source:
+        for item in items:
             yield from _feed(assembler, adapter.adapt(item))
             if assembler.error is not None:
                 raise assembler.error
             if assembler.finished:
+                if adapter.drains_after_end:
+                    for _ in items:  # as in _read_to_end
+                        pass
                 break
         else:
             yield from _feed(assembler, adapter.end())
     except TransportError as exc:
-        exc.provider, exc.unfinished = assembler.provider, assembler._drain()
+        exc.provider, exc.unfinished = assembler.provider, assembler._unfinished()
         raise
     yield from assembler.flush()
     if assembler.error is not None:
@@ -214,13 +219,13 @@ async def aiter_events(source: Source, provider: str | Decoder, **options: Any) 
             if assembler.error is not None:
                 raise assembler.error
             if assembler.finished:
-                await _drain(items, adapter)
+                await _read_to_end(items, adapter)
                 break
         else:
             for value in _feed(assembler, adapter.end()):
                 yield value
     except TransportError as exc:
-        exc.provider, exc.unfinished = assembler.provider, assembler._drain()
+        exc.provider, exc.unfinished = assembler.provider, assembler._unfinished()
         raise
     finally:
         await items.aclose()
@@ -248,9 +253,10 @@ async def aiter_tool_calls(
             yield item
 
 
-async def _drain(items: AsyncIterator[Any], adapter: SourceAdapter) -> None:
+async def _read_to_end(items: AsyncIterator[Any], adapter: SourceAdapter) -> None:
     # An SDK's stream reads its body to the end after the provider's end marker, and ends;
-    # reading it that far lets its async generators close themselves (trio warns otherwise).
+    # reading it that far lets it close its response and its async generators (trio warns
+    # about an async generator left unfinished).
     if adapter.drains_after_end:
         async for _ in items:
             pass
