@@ -29,6 +29,7 @@ class Reply:
         delay: seconds slept before each write.
         pauses: seconds slept before the write of that number (from 0), besides ``delay``.
         cut: drop the connection after the writes, without ending the body.
+        cut_mid_chunk: with ``cut``, the last chunk's header promises 100 bytes more than follow.
         gzip: compress the joined body and write it in ``gzip_piece``-byte pieces.
         endless: called for each write after ``writes``, until the client stops reading or
             ``endless_limit`` bytes were written (backpressure tests).
@@ -44,6 +45,7 @@ class Reply:
     delay: float = 0.0
     pauses: dict[int, float] = field(default_factory=dict)
     cut: bool = False
+    cut_mid_chunk: bool = False
     gzip: bool = False
     gzip_piece: int = 7
     endless: Callable[[int], bytes] | None = None
@@ -148,11 +150,16 @@ class LoopbackServer:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, reply.send_buffer)
         try:
             self._send(sock, ("\r\n".join(head) + "\r\n\r\n").encode(), connection, framed=False)
-            for number, piece in enumerate(_pieces(writes, reply)):
+            pieces = list(_pieces(writes, reply)) if reply.cut_mid_chunk else _pieces(writes, reply)
+            if reply.cut_mid_chunk:
+                *pieces, last = pieces
+            for number, piece in enumerate(pieces):
                 pause = reply.delay + reply.pauses.get(number, 0.0)
                 if pause:
                     time.sleep(pause)
                 self._send(sock, piece, connection, framed=reply.chunked)
+            if reply.cut_mid_chunk:
+                self._send(sock, b"%x\r\n%s" % (len(last) + 100, last), connection, framed=False)
             if reply.cut:
                 return False
             if reply.chunked:

@@ -109,6 +109,7 @@ def cut_inside(data: bytes, marker: bytes) -> bytes:
     return data[: data.index(marker) + len(marker)]
 
 
+@pytest.mark.parametrize("mid_chunk", [False, True], ids=["between_chunks", "inside_a_chunk"])
 @pytest.mark.parametrize(
     ("where", "body", "raw"),
     [
@@ -119,9 +120,9 @@ def cut_inside(data: bytes, marker: bytes) -> bytes:
     ],
 )
 async def test_a_dropped_connection_after_delivered_calls(
-    server: LoopbackServer, where: str, body: bytes, raw: str
+    server: LoopbackServer, where: str, body: bytes, raw: str, mid_chunk: bool
 ) -> None:
-    server.routes["/cut"] = Reply([body[:500], body[500:]], cut=True)
+    server.routes["/cut"] = Reply([body[:500], body[500:]], cut=True, cut_mid_chunk=mid_chunk)
     got: list[object] = []
     async with httpx.AsyncClient() as client:
         with pytest.raises(TransportError) as info:
