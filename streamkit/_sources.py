@@ -13,7 +13,8 @@ recognized by its shape alone, so no SDK is ever imported:
   google-genai, mistral, cohere), ``to_dict`` or ``to_json_dict``. It is dumped by its wire
   names (``by_alias``: google-genai's ``functionCall``, not ``function_call``), and fields that
   are unset or ``None`` are left out: they mean absent. The raw chunk inside the events of
-  openai's ``.stream()`` helper is taken, not the helper's snapshot.
+  openai's ``.stream()`` helper is taken, not the helper's snapshot, and the chunk inside
+  mistralai's ``CompletionEvent(data=...)``.
 
 The kind is fixed by the first item; a source that switches kinds is a usage error, never
 guessed at. boto3's ``converse_stream()`` events (``{"contentBlockDelta": {...}}``) are unwrapped
@@ -162,11 +163,12 @@ _DUMPERS: tuple[tuple[str, Callable[[Any], Any]], ...] = (
 
 
 def _raw_event(dump: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """Dump the raw event an SDK helper's event wraps, or else the object itself.
+    """Dump the raw event an SDK's event object wraps, or else the object itself.
 
     openai's ``chat.completions.stream()`` helper yields each raw chunk wrapped in a
     ``ChunkEvent`` (``type == "chunk"``, with the whole snapshot beside it), and events derived
-    from the chunks, which carry no ``choices`` and mean nothing more.
+    from the chunks, which carry no ``choices`` and mean nothing more. mistralai yields each
+    chunk as the one member of a ``CompletionEvent(data=...)``.
     """
 
     def unwrap(item: Any) -> Any:
@@ -174,7 +176,10 @@ def _raw_event(dump: Callable[[Any], Any]) -> Callable[[Any], Any]:
             inner = getattr(item, "chunk", None)
             if inner is not None:
                 return dump(inner)
-        return dump(item)
+        payload = dump(item)
+        if isinstance(payload, dict) and len(payload) == 1 and isinstance(payload.get("data"), dict):
+            return payload["data"]
+        return payload
 
     return unwrap
 

@@ -16,7 +16,7 @@ from streamkit._events import Frame
 from streamkit._sources import Payload, SourceAdapter
 from streamkit._sse import SSEDecoder
 
-from .helpers import FIXTURES, Fixture, fixtures
+from .helpers import FIXTURES, Fixture, fixtures, sse
 
 SSE_FIXTURES = [f for f in fixtures() if f.path.suffix == ".sse"]
 
@@ -260,4 +260,56 @@ def test_the_raw_chunk_inside_an_sdk_helper_event_is_taken() -> None:
 
     _, data = case("openai_chat/text_then_two_calls")
     objects = [ChunkEvent(StainlessLike(p)) for p in payloads(data)]
+    assert outcome(objects, "openai_chat") == outcome([data], "openai_chat")
+
+
+MISTRAL_CHUNKS: list[dict[str, Any]] = [
+    # Mistral's shape: OpenAI Chat chunks, each call whole in one delta (protocols.md, Mistral).
+    {
+        "id": "c1",
+        "model": "mistral-large",
+        "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}],
+    },
+    {
+        "id": "c1",
+        "model": "mistral-large",
+        "choices": [
+            {
+                "index": 0,
+                "delta": {
+                    "tool_calls": [
+                        {
+                            "id": "a1B2c3D4e",
+                            "index": 0,
+                            "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                        }
+                    ]
+                },
+                "finish_reason": "tool_calls",
+            }
+        ],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    },
+]
+
+
+def test_real_mistralai_completion_events() -> None:
+    mistralai = pytest.importorskip("mistralai")
+    models = getattr(mistralai, "models", None) or pytest.importorskip("mistralai.client.models")
+    events = [models.CompletionEvent.model_validate({"data": chunk}) for chunk in MISTRAL_CHUNKS]
+    got = outcome(events, "openai_chat")
+    assert got == outcome([sse(*MISTRAL_CHUNKS, done=True)], "openai_chat")
+    assert got == (
+        [
+            ToolCall(0, "a1B2c3D4e", "get_weather", {"city": "Paris"}),
+            streamkit.ResponseEnd("tool_calls", {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}),
+        ],
+        None,
+    )
+
+
+def test_the_chunk_inside_a_lone_data_member_is_taken() -> None:
+    # mistralai's CompletionEvent(data=chunk), without the SDK.
+    _, data = case("openai_chat/text_then_two_calls")
+    objects = [PydanticLike({"data": p}, {"data": {}}) for p in payloads(data)]
     assert outcome(objects, "openai_chat") == outcome([data], "openai_chat")
