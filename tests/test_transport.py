@@ -277,7 +277,7 @@ def one_slot() -> httpx.AsyncClient:
 
 
 async def test_breaking_out_releases_the_connection(server: LoopbackServer) -> None:
-    server.routes["/s"] = Reply(drip(ANTHROPIC), delay=0.01)
+    server.routes["/s"] = Reply(drip(ANTHROPIC), delay=0.02)
     async with one_slot() as client:
         async with streamkit.astream(client, "anthropic", server.url("/s")) as events:
             async for call in events.tool_calls():
@@ -288,7 +288,7 @@ async def test_breaking_out_releases_the_connection(server: LoopbackServer) -> N
 
 
 async def test_an_exception_in_the_consumer_releases_the_connection(server: LoopbackServer) -> None:
-    server.routes["/s"] = Reply(drip(ANTHROPIC), delay=0.01)
+    server.routes["/s"] = Reply(drip(ANTHROPIC), delay=0.02)
     async with one_slot() as client:
         with pytest.raises(KeyError):
             async with streamkit.astream(client, "anthropic", server.url("/s")) as events:
