@@ -2,7 +2,8 @@
 
 Bytes are framed (SSE), decoded per provider, accumulated per call and parsed once, at each
 call's end marker, by one shared normalizer. Every stage is sans-IO; the iterators here drive
-them over any iterable of bytes.
+them over an httpx response or any iterable of bytes, text lines, SSE events, dicts or SDK
+event objects, and ``astream``/``stream`` send the request themselves.
 """
 
 from __future__ import annotations
@@ -19,7 +20,17 @@ from ._errors import (
     UsageError,
 )
 from ._normalize import parse_arguments
-from ._pipeline import Assembler, aiter_events, aiter_tool_calls, iter_events, iter_tool_calls
+from ._pipeline import Assembler
+from ._transport import (
+    AsyncEventStream,
+    EventStream,
+    aiter_events,
+    aiter_tool_calls,
+    astream,
+    iter_events,
+    iter_tool_calls,
+    stream,
+)
 from ._types import (
     ISSUE_KINDS,
     ArgumentIssue,
@@ -39,7 +50,9 @@ __all__ = (
     "ADAPTERS",
     "ArgumentIssue",
     "Assembler",
+    "AsyncEventStream",
     "DECODERS",
+    "EventStream",
     "FramingError",
     "HTTPStatusError",
     "ISSUE_KINDS",
@@ -59,9 +72,11 @@ __all__ = (
     "__version__",
     "aiter_events",
     "aiter_tool_calls",
+    "astream",
     "iter_events",
     "iter_tool_calls",
     "parse_arguments",
+    "stream",
 )
 
 for _name in __all__:

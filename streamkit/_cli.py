@@ -26,6 +26,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from . import _live
 from ._detect import detect_provider
 from ._errors import StreamError, UsageError
 from ._pipeline import iter_events
@@ -162,9 +163,24 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--provider", required=True, help=f"one of: {', '.join(sorted(DECODERS))}, or auto")
     replay.add_argument("--chunk-size", type=_positive, default=None, help="feed the bytes in chunks of N")
     replay.add_argument("--tools", default=None, help="a JSON file of the tools sent: check each call against them")
+    _live.add_commands(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command in _live.COMMANDS:
+        return _live_command(args, sys.stdout.buffer, sys.stderr)
     return _replay(args, sys.stdout.buffer, sys.stderr)
+
+
+def _live_command(args: argparse.Namespace, out: BinaryIO, err: Any) -> int:
+    """``live`` and ``record``: the lines ``replay`` prints, for a request sent now."""
+
+    def emit(item: StreamEvent) -> None:
+        line = to_json_line(item)
+        if line is not None:
+            out.write(_dumps(line) + b"\n")
+            out.flush()
+
+    return _live.run(args, emit, err, sys.stdin.buffer)

@@ -136,15 +136,37 @@ class IncompleteStreamError(StreamError):
 
 
 class TransportError(StreamkitError):
-    """The HTTP exchange failed; raised only by the transport edge."""
+    """The HTTP exchange failed; raised only by the transport edge, the httpx error as ``__cause__``.
+
+    When the connection failed in the middle of a stream, the calls completed before were
+    delivered, and ``unfinished`` holds the calls that were still open, with their raw text.
+    Messages never carry credentials: header values and ``key=`` URL parameters are redacted.
+    """
+
+    unfinished: tuple[InvalidToolCall, ...] = ()
+    provider: str | None = None
 
 
 class HTTPStatusError(TransportError):
-    """The server answered with a non-2xx status."""
+    """The server answered with a non-2xx status.
 
-    def __init__(self, message: str, *, status_code: int, body_excerpt: str = "") -> None:
+    ``error_type`` and ``error_message`` are the provider's own, read from its JSON error body
+    when it has one; ``body_excerpt`` is the start of the body.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int,
+        body_excerpt: str = "",
+        error_type: str | None = None,
+        error_message: str | None = None,
+    ) -> None:
         self.status_code = status_code
         self.body_excerpt = body_excerpt
+        self.error_type = error_type
+        self.error_message = error_message
         super().__init__(message)
 
 

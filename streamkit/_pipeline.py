@@ -12,15 +12,16 @@ still open when the stream failed.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
 from ._accumulator import Accumulator
 from ._awsstream import EventStreamDecoder
-from ._errors import IncompleteStreamError, StreamError, UsageError
+from ._errors import IncompleteStreamError, StreamError, TransportError, UsageError
 from ._events import Frame, RawCall, ResponseEnded, TextReceived
 from ._ndjson import NDJSONDecoder
 from ._normalize import normalize
+from ._sources import Payload, SourceAdapter
 from ._sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder
 from ._types import InvalidToolCall, ResponseEnd, StreamEvent, TextDelta, ToolCall
 from ._validate import Toolset, as_toolset
@@ -29,6 +30,7 @@ from .providers import DECODERS, Decoder
 __all__ = (
     "Assembler",
     "ByteSource",
+    "Source",
     "aiter_events",
     "aiter_tool_calls",
     "iter_events",
@@ -36,6 +38,9 @@ __all__ = (
 )
 
 ByteSource = Iterable[bytes] | AsyncIterable[bytes]
+#: What ``iter_events`` and its kin accept: any iterable of the items ``_sources`` recognizes
+#: (bytes, text lines, SSE events, dicts, SDK event objects).
+Source = Iterable[Any] | AsyncIterable[Any]
 
 
 class _Framer(Protocol):
@@ -77,6 +82,7 @@ class Assembler:
         self._toolset = None if tools is None else as_toolset(tools)
         self._decoder = _make_decoder(provider, early_close=early_close)
         self.provider = self._decoder.slug
+        self.framing = self._decoder.framing
         self._framer = _FRAMERS[self._decoder.framing](max_event_bytes=max_event_bytes)
         self._accumulator = Accumulator(self.provider)
         self.error: StreamError | None = None
@@ -149,8 +155,12 @@ class Assembler:
         if exc.provider is None:
             exc.provider = self.provider
         if not exc.unfinished:
-            exc.unfinished = tuple(_as_invalid(normalize(raw)) for raw in self._accumulator.drain_open())
+            exc.unfinished = self._unfinished()
         self.error = exc
+
+    def _unfinished(self) -> tuple[InvalidToolCall, ...]:
+        """Close every open call as cut off: the calls an error carries."""
+        return tuple(_as_invalid(normalize(raw)) for raw in self._accumulator.drain_open())
 
 
 def _as_invalid(call: ToolCall | InvalidToolCall) -> InvalidToolCall:
@@ -170,44 +180,75 @@ def _make_decoder(provider: str | Decoder, *, early_close: bool) -> Decoder:
     return cls(early_close=early_close)
 
 
-def _check_chunk(chunk: object) -> bytes:
-    if isinstance(chunk, bytes | bytearray | memoryview):
-        return bytes(chunk)
-    raise UsageError(f"the source must yield bytes, got {type(chunk).__name__}")
+def _feed(assembler: Assembler, value: bytes | Frame | Payload | None) -> list[StreamEvent]:
+    if type(value) is bytes:
+        return assembler.feed(value)
+    if type(value) is Payload:
+        return assembler.feed_payload(value.payload, value.event)
+    if type(value) is Frame:
+        return assembler.feed_frame(value)
+    return []  # None: the source implies no input
 
 
-def iter_events(source: Iterable[bytes], provider: str | Decoder, **options: Any) -> Iterator[StreamEvent]:
-    """Yield text deltas, each call the moment it completes, and last the ``ResponseEnd``."""
+def iter_events(source: Iterable[Any], provider: str | Decoder, **options: Any) -> Iterator[StreamEvent]:
+    """Yield text deltas, each call the moment it completes, and last the ``ResponseEnd``.
+
+    ``source`` yields bytes, text lines, SSE events, dicts or SDK event objects (see
+    ``streamkit._sources``).
+    """
     assembler = Assembler(provider, **options)
-    for chunk in source:
-        yield from assembler.feed(_check_chunk(chunk))
-        if assembler.error is not None:
-            raise assembler.error
-        if assembler.finished:
-            break
+    adapter = SourceAdapter(assembler.provider, assembler.framing)
+    items = iter(source)
+    try:
+        for item in items:
+            yield from _feed(assembler, adapter.adapt(item))
+            if assembler.error is not None:
+                raise assembler.error
+            if assembler.finished:
+                if adapter.drains_after_end:
+                    for _ in items:  # as in _read_to_end
+                        pass
+                break
+        else:
+            yield from _feed(assembler, adapter.end())
+    except TransportError as exc:
+        exc.provider, exc.unfinished = assembler.provider, assembler._unfinished()
+        raise
     yield from assembler.flush()
     if assembler.error is not None:
         raise assembler.error
 
 
-async def aiter_events(source: ByteSource, provider: str | Decoder, **options: Any) -> AsyncIterator[StreamEvent]:
+async def aiter_events(source: Source, provider: str | Decoder, **options: Any) -> AsyncIterator[StreamEvent]:
     """The async twin of ``iter_events``; ``source`` may be an async or a plain iterable."""
     assembler = Assembler(provider, **options)
-    async for chunk in _aiter(source):
-        for item in assembler.feed(_check_chunk(chunk)):
-            yield item
-        if assembler.error is not None:
-            raise assembler.error
-        if assembler.finished:
-            break
-    for item in assembler.flush():
-        yield item
+    adapter = SourceAdapter(assembler.provider, assembler.framing)
+    items = _aiter(source)
+    try:
+        async for item in items:
+            for value in _feed(assembler, adapter.adapt(item)):
+                yield value
+            if assembler.error is not None:
+                raise assembler.error
+            if assembler.finished:
+                await _read_to_end(items, adapter)
+                break
+        else:
+            for value in _feed(assembler, adapter.end()):
+                yield value
+    except TransportError as exc:
+        exc.provider, exc.unfinished = assembler.provider, assembler._unfinished()
+        raise
+    finally:
+        await items.aclose()
+    for value in assembler.flush():
+        yield value
     if assembler.error is not None:
         raise assembler.error
 
 
 def iter_tool_calls(
-    source: Iterable[bytes], provider: str | Decoder, **options: Any
+    source: Iterable[Any], provider: str | Decoder, **options: Any
 ) -> Iterator[ToolCall | InvalidToolCall]:
     """Yield each call, valid or not, the moment its end marker arrives."""
     for item in iter_events(source, provider, **options):
@@ -216,7 +257,7 @@ def iter_tool_calls(
 
 
 async def aiter_tool_calls(
-    source: ByteSource, provider: str | Decoder, **options: Any
+    source: Source, provider: str | Decoder, **options: Any
 ) -> AsyncIterator[ToolCall | InvalidToolCall]:
     """The async twin of ``iter_tool_calls``."""
     async for item in aiter_events(source, provider, **options):
@@ -224,7 +265,16 @@ async def aiter_tool_calls(
             yield item
 
 
-async def _aiter(source: ByteSource) -> AsyncIterator[bytes]:
+async def _read_to_end(items: AsyncIterator[Any], adapter: SourceAdapter) -> None:
+    # An SDK's stream reads its body to the end after the provider's end marker, and ends;
+    # reading it that far lets it close its response and its async generators (trio warns
+    # about an async generator left unfinished).
+    if adapter.drains_after_end:
+        async for _ in items:
+            pass
+
+
+async def _aiter(source: Source) -> AsyncGenerator[Any, None]:
     if isinstance(source, AsyncIterable):
         iterator = aiter(source)
         try:

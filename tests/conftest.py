@@ -1,9 +1,30 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+from .server import LoopbackServer
 
 settings.register_profile("ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+# -- the transport tests: a real HTTP server on loopback, and both async backends --------------
+
+
+@pytest.fixture
+def server() -> Iterator[LoopbackServer]:
+    """An HTTP/1.1 server on 127.0.0.1 and a free port, for this test alone."""
+    running = LoopbackServer()
+    yield running
+    running.close()
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    """Every ``@pytest.mark.anyio`` test runs under asyncio and under trio."""
+    return str(request.param)

@@ -46,7 +46,7 @@ async def test_calls_completed_before_a_cut_are_delivered_then_the_error() -> No
 
 
 @pytest.mark.asyncio
-async def test_source_must_yield_bytes() -> None:
-    with pytest.raises(streamkit.UsageError, match="must yield bytes, got str"):
-        async for _ in streamkit.aiter_events(["data: x\n\n"], "openai_chat"):  # type: ignore[list-item]
+async def test_source_items_must_be_of_a_known_kind() -> None:
+    with pytest.raises(streamkit.UsageError, match=r"item 1 of the source is a builtins\.int: a source yields bytes"):
+        async for _ in streamkit.aiter_events([7], "openai_chat"):
             pass

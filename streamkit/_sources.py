@@ -1,0 +1,208 @@
+"""Source items -> the pipeline's three inputs: bytes, frames, or decoded payloads. No IO.
+
+A stream reaches streamkit in whatever form the caller already holds, and each item is
+recognized by its shape alone, so no SDK is ever imported:
+
+- ``bytes`` (and ``bytearray``, ``memoryview``): wire bytes, chunked anyhow;
+- ``str``: text lines, as ``response.iter_lines()`` or a file gives them; a line without its
+  line end gets one, so ``""`` is the blank line that ends an SSE event;
+- an object with string ``data`` and ``event`` attributes (httpx-sse's ``ServerSentEvent``):
+  one SSE frame; its default event name ``"message"`` means no name, as in the SSE spec;
+- a ``dict``: one already-decoded payload, as sent on the wire;
+- an SDK's event object: anything with ``model_dump`` (pydantic v2: openai, anthropic,
+  google-genai, mistral, cohere), ``to_dict`` or ``to_json_dict``. It is dumped by its wire
+  names (``by_alias``: google-genai's ``functionCall``, not ``function_call``), and fields that
+  are unset or ``None`` are left out: they mean absent. The raw chunk inside the events of
+  openai's ``.stream()`` helper is taken, not the helper's snapshot, and the chunk inside
+  mistralai's ``CompletionEvent(data=...)``.
+
+The kind is fixed by the first item; a source that switches kinds is a usage error, never
+guessed at. boto3's ``converse_stream()`` events (``{"contentBlockDelta": {...}}``) are unwrapped
+into the event name and its payload for decoders framed as an AWS event stream, just as the
+binary frames carry them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ._errors import UsageError
+from ._events import Frame
+
+__all__ = ("Payload", "SourceAdapter")
+
+#: Providers whose stream ends with ``data: [DONE]``. The official SDKs (openai, mistralai)
+#: consume that line and end their iteration without yielding it, so when a source of SDK
+#: objects or dicts ends normally, the marker is supplied here.
+_DONE_PROVIDERS = frozenset({"openai_chat", "mistral"})
+_DONE = Frame(None, "[DONE]")
+
+
+@dataclass(frozen=True, slots=True)
+class Payload:
+    """One decoded event payload and its event name (``None`` when the provider sends none)."""
+
+    payload: Any
+    event: str | None
+
+
+SourceInput = bytes | Frame | Payload
+
+
+class SourceAdapter:
+    """Turns the items of one source into pipeline inputs; keeps the kind fixed by the first item.
+
+    Args:
+        provider: the decoder's slug.
+        framing: the decoder's framing (``"sse"``, ``"ndjson"``, ``"eventstream"``).
+    """
+
+    def __init__(self, provider: str, framing: str) -> None:
+        self._provider = provider
+        self._framing = framing
+        self._kind: str | None = None
+        self._count = 0
+
+    def adapt(self, item: object) -> SourceInput:
+        self._count += 1
+        if type(item) is bytes:  # the hot path
+            kind, value = "bytes", item
+        else:
+            kind, convert = _classify(item, self._count)
+            value = convert(item)
+        if kind != self._kind:
+            if self._kind is not None:
+                raise UsageError(
+                    f"item {self._count} of the source is {_KIND_NAMES[kind]}, but the source began with "
+                    f"{_KIND_NAMES[self._kind]}: one source yields one kind of item"
+                )
+            self._kind = kind
+        if kind in ("object", "dict"):
+            if self._framing == "eventstream":
+                return _unwrap_eventstream(value, self._count)
+            return Payload(value, _event_name(value))
+        return value
+
+    @property
+    def drains_after_end(self) -> bool:
+        """Whether the rest of the source is read after the end marker: SDK objects only."""
+        return self._kind == "object"
+
+    def end(self) -> Frame | None:
+        """The input the end of a normal source implies: ``[DONE]`` for SDK objects and dicts."""
+        if self._kind in ("object", "dict") and self._provider in _DONE_PROVIDERS:
+            return _DONE
+        return None
+
+
+_KIND_NAMES = {
+    "bytes": "bytes",
+    "text": "text",
+    "frame": "an SSE event",
+    "dict": "a dict",
+    "object": "an SDK object",
+}
+
+
+def _classify(item: object, number: int) -> tuple[str, Callable[[Any], Any]]:
+    if isinstance(item, bytes | bytearray | memoryview):
+        return "bytes", bytes
+    if isinstance(item, str):
+        return "text", _line
+    if isinstance(item, Frame):
+        return "frame", _same
+    if isinstance(item, dict):
+        return "dict", _same
+    if isinstance(getattr(item, "data", None), str) and hasattr(item, "event"):
+        return "frame", _sse_event
+    for method, dump in _DUMPERS:
+        if callable(getattr(item, method, None)):
+            return "object", _raw_event(dump)
+    raise UsageError(
+        f"item {number} of the source is a {type(item).__module__}.{type(item).__qualname__}: a source yields "
+        "bytes, text lines, SSE events, dicts, or SDK event objects (with model_dump, to_dict or to_json_dict)"
+    )
+
+
+def _same(item: Any) -> Any:
+    return item
+
+
+def _line(text: str) -> bytes:
+    if not text.endswith(("\n", "\r")):
+        text += "\n"
+    return text.encode("utf-8")
+
+
+def _sse_event(item: Any) -> Frame:
+    event = item.event
+    if event is not None and not isinstance(event, str):
+        raise UsageError(f"an SSE event's name must be a string, got {type(event).__name__}")
+    return Frame(None if event in ("", "message") else event, item.data)
+
+
+def _model_dump(item: Any) -> Any:
+    return _drop_none(item.model_dump(mode="json", by_alias=True, exclude_unset=True))
+
+
+def _to_dict(item: Any) -> Any:
+    return _drop_none(item.to_dict())
+
+
+def _to_json_dict(item: Any) -> Any:
+    return _drop_none(item.to_json_dict())
+
+
+_DUMPERS: tuple[tuple[str, Callable[[Any], Any]], ...] = (
+    ("model_dump", _model_dump),
+    ("to_dict", _to_dict),
+    ("to_json_dict", _to_json_dict),
+)
+
+
+def _raw_event(dump: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """Dump the raw event an SDK's event object wraps, or else the object itself.
+
+    openai's ``chat.completions.stream()`` helper yields each raw chunk wrapped in a
+    ``ChunkEvent`` (``type == "chunk"``, with the whole snapshot beside it), and events derived
+    from the chunks, which carry no ``choices`` and mean nothing more. mistralai yields each
+    chunk as the one member of a ``CompletionEvent(data=...)``.
+    """
+
+    def unwrap(item: Any) -> Any:
+        if getattr(item, "type", None) == "chunk":
+            inner = getattr(item, "chunk", None)
+            if inner is not None:
+                return dump(inner)
+        payload = dump(item)
+        if isinstance(payload, dict) and len(payload) == 1 and isinstance(payload.get("data"), dict):
+            return payload["data"]
+        return payload
+
+    return unwrap
+
+
+def _drop_none(value: Any) -> Any:
+    """Leave out ``None`` object members at every depth: in an SDK object they mean absent."""
+    if isinstance(value, dict):
+        return {key: _drop_none(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [_drop_none(item) for item in value]
+    return value
+
+
+def _event_name(payload: Any) -> str | None:
+    kind = payload.get("type") if isinstance(payload, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+def _unwrap_eventstream(value: Any, number: int) -> Payload:
+    # boto3 yields each event-stream message as {event type: payload}.
+    if isinstance(value, dict) and len(value) == 1:
+        ((name, payload),) = value.items()
+        if isinstance(name, str):
+            return Payload(payload, name)
+    shown = sorted(value) if isinstance(value, dict) else type(value).__name__
+    raise UsageError(f"item {number} of the source must be one {{event type: payload}} pair, got {shown}")
