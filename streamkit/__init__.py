@@ -23,6 +23,7 @@ from ._pipeline import Assembler, aiter_events, aiter_tool_calls, iter_events, i
 from ._types import (
     ISSUE_KINDS,
     ArgumentIssue,
+    ArgumentsPreview,
     InvalidToolCall,
     ResponseEnd,
     StreamEvent,
@@ -35,6 +36,7 @@ __version__ = "0.1.0"
 
 __all__ = (
     "ArgumentIssue",
+    "ArgumentsPreview",
     "Assembler",
     "DECODERS",
     "FramingError",

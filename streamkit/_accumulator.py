@@ -17,7 +17,8 @@ Rules (every rule about which sequences of events are legal lives in this module
    open can be drained with their raw text.
 
 The accumulator never parses arguments: it hands each ``RawCall`` on, and the composer passes
-it to the normalizer.
+it to the normalizer. ``PreviewingAccumulator`` also hands on, now and then, a ``RawPreview``
+of an open call's text so far; the plain ``Accumulator`` never pays for that option.
 """
 
 from __future__ import annotations
@@ -37,15 +38,16 @@ from ._events import (
     ErrorReceived,
     Event,
     RawCall,
+    RawPreview,
     ResponseEnded,
     StopReceived,
     TextReceived,
     UsageReceived,
 )
 
-__all__ = ("Accumulator", "Output")
+__all__ = ("Accumulator", "Output", "PreviewingAccumulator")
 
-Output = RawCall | TextReceived | ResponseEnded
+Output = RawCall | TextReceived | ResponseEnded | RawPreview
 _NOTHING: tuple[Output, ...] = ()
 _UNSET: Any = object()
 
@@ -242,3 +244,51 @@ class Accumulator:
 
     def _error_for(self, index: int, event: str, message: str) -> ProviderProtocolError:
         return ProviderProtocolError(message, provider=self.provider, index=index, event=event)
+
+
+class PreviewingAccumulator(Accumulator):
+    """An ``Accumulator`` that also emits a ``RawPreview`` of each open call's text as it grows.
+
+    A preview is due once a call's text has grown by ``every`` characters since the last one and
+    to ``growth`` times its length then (the larger threshold wins). ``every=1, growth=1.0`` is a
+    preview on every fragment, whose total cost grows with the square of the text; a ``growth``
+    above 1 spaces previews geometrically, so their total cost stays in proportion to the text.
+    The text is joined once per preview, and kept joined, so parts never pile up twice.
+    """
+
+    def __init__(self, provider: str, *, every: int = 1, growth: float = 1.0) -> None:
+        super().__init__(provider)
+        self._every = every
+        self._growth = growth
+        self._progress: dict[tuple[int, int], list[int]] = {}  # key -> [length, next due length]
+
+    def feed(self, event: Event) -> Sequence[Output]:
+        out = super().feed(event)
+        kind = type(event)
+        if kind is ArgumentsDelta or kind is ArgumentsRepeated:
+            key = (event.choice, event.index)  # type: ignore[union-attr]
+            progress = self._progress.get(key)
+            if progress is None:
+                progress = self._progress[key] = [0, self._every]
+            progress[0] += len(event.text)  # type: ignore[union-attr]  # a dropped repeat over-counts
+            if progress[0] >= progress[1]:
+                preview = self._preview(key, progress)
+                if preview is not None:
+                    return (*out, preview)
+        elif out and kind is not TextReceived:
+            for item in out:
+                if type(item) is RawCall:
+                    self._progress.pop((item.choice, item.index), None)
+        return out
+
+    def _preview(self, key: tuple[int, int], progress: list[int]) -> RawPreview | None:
+        slot = self._open.get(key)
+        if slot is None or slot.value is not _UNSET or not slot.parts:
+            return None
+        text = "".join(slot.parts)
+        slot.parts[:] = [text]
+        progress[0] = size = len(text)  # exact again
+        if size < progress[1]:
+            return None
+        progress[1] = max(size + self._every, int(size * self._growth))
+        return RawPreview(slot.index, slot.id, slot.name, text, key[0])

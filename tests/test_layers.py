@@ -10,6 +10,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "streamkit"
 VOCABULARY = {"_errors", "_types", "_events"}
 STAGES = {"_sse", "_ndjson", "_awsstream", "_accumulator", "_normalize", "_validate", "providers", "adapters", "_turn"}
+STAGES |= {"_preview"}
 COMPOSER = {"_pipeline"}
 EDGE = {"_transport"}
 THIRD_PARTY = {"httpx", "httpx_sse"}
