@@ -102,7 +102,7 @@ class Case:
     arguments: tuple[dict[str, Any], ...]  # the objects each call must decode to
     texts: tuple[str, ...]  # each call's argument JSON text, as sent
     events: int  # SSE events in the response
-    end_offsets: tuple[int, ...]  # per call: the byte offset just past its end-marker event
+    end_spans: tuple[tuple[int, int], ...]  # per call: the byte span of its end-marker event
 
     @property
     def argument_bytes(self) -> int:
@@ -134,11 +134,12 @@ def make_case(wire: str, size: int, fragment: int, calls: int, *, seed: int = 20
     build = _openai_chat if wire == "openai_chat" else _anthropic
     events, end_events = build(texts, fragment, rng)
     data = bytearray()
-    offsets: list[int] = []
+    spans: list[tuple[int, int]] = []
     for event in events:
+        start = len(data)
         data += event.encode()
-        offsets.append(len(data))
-    ends = tuple(offsets[number] for number in end_events)
+        spans.append((start, len(data)))
+    ends = tuple(spans[number] for number in end_events)
     return Case(wire, size, fragment, calls, bytes(data), arguments, texts, len(events), ends)
 
 
