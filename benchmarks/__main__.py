@@ -160,11 +160,17 @@ def report(results: dict[str, Any]) -> str:
     headers = ["case (size per call, fragment chars, calls)", "strategy", "ms/stream", "MB/s", "Mevents/s", "x floor"]
     parts.append("## Time per stream (median)\n\n" + table(headers, body))
     body = [
-        [f"{e['wire']} f{e['fragment']} c{e['calls']}", e["strategy"], f"{_size(e['from'])}->{_size(e['to'])}"]
-        + [f"{e['exponent']:.2f}"]
+        [
+            f"{e['wire']} f{e['fragment']} c{e['calls']}",
+            e["strategy"],
+            f"{_size(e['from'])}->{_size(e['to'])}",
+            f"{e['exponent']:.2f}",
+        ]
         for e in results["exponents"]
     ]
-    parts.append("## Growth exponent (1 = linear, 2 = quadratic)\n\n" + table(["case", "strategy", "sizes", "exp"], body))
+    parts.append(
+        "## Growth exponent (1 = linear, 2 = quadratic)\n\n" + table(["case", "strategy", "sizes", "exp"], body)
+    )
     body = [
         [
             f"{m['wire']} {_size(m['size'])} f{m['fragment']}",
@@ -204,7 +210,12 @@ def report(results: dict[str, Any]) -> str:
     headers = ["transcript", "replay ms (in-process)", "split+orjson ms", "ratio", "subprocess ms"]
     parts.append("## streamkit replay vs a plain split-and-parse loop\n\n" + table(headers, body))
     body = [
-        [t["target"], "-" if t["value"] is None else _num(t["value"]), t["bound"], {True: "met", False: "MISSED"}.get(t["met"], "n/a")]
+        [
+            t["target"],
+            "-" if t["value"] is None else _num(t["value"]),
+            t["bound"],
+            {True: "met", False: "MISSED"}.get(t["met"], "n/a"),
+        ]
         for t in results["targets"]
     ]
     parts.append("## Targets\n\n" + table(["target", "measured", "bound", ""], body))

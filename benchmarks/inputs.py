@@ -182,7 +182,7 @@ def _anthropic(texts: tuple[str, ...], fragment: int, rng: random.Random) -> tup
     def event(name: str, payload: dict[str, Any]) -> str:
         return f"event: {name}\ndata: {_dumps(payload)}\n\n"
 
-    message = {
+    message: dict[str, Any] = {
         "id": "msg_01BENCHxk3Lq9VnT4",
         "type": "message",
         "role": "assistant",
@@ -210,7 +210,7 @@ def _anthropic(texts: tuple[str, ...], fragment: int, rng: random.Random) -> tup
             events.append(event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}))
         events.append(event("content_block_stop", {"type": "content_block_stop", "index": index}))
         ends.append(len(events) - 1)
-    delta = {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None}}
-    events.append(event("message_delta", {**delta, "usage": {"output_tokens": 4096}}))
+    stop: dict[str, Any] = {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None}}
+    events.append(event("message_delta", {**stop, "usage": {"output_tokens": 4096}}))
     events.append(event("message_stop", {"type": "message_stop"}))
     return events, ends

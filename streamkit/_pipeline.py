@@ -128,10 +128,18 @@ class Assembler:
         return out
 
     def _frames(self, frames: Iterable[Frame], out: list[StreamEvent]) -> None:
+        # Once per frame: the loop over the frame's events is ``_events`` written inline.
         decode = self._decoder.feed
+        accumulator = self._accumulator
+        feed = accumulator.feed
         for frame in frames:
-            self._events(decode(frame), out)
-            if self._accumulator.finished:
+            for event in decode(frame):
+                for item in feed(event):  # usually empty
+                    if isinstance(item, RawPreview):
+                        self._preview(item, out)
+                    else:
+                        out.append(self._finish(item))
+            if accumulator.finished:
                 return
 
     def _events(self, events: Iterable[Any], out: list[StreamEvent]) -> None:

@@ -49,6 +49,13 @@ class AnthropicDecoder(Decoder):
         if kind is None:
             raise self.error("event data has no 'type'", event=event)
         if kind == "content_block_delta":  # by far the most common event
+            # The hot path: an arguments fragment for an open tool_use block, checked as
+            # ``_delta`` checks it; any other shape takes ``_delta`` and its error messages.
+            index, delta = payload.get("index"), payload.get("delta")
+            if type(index) is int and type(delta) is dict and delta.get("type") == "input_json_delta":
+                text = delta.get("partial_json")
+                if type(text) is str and index in self._calls:
+                    return [ArgumentsDelta(index, text)] if text else _NOTHING
             return self._delta(payload, kind)
         handler = self._HANDLERS.get(kind)
         return handler(self, payload, kind) if handler else _NOTHING  # unknown events are ignored
