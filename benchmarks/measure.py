@@ -66,6 +66,7 @@ class Config:
     min_sample: float = 0.05  # seconds per timing sample
     cell_budget: float = 12.0  # seconds of samples per case and strategy, at most
     max_run: float = 20.0  # skip a run predicted to take longer
+    max_events: int = 600_000  # skip (and say so) a case with more SSE events than this
     inflight_sizes: tuple[int, ...] = (16 * 1024, 128 * 1024, 1024 * 1024)
     inflight_repeats: int = 3
     streams: int = 1000
@@ -178,6 +179,13 @@ def time_cases(config: Config, strategies: list[Strategy], progress: Progress) -
         active = [s for s in strategies if wire in s.wires]
         history: dict[str, list[tuple[int, float]]] = {s.name: [] for s in active}
         for size in config.sizes:
+            events = calls * size // fragment  # about: a character is one byte or more
+            if events > config.max_events:
+                for strategy in active:
+                    progress.step(f"{wire} {size} frag={fragment} calls={calls} {strategy.name}")
+                    reason = f"about {events:,} SSE events (over max_events {config.max_events:,})"
+                    rows.append(Timing(wire, size, fragment, calls, strategy.name, None, skipped=reason))
+                continue
             case = make_case(wire, size, fragment, calls, seed=config.seed)
             rows += _time_case(case, active, history, config, progress)
     return rows
@@ -299,8 +307,10 @@ class Concurrency:
     fragment: int
     chunk: int
     events: int
-    seconds: float
-    events_per_s: float
+    seconds: float  # wall clock
+    cpu_seconds: float  # this process's CPU time over the same run
+    events_per_s: float  # per wall-clock second
+    events_per_cpu_s: float  # per CPU second: what the loop sustains when it has the core to itself
     p50_delay: float
     p99_delay: float
 
@@ -348,7 +358,9 @@ def _concurrency(config: Config, wire: str, progress: Progress) -> Concurrency:
         await asyncio.gather(*(one() for _ in range(config.streams)))
         return time.perf_counter() - began
 
+    cpu = _clock()
     seconds = asyncio.run(all_streams())
+    cpu = _clock() - cpu
     delays.sort()
     events = case.events * config.streams
     return Concurrency(
@@ -359,7 +371,9 @@ def _concurrency(config: Config, wire: str, progress: Progress) -> Concurrency:
         config.stream_chunk,
         events,
         seconds,
+        cpu,
         events / seconds,
+        events / cpu,
         delays[len(delays) // 2],
         delays[min(len(delays) - 1, math.ceil(len(delays) * 0.99) - 1)],
     )
