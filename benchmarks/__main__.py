@@ -239,8 +239,10 @@ def plot(results: dict[str, Any], path: Path) -> str | None:
     fragment = 4 if any(r["fragment"] == 4 for r in rows) else min((r["fragment"] for r in rows), default=4)
     wires = [w for w in ("openai_chat", "anthropic") if any(r["wire"] == w for r in rows)]
     figure, axes = plt.subplots(1, max(len(wires), 1), figsize=(10, 4.2), sharey=True, squeeze=False)
+    names = list(dict.fromkeys(r["strategy"] for r in rows))
+    colors = {name: f"C{number % 10}" for number, name in enumerate(names)}
     for axis, wire in zip(axes[0], wires, strict=False):
-        for strategy in dict.fromkeys(r["strategy"] for r in rows):
+        for strategy in names:
             points = sorted(
                 (r["argument_bytes"], r["seconds"] * 1000)
                 for r in rows
@@ -248,17 +250,19 @@ def plot(results: dict[str, Any], path: Path) -> str | None:
             )
             if points:
                 style = "-" if strategy in ("floor", "deferred") else "--"
-                axis.plot(*zip(*points, strict=True), style, marker="o", markersize=3, label=strategy)
+                axis.plot(
+                    *zip(*points, strict=True), style, color=colors[strategy], marker="o", markersize=3, label=strategy
+                )
         axis.set_xscale("log")
         axis.set_yscale("log")
         axis.set_title(f"{wire}, {fragment}-character fragments, 1 call")
         axis.set_xlabel("argument bytes")
         axis.grid(True, which="major", alpha=0.3)
-    axes[0][0].set_ylabel("ms per stream")
-    axes[0][-1].legend(fontsize=7, loc="upper left")
+        axis.legend(fontsize=7, loc="upper left")
+    axes[0][0].set_ylabel("ms per stream (CPU)")
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=80)
+    figure.savefig(path, dpi=72)
     plt.close(figure)
     return None
 

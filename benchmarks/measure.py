@@ -83,10 +83,10 @@ QUICK = Config(
     calls=(1,),
     repeats=3,
     min_sample=0.02,
-    cell_budget=2.0,
-    max_run=6.0,
+    cell_budget=1.0,
+    max_run=4.0,
     inflight_sizes=(128 * 1024,),
-    inflight_repeats=2,
+    inflight_repeats=1,
     stream_size=1024,
     replay_repeats=3,
 )
