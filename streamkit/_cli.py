@@ -67,11 +67,16 @@ def _dumps(line: dict[str, Any]) -> bytes:
     return data
 
 
+#: Without --chunk-size the file is read in blocks of this size: the calls come out the same
+#: (chunking never changes them), and the framer never decodes one huge region at once.
+_READ_BYTES = 64 * 1024
+
+
 def _chunks(stream: BinaryIO, size: int | None) -> Iterator[bytes]:
-    data = stream.read()
     if not size:
-        yield data
+        yield from iter(lambda: stream.read(_READ_BYTES), b"")
         return
+    data = stream.read()
     for start in range(0, len(data), size):
         yield data[start : start + size]
 
