@@ -64,8 +64,8 @@ class Config:
     wires: tuple[str, ...] = ("openai_chat", "anthropic")
     repeats: int = 5
     min_sample: float = 0.05  # seconds per timing sample
-    cell_budget: float = 12.0  # seconds of samples per case and strategy, at most
-    max_run: float = 20.0  # skip a run predicted to take longer
+    cell_budget: float = 6.0  # seconds of samples per case and strategy, at most
+    max_run: float = 10.0  # skip a run predicted to take longer
     max_events: int = 600_000  # skip (and say so) a case with more SSE events than this
     inflight_sizes: tuple[int, ...] = (16 * 1024, 128 * 1024, 1024 * 1024)
     inflight_repeats: int = 3
