@@ -138,3 +138,29 @@ def test_throttled_previews_fire_at_exact_lengths() -> None:
 def test_bad_preview_options_are_usage_errors(options: dict[str, Any], message: str) -> None:
     with pytest.raises(UsageError, match=message):
         streamkit.Assembler("anthropic", **options)
+
+
+def test_each_call_has_its_own_previews() -> None:
+    def chunk(index: int, arguments: str, **start: str) -> dict[str, object]:
+        function = {"arguments": arguments, **({"name": start["name"]} if start else {})}
+        entry = {"index": index, "function": function, **({"id": start["id"]} if start else {})}
+        return {"choices": [{"index": 0, "delta": {"tool_calls": [entry]}, "finish_reason": None}]}
+
+    data = sse(
+        chunk(0, '{"a": "x', id="call_0", name="f"),
+        chunk(1, '{"b": [1,', id="call_1", name="g"),
+        chunk(0, 'y"}'),
+        chunk(1, " 2]}"),
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+        done=True,
+    )
+    items = list(streamkit.iter_events([data], "openai_chat", previews=True))
+    assert items == [
+        ArgumentsPreview(0, "call_0", "f", {"a": "x"}),
+        ArgumentsPreview(1, "call_1", "g", {"b": [1]}),
+        ArgumentsPreview(0, "call_0", "f", {"a": "xy"}),
+        ArgumentsPreview(1, "call_1", "g", {"b": [1, 2]}),
+        ToolCall(0, "call_0", "f", {"a": "xy"}),
+        ToolCall(1, "call_1", "g", {"b": [1, 2]}),
+        ResponseEnd("tool_calls"),
+    ]
