@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -40,7 +40,7 @@ class Strategy:
     prepare: Callable[[Case], Run]
     requires: tuple[str, ...] = ()  # importable modules it needs
     wires: tuple[str, ...] = ("openai_chat", "anthropic")
-    tags: frozenset[str] = field(default_factory=frozenset)
+    always_up_to: int = 0  # run at sizes up to this even when predicted slow (a target needs them)
 
     def missing(self) -> list[str]:
         return [module for module in self.requires if importlib.util.find_spec(module) is None]
@@ -212,19 +212,16 @@ STRATEGIES: tuple[Strategy, ...] = (
         "early/every",
         "streamkit previews=True: a partial parse on every fragment",
         _early(),
-        tags=frozenset({"early", "unthrottled"}),
     ),
     Strategy(
         "early/4KiB",
         "streamkit previews=True, preview_every=4096 characters",
         _early(preview_every=4096),
-        tags=frozenset({"early"}),
     ),
     Strategy(
         "early/x1.25",
         "streamkit previews=True, preview_growth=1.25 (geometric)",
         _early(preview_growth=1.25),
-        tags=frozenset({"early"}),
     ),
     Strategy("httpx-sse", "httpx-sse EventSource + a deferred loop", _httpx_sse, requires=("httpx", "httpx_sse")),
     Strategy(
@@ -233,7 +230,7 @@ STRATEGIES: tuple[Strategy, ...] = (
         _openai_state,
         requires=("openai",),
         wires=("openai_chat",),
-        tags=frozenset({"peer"}),
+        always_up_to=128 * 1024,
     ),
     Strategy(
         "anthropic-sdk",
@@ -241,13 +238,12 @@ STRATEGIES: tuple[Strategy, ...] = (
         _anthropic_accumulator,
         requires=("anthropic",),
         wires=("anthropic",),
-        tags=frozenset({"peer"}),
+        always_up_to=128 * 1024,
     ),
     Strategy(
         "langchain",
         "langchain-core AIMessageChunk + merging (pre-built chunks)",
         _langchain,
         requires=("langchain_core",),
-        tags=frozenset({"peer"}),
     ),
 )
