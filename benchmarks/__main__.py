@@ -54,6 +54,8 @@ def versions() -> dict[str, str | None]:
 
 
 def _size(size: int) -> str:
+    if size < 1024:
+        return f"{size} B"
     return f"{size // 1048576} MiB" if size >= 1048576 else f"{size // 1024} KiB"
 
 

@@ -115,6 +115,8 @@ class Case:
 
 
 def _size_label(size: int) -> str:
+    if size < 1024:
+        return f"{size} B"
     return f"{size // 1048576} MiB" if size >= 1048576 else f"{size // 1024} KiB"
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import streamkit
@@ -56,3 +58,46 @@ def test_bad_generator_arguments_are_refused() -> None:
         make_case("gemini", 100, 4, 1)
     with pytest.raises(ValueError, match="must be positive"):
         make_case("anthropic", 100, 0, 1)
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_every_installed_strategy_decodes_the_generated_calls(wire: str) -> None:
+    from benchmarks.strategies import STRATEGIES
+
+    case = make_case(wire, 300, 4, 2)
+    ran = []
+    for strategy in STRATEGIES:
+        if wire in strategy.wires and not strategy.missing():
+            assert strategy.prepare(case)() == list(case.arguments), strategy.name
+            ran.append(strategy.name)
+    assert {"floor", "deferred", "early/every", "early/4KiB", "early/x1.25", "httpx-sse"} <= set(ran)
+
+
+def test_the_suite_runs_end_to_end_on_tiny_cases() -> None:
+    from benchmarks.__main__ import exponents, report, targets
+    from benchmarks.measure import Config, Progress, time_cases
+    from benchmarks.strategies import STRATEGIES
+
+    config = Config(sizes=(256, 512), fragments=(16,), calls=(1,), repeats=2, min_sample=0.0, max_events=20)
+    chosen = [s for s in STRATEGIES if s.name in ("floor", "deferred", "early/x1.25")]
+    rows = time_cases(config, chosen, Progress(1, enabled=False))
+    assert [(r.wire, r.size, r.strategy) for r in rows] == [
+        (wire, size, name) for wire in WIRES for size in (256, 512) for name in ("floor", "deferred", "early/x1.25")
+    ]
+    measured = [r for r in rows if not r.skipped]
+    assert [(r.wire, r.size) for r in rows if r.skipped] == [(wire, 512) for wire in WIRES for _ in range(3)]
+    assert all(r.seconds is not None and len(r.samples) == 2 for r in measured)
+    results = {
+        "timings": [r.to_dict() for r in rows],
+        "exponents": exponents(rows),
+        "inflight": [],
+        "concurrency": [],
+        "replay": [],
+        "skipped": [],
+    }
+    results["targets"] = targets(results)
+    text = report(results)
+    assert "## Time per stream (median)" in text
+    for wire in WIRES:
+        for name in ("floor", "deferred", "early/x1.25"):
+            assert re.search(rf"\| {wire} 256 B f16 c1 +\| {re.escape(name)} +\| [0-9.]+ ", text), (wire, name)
