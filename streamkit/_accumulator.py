@@ -90,6 +90,17 @@ class _Slot:
             return "".join(self.parts) if self.parts else None
         return self.packed.decode("utf-8", "surrogatepass") + "".join(self.parts)
 
+    def may_be(self, text: str) -> bool:
+        """A cheap test that the joined fragments could equal ``text``: their lengths allow it.
+
+        Some gateways repeat the call's id on every fragment, so this runs per fragment and must
+        not join: a packed character is 1 to 4 bytes, which bounds its length in characters.
+        """
+        tail = sum(map(len, self.parts))
+        if self.packed is None:
+            return bool(self.parts) and tail == len(text)
+        return len(self.packed) // 4 + tail <= len(text) <= len(self.packed) + tail
+
     def has_text(self) -> bool:
         """Whether any fragment had text."""
         return bool(self.packed) or any(self.parts)
@@ -168,7 +179,7 @@ class Accumulator:
         before it is either a complete object or an unbalanced prefix), so dropping it is safe.
         """
         slot = self._require_open(event.choice, event.index, "ArgumentsDelta")
-        if slot.text() == event.text:
+        if slot.may_be(event.text) and slot.text() == event.text:
             slot.note("arguments_resent")
             return _NOTHING
         return self._delta(ArgumentsDelta(event.index, event.text, event.choice))
