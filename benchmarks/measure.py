@@ -50,9 +50,10 @@ __all__ = (
 )
 
 
-#: The clock of the side-by-side timings: the CPU time of this process, so that other jobs on a
-#: shared machine do not inflate it (the strategies are single-threaded, so on an idle machine it
-#: equals wall time). Delays and the concurrency run are wall-clock by nature.
+#: The clock of the side-by-side timings and of the end-marker delay: the CPU time of this
+#: process, so that other jobs on a shared machine do not inflate it (the strategies are
+#: single-threaded, so on an idle machine it equals wall time). The concurrency run reports both
+#: clocks, and its delays in wall time, since waiting on the loop is part of them.
 _clock = time.process_time
 
 
