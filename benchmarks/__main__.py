@@ -114,7 +114,7 @@ def table(headers: Sequence[str], body: list[list[str]]) -> str:
 
 
 def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
-    """The issue's targets, as measured ratios (reported, never asserted)."""
+    """The project's performance targets, as measured ratios (reported, never asserted)."""
     rows = [Timing(**{k: v for k, v in r.items() if k in Timing.__dataclass_fields__}) for r in results["timings"]]
     by = {(r.wire, r.size, r.fragment, r.calls, r.strategy): r for r in rows}
     floor_ratio = ratios(rows)
