@@ -64,6 +64,13 @@ def _framer(cls: type[NDJSONDecoder] | type[EventStreamDecoder], chunks: list[by
     return run
 
 
+def _pipeline(chunks: list[bytes], slug: str) -> Callable[[], object]:
+    def run() -> object:
+        return list(iter_events(chunks, slug))
+
+    return run
+
+
 def _botocore(chunks: list[bytes]) -> Callable[[], object] | None:
     try:
         from botocore.eventstream import EventStreamBuffer
@@ -89,7 +96,7 @@ def main() -> None:
             chunks = _chunks(data, size)
             mb = len(data) / 1e6
             framer = mb / _best(_framer(cls, chunks))
-            pipeline = mb / _best(lambda chunks=chunks, slug=slug: list(iter_events(chunks, slug)), 3)
+            pipeline = mb / _best(_pipeline(chunks, slug), 3)
             reference = _botocore(chunks) if slug == "bedrock" else None
             other = f"{mb / _best(reference, 2):14.1f}" if reference else f"{'':>14}"
             label = f"{slug} ({mb:.1f} MB)"

@@ -34,6 +34,7 @@ from ._transport import (
 from ._types import (
     ISSUE_KINDS,
     ArgumentIssue,
+    ArgumentsPreview,
     InvalidToolCall,
     ResponseEnd,
     StreamEvent,
@@ -49,6 +50,7 @@ __version__ = "0.1.0"
 __all__ = (
     "ADAPTERS",
     "ArgumentIssue",
+    "ArgumentsPreview",
     "Assembler",
     "AsyncEventStream",
     "DECODERS",

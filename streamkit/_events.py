@@ -24,6 +24,7 @@ __all__ = (
     "Event",
     "Frame",
     "RawCall",
+    "RawPreview",
     "ResponseEnded",
     "StopReceived",
     "TextReceived",
@@ -184,3 +185,18 @@ class RawCall:
     choice: int = 0
     truncated: bool = False
     anomalies: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RawPreview:
+    """A call's argument text so far, handed out while it streams when previews are asked for.
+
+    Only a preview: the call itself is still open, and is delivered as a ``RawCall`` at its
+    end marker.
+    """
+
+    index: int
+    id: str | None
+    name: str | None
+    text: str
+    choice: int = 0

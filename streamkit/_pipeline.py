@@ -15,15 +15,16 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
-from ._accumulator import Accumulator
+from ._accumulator import Accumulator, PreviewingAccumulator
 from ._awsstream import EventStreamDecoder
 from ._errors import IncompleteStreamError, StreamError, TransportError, UsageError
-from ._events import Frame, RawCall, ResponseEnded, TextReceived
+from ._events import Frame, RawCall, RawPreview, ResponseEnded, TextReceived
 from ._ndjson import NDJSONDecoder
 from ._normalize import normalize
+from ._preview import NO_PREVIEW, PartialJSON
 from ._sources import Payload, SourceAdapter
 from ._sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder
-from ._types import InvalidToolCall, ResponseEnd, StreamEvent, TextDelta, ToolCall
+from ._types import ArgumentsPreview, InvalidToolCall, ResponseEnd, StreamEvent, TextDelta, ToolCall
 from ._validate import Toolset, as_toolset
 from .providers import DECODERS, Decoder
 
@@ -69,6 +70,15 @@ class Assembler:
         max_event_bytes: the largest frame buffered before its end arrives.
         tools: the tools sent to the provider (any format ``Toolset`` reads, or a ``Toolset``):
             each completed call is then checked against its tool's schema.
+        previews: also yield an ``ArgumentsPreview`` of each call's arguments while they
+            stream (see ``streamkit._preview`` for what a preview shows). The call itself is
+            unchanged: parsed once, strictly, at its end marker.
+        preview_every: with ``previews``, the fewest new characters of a call's arguments
+            between two previews (default 1: every fragment).
+        preview_growth: with ``previews``, the least factor by which the arguments must grow
+            between two previews (default 1.0). Above 1 the previews of a call cost time in
+            proportion to its arguments; at 1.0 with a small ``preview_every``, in proportion
+            to their square.
     """
 
     def __init__(
@@ -78,13 +88,17 @@ class Assembler:
         early_close: bool = False,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         tools: Toolset | Iterable[Any] | Mapping[str, Any] | None = None,
+        previews: bool = False,
+        preview_every: int | None = None,
+        preview_growth: float | None = None,
     ) -> None:
         self._toolset = None if tools is None else as_toolset(tools)
         self._decoder = _make_decoder(provider, early_close=early_close)
         self.provider = self._decoder.slug
         self.framing = self._decoder.framing
         self._framer = _FRAMERS[self._decoder.framing](max_event_bytes=max_event_bytes)
-        self._accumulator = Accumulator(self.provider)
+        self._accumulator = _make_accumulator(self.provider, previews, preview_every, preview_growth)
+        self._partials: dict[tuple[int, int], PartialJSON] = {}  # open calls being previewed
         self.error: StreamError | None = None
 
     @property
@@ -131,20 +145,42 @@ class Assembler:
         return out
 
     def _frames(self, frames: Iterable[Frame], out: list[StreamEvent]) -> None:
+        # Once per frame: the loop over the frame's events is ``_events`` written inline.
         decode = self._decoder.feed
+        accumulator = self._accumulator
+        feed = accumulator.feed
         for frame in frames:
-            self._events(decode(frame), out)
-            if self._accumulator.finished:
+            for event in decode(frame):
+                for item in feed(event):  # usually empty
+                    if isinstance(item, RawPreview):
+                        self._preview(item, out)
+                    else:
+                        out.append(self._finish(item))
+            if accumulator.finished:
                 return
 
     def _events(self, events: Iterable[Any], out: list[StreamEvent]) -> None:
         feed = self._accumulator.feed
         for event in events:
             for item in feed(event):  # usually empty: no generator per event
-                out.append(self._finish(item))  # noqa: PERF401
+                if isinstance(item, RawPreview):
+                    self._preview(item, out)
+                else:
+                    out.append(self._finish(item))
+
+    def _preview(self, item: RawPreview, out: list[StreamEvent]) -> None:
+        key = (item.choice, item.index)
+        partial = self._partials.get(key)
+        if partial is None:
+            partial = self._partials[key] = PartialJSON()
+        value = partial.update(item.text)
+        if value is not NO_PREVIEW:
+            out.append(ArgumentsPreview(item.index, item.id, item.name, value, choice=item.choice))
 
     def _finish(self, item: RawCall | TextReceived | ResponseEnded) -> StreamEvent:
         if type(item) is RawCall:
+            if self._partials:
+                self._partials.pop((item.choice, item.index), None)
             call = normalize(item)
             return call if self._toolset is None else self._toolset.validate(call, raw=item.arguments)
         if type(item) is TextReceived:
@@ -188,6 +224,20 @@ def _feed(assembler: Assembler, value: bytes | Frame | Payload | None) -> list[S
     if type(value) is Frame:
         return assembler.feed_frame(value)
     return []  # None: the source implies no input
+
+
+def _make_accumulator(provider: str, previews: bool, every: int | None, growth: float | None) -> Accumulator:
+    if not previews:
+        if every is not None or growth is not None:
+            raise UsageError("preview_every and preview_growth need previews=True")
+        return Accumulator(provider)
+    every = 1 if every is None else every
+    growth = 1.0 if growth is None else growth
+    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+        raise UsageError(f"preview_every must be an int of at least 1, got {every!r}")
+    if isinstance(growth, bool) or not isinstance(growth, int | float) or not growth >= 1.0:
+        raise UsageError(f"preview_growth must be a number of at least 1.0, got {growth!r}")
+    return PreviewingAccumulator(provider, every=every, growth=float(growth))
 
 
 def iter_events(source: Iterable[Any], provider: str | Decoder, **options: Any) -> Iterator[StreamEvent]:

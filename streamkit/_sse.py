@@ -97,16 +97,31 @@ class SSEDecoder:
         lines = text.split("\n")
         lines.pop()  # the region ends with a line end: the last piece is always empty
         out: list[Frame] = []
+        # The loop runs once per line of the stream, so the event's state lives in locals and
+        # the two fields every event has ("data", "event") are read inline, exactly as
+        # ``_field`` reads them; other lines go to ``_field`` with the state written back.
+        data, event, size, limit = self._data, self._event, self._event_size, self._max_event_bytes
         for line in lines:
-            if line:
-                self._field(line)
-            elif self._data:
-                out.append(Frame(self._event, "\n".join(self._data)))
-                self._data = []
-                self._event = None
-                self._event_size = 0
+            if not line:
+                if data:
+                    out.append(Frame(event, "\n".join(data)))
+                    data = []
+                    size = 0
+                event = None
+            elif line.startswith("data:"):
+                value = line[6:] if line.startswith("data: ") else line[5:]
+                data.append(value)
+                size += len(value)
+                if size > limit:
+                    raise FramingError(f"an SSE event grew past max_event_bytes={limit}", offset=self._consumed)
+            elif line.startswith("event:"):
+                value = line[7:] if line.startswith("event: ") else line[6:]
+                event = value or None  # an empty type means the default, "message"
             else:
-                self._event = None
+                self._data, self._event, self._event_size = data, event, size
+                self._field(line)
+                data, event, size = self._data, self._event, self._event_size
+        self._data, self._event, self._event_size = data, event, size
         return out
 
     def _field(self, line: str) -> None:

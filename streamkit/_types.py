@@ -12,6 +12,7 @@ from typing import Any, TypeAlias
 __all__ = (
     "ISSUE_KINDS",
     "ArgumentIssue",
+    "ArgumentsPreview",
     "InvalidToolCall",
     "JSONObject",
     "ResponseEnd",
@@ -163,5 +164,33 @@ class ResponseEnd:
     usage: dict[str, Any] | None = None
 
 
-StreamEvent: TypeAlias = TextDelta | ToolCall | InvalidToolCall | ResponseEnd
+@dataclass(frozen=True, slots=True)
+class ArgumentsPreview:
+    """What a call's arguments show so far, while they stream (only with ``previews=True``).
+
+    A preview never is a call: the call comes later, as a ``ToolCall`` or ``InvalidToolCall``
+    parsed strictly from its complete text. Every value in ``partial`` is final except the
+    string being received, which is a prefix of its final value; a key whose value has not
+    started, or a number not yet followed by a delimiter, is left out.
+
+    Attributes:
+        index: as for ``ToolCall``.
+        id: the provider's call id, where known yet.
+        name: the tool's name, where known yet.
+        partial: the value so far (a dict for well-formed arguments).
+        choice: as for ``ToolCall``.
+    """
+
+    index: int
+    id: str | None
+    name: str | None
+    partial: Any
+    _: KW_ONLY
+    choice: int = 0
+
+    def __repr__(self) -> str:
+        return f"ArgumentsPreview(index={self.index}, name={self.name!r}, partial={_cut(repr(self.partial))})"
+
+
+StreamEvent: TypeAlias = TextDelta | ToolCall | InvalidToolCall | ResponseEnd | ArgumentsPreview
 """What the rich iterators yield."""

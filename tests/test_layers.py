@@ -10,7 +10,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "streamkit"
 VOCABULARY = {"_errors", "_types", "_events"}
 STAGES = {"_sse", "_ndjson", "_awsstream", "_accumulator", "_normalize", "_validate", "providers", "adapters", "_turn"}
-STAGES |= {"_sources"}  # source items -> pipeline inputs
+STAGES |= {"_sources", "_preview"}  # source items -> pipeline inputs; argument previews
 COMPOSER = {"_pipeline", "_detect"}
 EDGE = {"_transport"}
 THIRD_PARTY = {"httpx", "httpx_sse"}

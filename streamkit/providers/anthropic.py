@@ -44,6 +44,17 @@ class AnthropicDecoder(TypedEventDecoder):
         self._calls: set[int] = set()  # open client tool_use blocks
         self._server: set[int] = set()  # open server-side tool blocks
 
+    def feed_payload(self, payload: Any, event: str | None = None) -> list[Event]:
+        if type(payload) is dict and payload.get("type") == "content_block_delta":
+            # The hot path: an arguments fragment for an open tool_use block, checked as
+            # ``_delta`` checks it; any other shape takes the general path and its errors.
+            index, delta = payload.get("index"), payload.get("delta")
+            if type(index) is int and type(delta) is dict and delta.get("type") == "input_json_delta":
+                text = delta.get("partial_json")
+                if type(text) is str and index in self._calls:
+                    return [ArgumentsDelta(index, text)] if text else _NOTHING
+        return super().feed_payload(payload, event)
+
     def _message_start(self, payload: Any, event: str) -> list[Event]:
         message = field(payload, "message", dict, "$", self, event)
         message_id = optional(message, "id", str, "$.message", self, event)

@@ -89,6 +89,10 @@ class OpenAIChatDecoder(Decoder):
         return super().feed(frame)
 
     def feed_payload(self, payload: Any, event: str | None = None) -> list[Event]:
+        if type(payload) is dict:
+            fast = self._continuation(payload)
+            if fast is not None:
+                return fast
         if not isinstance(payload, dict):
             raise self.error(f"a chunk must be a JSON object, got {type(payload).__name__}", event=event)
         error = self._error(payload)
@@ -105,6 +109,46 @@ class OpenAIChatDecoder(Decoder):
         if isinstance(usage, dict):
             out.append(UsageReceived(usage))
         return out
+
+    def _continuation(self, payload: dict[str, Any]) -> list[Event] | None:
+        """The hot path: a chunk that only adds an arguments fragment to a call already started.
+
+        Nearly every chunk of a long call has this one shape (one choice, one tool-call entry
+        with only ``index`` and a non-empty ``function.arguments``, no finish reason, no text, no
+        usage, no error). Each check below is a condition under which the general path would
+        give exactly ``[ArgumentsDelta(...)]``; anything else returns ``None`` and takes the
+        general path, so the result never differs.
+        """
+        choices = payload.get("choices")
+        if type(choices) is not list or len(choices) != 1 or "error" in payload or "x_groq" in payload:
+            return None
+        if payload.get("usage") or payload.get("object") == "error":
+            return None
+        choice = choices[0]
+        if type(choice) is not dict or choice.get("finish_reason") is not None:
+            return None
+        delta = choice.get("delta")
+        if type(delta) is not dict or delta.get("content"):
+            return None
+        calls = delta.get("tool_calls")
+        if type(calls) is not list or len(calls) != 1:
+            return None
+        entry = calls[0]
+        if type(entry) is not dict or entry.get("id") is not None:
+            return None
+        function = entry.get("function")
+        if type(function) is not dict or function.get("name") is not None:
+            return None
+        arguments = function.get("arguments")
+        ci = choice.get("index", 0)
+        wire = entry.get("index")
+        if type(arguments) is not str or not arguments or type(ci) is not int or type(wire) is not int:
+            return None
+        state = self._choices.get(ci)
+        index = None if state is None else state.slots.get(wire)
+        if index is None:
+            return None
+        return [ArgumentsDelta(index, arguments, ci)]
 
     def _error(self, payload: dict[str, Any]) -> ErrorReceived | None:
         error = payload.get("error")
