@@ -7,10 +7,13 @@ them over any iterable of bytes.
 
 from __future__ import annotations
 
+import logging as _logging
+
 from ._errors import (
     FramingError,
     HTTPStatusError,
     IncompleteStreamError,
+    LimitExceededError,
     ProviderError,
     ProviderProtocolError,
     StreamError,
@@ -18,6 +21,7 @@ from ._errors import (
     TransportError,
     UsageError,
 )
+from ._limits import Limits
 from ._normalize import parse_arguments
 from ._pipeline import Assembler, aiter_events, aiter_tool_calls, iter_events, iter_tool_calls
 from ._types import (
@@ -42,6 +46,8 @@ __all__ = (
     "ISSUE_KINDS",
     "IncompleteStreamError",
     "InvalidToolCall",
+    "LimitExceededError",
+    "Limits",
     "ProviderError",
     "ProviderProtocolError",
     "ResponseEnd",
@@ -65,3 +71,6 @@ for _name in __all__:
     if isinstance(_value, type):
         _value.__module__ = "streamkit"
 del _name, _value
+
+# Quiet by default: an application that wants streamkit's debug records configures the logger.
+_logging.getLogger(__name__).addHandler(_logging.NullHandler())

@@ -15,6 +15,10 @@ Rules (every rule about which sequences of events are legal lives in this module
    says; the end-of-stream marker closes any call still open as cut off.
 6. An error reported by the provider stops the stream (``ProviderError``); the calls still
    open can be drained with their raw text.
+7. ``Limits``: a call's argument text is counted fragment by fragment (one addition each) and
+   stopped as soon as it passes ``max_argument_bytes``; a call that would open past
+   ``max_open_calls`` or ``max_calls`` is refused. Each raises ``LimitExceededError`` before
+   anything more is stored, so memory stays bounded whatever the stream sends.
 
 The accumulator never parses arguments: it hands each ``RawCall`` on, and the composer passes
 it to the normalizer.
@@ -22,10 +26,11 @@ it to the normalizer.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ._errors import ProviderError, ProviderProtocolError
+from ._errors import LimitExceededError, ProviderError, ProviderProtocolError
 from ._events import (
     AnomalyNoted,
     ArgumentsDelta,
@@ -42,24 +47,27 @@ from ._events import (
     TextReceived,
     UsageReceived,
 )
+from ._limits import DEFAULT_LIMITS, Limits
 
 __all__ = ("Accumulator", "Output")
 
 Output = RawCall | TextReceived | ResponseEnded
 _NOTHING: tuple[Output, ...] = ()
 _UNSET: Any = object()
+_log = logging.getLogger(__name__)
 
 
 class _Slot:
     """One open call."""
 
-    __slots__ = ("anomalies", "id", "index", "name", "parts", "value")
+    __slots__ = ("anomalies", "id", "index", "name", "parts", "size", "value")
 
     def __init__(self, index: int, id: str | None, name: str | None) -> None:  # noqa: A002
         self.index = index
         self.id = id
         self.name = name
         self.parts: list[str] = []
+        self.size = 0  # characters in parts
         self.value: Any = _UNSET
         self.anomalies: list[str] = []
 
@@ -71,8 +79,11 @@ class _Slot:
 class Accumulator:
     """Feed provider events one at a time; get ``RawCall``s, text and the end marker back."""
 
-    def __init__(self, provider: str) -> None:
+    def __init__(self, provider: str, limits: Limits = DEFAULT_LIMITS) -> None:
         self.provider = provider
+        self._max_argument_bytes = limits.max_argument_bytes
+        self._max_open_calls = limits.max_open_calls
+        self._max_calls = limits.max_calls
         self.stop_reason: str | None = None
         self.usage: dict[str, Any] | None = None
         self.finished = False
@@ -101,6 +112,9 @@ class Accumulator:
             slot = self._open.get((event.choice, event.index))
             if slot is not None and slot.value is _UNSET:
                 slot.parts.append(event.text)
+                slot.size += len(event.text)
+                if slot.size > self._max_argument_bytes:
+                    raise self._too_long(slot)
                 return _NOTHING
         return self._handlers[type(event)](event)
 
@@ -127,6 +141,9 @@ class Accumulator:
         if slot.value is not _UNSET:
             raise self._error_for(event.index, "ArgumentsDelta", "text fragments after a whole arguments value")
         slot.parts.append(event.text)
+        slot.size += len(event.text)
+        if slot.size > self._max_argument_bytes:
+            raise self._too_long(slot)
         return _NOTHING
 
     def _repeated(self, event: ArgumentsRepeated) -> Sequence[Output]:
@@ -136,7 +153,7 @@ class Accumulator:
         before it is either a complete object or an unbalanced prefix), so dropping it is safe.
         """
         slot = self._require_open(event.choice, event.index, "ArgumentsDelta")
-        if slot.parts and sum(map(len, slot.parts)) == len(event.text) and "".join(slot.parts) == event.text:
+        if slot.parts and slot.size == len(event.text) and "".join(slot.parts) == event.text:
             slot.note("arguments_resent")
             return _NOTHING
         return self._delta(ArgumentsDelta(event.index, event.text, event.choice))
@@ -170,6 +187,7 @@ class Accumulator:
     def _anomaly(self, event: AnomalyNoted) -> Sequence[Output]:
         key = (event.choice, event.index)
         slot = self._open.get(key)
+        _log.debug("%s: call index %d: %s", self.provider, event.index, event.anomaly)
         if slot is not None:
             slot.note(event.anomaly)
         elif key not in self._delivered:
@@ -204,6 +222,10 @@ class Accumulator:
     def _check_new(self, key: tuple[int, int], call_id: str | None, event: str) -> None:
         if key in self._delivered:
             raise self._error_for(key[1], event, "a call at an index that was already delivered")
+        if len(self._open) >= self._max_open_calls:
+            raise self._limit("max_open_calls", self._max_open_calls, key[1], "too many calls open at once")
+        if len(self._open) + len(self._delivered) >= self._max_calls:
+            raise self._limit("max_calls", self._max_calls, key[1], "too many calls in one response")
         if call_id is not None:
             seen = self._ids.get(call_id)
             if seen is not None:
@@ -239,6 +261,14 @@ class Accumulator:
         self._delivered.add(key)
         arguments = slot.value if slot.value is not _UNSET else ("".join(slot.parts) if slot.parts else None)
         return RawCall(slot.index, slot.id, slot.name, arguments, key[0], truncated, tuple(slot.anomalies))
+
+    def _too_long(self, slot: _Slot) -> LimitExceededError:
+        limit = self._max_argument_bytes
+        return self._limit("max_argument_bytes", limit, slot.index, f"the arguments grew to {slot.size} characters")
+
+    def _limit(self, limit: str, value: int, index: int, message: str) -> LimitExceededError:
+        _log.debug("%s: call index %d: %s (%s=%d)", self.provider, index, message, limit, value)
+        return LimitExceededError(message, limit=limit, value=value, provider=self.provider, index=index)
 
     def _error_for(self, index: int, event: str, message: str) -> ProviderProtocolError:
         return ProviderProtocolError(message, provider=self.provider, index=index, event=event)

@@ -11,7 +11,11 @@ Every provider's calls go through ``normalize``, with exactly these rules:
   more text (``{"a":1}{"b":2}``, two calls glued together) is ``concatenated_json``. Nothing is
   ever repaired, and the raw text is kept on every invalid call.
 - Integers keep their exact value at any size, floats round-trip, ``NaN`` and ``Infinity`` are
-  not JSON. A repeated key keeps its last value (as orjson and the standard library do).
+  not JSON, and neither is a number too big for a float (``1e400``). A repeated key keeps its
+  last value (as orjson and the standard library do). A lone surrogate escape (``"\\ud800"``)
+  is ``invalid_json``: it is not a character.
+- Arguments nested deeper than ``max_depth`` (``Limits.max_depth``) are ``too_deep``, whatever
+  their form; the check walks the parsed value once, the same walk that looks for big integers.
 - A call cut off by the output limit or the end of the stream is ``truncated`` whatever its text.
 """
 
@@ -23,6 +27,7 @@ from typing import Any
 import orjson
 
 from ._events import RawCall
+from ._limits import DEFAULT_MAX_DEPTH
 from ._types import ArgumentIssue, InvalidToolCall, JSONObject, ToolCall
 
 __all__ = ("normalize", "parse_arguments", "raw_text")
@@ -31,7 +36,7 @@ __all__ = ("normalize", "parse_arguments", "raw_text")
 _INEXACT_FLOAT = 9.2e18
 
 
-def normalize(raw: RawCall) -> ToolCall | InvalidToolCall:
+def normalize(raw: RawCall, max_depth: int = DEFAULT_MAX_DEPTH) -> ToolCall | InvalidToolCall:
     """Turn a call at its end marker into a call ready to run, or an invalid call."""
     issues: list[ArgumentIssue] = []
     anomalies = raw.anomalies
@@ -46,7 +51,7 @@ def normalize(raw: RawCall) -> ToolCall | InvalidToolCall:
         )
         parsed = None
     else:
-        parsed, issue, note = parse_arguments(raw.arguments)
+        parsed, issue, note = parse_arguments(raw.arguments, max_depth)
         if issue is not None:
             issues.append(issue)
         if note is not None:
@@ -64,7 +69,9 @@ def normalize(raw: RawCall) -> ToolCall | InvalidToolCall:
     return ToolCall(raw.index, raw.id, raw.name, parsed, choice=raw.choice, anomalies=anomalies)
 
 
-def parse_arguments(arguments: Any) -> tuple[JSONObject | None, ArgumentIssue | None, str | None]:
+def parse_arguments(
+    arguments: Any, max_depth: int = DEFAULT_MAX_DEPTH
+) -> tuple[JSONObject | None, ArgumentIssue | None, str | None]:
     """Apply the rules above: (input, None, note) on success, (None, issue, None) on failure.
 
     The note is an anomaly worth recording on the call (``null_arguments``), or ``None``.
@@ -72,7 +79,8 @@ def parse_arguments(arguments: Any) -> tuple[JSONObject | None, ArgumentIssue | 
     if arguments is None:
         return {}, None, None
     if isinstance(arguments, dict):
-        return arguments, None, None
+        too_deep, _ = _scan(arguments, max_depth)
+        return (None, _too_deep(max_depth), None) if too_deep else (arguments, None, None)
     if not isinstance(arguments, str):
         return None, _not_an_object(arguments), None
     if not arguments or arguments.isspace():
@@ -80,12 +88,17 @@ def parse_arguments(arguments: Any) -> tuple[JSONObject | None, ArgumentIssue | 
     try:
         value = orjson.loads(arguments)
     except orjson.JSONDecodeError as exc:
+        if exc.msg.startswith("depth limit exceeded"):
+            return None, _too_deep(max_depth), None
         return None, _decode_issue(arguments, exc), None
     if value is None:
         return {}, None, "null_arguments"
     if not isinstance(value, dict):
         return None, _not_an_object(value), None
-    if _has_inexact_number(value):
+    too_deep, inexact = _scan(value, max_depth)
+    if too_deep:
+        return None, _too_deep(max_depth), None
+    if inexact:
         value = json.loads(arguments)
     return value, None, None
 
@@ -98,8 +111,14 @@ def raw_text(arguments: Any) -> str:
         return arguments
     try:
         return orjson.dumps(arguments).decode()
-    except TypeError:  # an integer beyond 64 bits
+    except TypeError:  # an integer beyond 64 bits, or nesting deeper than orjson writes
+        pass
+    try:
         return json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)
+    except (RecursionError, TypeError, ValueError):
+        # Only a value handed to ``feed_payload`` directly can get here: a frame's JSON never
+        # nests this deep nor holds a non-JSON value.
+        return f"<a {type(arguments).__name__} that cannot be shown as JSON>"
 
 
 def _decode_issue(text: str, exc: orjson.JSONDecodeError) -> ArgumentIssue:
@@ -119,19 +138,38 @@ def _not_an_object(value: Any) -> ArgumentIssue:
     return ArgumentIssue("not_an_object", f"the arguments must be a JSON object, got {got}")
 
 
-def _has_inexact_number(value: object) -> bool:
-    """True when orjson may have read an integer too big for 64 bits as a float.
+def _too_deep(max_depth: int) -> ArgumentIssue:
+    return ArgumentIssue(
+        "too_deep", f"the arguments nest arrays and objects deeper than max_depth={max_depth}; send a flatter value"
+    )
 
-    The walk costs one step per JSON value, not per byte, and finds nothing in the common case;
-    the exact but slower standard-library parse runs only when it does.
+
+def _scan(value: object, max_depth: int) -> tuple[bool, bool]:
+    """(nested deeper than ``max_depth``, may hold an integer orjson read as a float).
+
+    The walk goes level by level, one step per JSON value, not per byte. A float this big may
+    be an integer beyond 64 bits that orjson read inexactly: the exact but slower
+    standard-library parse runs only then.
     """
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if type(item) is dict:
-            stack.extend(item.values())
-        elif type(item) is list:
-            stack.extend(item)
-        elif type(item) is float and (item >= _INEXACT_FLOAT or item <= -_INEXACT_FLOAT):
-            return True
-    return False
+    level: list[Any] = [value]
+    depth = 0
+    inexact = False
+    while level:
+        below: list[Any] = []
+        nested = False
+        for item in level:
+            kind = type(item)
+            if kind is dict:
+                nested = True
+                below.extend(item.values())
+            elif kind is list:
+                nested = True
+                below.extend(item)
+            elif kind is float and (item >= _INEXACT_FLOAT or item <= -_INEXACT_FLOAT):
+                inexact = True
+        if nested:
+            depth += 1
+            if depth > max_depth:
+                return True, inexact
+        level = below
+    return False, inexact

@@ -13,13 +13,15 @@ still open when the stream failed.
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
+from dataclasses import replace
 from typing import Any, Protocol
 
 from ._accumulator import Accumulator
 from ._errors import IncompleteStreamError, StreamError, UsageError
 from ._events import Frame, RawCall, ResponseEnded, TextReceived
+from ._limits import DEFAULT_LIMITS, Limits
 from ._normalize import normalize
-from ._sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder
+from ._sse import SSEDecoder
 from ._types import InvalidToolCall, ResponseEnd, StreamEvent, TextDelta, ToolCall
 from .providers import DECODERS, Decoder
 
@@ -54,7 +56,9 @@ class Assembler:
         provider: a slug from ``streamkit.providers.DECODERS``, or a decoder instance.
         early_close: for providers without per-call end markers (OpenAI Chat and its kin),
             end a call as soon as the next call of its choice starts.
-        max_event_bytes: the largest frame buffered before its end arrives.
+        limits: the ``Limits`` that bound what one response may hold (``streamkit.Limits``).
+        max_event_bytes: shorthand for ``limits.max_event_bytes``, the largest frame buffered
+            before its end arrives.
     """
 
     def __init__(
@@ -62,12 +66,18 @@ class Assembler:
         provider: str | Decoder,
         *,
         early_close: bool = False,
-        max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+        limits: Limits = DEFAULT_LIMITS,
+        max_event_bytes: int | None = None,
     ) -> None:
+        if not isinstance(limits, Limits):
+            raise UsageError(f"limits must be a streamkit.Limits, got {type(limits).__name__}")
+        if max_event_bytes is not None:
+            limits = replace(limits, max_event_bytes=max_event_bytes)
         self._decoder = _make_decoder(provider, early_close=early_close)
         self.provider = self._decoder.slug
-        self._framer = _FRAMERS[self._decoder.framing](max_event_bytes=max_event_bytes)
-        self._accumulator = Accumulator(self.provider)
+        self._framer = _FRAMERS[self._decoder.framing](max_event_bytes=limits.max_event_bytes)
+        self._accumulator = Accumulator(self.provider, limits)
+        self._max_depth = limits.max_depth
         self.error: StreamError | None = None
 
     @property
@@ -128,7 +138,7 @@ class Assembler:
 
     def _finish(self, item: RawCall | TextReceived | ResponseEnded) -> StreamEvent:
         if type(item) is RawCall:
-            return normalize(item)
+            return normalize(item, self._max_depth)
         if type(item) is TextReceived:
             return TextDelta(item.text, choice=item.choice)
         return ResponseEnd(self._accumulator.stop_reason, self._accumulator.usage)

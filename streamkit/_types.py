@@ -32,6 +32,7 @@ ISSUE_KINDS = (
     "missing_name",  # the provider never named the tool
     "schema",  # the input does not match the tool's JSON Schema
     "unknown_tool",  # the model called a tool that was not offered
+    "too_deep",  # arrays and objects nested deeper than Limits.max_depth
 )
 
 _REPR_LIMIT = 60
