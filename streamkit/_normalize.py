@@ -22,6 +22,8 @@ Every provider's calls go through ``normalize``, with exactly these rules:
 from __future__ import annotations
 
 import json
+import math
+import sys
 from typing import Any
 
 import orjson
@@ -90,7 +92,13 @@ def parse_arguments(
     except orjson.JSONDecodeError as exc:
         if exc.msg.startswith("depth limit exceeded"):
             return None, _too_deep(max_depth), None
-        return None, _decode_issue(arguments, exc), None
+        if not exc.msg.startswith("number is infinity"):
+            return None, _decode_issue(arguments, exc), None
+        # orjson reads an integer beyond 64 bits as a float, and one of 309 digits or more
+        # overflows: read the text exactly, as strictly, with the standard library.
+        value, issue = _parse_exact(arguments, exc)
+        if issue is not None:
+            return None, issue, None
     if value is None:
         return {}, None, "null_arguments"
     if not isinstance(value, dict):
@@ -101,6 +109,54 @@ def parse_arguments(
     if inexact:
         value = json.loads(arguments)
     return value, None, None
+
+
+def _parse_exact(text: str, first: orjson.JSONDecodeError) -> tuple[Any, ArgumentIssue | None]:
+    """The standard library's exact parse, held to orjson's rules: no ``NaN``/``Infinity``, no
+    float that overflows, no lone surrogate. Runs only for text orjson could not read."""
+    try:
+        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+    except json.JSONDecodeError as exc:
+        return None, ArgumentIssue("invalid_json", f"the arguments are not valid JSON: {exc.msg}", position=exc.pos)
+    except RecursionError:
+        return None, ArgumentIssue("too_deep", "the arguments nest arrays and objects too deep to read exactly")
+    except ValueError as exc:  # NaN, a float that overflows, or an integer Python will not read
+        if "integer string conversion" in str(exc):
+            digits = sys.get_int_max_str_digits()
+            message = f"an integer has more than {digits} digits, more than can be read exactly"
+            return None, ArgumentIssue("invalid_json", message, position=first.pos)
+        return None, ArgumentIssue("invalid_json", f"the arguments are not valid JSON: {exc}")
+    if _has_lone_surrogate(value):
+        return None, ArgumentIssue("invalid_json", "the arguments are not valid JSON: a lone surrogate escape")
+    return value, None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if number in (math.inf, -math.inf):
+        raise ValueError("number is infinity when parsed as double")
+    return number
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is dict:
+            stack.extend(item)
+            stack.extend(item.values())
+        elif type(item) is list:
+            stack.extend(item)
+        elif type(item) is str:
+            try:
+                item.encode()
+            except UnicodeEncodeError:
+                return True
+    return False
 
 
 def raw_text(arguments: Any) -> str:

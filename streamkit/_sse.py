@@ -101,8 +101,10 @@ class SSEDecoder:
             text = region.decode("utf-8")
         except UnicodeDecodeError as exc:
             offset = self._consumed + exc.start
-            excerpt = region[max(exc.start - 20, 0) : exc.start + 4].decode("utf-8", "replace")
             good = max(region.rfind(b"\n", 0, exc.start), region.rfind(b"\r", 0, exc.start)) + 1
+            # The excerpt stays inside the bad line, so it is the same however the bytes came.
+            ends = [i for i in (region.find(b"\n", exc.start), region.find(b"\r", exc.start)) if i >= 0]
+            excerpt = region[max(exc.start - 20, good) : min(exc.start + 4, *ends)].decode("utf-8", "replace")
             if good:
                 self._lines(region[:good], out)  # the complete lines before the bad bytes
             raise FramingError("the stream is not valid UTF-8", offset=offset, excerpt=excerpt) from None

@@ -48,6 +48,8 @@ class AnthropicDecoder(Decoder):
         kind = payload.get("type") if isinstance(payload, dict) else None
         if kind is None:
             raise self.error("event data has no 'type'", event=event)
+        if not isinstance(kind, str):
+            raise self.error(f"$.type must be str, got {type(kind).__name__}", event=event)
         if kind == "content_block_delta":  # by far the most common event
             return self._delta(payload, kind)
         handler = self._HANDLERS.get(kind)

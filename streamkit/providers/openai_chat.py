@@ -100,7 +100,8 @@ class OpenAIChatDecoder(Decoder):
                 raise self.error("$.choices must be a list", event=event)
             for number, choice in enumerate(choices):
                 self._choice(choice, number, out, event)
-        usage = payload.get("usage") or (payload.get("x_groq") or {}).get("usage")  # Groq: x_groq
+        groq = payload.get("x_groq")  # Groq puts usage in x_groq
+        usage = payload.get("usage") or (groq.get("usage") if isinstance(groq, dict) else None)
         if isinstance(usage, dict):
             out.append(UsageReceived(usage))
         return out
@@ -144,10 +145,12 @@ class OpenAIChatDecoder(Decoder):
         elif delta is not None:
             raise self.error(f"{where}.delta must be an object", event=event)
         reason = choice.get("finish_reason")
+        if reason is not None and not isinstance(reason, str):
+            raise self.error(f"{where}.finish_reason must be a string, got {type(reason).__name__}", event=event)
         if reason is not None and not state.finished:
             state.finished = True
             state.open.clear()
-            out.append(StopReceived(str(reason), reason in _CUT_REASONS, ci))
+            out.append(StopReceived(reason, reason in _CUT_REASONS, ci))
 
     def _entry(self, state: _Choice, ci: int, entry: Any, where: str, out: list[Event], event: str | None) -> None:
         if not isinstance(entry, dict):

@@ -1,0 +1,387 @@
+"""Fuzzing every framer and decoder: random and damaged input, any chunking.
+
+The promises checked on every example: the only exceptions that escape are streamkit's own
+(``StreamkitError`` subclasses) and render a message; every unfinished call is an
+``InvalidToolCall`` marked truncated; work is bounded (an example that runs for seconds is a
+hang); damage never changes what was delivered before it. The tests iterate over whatever
+exists: every slug in ``DECODERS``, every framer in ``_FRAMERS``, every fixture in
+``fixtures/``, every wire shape in ``tests/wire.py``.
+
+Budget: the Hypothesis profile (``tests/conftest.py``); ``HYPOTHESIS_PROFILE=fuzz`` runs many
+more examples for a long local session.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import signal
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from streamkit import (
+    DECODERS,
+    Assembler,
+    InvalidToolCall,
+    ResponseEnd,
+    StreamError,
+    StreamEvent,
+    StreamkitError,
+    TextDelta,
+    ToolCall,
+    iter_events,
+)
+from streamkit._cli import _dumps, to_json_line
+from streamkit._events import Frame
+from streamkit._pipeline import _FRAMERS
+
+from .helpers import Fixture, fixtures, split_at
+from .wire import WIRES, call
+
+ALL = fixtures()
+IDS = [f.case for f in ALL]
+Outcome = tuple[list[StreamEvent], StreamkitError | None]
+
+
+class Hang(BaseException):
+    """Raised by the alarm: an example ran far longer than any input of its size needs."""
+
+
+@contextmanager
+def bounded(seconds: float = 10.0) -> Iterator[None]:
+    def alarm(signum: int, frame: FrameType | None) -> None:
+        raise Hang(f"no result after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def check_error(error: StreamkitError) -> None:
+    assert str(error)  # renders, and says something
+    if isinstance(error, StreamError):
+        for unfinished in error.unfinished:
+            assert isinstance(unfinished, InvalidToolCall) and unfinished.truncated
+
+
+def drive(chunks: Iterable[bytes], provider: str) -> Outcome:
+    """The pipeline's values and its error; any exception that is not streamkit's escapes."""
+    items: list[StreamEvent] = []
+    try:
+        for item in iter_events(chunks, provider):
+            assert isinstance(item, TextDelta | ToolCall | InvalidToolCall | ResponseEnd)
+            items.append(item)
+    except StreamkitError as error:
+        check_error(error)
+        return items, error
+    return items, None
+
+
+def same(a: Outcome, b: Outcome) -> bool:
+    def key(error: StreamkitError | None) -> object:
+        if error is None:
+            return None
+        return type(error), str(error), getattr(error, "unfinished", ())
+
+    return a[0] == b[0] and key(a[1]) == key(b[1])
+
+
+def frames_of(fixture: Fixture) -> list[Frame]:
+    framer = _FRAMERS[DECODERS[fixture.provider].framing]()
+    try:
+        return framer.feed(fixture.path.read_bytes()) + framer.flush()
+    except StreamkitError:
+        return []
+
+
+def payloads() -> Iterator[Any]:
+    for fixture in ALL:
+        for frame in frames_of(fixture):
+            try:
+                yield json.loads(frame.data)
+            except ValueError:
+                continue
+
+
+def _walk(value: Any) -> Iterator[Any]:
+    yield value
+    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    for child in children:
+        yield from _walk(child)
+
+
+# The vocabulary of the fixtures, so that random payloads reach past each decoder's dispatch.
+KEYS = sorted({key for p in payloads() for node in _walk(p) if isinstance(node, dict) for key in node}) or ["type"]
+TYPES = sorted({node["type"] for p in payloads() for node in _walk(p) if isinstance(node, dict) and "type" in node})
+EVENTS = sorted({frame.event for f in ALL for frame in frames_of(f) if frame.event})
+
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**40), max_value=10**40)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=12)
+    | st.sampled_from([*TYPES, "", "[DONE]", "{", '{"a": 1}', "tool_calls", "length"])
+)
+JSON = st.recursive(
+    SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=4), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+PAYLOAD = st.builds(
+    lambda kind, rest: {"type": kind, **rest} if kind is not None else rest,
+    st.none() | st.sampled_from(TYPES or ["x"]),
+    st.dictionaries(st.sampled_from(KEYS), JSON, max_size=5),
+)
+CUTS = st.lists(st.integers(min_value=0, max_value=1 << 16), max_size=24)
+
+
+def dump(value: Any) -> str:
+    return json.dumps(value, allow_nan=False)
+
+
+# -- random input --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("framing", sorted(_FRAMERS))
+@given(data=st.binary(max_size=3000), cuts=CUTS)
+def test_framers_take_random_bytes(framing: str, data: bytes, cuts: list[int]) -> None:
+    framer = _FRAMERS[framing]()
+    got: list[Frame] = []
+    with bounded():
+        try:
+            for chunk in split_at(data, cuts):
+                got += framer.feed(chunk)
+            got += framer.flush()
+        except StreamkitError as error:
+            check_error(error)
+    assert all(type(frame) is Frame and isinstance(frame.data, str) for frame in got)
+    assert sum(len(frame.data) for frame in got) <= len(data)
+
+
+@pytest.mark.parametrize("slug", sorted(DECODERS))
+@given(data=st.binary(max_size=3000), cuts=CUTS)
+def test_every_provider_takes_random_bytes(slug: str, data: bytes, cuts: list[int]) -> None:
+    with bounded():
+        drive(split_at(data, cuts), slug)
+
+
+@pytest.mark.parametrize("slug", sorted(DECODERS))
+@given(events=st.lists(st.tuples(st.none() | st.sampled_from(EVENTS or ["x"]), PAYLOAD | JSON), max_size=16))
+def test_every_decoder_takes_random_payloads(slug: str, events: list[tuple[str | None, Any]]) -> None:
+    assembler = Assembler(slug)
+    with bounded():
+        try:
+            for event, payload in events:
+                assembler.feed_frame(Frame(event, payload if isinstance(payload, str) else dump(payload)))
+            assembler.flush()
+        except StreamkitError as error:
+            check_error(error)
+
+
+@pytest.mark.parametrize("slug", sorted(s for s in DECODERS if DECODERS[s].framing == "sse"))
+@given(
+    events=st.lists(st.tuples(st.none() | st.sampled_from(EVENTS or ["x"]), PAYLOAD), max_size=16),
+    cuts=CUTS,
+)
+def test_every_sse_provider_takes_random_events_at_any_chunking(
+    slug: str, events: list[tuple[str | None, Any]], cuts: list[int]
+) -> None:
+    wire = "".join((f"event: {e}\n" if e else "") + f"data: {dump(p)}\n\n" for e, p in events).encode()
+    with bounded():
+        whole = drive([wire], slug)
+        assert same(drive(split_at(wire, cuts), slug), whole)
+
+
+# -- damaged fixtures ----------------------------------------------------------------------------
+
+
+def damage(data: bytes, draw: st.DataObject) -> bytes:
+    out = bytearray(data)
+    for _ in range(draw.draw(st.integers(min_value=1, max_value=4))):
+        op = draw.draw(st.sampled_from(["drop", "duplicate", "flip", "insert", "truncate"]))
+        i = draw.draw(st.integers(min_value=0, max_value=len(out)))
+        j = draw.draw(st.integers(min_value=i, max_value=min(len(out), i + 80)))
+        if op == "drop":
+            del out[i:j]
+        elif op == "duplicate":
+            out[i:i] = out[i:j]
+        elif op == "flip" and out:
+            out[min(i, len(out) - 1)] ^= draw.draw(st.integers(min_value=1, max_value=255))
+        elif op == "insert":
+            out[i:i] = draw.draw(st.binary(min_size=1, max_size=8))
+        elif op == "truncate":
+            del out[i:]
+    return bytes(out)
+
+
+@pytest.mark.parametrize("fixture", ALL, ids=IDS)
+@given(draw=st.data(), cuts=CUTS)
+def test_damaged_fixture_bytes_give_only_typed_errors(fixture: Fixture, draw: st.DataObject, cuts: list[int]) -> None:
+    data = damage(fixture.path.read_bytes(), draw)
+    with bounded():
+        whole = drive([data], fixture.provider)
+        assert same(drive(split_at(data, cuts), fixture.provider), whole)
+
+
+def _paths(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    yield path
+    if isinstance(value, dict):
+        for key, child in value.items():
+            yield from _paths(child, (*path, key))
+    elif isinstance(value, list):
+        for position, child in enumerate(value):
+            yield from _paths(child, (*path, position))
+
+
+def _mutate(value: Any, draw: st.DataObject) -> Any:
+    """Replace or delete one node of a decoded payload: wrong types, missing keys, odd values."""
+    path = draw.draw(st.sampled_from(list(_paths(value))))
+    if not path:
+        return draw.draw(JSON)
+    value = json.loads(json.dumps(value))
+    parent = value
+    for step in path[:-1]:
+        parent = parent[step]
+    if isinstance(parent, dict) and draw.draw(st.booleans()):
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = draw.draw(JSON)
+    return value
+
+
+@pytest.mark.parametrize("fixture", ALL, ids=IDS)
+@given(draw=st.data())
+def test_damaged_fixture_payloads_give_only_typed_errors(fixture: Fixture, draw: st.DataObject) -> None:
+    frames = frames_of(fixture)
+    if not frames:
+        return
+    chosen = set(draw.draw(st.lists(st.integers(min_value=0, max_value=len(frames) - 1), min_size=1, max_size=3)))
+    assembler = Assembler(fixture.provider)
+    with bounded():
+        try:
+            for number, frame in enumerate(frames):
+                if number in chosen:
+                    try:
+                        frame = Frame(frame.event, dump(_mutate(json.loads(frame.data), draw)))
+                    except ValueError:
+                        frame = Frame(frame.event, frame.data[: draw.draw(st.integers(0, len(frame.data)))])
+                assembler.feed_frame(frame)
+            assembler.flush()
+        except StreamkitError as error:
+            check_error(error)
+
+
+@pytest.mark.parametrize("fixture", ALL, ids=IDS)
+def test_a_stream_cut_anywhere_keeps_what_was_complete(fixture: Fixture) -> None:
+    """Exhaustive for fixtures up to 4 KiB: every prefix of the bytes.
+
+    A prefix decodes either to the full result (it holds the end marker) or to an error; the
+    values delivered before the error are exactly the first values of the full run, and every
+    unfinished call is one the full run has, cut off, with the raw text received so far.
+    """
+    data = fixture.path.read_bytes()
+    full, full_error = drive([data], fixture.provider)
+    later_calls = [item for item in full if isinstance(item, ToolCall | InvalidToolCall)]
+    if isinstance(full_error, StreamError):
+        later_calls += full_error.unfinished
+    step = 1 if len(data) <= 4096 else len(data) // 4096 + 1
+    with bounded(60):
+        for cut in {*range(0, len(data), step), len(data)}:
+            items, error = drive([data[:cut]], fixture.provider)
+            if error is None:
+                assert (items, full_error) == (full, None), cut
+                continue
+            assert isinstance(error, StreamError), cut
+            assert items == full[: len(items)], cut
+            for unfinished in error.unfinished:
+                match = [c for c in later_calls if (c.choice, c.index) == (unfinished.choice, unfinished.index)]
+                assert match, (cut, unfinished)
+                assert unfinished.id in (None, match[-1].id) and unfinished.name in (None, match[-1].name), cut
+                if isinstance(match[-1], InvalidToolCall):
+                    assert match[-1].raw.startswith(unfinished.raw), cut
+
+
+def _ends_before_eof(fixture: Fixture) -> bool:
+    assembler = Assembler(fixture.provider)
+    try:
+        assembler.feed(fixture.path.read_bytes())
+    except StreamkitError:
+        return False
+    return assembler.finished
+
+
+ENDED = [f for f in ALL if _ends_before_eof(f)]
+
+
+@pytest.mark.parametrize("fixture", ENDED, ids=[f.case for f in ENDED])
+@given(
+    garbage=st.binary(min_size=1, max_size=300)
+    | st.sampled_from([b"\xff\xfe\n\n", b"data: {\n\n", b"data: [DONE]\n\n", b"x" * 5000, b"\r\n" * 50]),
+    cuts=CUTS,
+)
+def test_garbage_after_the_end_marker_is_never_read(fixture: Fixture, garbage: bytes, cuts: list[int]) -> None:
+    data = fixture.path.read_bytes()
+    expected = drive([data], fixture.provider)
+    with bounded():
+        assert same(drive(split_at(data + garbage, cuts), fixture.provider), expected)
+        assembler = Assembler(fixture.provider, max_event_bytes=1000)  # garbage past every limit
+        out = assembler.feed(data + garbage) + assembler.flush()
+    assert out == [item for item in expected[0] if item is not None]
+
+
+def test_every_provider_has_fixtures_and_every_fixture_a_provider() -> None:
+    assert {f.provider for f in ALL} == set(DECODERS)
+
+
+# -- random arguments, random fragments ----------------------------------------------------------
+
+_TEXT = st.text(max_size=10) | st.sampled_from(["\u2028", "\x00", '"\\', "😀", "é\u0085", "</script>"])
+_NUMBERS = (
+    st.integers()
+    | st.integers(min_value=-(10**400), max_value=10**400)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from([0.1, -0.0, 5e-324, 1.7976931348623157e308, 2**64, -(2**63) - 1, 10**30])
+)
+ARGUMENTS = st.dictionaries(
+    _TEXT,
+    st.recursive(
+        st.none() | st.booleans() | _NUMBERS | _TEXT,
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TEXT, inner, max_size=4),
+        max_leaves=16,
+    ),
+    max_size=6,
+)
+
+
+@pytest.mark.parametrize("slug", sorted(WIRES))
+@given(value=ARGUMENTS, draw=st.data())
+def test_random_arguments_in_random_fragments_come_back_equal(slug: str, value: Any, draw: st.DataObject) -> None:
+    text = json.dumps(
+        value,
+        ensure_ascii=draw.draw(st.booleans()),
+        indent=draw.draw(st.sampled_from([None, 1])),
+        separators=draw.draw(st.sampled_from([(",", ":"), (", ", ": ")])),
+    )
+    points = sorted({0, len(text), *draw.draw(st.lists(st.integers(0, len(text)), max_size=16))})
+    fragments = [text[a:b] for a, b in itertools.pairwise(points)]
+    wire = WIRES[slug]
+    stream = wire.begin() + call(wire, 0, "call_1", "tool", fragments) + wire.finish()
+    items, error = drive(split_at(stream, draw.draw(CUTS)), slug)
+    assert error is None
+    assert items[0] == ToolCall(0, "call_1", "tool", value)
+    line = to_json_line(items[0])
+    assert line is not None
+    assert json.loads(_dumps(line)) == {"type": "tool_call", "index": 0, "id": "call_1", "name": "tool", "input": value}
