@@ -71,9 +71,11 @@ class _Slot:
         self.value: Any = _UNSET
         self.anomalies: list[str] = []
 
-    def note(self, anomaly: str) -> None:
-        if anomaly not in self.anomalies:
-            self.anomalies.append(anomaly)
+    def note(self, anomaly: str) -> bool:
+        if anomaly in self.anomalies:
+            return False
+        self.anomalies.append(anomaly)
+        return True
 
 
 class Accumulator:
@@ -131,7 +133,7 @@ class Accumulator:
             self._check_new(key, event.id, "CallStarted")
             self._open[key] = slot = _Slot(event.index, event.id, event.name)
             for note in self._notes.pop(key, ()):
-                slot.note(note)
+                self._note(slot, note)
             return _NOTHING
         self._merge_identity(slot, event.id, event.name, "CallStarted")
         return _NOTHING
@@ -154,7 +156,7 @@ class Accumulator:
         """
         slot = self._require_open(event.choice, event.index, "ArgumentsDelta")
         if slot.parts and slot.size == len(event.text) and "".join(slot.parts) == event.text:
-            slot.note("arguments_resent")
+            self._note(slot, "arguments_resent")
             return _NOTHING
         return self._delta(ArgumentsDelta(event.index, event.text, event.choice))
 
@@ -165,7 +167,7 @@ class Accumulator:
         if slot.value is not _UNSET:
             if slot.value != event.value:
                 raise self._error_for(event.index, "ArgumentsValue", "two different arguments values for one call")
-            slot.note("arguments_resent")
+            self._note(slot, "arguments_resent")
             return _NOTHING
         slot.value = event.value
         return _NOTHING
@@ -187,9 +189,8 @@ class Accumulator:
     def _anomaly(self, event: AnomalyNoted) -> Sequence[Output]:
         key = (event.choice, event.index)
         slot = self._open.get(key)
-        _log.debug("%s: call index %d: %s", self.provider, event.index, event.anomaly)
         if slot is not None:
-            slot.note(event.anomaly)
+            self._note(slot, event.anomaly)
         elif key not in self._delivered:
             self._notes.setdefault(key, []).append(event.anomaly)
         return _NOTHING
@@ -237,14 +238,14 @@ class Accumulator:
             if slot.id is None:
                 slot.id = call_id
             elif call_id == slot.id:
-                slot.note("id_repeated")
+                self._note(slot, "id_repeated")
             else:
                 raise self._error_for(slot.index, event, f"call id changed from {slot.id!r} to {call_id!r}")
         if name is not None:
             if slot.name is None:
                 slot.name = name
             elif name == slot.name:
-                slot.note("name_repeated")
+                self._note(slot, "name_repeated")
             else:
                 raise self._error_for(slot.index, event, f"tool name changed from {slot.name!r} to {name!r}")
 
@@ -261,6 +262,10 @@ class Accumulator:
         self._delivered.add(key)
         arguments = slot.value if slot.value is not _UNSET else ("".join(slot.parts) if slot.parts else None)
         return RawCall(slot.index, slot.id, slot.name, arguments, key[0], truncated, tuple(slot.anomalies))
+
+    def _note(self, slot: _Slot, anomaly: str) -> None:
+        if slot.note(anomaly):  # logged once per call: the rule's name, never the arguments
+            _log.debug("%s: call index %d: %s", self.provider, slot.index, anomaly)
 
     def _too_long(self, slot: _Slot) -> LimitExceededError:
         limit = self._max_argument_bytes

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from typing import Any
 
@@ -36,6 +37,9 @@ __all__ = ("normalize", "parse_arguments", "raw_text")
 
 # orjson reads an integer beyond the 64-bit range as a float; such a float is at least this big.
 _INEXACT_FLOAT = 9.2e18
+# An integer literal (no fraction, no exponent): orjson's "number is infinity" at one means the
+# integer is past the float range, not that a float overflowed.
+_INTEGER = re.compile(r"-?[0-9]+(?![0-9.eE])")
 
 
 def normalize(raw: RawCall, max_depth: int = DEFAULT_MAX_DEPTH) -> ToolCall | InvalidToolCall:
@@ -92,7 +96,7 @@ def parse_arguments(
     except orjson.JSONDecodeError as exc:
         if exc.msg.startswith("depth limit exceeded"):
             return None, _too_deep(max_depth), None
-        if not exc.msg.startswith("number is infinity"):
+        if not exc.msg.startswith("number is infinity") or not _INTEGER.match(arguments, exc.pos):
             return None, _decode_issue(arguments, exc), None
         # orjson reads an integer beyond 64 bits as a float, and one of 309 digits or more
         # overflows: read the text exactly, as strictly, with the standard library.

@@ -79,6 +79,7 @@ class Assembler:
         self._accumulator = Accumulator(self.provider, limits)
         self._max_depth = limits.max_depth
         self.error: StreamError | None = None
+        self._received = False  # any input at all: an empty body gets its own message
 
     @property
     def finished(self) -> bool:
@@ -86,14 +87,17 @@ class Assembler:
         return self._accumulator.finished
 
     def feed(self, data: bytes) -> list[StreamEvent]:
+        self._received = self._received or bool(data)
         return self._guard(lambda out: self._frames(self._framer.feed(data), out))
 
     def feed_frame(self, frame: Frame) -> list[StreamEvent]:
         """Feed a frame that was already cut from the bytes (an SSE event from httpx-sse)."""
+        self._received = True
         return self._guard(lambda out: self._frames((frame,), out))
 
     def feed_payload(self, payload: Any, event: str | None = None) -> list[StreamEvent]:
         """Feed one already-decoded event payload (a dict made from an SDK's event object)."""
+        self._received = True
         return self._guard(lambda out: self._events(self._decoder.feed_payload(payload, event), out))
 
     def flush(self) -> list[StreamEvent]:
@@ -103,9 +107,10 @@ class Assembler:
             self._frames(self._framer.flush(), out)
             self._events(self._decoder.flush(), out)
             if not self._accumulator.finished:
-                raise IncompleteStreamError(
-                    "the stream ended before the provider's end-of-stream marker", provider=self.provider
-                )
+                message = "the stream ended before the provider's end-of-stream marker"
+                if not self._received:
+                    message = "the stream was empty: no bytes arrived"
+                raise IncompleteStreamError(message, provider=self.provider)
 
         return self._guard(finish)
 

@@ -63,9 +63,7 @@ class SSEDecoder:
         if self._error is not None:
             raise self._error
         if self._pending or self._data:
-            _log.debug(
-                "input ended inside an SSE event: %d bytes not dispatched", len(self._pending) + self._event_size
-            )
+            _log.debug("input ended inside an SSE event: %d bytes dropped", len(self._pending) + self._event_size)
         self._pending = bytearray()
         self._data = []
         self._event = None
