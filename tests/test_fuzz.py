@@ -385,3 +385,33 @@ def test_random_arguments_in_random_fragments_come_back_equal(slug: str, value: 
     line = to_json_line(items[0])
     assert line is not None
     assert json.loads(_dumps(line)) == {"type": "tool_call", "index": 0, "id": "call_1", "name": "tool", "input": value}
+
+
+# -- what the fuzzing found, kept as regressions -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("slug", "payload", "message"),
+    [
+        # A "type" that is not a string was looked up in the dispatch table: TypeError.
+        ("anthropic", {"type": []}, "anthropic: $.type must be str, got list"),
+        # A finish_reason that is not a string was looked up in a frozenset: TypeError.
+        (
+            "openai_chat",
+            {"choices": [{"index": 0, "delta": {}, "finish_reason": []}]},
+            "openai_chat: $.choices[0].finish_reason must be a string, got list",
+        ),
+    ],
+)
+def test_odd_types_in_known_fields_are_protocol_errors(slug: str, payload: Any, message: str) -> None:
+    from streamkit import ProviderProtocolError
+
+    with pytest.raises(ProviderProtocolError) as info:
+        Assembler(slug).feed_frame(Frame(None, dump(payload)))
+    assert str(info.value) == message
+
+
+def test_a_groq_usage_holder_that_is_not_an_object_is_ignored() -> None:
+    # Found while writing the payload fuzzer: a non-object x_groq raised AttributeError.
+    out = Assembler("openai_chat").feed_frame(Frame(None, dump({"choices": [], "x_groq": "x"})))
+    assert out == []
