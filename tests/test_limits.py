@@ -311,3 +311,15 @@ def test_every_framer_holds_at_most_max_event_bytes_of_a_frame_that_never_ends(f
         tracemalloc.stop()
     assert taken <= _LIMIT + size
     assert peak < 2 * _LIMIT  # the held bytes, not a Python object per chunk
+
+
+@pytest.mark.asyncio
+async def test_the_async_iterators_take_the_same_limits() -> None:
+    wire = WIRES["anthropic"]
+    data = wire.begin() + call(wire, 0, "c0", "f", ["{}"]) + call(wire, 1, "c1", "f", ["{}"]) + wire.finish()
+    got: list[object] = []
+    with pytest.raises(LimitExceededError) as info:
+        async for item in streamkit.aiter_tool_calls([data], "anthropic", limits=Limits(max_calls=1)):
+            got.append(item)  # noqa: PERF401 - the calls before the error must be kept
+    assert (info.value.limit, info.value.index) == ("max_calls", 1)
+    assert got == [ToolCall(0, "c0", "f", {})]
