@@ -10,7 +10,8 @@ Every provider's calls go through ``normalize``, with exactly these rules:
   ``not_an_object``, bad JSON is ``invalid_json`` with its position, and one object followed by
   more text (``{"a":1}{"b":2}``, two calls glued together) is ``concatenated_json``. Nothing is
   ever repaired, and the raw text is kept on every invalid call.
-- Integers keep their exact value at any size, floats round-trip, ``NaN`` and ``Infinity`` are
+- Integers keep their exact value at any size (up to the 4,300 digits Python reads by default;
+  longer is ``invalid_json``), floats round-trip, ``NaN`` and ``Infinity`` are
   not JSON, and neither is a number too big for a float (``1e400``). A repeated key keeps its
   last value (as orjson and the standard library do). A lone surrogate escape (``"\\ud800"``)
   is ``invalid_json``: it is not a character.
