@@ -29,6 +29,9 @@ from streamkit import (
     DECODERS,
     Assembler,
     InvalidToolCall,
+    LimitExceededError,
+    ProviderError,
+    ProviderProtocolError,
     ResponseEnd,
     StreamError,
     StreamEvent,
@@ -37,8 +40,26 @@ from streamkit import (
     ToolCall,
     iter_events,
 )
+from streamkit._accumulator import Accumulator
 from streamkit._cli import _dumps, to_json_line
-from streamkit._events import Frame
+from streamkit._events import (
+    AnomalyNoted,
+    ArgumentsDelta,
+    ArgumentsRepeated,
+    ArgumentsValue,
+    CallEnded,
+    CallReceived,
+    CallStarted,
+    ErrorReceived,
+    Event,
+    Frame,
+    RawCall,
+    ResponseEnded,
+    StopReceived,
+    TextReceived,
+    UsageReceived,
+)
+from streamkit._limits import Limits
 from streamkit._pipeline import _FRAMERS
 
 from .helpers import Fixture, fixtures, split_at
@@ -55,6 +76,10 @@ class Hang(BaseException):
 
 @contextmanager
 def bounded(seconds: float = 10.0) -> Iterator[None]:
+    if not hasattr(signal, "setitimer"):  # no interval timer on this platform: no guard
+        yield
+        return
+
     def alarm(signum: int, frame: FrameType | None) -> None:
         raise Hang(f"no result after {seconds} s")
 
@@ -150,6 +175,55 @@ CUTS = st.lists(st.integers(min_value=0, max_value=1 << 16), max_size=24)
 
 def dump(value: Any) -> str:
     return json.dumps(value, allow_nan=False)
+
+
+# -- the accumulator's rules, over any sequence of events -----------------------------------------
+
+_INDEX = st.integers(min_value=0, max_value=3)
+_CHOICE = st.integers(min_value=0, max_value=1)
+_IDS = st.none() | st.sampled_from(["a", "b", "c", ""])
+_NAMES = st.none() | st.sampled_from(["f", "g"])
+_FRAGMENTS = st.sampled_from(["{", "}", '"a"', ":", "1", "", '{"a":1}'])
+ACCUMULATOR_EVENTS = st.one_of(
+    st.builds(CallStarted, _INDEX, _IDS, _NAMES, _CHOICE),
+    st.builds(ArgumentsDelta, _INDEX, _FRAGMENTS, _CHOICE),
+    st.builds(ArgumentsRepeated, _INDEX, _FRAGMENTS, _CHOICE),
+    st.builds(ArgumentsValue, _INDEX, st.none() | st.just({"a": 1}) | st.just([1]), _CHOICE),
+    st.builds(CallEnded, _INDEX, _CHOICE),
+    st.builds(CallReceived, _INDEX, _IDS, _NAMES, st.none() | st.just({}) | st.just("{}"), _CHOICE),
+    st.builds(AnomalyNoted, _INDEX, st.sampled_from(["index_reused", "id_repeated"]), _CHOICE),
+    st.builds(StopReceived, st.none() | st.sampled_from(["stop", "length"]), st.booleans(), _CHOICE),
+    st.builds(TextReceived, st.text(max_size=3), _CHOICE),
+    st.builds(UsageReceived, st.just({"output_tokens": 1})),
+    st.builds(ResponseEnded),
+    st.builds(ErrorReceived, st.none() | st.just("overloaded"), st.just("Overloaded")),
+)
+
+
+@given(events=st.lists(ACCUMULATOR_EVENTS, max_size=30))
+def test_the_accumulator_delivers_each_call_at_most_once_whatever_the_order(events: list[Event]) -> None:
+    accumulator = Accumulator("fuzz", Limits(max_open_calls=3, max_calls=6, max_argument_bytes=12))
+    delivered: list[RawCall] = []
+    try:
+        for event in events:
+            out = accumulator.feed(event)
+            assert all(type(item) in (RawCall, TextReceived, ResponseEnded) for item in out)
+            delivered += [item for item in out if type(item) is RawCall]
+            if accumulator.finished:
+                break  # the pipeline reads nothing after the end-of-stream marker
+    except (ProviderProtocolError, ProviderError, LimitExceededError) as error:
+        assert str(error)
+    keys = [(raw.choice, raw.index) for raw in delivered]
+    ids = [raw.id for raw in delivered if raw.id]
+    assert len(keys) == len(set(keys)) and len(ids) == len(set(ids))
+    assert len(delivered) <= 6
+    for raw in delivered:
+        assert raw.arguments is None or isinstance(raw.arguments, str | dict | list)
+        assert not isinstance(raw.arguments, str) or len(raw.arguments) <= 12
+    # The calls still open come out once more, cut off, and never one already delivered.
+    drained = accumulator.drain_open()
+    assert all(raw.truncated for raw in drained)
+    assert not {(raw.choice, raw.index) for raw in drained} & set(keys)
 
 
 # -- random input --------------------------------------------------------------------------------
