@@ -7,8 +7,10 @@ hang); damage never changes what was delivered before it. The tests iterate over
 exists: every slug in ``DECODERS``, every framer in ``_FRAMERS``, every fixture in
 ``fixtures/``, every wire shape in ``tests/wire.py``.
 
-Budget: the Hypothesis profile (``tests/conftest.py``); ``HYPOTHESIS_PROFILE=fuzz`` runs many
-more examples for a long local session.
+Budget: the Hypothesis profile (``tests/conftest.py``) sets the examples of one property; a
+property run once per provider or once per fixture shares them out (``PER_PROVIDER``,
+``PER_FIXTURE``), so CI time stays flat as providers and fixtures are added.
+``HYPOTHESIS_PROFILE=fuzz`` runs many more examples for a long local session.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from types import FrameType
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamkit import (
@@ -67,6 +69,11 @@ from .wire import WIRES, call
 
 ALL = fixtures()
 IDS = [f.case for f in ALL]
+_EXAMPLES = settings().max_examples  # the loaded profile's
+#: A per-provider property gets about two providers' worth of examples in all.
+PER_PROVIDER = settings(max_examples=max(10, _EXAMPLES * 2 // len(DECODERS)))
+#: A per-fixture property gets about eight fixtures' worth of examples in all.
+PER_FIXTURE = settings(max_examples=max(5, _EXAMPLES * 8 // max(1, len(ALL))))
 Outcome = tuple[list[StreamEvent], StreamkitError | None]
 
 
@@ -163,7 +170,7 @@ JSON = st.recursive(
     lambda inner: (
         st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=4), inner, max_size=4)
     ),
-    max_leaves=12,
+    max_leaves=8,
 )
 PAYLOAD = st.builds(
     lambda kind, rest: {"type": kind, **rest} if kind is not None else rest,
@@ -246,6 +253,7 @@ def test_framers_take_random_bytes(framing: str, data: bytes, cuts: list[int]) -
 
 
 @pytest.mark.parametrize("slug", sorted(DECODERS))
+@PER_PROVIDER
 @given(data=st.binary(max_size=3000), cuts=CUTS)
 def test_every_provider_takes_random_bytes(slug: str, data: bytes, cuts: list[int]) -> None:
     with bounded():
@@ -253,7 +261,8 @@ def test_every_provider_takes_random_bytes(slug: str, data: bytes, cuts: list[in
 
 
 @pytest.mark.parametrize("slug", sorted(DECODERS))
-@given(events=st.lists(st.tuples(st.none() | st.sampled_from(EVENTS or ["x"]), PAYLOAD | JSON), max_size=16))
+@PER_PROVIDER
+@given(events=st.lists(st.tuples(st.none() | st.sampled_from(EVENTS or ["x"]), PAYLOAD | JSON), max_size=10))
 def test_every_decoder_takes_random_payloads(slug: str, events: list[tuple[str | None, Any]]) -> None:
     assembler = Assembler(slug)
     with bounded():
@@ -266,8 +275,9 @@ def test_every_decoder_takes_random_payloads(slug: str, events: list[tuple[str |
 
 
 @pytest.mark.parametrize("slug", sorted(s for s in DECODERS if DECODERS[s].framing == "sse"))
+@PER_PROVIDER
 @given(
-    events=st.lists(st.tuples(st.none() | st.sampled_from(EVENTS or ["x"]), PAYLOAD), max_size=16),
+    events=st.lists(st.tuples(st.none() | st.sampled_from(EVENTS or ["x"]), PAYLOAD), max_size=10),
     cuts=CUTS,
 )
 def test_every_sse_provider_takes_random_events_at_any_chunking(
@@ -302,6 +312,7 @@ def damage(data: bytes, draw: st.DataObject) -> bytes:
 
 
 @pytest.mark.parametrize("fixture", ALL, ids=IDS)
+@PER_FIXTURE
 @given(draw=st.data(), cuts=CUTS)
 def test_damaged_fixture_bytes_give_only_typed_errors(fixture: Fixture, draw: st.DataObject, cuts: list[int]) -> None:
     data = damage(fixture.path.read_bytes(), draw)
@@ -337,6 +348,7 @@ def _mutate(value: Any, draw: st.DataObject) -> Any:
 
 
 @pytest.mark.parametrize("fixture", ALL, ids=IDS)
+@PER_FIXTURE
 @given(draw=st.data())
 def test_damaged_fixture_payloads_give_only_typed_errors(fixture: Fixture, draw: st.DataObject) -> None:
     frames = frames_of(fixture)
@@ -358,9 +370,17 @@ def test_damaged_fixture_payloads_give_only_typed_errors(fixture: Fixture, draw:
             check_error(error)
 
 
+def cut_points(data: bytes) -> list[int]:
+    if len(data) <= 1024:
+        return list(range(len(data) + 1))
+    near_line_ends = {cut for i, byte in enumerate(data) if byte in b"\r\n" for cut in (i, i + 1, i + 2)}
+    spread = range(0, len(data), len(data) // 200)
+    return sorted(cut for cut in {*near_line_ends, *spread, len(data)} if cut <= len(data))
+
+
 @pytest.mark.parametrize("fixture", ALL, ids=IDS)
 def test_a_stream_cut_anywhere_keeps_what_was_complete(fixture: Fixture) -> None:
-    """Exhaustive for fixtures up to 4 KiB: every prefix of the bytes.
+    """Every prefix of the bytes (up to 1 KiB; beyond, every cut next to a line end and 200 more).
 
     A prefix decodes either to the full run's calls and text (it holds the end marker) or to an
     error; the values delivered before the error are exactly the first values of the full run,
@@ -372,9 +392,8 @@ def test_a_stream_cut_anywhere_keeps_what_was_complete(fixture: Fixture) -> None
     later_calls = [item for item in full if isinstance(item, ToolCall | InvalidToolCall)]
     if isinstance(full_error, StreamError):
         later_calls += full_error.unfinished
-    step = 1 if len(data) <= 4096 else len(data) // 4096 + 1
     with bounded(60):
-        for cut in {*range(0, len(data), step), len(data)}:
+        for cut in cut_points(data):
             items, error = drive([data[:cut]], fixture.provider)
             if error is None:
                 assert full_error is None, cut
@@ -405,6 +424,7 @@ ENDED = [f for f in ALL if _ends_before_eof(f)]
 
 
 @pytest.mark.parametrize("fixture", ENDED, ids=[f.case for f in ENDED])
+@PER_FIXTURE
 @given(
     garbage=st.binary(min_size=1, max_size=300)
     | st.sampled_from([b"\xff\xfe\n\n", b"data: {\n\n", b"data: [DONE]\n\n", b"x" * 5000, b"\r\n" * 50]),
