@@ -17,7 +17,8 @@ Rules (every rule about which sequences of events are legal lives in this module
    open can be drained with their raw text.
 7. ``Limits``: a call's argument text is counted fragment by fragment (one addition each) and
    stopped as soon as it passes ``max_argument_bytes``; a call that would open past
-   ``max_open_calls`` or ``max_calls`` is refused. Each raises ``LimitExceededError`` before
+   ``max_open_calls`` or ``max_calls``, and a call or a stop for a choice past
+   ``max_choices``, are refused. Each raises ``LimitExceededError`` before
    anything more is stored, so memory stays bounded whatever the stream sends.
 
 The accumulator never parses arguments: it hands each ``RawCall`` on, and the composer passes
@@ -86,6 +87,7 @@ class Accumulator:
         self._max_argument_bytes = limits.max_argument_bytes
         self._max_open_calls = limits.max_open_calls
         self._max_calls = limits.max_calls
+        self._max_choices = limits.max_choices
         self.stop_reason: str | None = None
         self.usage: dict[str, Any] | None = None
         self.finished = False
@@ -93,7 +95,7 @@ class Accumulator:
         self._delivered: set[tuple[int, int]] = set()
         self._ids: dict[str, tuple[int, int]] = {}
         self._notes: dict[tuple[int, int], list[str]] = {}
-        self._stop_seen: set[int] = set()
+        self._choices: set[int] = set()  # choices with calls or a stop reason
         self._handlers: dict[type, Callable[[Any], Sequence[Output]]] = {
             CallStarted: self._start,
             ArgumentsDelta: self._delta,
@@ -201,7 +203,7 @@ class Accumulator:
     def _stop(self, event: StopReceived) -> Sequence[Output]:
         if event.choice == 0 or self.stop_reason is None:
             self.stop_reason = event.stop_reason
-        self._stop_seen.add(event.choice)
+        self._check_choice(event.choice, None)
         keys = [key for key in self._open if key[0] == event.choice]
         return [self._close(key, truncated=event.cut_open_calls) for key in keys]
 
@@ -227,11 +229,18 @@ class Accumulator:
             raise self._limit("max_open_calls", self._max_open_calls, key[1], "too many calls open at once")
         if len(self._open) + len(self._delivered) >= self._max_calls:
             raise self._limit("max_calls", self._max_calls, key[1], "too many calls in one response")
+        self._check_choice(key[0], key[1])
         if call_id is not None:
             seen = self._ids.get(call_id)
             if seen is not None:
                 raise self._error_for(key[1], event, f"call id {call_id!r} was already used at index {seen[1]}")
             self._ids[call_id] = key
+
+    def _check_choice(self, choice: int, index: int | None) -> None:
+        if choice not in self._choices:
+            if len(self._choices) >= self._max_choices:
+                raise self._limit("max_choices", self._max_choices, index, f"too many choices (choice {choice})")
+            self._choices.add(choice)
 
     def _merge_identity(self, slot: _Slot, call_id: str | None, name: str | None, event: str) -> None:
         if call_id is not None:
@@ -271,8 +280,9 @@ class Accumulator:
         limit = self._max_argument_bytes
         return self._limit("max_argument_bytes", limit, slot.index, f"the arguments grew to {slot.size} characters")
 
-    def _limit(self, limit: str, value: int, index: int, message: str) -> LimitExceededError:
-        _log.debug("%s: call index %d: %s (%s=%d)", self.provider, index, message, limit, value)
+    def _limit(self, limit: str, value: int, index: int | None, message: str) -> LimitExceededError:
+        where = "" if index is None else f"call index {index}: "
+        _log.debug("%s: %s%s (%s=%d)", self.provider, where, message, limit, value)
         return LimitExceededError(message, limit=limit, value=value, provider=self.provider, index=index)
 
     def _error_for(self, index: int, event: str, message: str) -> ProviderProtocolError:

@@ -142,7 +142,7 @@ class LimitExceededError(StreamError):
 
     Attributes:
         limit: the name of the limit (``max_argument_bytes``, ``max_open_calls``, ``max_calls``,
-            ``max_event_bytes``), as in ``streamkit.Limits``.
+            ``max_choices``, ``max_event_bytes``), as in ``streamkit.Limits``.
         value: the limit's value in force.
         index: the call index concerned, where there is one.
         offset: the byte offset in the stream, where known (framing limits).

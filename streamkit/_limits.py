@@ -3,7 +3,7 @@
 Each limit has a ``DEFAULT_*`` constant, generous enough that no real response reaches it and
 tight enough that memory stays bounded. ``Limits`` groups them; the pipeline hands each stage
 the values it enforces. A stream that goes past ``max_argument_bytes``, ``max_open_calls``,
-``max_calls`` or ``max_event_bytes`` stops with ``LimitExceededError`` naming the limit and its
+``max_calls``, ``max_choices`` or ``max_event_bytes`` stops with ``LimitExceededError`` naming the limit and its
 value (the calls completed before are delivered, the open ones come with their raw text). A
 call whose arguments nest deeper than ``max_depth`` is an ``InvalidToolCall`` of kind
 ``too_deep``: like any bad arguments, it is a value the model can be told about.
@@ -22,6 +22,7 @@ __all__ = (
     "DEFAULT_LIMITS",
     "DEFAULT_MAX_ARGUMENT_BYTES",
     "DEFAULT_MAX_CALLS",
+    "DEFAULT_MAX_CHOICES",
     "DEFAULT_MAX_DEPTH",
     "DEFAULT_MAX_EVENT_BYTES",
     "DEFAULT_MAX_OPEN_CALLS",
@@ -36,6 +37,8 @@ DEFAULT_MAX_ARGUMENT_BYTES = 8 * 1024 * 1024
 DEFAULT_MAX_OPEN_CALLS = 256
 #: The most calls in one response, delivered or open.
 DEFAULT_MAX_CALLS = 1024
+#: The most choices in one response (OpenAI's ``n``) that carry calls or a stop reason.
+DEFAULT_MAX_CHOICES = 128
 #: The deepest nesting of arrays and objects in one call's arguments (``{}`` is depth 1).
 DEFAULT_MAX_DEPTH = 64
 #: The highest ``max_depth`` accepted: every JSON reader and writer on the path (orjson, and the
@@ -56,6 +59,8 @@ class Limits:
             ``max_event_bytes`` instead.
         max_open_calls: the most calls open at once.
         max_calls: the most calls in one response.
+        max_choices: the most choices in one response that carry calls or a stop reason:
+            each one holds a little state, so their number is bounded too.
         max_depth: the deepest nesting of one call's arguments; deeper is ``too_deep``. At most
             ``MAX_DEPTH_CEILING`` (512).
         max_event_bytes: the largest frame buffered before its end arrives.
@@ -64,6 +69,7 @@ class Limits:
     max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES
     max_open_calls: int = DEFAULT_MAX_OPEN_CALLS
     max_calls: int = DEFAULT_MAX_CALLS
+    max_choices: int = DEFAULT_MAX_CHOICES
     max_depth: int = DEFAULT_MAX_DEPTH
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
 

@@ -13,6 +13,7 @@ import streamkit
 from streamkit import (
     ArgumentIssue,
     Assembler,
+    IncompleteStreamError,
     InvalidToolCall,
     LimitExceededError,
     Limits,
@@ -23,6 +24,7 @@ from streamkit import (
 from streamkit._limits import (
     DEFAULT_MAX_ARGUMENT_BYTES,
     DEFAULT_MAX_CALLS,
+    DEFAULT_MAX_CHOICES,
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_EVENT_BYTES,
     DEFAULT_MAX_OPEN_CALLS,
@@ -40,11 +42,12 @@ def test_defaults_are_the_documented_constants() -> None:
         max_argument_bytes=DEFAULT_MAX_ARGUMENT_BYTES,
         max_open_calls=DEFAULT_MAX_OPEN_CALLS,
         max_calls=DEFAULT_MAX_CALLS,
+        max_choices=DEFAULT_MAX_CHOICES,
         max_depth=DEFAULT_MAX_DEPTH,
         max_event_bytes=DEFAULT_MAX_EVENT_BYTES,
     )
     assert (DEFAULT_MAX_ARGUMENT_BYTES, DEFAULT_MAX_OPEN_CALLS, DEFAULT_MAX_CALLS) == (8 << 20, 256, 1024)
-    assert (DEFAULT_MAX_DEPTH, DEFAULT_MAX_EVENT_BYTES) == (64, 16 << 20)
+    assert (DEFAULT_MAX_CHOICES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_EVENT_BYTES) == (128, 64, 16 << 20)
 
 
 @pytest.mark.parametrize(
@@ -149,6 +152,38 @@ def test_calls_per_response_hold_at_the_limit_and_stop_one_past_it(slug: str) ->
     else:
         assert items == []
         assert [(c.index, c.raw) for c in error.unfinished] == [(0, '{"n": 0}'), (1, '{"n": 1}')]
+
+
+# -- max_choices ---------------------------------------------------------------------------------
+
+
+def choice_chunk(choice: int, delta: dict[str, object], finish: str | None = None) -> bytes:
+    payload = {"choices": [{"index": choice, "delta": delta, "finish_reason": finish}]}
+    return f"data: {json.dumps(payload)}\n\n".encode()
+
+
+def test_choices_hold_at_the_limit_and_stop_one_past_it() -> None:
+    entry = {"index": 0, "id": "c", "function": {"name": "f", "arguments": "{}"}}
+    data = b"".join(
+        choice_chunk(n, {"tool_calls": [{**entry, "id": f"c{n}"}]}) + choice_chunk(n, {}, "tool_calls")
+        for n in range(3)
+    )
+    items, error = run([data + b"data: [DONE]\n\n"], "openai_chat", limits=Limits(max_choices=3))
+    assert error is None
+    assert items[:3] == [ToolCall(0, f"c{n}", "f", {}, choice=n) for n in range(3)]
+
+    items, error = run([data], "openai_chat", limits=Limits(max_choices=2))
+    assert isinstance(error, LimitExceededError)
+    assert (error.limit, error.value, error.index) == ("max_choices", 2, 0)
+    assert str(error) == "openai_chat: call index 0: too many choices (choice 2): limit max_choices=2"
+    assert items == [ToolCall(0, "c0", "f", {}, choice=0), ToolCall(0, "c1", "f", {}, choice=1)]
+    # A stop reason alone opens a choice too; text alone holds nothing and is not counted.
+    stops = b"".join(choice_chunk(n, {"content": "hi"}) + choice_chunk(n, {}, "stop") for n in range(3))
+    _, error = run([stops], "openai_chat", limits=Limits(max_choices=2))
+    assert isinstance(error, LimitExceededError)
+    assert str(error) == "openai_chat: too many choices (choice 2): limit max_choices=2"
+    texts = b"".join(choice_chunk(n, {"content": "hi"}) for n in range(300)) + b"data: [DONE]\n\n"
+    assert run([texts], "openai_chat", limits=Limits(max_choices=2))[1] is None
 
 
 # -- max_depth -----------------------------------------------------------------------------------
@@ -289,6 +324,23 @@ def test_endless_calls_stop_early_with_bounded_memory(slug: str) -> None:
     peak, error = peak_while(source, slug, limits=Limits(max_calls=500, max_open_calls=1000))
     assert isinstance(error, LimitExceededError) and (error.limit, error.index) == ("max_calls", 500)
     assert peak < 2 * 1024 * 1024
+
+
+def test_endless_choices_stop_early_with_bounded_memory() -> None:
+    # Regression: every new choice index left state behind in the OpenAI Chat decoder, even
+    # with nothing in it, so a stream of distinct choices grew memory ten times faster than
+    # the stream itself.
+    empty = (choice_chunk(n, {"tool_calls": [{}]}) for n in range(20_000))
+    source = Meter(b"", empty)
+    peak, error = peak_while(source, "openai_chat")
+    assert isinstance(error, IncompleteStreamError) and source.taken > 1_000_000
+    assert peak < 256 * 1024
+    stops = (choice_chunk(n, {}, "stop") for n in itertools.count())
+    source = Meter(b"", stops)
+    peak, error = peak_while(source, "openai_chat", limits=Limits(max_choices=100))
+    assert isinstance(error, LimitExceededError) and error.limit == "max_choices"
+    assert source.taken < 10_000
+    assert peak < 256 * 1024
 
 
 @pytest.mark.parametrize("framing", sorted(_FRAMERS))

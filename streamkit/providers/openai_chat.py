@@ -126,9 +126,6 @@ class OpenAIChatDecoder(Decoder):
         ci = choice.get("index", 0)
         if not isinstance(ci, int):
             raise self.error(f"{where}.index must be int", event=event)
-        state = self._choices.get(ci)
-        if state is None:
-            state = self._choices[ci] = _Choice()
         delta = choice.get("delta")
         if isinstance(delta, dict):
             content = delta.get("content")
@@ -141,18 +138,29 @@ class OpenAIChatDecoder(Decoder):
                 if not isinstance(tool_calls, list):
                     raise self.error(f"{where}.delta.tool_calls must be a list", event=event)
                 for position, entry in enumerate(tool_calls):
-                    self._entry(state, ci, entry, f"{where}.delta.tool_calls[{position}]", out, event)
+                    self._entry(ci, entry, f"{where}.delta.tool_calls[{position}]", out, event)
         elif delta is not None:
             raise self.error(f"{where}.delta must be an object", event=event)
         reason = choice.get("finish_reason")
         if reason is not None and not isinstance(reason, str):
             raise self.error(f"{where}.finish_reason must be a string, got {type(reason).__name__}", event=event)
-        if reason is not None and not state.finished:
+        if reason is None:
+            return
+        state = self._state(ci)
+        if not state.finished:
             state.finished = True
             state.open.clear()
             out.append(StopReceived(reason, reason in _CUT_REASONS, ci))
 
-    def _entry(self, state: _Choice, ci: int, entry: Any, where: str, out: list[Event], event: str | None) -> None:
+    def _state(self, ci: int) -> _Choice:
+        """A choice's state, made only when an event for that choice follows, so that the
+        accumulator's ``max_choices`` bounds how many there are."""
+        state = self._choices.get(ci)
+        if state is None:
+            state = self._choices[ci] = _Choice()
+        return state
+
+    def _entry(self, ci: int, entry: Any, where: str, out: list[Event], event: str | None) -> None:
         if not isinstance(entry, dict):
             raise self.error(f"{where} must be an object", event=event)
         function = entry.get("function") or {}
@@ -170,6 +178,7 @@ class OpenAIChatDecoder(Decoder):
         arguments = function.get("arguments")
         if call_id is None and name is None and arguments in (None, ""):
             return  # an entry that carries nothing (LM Studio sends such)
+        state = self._state(ci)
         index, new = self._slot(state, ci, entry.get("index"), call_id, name, where, out, event)
         if new:
             if self.early_close:
