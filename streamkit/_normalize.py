@@ -122,6 +122,8 @@ def _parse_exact(text: str, first: orjson.JSONDecodeError) -> tuple[Any, Argumen
     try:
         value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data":
+            return None, _concatenated(exc.pos)
         return None, ArgumentIssue("invalid_json", f"the arguments are not valid JSON: {exc.msg}", position=exc.pos)
     except RecursionError:
         return None, ArgumentIssue("too_deep", "the arguments nest arrays and objects too deep to read exactly")
@@ -184,13 +186,17 @@ def raw_text(arguments: Any) -> str:
 
 def _decode_issue(text: str, exc: orjson.JSONDecodeError) -> ArgumentIssue:
     if exc.msg.startswith("unexpected content after document"):
-        return ArgumentIssue(
-            "concatenated_json",
-            "one JSON object is followed by more text: several calls' arguments were glued "
-            "together; send each call separately",
-            position=exc.pos,
-        )
+        return _concatenated(exc.pos)
     return ArgumentIssue("invalid_json", f"the arguments are not valid JSON: {exc.msg}", position=exc.pos)
+
+
+def _concatenated(position: int) -> ArgumentIssue:
+    return ArgumentIssue(
+        "concatenated_json",
+        "one JSON object is followed by more text: several calls' arguments were glued together; "
+        "send each call separately",
+        position=position,
+    )
 
 
 def _not_an_object(value: Any) -> ArgumentIssue:

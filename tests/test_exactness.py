@@ -178,3 +178,11 @@ def test_text_that_looks_like_code_is_only_ever_data(slug: str) -> None:
     assert [e.kind for e in result.errors] == ["invalid_json"]
     result, _ = one_call(slug, json.dumps({"cmd": code}))
     assert result == ToolCall(0, "c", "f", {"cmd": code})
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_glued_objects_with_a_huge_integer_are_still_concatenated_json(slug: str) -> None:
+    first = '{"n": 1' + "0" * 400 + "}"
+    result, _ = one_call(slug, first + '{"m": 2}')
+    assert isinstance(result, InvalidToolCall)
+    assert [(e.kind, e.position) for e in result.errors] == [("concatenated_json", len(first))]
