@@ -2,7 +2,7 @@
 
 Every provider's calls go through ``normalize``, with exactly these rules:
 
-- ``None`` -> ``{}``; ``""`` or only whitespace -> ``{}``.
+- ``None`` -> ``{}``; ``""`` or only JSON whitespace (space, tab, CR, LF) -> ``{}``.
 - The JSON text ``null`` -> ``{}`` too (it is ``None`` serialized), noted as the anomaly
   ``null_arguments``.
 - A dict passes as is; any other non-string value is ``not_an_object``.
@@ -38,6 +38,7 @@ __all__ = ("normalize", "parse_arguments", "raw_text")
 
 # orjson reads an integer beyond the 64-bit range as a float; such a float is at least this big.
 _INEXACT_FLOAT = 9.2e18
+_JSON_SPACE = " \t\n\r"
 # An integer literal (no fraction, no exponent): orjson's "number is infinity" at one means the
 # integer is past the float range, not that a float overflowed.
 _INTEGER = re.compile(r"-?[0-9]+(?![0-9.eE])")
@@ -90,7 +91,7 @@ def parse_arguments(
         return (None, _too_deep(max_depth), None) if too_deep else (arguments, None, None)
     if not isinstance(arguments, str):
         return None, _not_an_object(arguments), None
-    if not arguments or arguments.isspace():
+    if not arguments.strip(_JSON_SPACE):  # JSON's four spaces only: "\xa0" is not "no arguments"
         return {}, None, None
     try:
         value = orjson.loads(arguments)

@@ -513,3 +513,73 @@ def test_a_groq_usage_holder_that_is_not_an_object_is_ignored() -> None:
     # Found while writing the payload fuzzer: a non-object x_groq raised AttributeError.
     out = Assembler("openai_chat").feed_frame(Frame(None, dump({"choices": [], "x_groq": "x"})))
     assert out == []
+
+
+# -- the normalizer against a strict reference parser ----------------------------------------------
+
+_JSON_SPACE = " \t\n\r"
+
+
+def reference(text: str) -> tuple[bool, Any]:
+    """The rules, written plainly with the standard library: (valid, value)."""
+    if not text.strip(_JSON_SPACE):
+        return True, {}
+
+    def reject(name: str) -> Any:
+        raise ValueError(name)
+
+    try:
+        value = json.loads(text, parse_constant=reject)
+    except (ValueError, RecursionError):
+        return False, None
+    for node in _walk(value):
+        strings = [node] if isinstance(node, str) else list(node) if isinstance(node, dict) else []
+        for string in strings:
+            try:
+                string.encode()
+            except UnicodeEncodeError:
+                return False, None
+        if isinstance(node, float) and node in (float("inf"), float("-inf")):
+            return False, None
+    if value is None:
+        return True, {}
+    return isinstance(value, dict), value
+
+
+_EDITS = st.sampled_from([*'{}[],:"\\ 0123456789eE.-+ntfrulsa', "\t", "\x0b", "\xa0", "\u2028", "\ud800", "é"])
+
+
+@given(value=ARGUMENTS, draw=st.data())
+def test_the_normalizer_agrees_with_a_strict_reference_parser(value: Any, draw: st.DataObject) -> None:
+    from streamkit._normalize import parse_arguments
+
+    text = json.dumps(value, ensure_ascii=draw.draw(st.booleans()), indent=draw.draw(st.sampled_from([None, 1])))
+    for _ in range(draw.draw(st.integers(min_value=0, max_value=3))):
+        at = draw.draw(st.integers(min_value=0, max_value=len(text)))
+        edit = draw.draw(st.sampled_from(["insert", "delete", "replace"]))
+        char = draw.draw(_EDITS)
+        if edit == "insert":
+            text = text[:at] + char + text[at:]
+        elif edit == "delete":
+            text = text[:at] + text[at + 1 :]
+        else:
+            text = text[:at] + char + text[at + 1 :]
+    valid, expected = reference(text)
+    parsed, issue, _ = parse_arguments(text)
+    if valid:
+        assert issue is None and parsed == expected, text
+    else:
+        assert parsed is None and issue is not None, text
+        assert issue.kind in ("invalid_json", "concatenated_json", "not_an_object", "too_deep")
+
+
+@pytest.mark.parametrize("text", ["", " \t\r\n", "\x0b", "\xa0", "\u2028", " \x0c "])
+def test_only_json_whitespace_counts_as_no_arguments(text: str) -> None:
+    # Found while writing the reference: any Unicode space (a vertical tab, a no-break
+    # space) was read as "no arguments" and became {}; only JSON's four spaces mean that.
+    from streamkit._normalize import parse_arguments
+
+    parsed, issue, _ = parse_arguments(text)
+    valid, expected = reference(text)
+    assert (parsed, issue is None) == ((expected, True) if valid else (None, False))
+    assert valid == (not text.strip(_JSON_SPACE))
