@@ -40,7 +40,6 @@ from streamkit import (
     StreamkitError,
     TextDelta,
     ToolCall,
-    iter_events,
 )
 from streamkit._accumulator import Accumulator
 from streamkit._cli import _dumps, to_json_line
@@ -65,7 +64,7 @@ from streamkit._limits import Limits
 from streamkit._pipeline import _FRAMERS
 
 from .helpers import Fixture, fixtures, split_at
-from .wire import WIRES, call
+from .wire import WIRES, call, run
 
 ALL = fixtures()
 IDS = [f.case for f in ALL]
@@ -107,16 +106,12 @@ def check_error(error: StreamkitError) -> None:
 
 
 def drive(chunks: Iterable[bytes], provider: str) -> Outcome:
-    """The pipeline's values and its error; any exception that is not streamkit's escapes."""
-    items: list[StreamEvent] = []
-    try:
-        for item in iter_events(chunks, provider):
-            assert isinstance(item, TextDelta | ToolCall | InvalidToolCall | ResponseEnd)
-            items.append(item)
-    except StreamkitError as error:
+    """The pipeline's values and its error; any exception that is not a ``StreamError`` escapes."""
+    items, error = run(chunks, provider)
+    assert all(isinstance(item, TextDelta | ToolCall | InvalidToolCall | ResponseEnd) for item in items)
+    if error is not None:
         check_error(error)
-        return items, error
-    return items, None
+    return items, error
 
 
 def same(a: Outcome, b: Outcome) -> bool:
