@@ -375,3 +375,23 @@ async def test_the_async_iterators_take_the_same_limits() -> None:
             got.append(item)  # noqa: PERF401 - the calls before the error must be kept
     assert (info.value.limit, info.value.index) == ("max_calls", 1)
     assert got == [ToolCall(0, "c0", "f", {})]
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_the_default_limits_stop_a_50_mb_call(slug: str) -> None:
+    wire = WIRES[slug]
+    source = Meter(wire.begin() + wire.start(0, "c", "f"), endless(wire.fragment(0, "x" * 65536)))
+    peak, error = peak_while(source, slug)
+    assert isinstance(error, LimitExceededError)
+    assert (error.limit, error.value) == ("max_argument_bytes", DEFAULT_MAX_ARGUMENT_BYTES)
+    assert source.taken < DEFAULT_MAX_ARGUMENT_BYTES + 2 * 65536 + 1024
+    assert peak < 3 * DEFAULT_MAX_ARGUMENT_BYTES
+
+
+def test_the_default_limits_stop_a_50_mb_line() -> None:
+    source = Meter(b"data: ", endless(b"x" * 65536))
+    peak, error = peak_while(source, "anthropic")
+    assert isinstance(error, LimitExceededError)
+    assert (error.limit, error.value) == ("max_event_bytes", DEFAULT_MAX_EVENT_BYTES)
+    assert source.taken < DEFAULT_MAX_EVENT_BYTES + 65536
+    assert peak < 3 * DEFAULT_MAX_EVENT_BYTES
