@@ -28,6 +28,7 @@ from ._limits import DEFAULT_MAX_EVENT_BYTES
 __all__ = ("DEFAULT_MAX_EVENT_BYTES", "SSEDecoder")
 
 _log = logging.getLogger(__name__)
+_BOM = b"\xef\xbb\xbf"
 
 
 class SSEDecoder:
@@ -41,7 +42,7 @@ class SSEDecoder:
         self._skip_lf = False  # the previous region ended with CR: a leading LF is its pair
         self._event: str | None = None
         self._data: list[str] = []
-        self._event_size = 0  # characters of the data lines so far, one more per line
+        self._event_size = 0  # bytes of the event's data lines so far, one more for each line end
         self._error: StreamError | None = None  # found after complete events: raised next
 
     def feed(self, chunk: bytes) -> list[Frame]:
@@ -86,12 +87,25 @@ class SSEDecoder:
 
     def _hold(self, piece: bytes) -> None:
         self._pending += piece
-        if len(self._pending) + self._event_size > self._max_event_bytes:
-            raise self._too_big("an SSE line grew past the limit without ending")
+        if self._over(self._pending):
+            raise self._too_big()
 
-    def _too_big(self, message: str) -> LimitExceededError:
-        limit = self._max_event_bytes
-        return LimitExceededError(message, limit="max_event_bytes", value=limit, offset=self._consumed)
+    def _over(self, line: bytes | bytearray) -> bool:
+        """Whether the event with this line (complete or still arriving) is past the limit."""
+        size = len(line) + self._event_size
+        if size > self._max_event_bytes and self._at_start:
+            head = bytes(line[:3])
+            if _BOM.startswith(head):
+                size -= len(head)  # a BOM, whole or still arriving, is not part of the line
+        return size > self._max_event_bytes
+
+    def _too_big(self) -> LimitExceededError:
+        # One measure whether a line is complete or still arriving: the bytes of the event's
+        # data lines (each with one line end) and of the line at hand. So the error, and whether
+        # there is one, never depends on how the bytes were chunked.
+        return LimitExceededError(
+            "an SSE event grew past the limit", limit="max_event_bytes", value=self._max_event_bytes
+        )
 
     def _lines(self, region: bytes, out: list[Frame]) -> None:
         """Decode a region that ends exactly at a line end and interpret its lines."""
@@ -105,6 +119,8 @@ class SSEDecoder:
             excerpt = region[max(exc.start - 20, good) : min(exc.start + 4, *ends)].decode("utf-8", "replace")
             if good:
                 self._lines(region[:good], out)  # the complete lines before the bad bytes
+            if self._over(region[good : min(ends)]):
+                raise self._too_big() from None  # as it would have been while the line arrived
             raise FramingError("the stream is not valid UTF-8", offset=offset, excerpt=excerpt) from None
         self._consumed += len(region)
         if self._at_start:
@@ -121,9 +137,14 @@ class SSEDecoder:
             text = text.replace("\r\n", "\n").replace("\r", "\n")
         lines = text.split("\n")
         lines.pop()  # the region ends with a line end: the last piece is always empty
+        plain = region.isascii()  # then each line's characters are its bytes
         for line in lines:
             if line:
-                self._field(line)
+                size = len(line) if plain else len(line.encode())
+                if self._event_size + size > self._max_event_bytes:
+                    raise self._too_big()
+                if self._field(line):
+                    self._event_size += size + 1
             elif self._data:
                 out.append(Frame(self._event, "\n".join(self._data)))
                 self._data = []
@@ -132,24 +153,23 @@ class SSEDecoder:
             else:
                 self._event = None
 
-    def _field(self, line: str) -> None:
+    def _field(self, line: str) -> bool:
+        """Interpret one line; True when it added a line to the event's data."""
         if line.startswith("data:"):
             value = line[6:] if line.startswith("data: ") else line[5:]
         elif line[0] == ":":
-            return  # a comment, used as a keep-alive
+            return False  # a comment, used as a keep-alive
         else:
             name, colon, value = line.partition(":")
             if colon and value.startswith(" "):
                 value = value[1:]
             if name == "event":
                 self._event = value or None  # an empty type means the default, "message"
-                return
+                return False
             if name != "data":
                 # "id" and "retry" steer reconnection, which streamkit leaves to the caller; any
                 # other field name is ignored, as the spec requires.
-                return
+                return False
             value = ""  # a bare "data" line with no colon adds an empty line
         self._data.append(value)
-        self._event_size += len(value) + 1  # and the line end that joins it to the next
-        if self._event_size > self._max_event_bytes:
-            raise self._too_big("an SSE event grew past the limit")
+        return True

@@ -247,6 +247,39 @@ def test_framers_take_random_bytes(framing: str, data: bytes, cuts: list[int]) -
     assert sum(len(frame.data) for frame in got) <= len(data)
 
 
+_LINES = st.lists(
+    st.tuples(
+        st.sampled_from(["data: ", "data:", "data", ": ", "event: ", "id: ", "", "\ufeff", "x"]),
+        st.text(max_size=40) | st.sampled_from(['{"a": 1}', "[DONE]", "é😀", "\u2028"]),
+        st.sampled_from(["\n", "\r\n", "\r", "\n\n", ""]),
+    ),
+    max_size=12,
+).map(lambda lines: "".join(a + b + c for a, b, c in lines).encode())
+FRAMER_INPUT = _LINES | _LINES.map(lambda data: data[: len(data) // 2] + b"\xff" + data[len(data) // 2 :])
+
+
+@pytest.mark.parametrize("framing", sorted(_FRAMERS))
+@given(data=FRAMER_INPUT, limit=st.integers(min_value=1, max_value=120), cuts=CUTS)
+def test_framers_decide_the_same_at_any_chunking_also_at_their_limit(
+    framing: str, data: bytes, limit: int, cuts: list[int]
+) -> None:
+    def frames(chunks: list[bytes]) -> tuple[list[Frame], object]:
+        framer = _FRAMERS[framing](max_event_bytes=limit)
+        got: list[Frame] = []
+        try:
+            for chunk in chunks:
+                got += framer.feed(chunk)
+            got += framer.flush()
+        except StreamkitError as error:
+            return got, (type(error), str(error))
+        return got, None
+
+    with bounded():
+        whole = frames([data])
+        assert frames(split_at(data, cuts)) == whole
+        assert frames([data[i : i + 1] for i in range(len(data))]) == whole
+
+
 @pytest.mark.parametrize("slug", sorted(DECODERS))
 @PER_PROVIDER
 @given(data=st.binary(max_size=3000), cuts=CUTS)

@@ -395,3 +395,15 @@ def test_the_default_limits_stop_a_50_mb_line() -> None:
     assert (error.limit, error.value) == ("max_event_bytes", DEFAULT_MAX_EVENT_BYTES)
     assert source.taken < DEFAULT_MAX_EVENT_BYTES + 65536
     assert peak < 3 * DEFAULT_MAX_EVENT_BYTES
+
+
+def test_a_frame_limit_error_is_the_same_however_the_bytes_are_chunked() -> None:
+    data = b": keep-alive\n" + b"data: " + b"x" * 60 + b"\n" + b"data: " + b"y" * 60 + b"\ndata: " + b"z" * 200
+    messages = set()
+    for size in (1, 7, 64, len(data)):
+        decoder = SSEDecoder(max_event_bytes=100)
+        with pytest.raises(LimitExceededError) as info:
+            for start in range(0, len(data), size):
+                decoder.feed(data[start : start + size])
+        messages.add(str(info.value))
+    assert messages == {"an SSE event grew past the limit: limit max_event_bytes=100"}
