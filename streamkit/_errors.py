@@ -145,7 +145,6 @@ class LimitExceededError(StreamError):
             ``max_choices``, ``max_event_bytes``), as in ``streamkit.Limits``.
         value: the limit's value in force.
         index: the call index concerned, where there is one.
-        offset: the byte offset in the stream, where known (framing limits).
     """
 
     def __init__(
@@ -156,21 +155,18 @@ class LimitExceededError(StreamError):
         value: int,
         provider: str | None = None,
         index: int | None = None,
-        offset: int | None = None,
     ) -> None:
         self.limit = limit
         self.value = value
         self.provider = provider
         self.index = index
-        self.offset = offset
         self.message = message
         super().__init__(message)
 
     def __str__(self) -> str:
         who = f"{self.provider}: " if self.provider else ""
         call = f"call index {self.index}: " if self.index is not None else ""
-        where = f" (at byte {self.offset})" if self.offset is not None else ""
-        return f"{who}{call}{self.message}: limit {self.limit}={self.value}{where}"
+        return f"{who}{call}{self.message}: limit {self.limit}={self.value}"
 
 
 class TransportError(StreamkitError):
