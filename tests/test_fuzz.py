@@ -288,11 +288,20 @@ def test_every_provider_takes_random_bytes(slug: str, data: bytes, cuts: list[in
         drive(split_at(data, cuts), slug)
 
 
-@pytest.mark.parametrize("slug", sorted(DECODERS))
+DECODER_OPTIONS = [
+    pytest.param(slug, early_close, id=f"{slug}{'-early_close' if early_close else ''}")
+    for slug in sorted(DECODERS)
+    for early_close in ((False, True) if DECODERS[slug].supports_early_close else (False,))
+]
+
+
+@pytest.mark.parametrize(("slug", "early_close"), DECODER_OPTIONS)
 @PER_PROVIDER
 @given(events=st.lists(st.tuples(st.none() | st.sampled_from(EVENTS or ["x"]), PAYLOAD | JSON), max_size=10))
-def test_every_decoder_takes_random_payloads(slug: str, events: list[tuple[str | None, Any]]) -> None:
-    assembler = Assembler(slug)
+def test_every_decoder_takes_random_payloads(
+    slug: str, early_close: bool, events: list[tuple[str | None, Any]]
+) -> None:
+    assembler = Assembler(slug, early_close=early_close)
     with bounded():
         try:
             for event, payload in events:
@@ -383,7 +392,8 @@ def test_damaged_fixture_payloads_give_only_typed_errors(fixture: Fixture, draw:
     if not frames:
         return
     chosen = set(draw.draw(st.lists(st.integers(min_value=0, max_value=len(frames) - 1), min_size=1, max_size=3)))
-    assembler = Assembler(fixture.provider)
+    early_close = DECODERS[fixture.provider].supports_early_close and draw.draw(st.booleans())
+    assembler = Assembler(fixture.provider, early_close=early_close)
     with bounded():
         try:
             for number, frame in enumerate(frames):
