@@ -137,7 +137,7 @@ class Accumulator:
             for note in self._notes.pop(key, ()):
                 self._note(slot, note)
             return _NOTHING
-        self._merge_identity(slot, event.id, event.name, "CallStarted")
+        self._merge_identity(key, slot, event.id, event.name, "CallStarted")
         return _NOTHING
 
     def _delta(self, event: ArgumentsDelta) -> Sequence[Output]:
@@ -184,7 +184,7 @@ class Accumulator:
         if slot is None:
             self._start(CallStarted(event.index, event.id, event.name, event.choice))
         else:
-            self._merge_identity(slot, event.id, event.name, "CallReceived")
+            self._merge_identity(key, slot, event.id, event.name, "CallReceived")
         self._value(ArgumentsValue(event.index, event.arguments, event.choice))
         return (self._close(key, truncated=False),)
 
@@ -231,10 +231,14 @@ class Accumulator:
             raise self._limit("max_calls", self._max_calls, key[1], "too many calls in one response")
         self._check_choice(key[0], key[1])
         if call_id is not None:
-            seen = self._ids.get(call_id)
-            if seen is not None:
-                raise self._error_for(key[1], event, f"call id {call_id!r} was already used at index {seen[1]}")
-            self._ids[call_id] = key
+            self._claim_id(key, call_id, event)
+
+    def _claim_id(self, key: tuple[int, int], call_id: str, event: str) -> None:
+        """Each id names one call: a second call with it, open or delivered, is an error."""
+        seen = self._ids.get(call_id)
+        if seen is not None and seen != key:
+            raise self._error_for(key[1], event, f"call id {call_id!r} was already used at index {seen[1]}")
+        self._ids[call_id] = key
 
     def _check_choice(self, choice: int, index: int | None) -> None:
         if choice not in self._choices:
@@ -242,9 +246,12 @@ class Accumulator:
                 raise self._limit("max_choices", self._max_choices, index, f"too many choices (choice {choice})")
             self._choices.add(choice)
 
-    def _merge_identity(self, slot: _Slot, call_id: str | None, name: str | None, event: str) -> None:
+    def _merge_identity(
+        self, key: tuple[int, int], slot: _Slot, call_id: str | None, name: str | None, event: str
+    ) -> None:
         if call_id is not None:
             if slot.id is None:
+                self._claim_id(key, call_id, event)  # an id that arrives late is still unique
                 slot.id = call_id
             elif call_id == slot.id:
                 self._note(slot, "id_repeated")

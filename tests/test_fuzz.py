@@ -64,7 +64,7 @@ from streamkit._limits import Limits
 from streamkit._pipeline import _FRAMERS
 
 from .helpers import Fixture, fixtures, split_at
-from .wire import WIRES, call, run
+from .wire import WIRES, OpenAIChatWire, call, run
 
 ALL = fixtures()
 IDS = [f.case for f in ALL]
@@ -621,3 +621,23 @@ def test_only_json_whitespace_counts_as_no_arguments(text: str) -> None:
     valid, expected = reference(text)
     assert (parsed, issue is None) == ((expected, True) if valid else (None, False))
     assert valid == (not text.strip(_JSON_SPACE))
+
+
+def test_a_call_id_that_arrives_late_must_still_be_unique() -> None:
+    # Found by the accumulator property: an id given to an open call after its start was not
+    # checked, so two calls came out with the same id (a tool run twice, its results mixed).
+    accumulator = Accumulator("fuzz")
+    accumulator.feed(CallStarted(0, None, "f"))
+    accumulator.feed(CallStarted(1, "b", "g"))
+    with pytest.raises(ProviderProtocolError) as info:
+        accumulator.feed(CallStarted(0, "b", None))
+    assert str(info.value) == "fuzz, event 'CallStarted', call index 0: call id 'b' was already used at index 1"
+    # The same through OpenAI Chat, where the id of call 0 comes on a later fragment.
+    wire = OpenAIChatWire()
+    late = wire.chunk({"tool_calls": [{"index": 0, "id": "b", "function": {"arguments": "{}"}}]})
+    entry = {"index": 0, "function": {"name": "f", "arguments": ""}}
+    data = wire.begin() + wire.chunk({"tool_calls": [entry]}) + wire.start(1, "b", "g") + late + wire.finish()
+    items, error = run([data], "openai_chat")
+    assert isinstance(error, ProviderProtocolError)
+    assert str(error) == "openai_chat, event 'CallStarted', call index 0: call id 'b' was already used at index 1"
+    assert items == []
