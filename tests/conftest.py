@@ -6,7 +6,7 @@ from hypothesis import HealthCheck, settings
 
 settings.register_profile("ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-# A long local fuzzing session: HYPOTHESIS_PROFILE=fuzz pytest tests/test_fuzz.py
+# A long local fuzzing run: HYPOTHESIS_PROFILE=fuzz pytest tests/test_fuzz.py
 settings.register_profile(
     "fuzz", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
 )

@@ -10,7 +10,7 @@ exists: every slug in ``DECODERS``, every framer in ``_FRAMERS``, every fixture 
 Budget: the Hypothesis profile (``tests/conftest.py``) sets the examples of one property; a
 property run once per provider or once per fixture shares them out (``PER_PROVIDER``,
 ``PER_FIXTURE``), so CI time stays flat as providers and fixtures are added.
-``HYPOTHESIS_PROFILE=fuzz`` runs many more examples for a long local session.
+``HYPOTHESIS_PROFILE=fuzz`` runs many more examples for a long local run.
 """
 
 from __future__ import annotations
