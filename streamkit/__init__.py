@@ -8,10 +8,13 @@ event objects, and ``astream``/``stream`` send the request themselves.
 
 from __future__ import annotations
 
+import logging as _logging
+
 from ._errors import (
     FramingError,
     HTTPStatusError,
     IncompleteStreamError,
+    LimitExceededError,
     ProviderError,
     ProviderProtocolError,
     StreamError,
@@ -19,6 +22,7 @@ from ._errors import (
     TransportError,
     UsageError,
 )
+from ._limits import Limits
 from ._normalize import parse_arguments
 from ._pipeline import Assembler
 from ._transport import (
@@ -60,6 +64,8 @@ __all__ = (
     "ISSUE_KINDS",
     "IncompleteStreamError",
     "InvalidToolCall",
+    "LimitExceededError",
+    "Limits",
     "ProviderError",
     "ProviderProtocolError",
     "ResponseEnd",
@@ -86,3 +92,6 @@ for _name in __all__:
     if isinstance(_value, type):
         _value.__module__ = "streamkit"
 del _name, _value
+
+# Quiet by default: an application that wants streamkit's debug records configures the logger.
+_logging.getLogger(__name__).addHandler(_logging.NullHandler())

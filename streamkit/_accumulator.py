@@ -17,6 +17,11 @@ Rules (every rule about which sequences of events are legal lives in this module
    says; the end-of-stream marker closes any call still open as cut off.
 6. An error reported by the provider stops the stream (``ProviderError``); the calls still
    open can be drained with their raw text.
+7. ``Limits``: a call's argument text is counted fragment by fragment (one addition each) and
+   stopped as soon as it passes ``max_argument_bytes``; a call that would open past
+   ``max_open_calls`` or ``max_calls``, and a call or a stop for a choice past
+   ``max_choices``, are refused. Each raises ``LimitExceededError`` before
+   anything more is stored, so memory stays bounded whatever the stream sends.
 
 The accumulator never parses arguments: it hands each ``RawCall`` on, and the composer passes
 it to the normalizer. ``PreviewingAccumulator`` also hands on, now and then, a ``RawPreview``
@@ -25,10 +30,11 @@ of an open call's text so far; the plain ``Accumulator`` never pays for that opt
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ._errors import ProviderError, ProviderProtocolError
+from ._errors import LimitExceededError, ProviderError, ProviderProtocolError
 from ._events import (
     AnomalyNoted,
     ArgumentsDelta,
@@ -46,6 +52,7 @@ from ._events import (
     TextReceived,
     UsageReceived,
 )
+from ._limits import DEFAULT_LIMITS, Limits
 
 __all__ = ("Accumulator", "Output", "PreviewingAccumulator")
 
@@ -56,12 +63,13 @@ _UNSET: Any = object()
 #: about 60 bytes as a str object in a list; packed, 4 to 16 bytes. Packing every 64 fragments
 #: keeps that overhead to a few KiB per call and costs ~1% of the time per fragment.
 _PACK_AT = 64
+_log = logging.getLogger(__name__)
 
 
 class _Slot:
     """One open call. Its text is ``packed`` (UTF-8, once packing began) then ``parts``."""
 
-    __slots__ = ("anomalies", "id", "index", "name", "packed", "parts", "value")
+    __slots__ = ("anomalies", "id", "index", "name", "packed", "parts", "size", "value")
 
     def __init__(self, index: int, id: str | None, name: str | None) -> None:  # noqa: A002
         self.index = index
@@ -69,37 +77,35 @@ class _Slot:
         self.name = name
         self.parts: list[str] = []
         self.packed: bytearray | None = None
+        self.size = 0  # characters in packed and parts together
         self.value: Any = _UNSET
         self.anomalies: list[str] = []
 
-    def note(self, anomaly: str) -> None:
-        if anomaly not in self.anomalies:
-            self.anomalies.append(anomaly)
+    def note(self, anomaly: str) -> bool:
+        if anomaly in self.anomalies:
+            return False
+        self.anomalies.append(anomaly)
+        return True
 
     def pack(self) -> None:
         # "surrogatepass": a fragment given as a payload may hold a lone surrogate; it
         # round-trips unchanged, and the one strict parse at the end judges it.
+        joined = "".join(self.parts)
+        self.parts.clear()  # before encoding: the text is never held three times over
+        encoded = joined.encode("utf-8", "surrogatepass")
+        del joined
         if self.packed is None:
-            self.packed = bytearray()
-        self.packed += "".join(self.parts).encode("utf-8", "surrogatepass")
-        self.parts.clear()
+            self.packed = bytearray(encoded)
+        else:
+            self.packed += encoded
 
     def text(self) -> str | None:
         """The joined fragments; ``None`` when no fragment arrived at all."""
         if self.packed is None:
             return "".join(self.parts) if self.parts else None
-        return self.packed.decode("utf-8", "surrogatepass") + "".join(self.parts)
-
-    def may_be(self, text: str) -> bool:
-        """A cheap test that the joined fragments could equal ``text``: their lengths allow it.
-
-        Some gateways repeat the call's id on every fragment, so this runs per fragment and must
-        not join: a packed character is 1 to 4 bytes, which bounds its length in characters.
-        """
-        tail = sum(map(len, self.parts))
-        if self.packed is None:
-            return bool(self.parts) and tail == len(text)
-        return len(self.packed) // 4 + tail <= len(text) <= len(self.packed) + tail
+        if self.parts:
+            self.pack()  # one decode of one buffer: the text is never held three times over
+        return self.packed.decode("utf-8", "surrogatepass")
 
     def has_text(self) -> bool:
         """Whether any fragment had text."""
@@ -109,8 +115,12 @@ class _Slot:
 class Accumulator:
     """Feed provider events one at a time; get ``RawCall``s, text and the end marker back."""
 
-    def __init__(self, provider: str) -> None:
+    def __init__(self, provider: str, limits: Limits = DEFAULT_LIMITS) -> None:
         self.provider = provider
+        self._max_argument_bytes = limits.max_argument_bytes
+        self._max_open_calls = limits.max_open_calls
+        self._max_calls = limits.max_calls
+        self._max_choices = limits.max_choices
         self.stop_reason: str | None = None
         self.usage: dict[str, Any] | None = None
         self.finished = False
@@ -118,7 +128,7 @@ class Accumulator:
         self._delivered: set[tuple[int, int]] = set()
         self._ids: dict[str, tuple[int, int]] = {}
         self._notes: dict[tuple[int, int], list[str]] = {}
-        self._stop_seen: set[int] = set()
+        self._choices: set[int] = set()  # choices with calls or a stop reason
         self._handlers: dict[type, Callable[[Any], Sequence[Output]]] = {
             CallStarted: self._start,
             ArgumentsDelta: self._delta,
@@ -140,6 +150,9 @@ class Accumulator:
             if slot is not None and slot.value is _UNSET:
                 parts = slot.parts
                 parts.append(event.text)
+                slot.size += len(event.text)
+                if slot.size > self._max_argument_bytes:
+                    raise self._too_long(slot)
                 if len(parts) >= _PACK_AT:
                     slot.pack()
                 return _NOTHING
@@ -158,9 +171,9 @@ class Accumulator:
             self._check_new(key, event.id, "CallStarted")
             self._open[key] = slot = _Slot(event.index, event.id, event.name)
             for note in self._notes.pop(key, ()):
-                slot.note(note)
+                self._note(slot, note)
             return _NOTHING
-        self._merge_identity(slot, event.id, event.name, "CallStarted")
+        self._merge_identity(key, slot, event.id, event.name, "CallStarted")
         return _NOTHING
 
     def _delta(self, event: ArgumentsDelta) -> Sequence[Output]:
@@ -168,6 +181,9 @@ class Accumulator:
         if slot.value is not _UNSET:
             raise self._error_for(event.index, "ArgumentsDelta", "text fragments after a whole arguments value")
         slot.parts.append(event.text)
+        slot.size += len(event.text)
+        if slot.size > self._max_argument_bytes:
+            raise self._too_long(slot)
         if len(slot.parts) >= _PACK_AT:
             slot.pack()
         return _NOTHING
@@ -179,8 +195,8 @@ class Accumulator:
         before it is either a complete object or an unbalanced prefix), so dropping it is safe.
         """
         slot = self._require_open(event.choice, event.index, "ArgumentsDelta")
-        if slot.may_be(event.text) and slot.text() == event.text:
-            slot.note("arguments_resent")
+        if slot.size and slot.size == len(event.text) and slot.text() == event.text:
+            self._note(slot, "arguments_resent")
             return _NOTHING
         return self._delta(ArgumentsDelta(event.index, event.text, event.choice))
 
@@ -191,7 +207,7 @@ class Accumulator:
         if slot.value is not _UNSET:
             if slot.value != event.value:
                 raise self._error_for(event.index, "ArgumentsValue", "two different arguments values for one call")
-            slot.note("arguments_resent")
+            self._note(slot, "arguments_resent")
             return _NOTHING
         slot.value = event.value
         return _NOTHING
@@ -206,7 +222,7 @@ class Accumulator:
         if slot is None:
             self._start(CallStarted(event.index, event.id, event.name, event.choice))
         else:
-            self._merge_identity(slot, event.id, event.name, "CallReceived")
+            self._merge_identity(key, slot, event.id, event.name, "CallReceived")
         self._value(ArgumentsValue(event.index, event.arguments, event.choice))
         return (self._close(key, truncated=False),)
 
@@ -214,7 +230,7 @@ class Accumulator:
         key = (event.choice, event.index)
         slot = self._open.get(key)
         if slot is not None:
-            slot.note(event.anomaly)
+            self._note(slot, event.anomaly)
         elif key not in self._delivered:
             self._notes.setdefault(key, []).append(event.anomaly)
         return _NOTHING
@@ -225,7 +241,7 @@ class Accumulator:
     def _stop(self, event: StopReceived) -> Sequence[Output]:
         if event.choice == 0 or self.stop_reason is None:
             self.stop_reason = event.stop_reason
-        self._stop_seen.add(event.choice)
+        self._check_choice(event.choice, None)
         keys = [key for key in self._open if key[0] == event.choice]
         return [self._close(key, truncated=event.cut_open_calls) for key in keys]
 
@@ -247,25 +263,43 @@ class Accumulator:
     def _check_new(self, key: tuple[int, int], call_id: str | None, event: str) -> None:
         if key in self._delivered:
             raise self._error_for(key[1], event, "a call at an index that was already delivered")
+        if len(self._open) >= self._max_open_calls:
+            raise self._limit("max_open_calls", self._max_open_calls, key[1], "too many calls open at once")
+        if len(self._open) + len(self._delivered) >= self._max_calls:
+            raise self._limit("max_calls", self._max_calls, key[1], "too many calls in one response")
+        self._check_choice(key[0], key[1])
         if call_id is not None:
-            seen = self._ids.get(call_id)
-            if seen is not None:
-                raise self._error_for(key[1], event, f"call id {call_id!r} was already used at index {seen[1]}")
-            self._ids[call_id] = key
+            self._claim_id(key, call_id, event)
 
-    def _merge_identity(self, slot: _Slot, call_id: str | None, name: str | None, event: str) -> None:
+    def _claim_id(self, key: tuple[int, int], call_id: str, event: str) -> None:
+        """Each id names one call: a second call with it, open or delivered, is an error."""
+        seen = self._ids.get(call_id)
+        if seen is not None and seen != key:
+            raise self._error_for(key[1], event, f"call id {call_id!r} was already used at index {seen[1]}")
+        self._ids[call_id] = key
+
+    def _check_choice(self, choice: int, index: int | None) -> None:
+        if choice not in self._choices:
+            if len(self._choices) >= self._max_choices:
+                raise self._limit("max_choices", self._max_choices, index, f"too many choices (choice {choice})")
+            self._choices.add(choice)
+
+    def _merge_identity(
+        self, key: tuple[int, int], slot: _Slot, call_id: str | None, name: str | None, event: str
+    ) -> None:
         if call_id is not None:
             if slot.id is None:
+                self._claim_id(key, call_id, event)  # an id that arrives late is still unique
                 slot.id = call_id
             elif call_id == slot.id:
-                slot.note("id_repeated")
+                self._note(slot, "id_repeated")
             else:
                 raise self._error_for(slot.index, event, f"call id changed from {slot.id!r} to {call_id!r}")
         if name is not None:
             if slot.name is None:
                 slot.name = name
             elif name == slot.name:
-                slot.note("name_repeated")
+                self._note(slot, "name_repeated")
             else:
                 raise self._error_for(slot.index, event, f"tool name changed from {slot.name!r} to {name!r}")
 
@@ -283,6 +317,19 @@ class Accumulator:
         arguments = slot.value if slot.value is not _UNSET else slot.text()
         return RawCall(slot.index, slot.id, slot.name, arguments, key[0], truncated, tuple(slot.anomalies))
 
+    def _note(self, slot: _Slot, anomaly: str) -> None:
+        if slot.note(anomaly):  # logged once per call: the rule's name, never the arguments
+            _log.debug("%s: call index %d: %s", self.provider, slot.index, anomaly)
+
+    def _too_long(self, slot: _Slot) -> LimitExceededError:
+        limit = self._max_argument_bytes
+        return self._limit("max_argument_bytes", limit, slot.index, f"the arguments grew to {slot.size} characters")
+
+    def _limit(self, limit: str, value: int, index: int | None, message: str) -> LimitExceededError:
+        where = "" if index is None else f"call index {index}: "
+        _log.debug("%s: %s%s (%s=%d)", self.provider, where, message, limit, value)
+        return LimitExceededError(message, limit=limit, value=value, provider=self.provider, index=index)
+
     def _error_for(self, index: int, event: str, message: str) -> ProviderProtocolError:
         return ProviderProtocolError(message, provider=self.provider, index=index, event=event)
 
@@ -297,8 +344,8 @@ class PreviewingAccumulator(Accumulator):
     The text is joined once per preview, and kept joined, so parts never pile up twice.
     """
 
-    def __init__(self, provider: str, *, every: int = 1, growth: float = 1.0) -> None:
-        super().__init__(provider)
+    def __init__(self, provider: str, limits: Limits = DEFAULT_LIMITS, *, every: int = 1, growth: float = 1.0) -> None:
+        super().__init__(provider, limits)
         self._every = every
         self._growth = growth
         self._progress: dict[tuple[int, int], list[int]] = {}  # key -> [length, next due length]

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from ._errors import FramingError
+from ._errors import FramingError, StreamError
 from ._events import Frame
 
 __all__ = ("DEFAULT_MAX_MESSAGE_BYTES", "MAX_HEADERS_BYTES", "EventStreamDecoder", "EventStreamMessage", "HeaderValue")
@@ -92,12 +92,17 @@ class EventStreamDecoder:
         self._offset = 0  # stream offset of the first pending byte
         # A stream repeats a few header blocks (one per event type): each is read once.
         self._known: dict[bytes, Mapping[str, HeaderValue]] = {}
+        # Bad bytes found after complete messages: those are returned first, this is raised next,
+        # so the chunking never changes the outcome and bytes after the response's end are not read.
+        self._failure: StreamError | None = None
 
     def feed(self, chunk: bytes) -> list[Frame]:
         return [self._frame(message) for message in self.feed_messages(chunk)]
 
     def flush(self) -> list[Frame]:
         """End of input: any bytes left are a message cut short."""
+        if self._failure is not None:
+            raise self._failure
         got = self._size
         if not got:
             return []
@@ -107,6 +112,8 @@ class EventStreamDecoder:
 
     def feed_messages(self, chunk: bytes) -> list[EventStreamMessage]:
         """Like ``feed``, but return the messages with all their headers, not frames."""
+        if self._failure is not None:
+            raise self._failure
         if not chunk:
             return []
         self._pending.append(chunk)
@@ -118,19 +125,26 @@ class EventStreamDecoder:
         end = len(data)
         pos = 0
         out: list[EventStreamMessage] = []
-        while True:
-            if self._total is None:
-                if end - pos < _PRELUDE:
+        try:
+            while True:
+                if self._total is None:
+                    if end - pos < _PRELUDE:
+                        break
+                    self._total = self._prelude(view, pos)
+                total = self._total
+                if end - pos < total:
                     break
-                self._total = self._prelude(view, pos)
-            total = self._total
-            if end - pos < total:
-                break
-            out.append(self._message(data, view, pos, total))
-            pos += total
-            self._offset += total
-            self._total = None
-        view.release()
+                out.append(self._message(data, view, pos, total))
+                pos += total
+                self._offset += total
+                self._total = None
+        except StreamError as exc:
+            if not out:
+                raise
+            self._failure = exc
+            return out
+        finally:
+            view.release()
         rest = data[pos:] if pos else data
         self._pending = [rest] if rest else []
         self._size = len(rest)

@@ -7,7 +7,8 @@
     │   ├── FramingError            bytes -> frames (offset, excerpt)
     │   ├── ProviderProtocolError   frames -> events, or an illegal order of events
     │   ├── ProviderError           the provider reported an error inside the stream
-    │   └── IncompleteStreamError   the input ended before the provider's end-of-stream marker
+    │   ├── IncompleteStreamError   the input ended before the provider's end-of-stream marker
+    │   └── LimitExceededError      the stream went past one of the ``Limits`` (limit, value)
     ├── TransportError              raised only at the transport edge
     │   └── HTTPStatusError         a non-2xx answer
     └── UsageError                  caller misuse: unknown provider, bad option (also ValueError)
@@ -28,6 +29,7 @@ __all__ = (
     "FramingError",
     "HTTPStatusError",
     "IncompleteStreamError",
+    "LimitExceededError",
     "ProviderError",
     "ProviderProtocolError",
     "StreamError",
@@ -133,6 +135,38 @@ class IncompleteStreamError(StreamError):
         who = f"{self.provider}: " if self.provider else ""
         open_calls = f" ({len(self.unfinished)} call(s) unfinished)" if self.unfinished else ""
         return f"{who}{self.message}{open_calls}"
+
+
+class LimitExceededError(StreamError):
+    """The stream went past one of the ``Limits``: it is stopped before it can grow any further.
+
+    Attributes:
+        limit: the name of the limit (``max_argument_bytes``, ``max_open_calls``, ``max_calls``,
+            ``max_choices``, ``max_event_bytes``), as in ``streamkit.Limits``.
+        value: the limit's value in force.
+        index: the call index concerned, where there is one.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        limit: str,
+        value: int,
+        provider: str | None = None,
+        index: int | None = None,
+    ) -> None:
+        self.limit = limit
+        self.value = value
+        self.provider = provider
+        self.index = index
+        self.message = message
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        who = f"{self.provider}: " if self.provider else ""
+        call = f"call index {self.index}: " if self.index is not None else ""
+        return f"{who}{call}{self.message}: limit {self.limit}={self.value}"
 
 
 class TransportError(StreamkitError):

@@ -9,7 +9,9 @@ it).
 Only complete lines are decoded, and the LF byte never occurs inside a multi-byte UTF-8
 sequence, so characters split across chunks decode correctly; invalid UTF-8 is a
 ``FramingError`` naming its byte offset. The cost per byte is constant: an unfinished line is
-kept as a list of pieces and joined once, when its line end arrives.
+kept in one growing buffer. When bytes turn out bad, the frames completed before them are
+returned first and the error is raised by the next ``feed`` or ``flush``, so how the bytes were
+chunked never changes the outcome, and bad bytes after the end of the response are never read.
 
 A last line with no line end is an error, not a frame. JSON Lines allows it in a file, but a
 streaming server ends every line (Ollama writes ``\\n`` after each object), so bytes after the
@@ -18,7 +20,7 @@ last LF mean the stream was cut inside a line; guessing that they are whole woul
 
 from __future__ import annotations
 
-from ._errors import FramingError
+from ._errors import FramingError, StreamError
 from ._events import Frame
 
 __all__ = ("DEFAULT_MAX_LINE_BYTES", "NDJSONDecoder")
@@ -39,34 +41,45 @@ class NDJSONDecoder:
 
     def __init__(self, *, max_event_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
         self._max = max_event_bytes
-        self._pending: list[bytes] = []  # pieces of the unfinished last line
-        self._pending_size = 0
+        self._pending = bytearray()  # the unfinished last line
         self._consumed = 0  # stream offset of the first byte not yet split into lines
         self._at_start = True  # no byte decoded yet: a BOM may still come
+        self._error: StreamError | None = None  # found after complete frames: raised next
 
     def feed(self, chunk: bytes) -> list[Frame]:
+        if self._error is not None:
+            raise self._error
+        out: list[Frame] = []
         if not chunk:
-            return []
+            return out
+        try:
+            self._feed(chunk, out)
+        except StreamError as exc:
+            if not out:
+                raise
+            self._error = exc
+        return out
+
+    def _feed(self, chunk: bytes, out: list[Frame]) -> None:
         cut = chunk.rfind(b"\n") + 1
         if not cut:
             self._hold(chunk)
-            return []
+            return
         head = chunk[:cut]
         if self._pending:
-            self._pending.append(head)
-            head = b"".join(self._pending)
-            self._pending = []
-            self._pending_size = 0
-        out = self._lines(head)
+            self._pending += head
+            head = bytes(self._pending)
+            self._pending = bytearray()
+        self._lines(head, out)
         if cut < len(chunk):
             self._hold(chunk[cut:])
-        return out
 
     def flush(self) -> list[Frame]:
         """End of input: bytes after the last line end are a cut line, unless only whitespace."""
-        rest = b"".join(self._pending)
-        self._pending = []
-        self._pending_size = 0
+        if self._error is not None:
+            raise self._error
+        rest = bytes(self._pending)
+        self._pending = bytearray()
         if rest.strip(_BLANK) and not (self._at_start and rest == b"\xef\xbb\xbf"):
             raise FramingError(
                 f"the stream ended inside a line ({len(rest)} bytes with no line end)",
@@ -76,12 +89,20 @@ class NDJSONDecoder:
         return []
 
     def _hold(self, piece: bytes) -> None:
-        self._pending.append(piece)
-        self._pending_size += len(piece)
-        if self._pending_size > self._max:
-            raise FramingError(f"a line grew past max_event_bytes={self._max} without ending", offset=self._consumed)
+        self._pending += piece
+        size, offset = len(self._pending), self._consumed
+        if size > self._max and self._at_start:
+            head = bytes(self._pending[:3])
+            if b"\xef\xbb\xbf".startswith(head):  # a BOM, whole or still arriving, is not the line's
+                size, offset = size - len(head), offset + len(head)
+        if size > self._max:
+            raise self._too_long(offset)
 
-    def _lines(self, region: bytes) -> list[Frame]:
+    def _too_long(self, offset: int) -> FramingError:
+        # The same error whether the line is still arriving or complete: chunking never shows.
+        return FramingError(f"a line is longer than max_event_bytes={self._max}", offset=offset)
+
+    def _lines(self, region: bytes, out: list[Frame]) -> None:
         """Split a region that ends exactly at an LF into frames."""
         offset = self._consumed
         if self._at_start:
@@ -91,12 +112,11 @@ class NDJSONDecoder:
                 offset += 3
         lines = region.split(b"\n")
         lines.pop()  # the region ends with LF: the last piece is always empty
-        out: list[Frame] = []
         limit = self._max
         for line in lines:
             size = len(line)
             if size > limit:
-                raise FramingError(f"a line is longer than max_event_bytes={limit} ({size} bytes)", offset=offset)
+                raise self._too_long(offset)
             end = size - 1 if line.endswith(b"\r") else size  # CRLF: the CR belongs to the line end
             if line.strip(_BLANK):
                 try:
@@ -109,5 +129,4 @@ class NDJSONDecoder:
                     ) from None
                 out.append(Frame(None, text))
             offset += size + 1
-        self._consumed = offset
-        return out
+            self._consumed = offset

@@ -2,7 +2,7 @@
 
 Every provider's calls go through ``normalize``, with exactly these rules:
 
-- ``None`` -> ``{}``; ``""`` or only whitespace -> ``{}``.
+- ``None`` -> ``{}``; ``""`` or only JSON whitespace (space, tab, CR, LF) -> ``{}``.
 - The JSON text ``null`` -> ``{}`` too (it is ``None`` serialized), noted as the anomaly
   ``null_arguments``.
 - A dict passes as is; any other non-string value is ``not_an_object``.
@@ -10,8 +10,13 @@ Every provider's calls go through ``normalize``, with exactly these rules:
   ``not_an_object``, bad JSON is ``invalid_json`` with its position, and one object followed by
   more text (``{"a":1}{"b":2}``, two calls glued together) is ``concatenated_json``. Nothing is
   ever repaired, and the raw text is kept on every invalid call.
-- Integers keep their exact value at any size, floats round-trip, ``NaN`` and ``Infinity`` are
-  not JSON. A repeated key keeps its last value (as orjson and the standard library do).
+- Integers keep their exact value at any size (up to the 4,300 digits Python reads by default;
+  longer is ``invalid_json``), floats round-trip, ``NaN`` and ``Infinity`` are
+  not JSON, and neither is a number too big for a float (``1e400``). A repeated key keeps its
+  last value (as orjson and the standard library do). A lone surrogate escape (``"\\ud800"``)
+  is ``invalid_json``: it is not a character.
+- Arguments nested deeper than ``max_depth`` (``Limits.max_depth``) are ``too_deep``, whatever
+  their form; the check walks the parsed value once, the same walk that looks for big integers.
 - A call cut off by the output limit or the end of the stream is ``truncated`` whatever its text.
 - A call carrying an anomaly that makes its arguments untrustworthy (``final_arguments_differ``,
   ``malformed_function_call``) is invalid whatever its text parses to: nothing is picked.
@@ -20,11 +25,15 @@ Every provider's calls go through ``normalize``, with exactly these rules:
 from __future__ import annotations
 
 import json
+import math
+import re
+import sys
 from typing import Any
 
 import orjson
 
 from ._events import RawCall
+from ._limits import DEFAULT_MAX_DEPTH
 from ._types import ArgumentIssue, InvalidToolCall, JSONObject, ToolCall
 
 __all__ = ("normalize", "parse_arguments", "raw_text")
@@ -43,9 +52,13 @@ _UNTRUSTED = {
 
 # orjson reads an integer beyond the 64-bit range as a float; such a float is at least this big.
 _INEXACT_FLOAT = 9.2e18
+_JSON_SPACE = " \t\n\r"
+# An integer literal (no fraction, no exponent): orjson's "number is infinity" at one means the
+# integer is past the float range, not that a float overflowed.
+_INTEGER = re.compile(r"-?[0-9]+(?![0-9.eE])")
 
 
-def normalize(raw: RawCall) -> ToolCall | InvalidToolCall:
+def normalize(raw: RawCall, max_depth: int = DEFAULT_MAX_DEPTH) -> ToolCall | InvalidToolCall:
     """Turn a call at its end marker into a call ready to run, or an invalid call."""
     issues: list[ArgumentIssue] = []
     anomalies = raw.anomalies
@@ -63,7 +76,7 @@ def normalize(raw: RawCall) -> ToolCall | InvalidToolCall:
         issues.extend(untrusted)
         parsed = None
     else:
-        parsed, issue, note = parse_arguments(raw.arguments)
+        parsed, issue, note = parse_arguments(raw.arguments, max_depth)
         if issue is not None:
             issues.append(issue)
         if note is not None:
@@ -81,7 +94,9 @@ def normalize(raw: RawCall) -> ToolCall | InvalidToolCall:
     return ToolCall(raw.index, raw.id, raw.name, parsed, choice=raw.choice, anomalies=anomalies)
 
 
-def parse_arguments(arguments: Any) -> tuple[JSONObject | None, ArgumentIssue | None, str | None]:
+def parse_arguments(
+    arguments: Any, max_depth: int = DEFAULT_MAX_DEPTH
+) -> tuple[JSONObject | None, ArgumentIssue | None, str | None]:
     """Apply the rules above: (input, None, note) on success, (None, issue, None) on failure.
 
     The note is an anomaly worth recording on the call (``null_arguments``), or ``None``.
@@ -89,22 +104,84 @@ def parse_arguments(arguments: Any) -> tuple[JSONObject | None, ArgumentIssue | 
     if arguments is None:
         return {}, None, None
     if isinstance(arguments, dict):
-        return arguments, None, None
+        too_deep, _ = _scan(arguments, max_depth)
+        return (None, _too_deep(max_depth), None) if too_deep else (arguments, None, None)
     if not isinstance(arguments, str):
         return None, _not_an_object(arguments), None
-    if not arguments or arguments.isspace():
+    if not arguments.strip(_JSON_SPACE):  # JSON's four spaces only: "\xa0" is not "no arguments"
         return {}, None, None
     try:
         value = orjson.loads(arguments)
     except orjson.JSONDecodeError as exc:
-        return None, _decode_issue(arguments, exc), None
+        if exc.msg.startswith("depth limit exceeded"):
+            return None, _too_deep(max_depth), None
+        if not exc.msg.startswith("number is infinity") or not _INTEGER.match(arguments, exc.pos):
+            return None, _decode_issue(arguments, exc), None
+        # orjson reads an integer beyond 64 bits as a float, and one of 309 digits or more
+        # overflows: read the text exactly, as strictly, with the standard library.
+        value, issue = _parse_exact(arguments, exc)
+        if issue is not None:
+            return None, issue, None
     if value is None:
         return {}, None, "null_arguments"
     if not isinstance(value, dict):
         return None, _not_an_object(value), None
-    if _has_inexact_number(value):
+    too_deep, inexact = _scan(value, max_depth)
+    if too_deep:
+        return None, _too_deep(max_depth), None
+    if inexact:
         value = json.loads(arguments)
     return value, None, None
+
+
+def _parse_exact(text: str, first: orjson.JSONDecodeError) -> tuple[Any, ArgumentIssue | None]:
+    """The standard library's exact parse, held to orjson's rules: no ``NaN``/``Infinity``, no
+    float that overflows, no lone surrogate. Runs only for text orjson could not read."""
+    try:
+        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+    except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data":
+            return None, _concatenated(exc.pos)
+        return None, ArgumentIssue("invalid_json", f"the arguments are not valid JSON: {exc.msg}", position=exc.pos)
+    except RecursionError:
+        return None, ArgumentIssue("too_deep", "the arguments nest arrays and objects too deep to read exactly")
+    except ValueError as exc:  # NaN, a float that overflows, or an integer Python will not read
+        if "integer string conversion" in str(exc):
+            digits = sys.get_int_max_str_digits()
+            message = f"an integer has more than {digits} digits, more than can be read exactly"
+            return None, ArgumentIssue("invalid_json", message, position=first.pos)
+        return None, ArgumentIssue("invalid_json", f"the arguments are not valid JSON: {exc}")
+    if _has_lone_surrogate(value):
+        return None, ArgumentIssue("invalid_json", "the arguments are not valid JSON: a lone surrogate escape")
+    return value, None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if number in (math.inf, -math.inf):
+        raise ValueError("number is infinity when parsed as double")
+    return number
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is dict:
+            stack.extend(item)
+            stack.extend(item.values())
+        elif type(item) is list:
+            stack.extend(item)
+        elif type(item) is str:
+            try:
+                item.encode()
+            except UnicodeEncodeError:
+                return True
+    return False
 
 
 def raw_text(arguments: Any) -> str:
@@ -115,19 +192,29 @@ def raw_text(arguments: Any) -> str:
         return arguments
     try:
         return orjson.dumps(arguments).decode()
-    except TypeError:  # an integer beyond 64 bits
+    except TypeError:  # an integer beyond 64 bits, or nesting deeper than orjson writes
+        pass
+    try:
         return json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)
+    except (RecursionError, TypeError, ValueError):
+        # Only a value handed to ``feed_payload`` directly can get here: a frame's JSON never
+        # nests this deep nor holds a non-JSON value.
+        return f"<a {type(arguments).__name__} that cannot be shown as JSON>"
 
 
 def _decode_issue(text: str, exc: orjson.JSONDecodeError) -> ArgumentIssue:
     if exc.msg.startswith("unexpected content after document"):
-        return ArgumentIssue(
-            "concatenated_json",
-            "one JSON object is followed by more text: several calls' arguments were glued "
-            "together; send each call separately",
-            position=exc.pos,
-        )
+        return _concatenated(exc.pos)
     return ArgumentIssue("invalid_json", f"the arguments are not valid JSON: {exc.msg}", position=exc.pos)
+
+
+def _concatenated(position: int) -> ArgumentIssue:
+    return ArgumentIssue(
+        "concatenated_json",
+        "one JSON object is followed by more text: several calls' arguments were glued together; "
+        "send each call separately",
+        position=position,
+    )
 
 
 def _not_an_object(value: Any) -> ArgumentIssue:
@@ -136,19 +223,38 @@ def _not_an_object(value: Any) -> ArgumentIssue:
     return ArgumentIssue("not_an_object", f"the arguments must be a JSON object, got {got}")
 
 
-def _has_inexact_number(value: object) -> bool:
-    """True when orjson may have read an integer too big for 64 bits as a float.
+def _too_deep(max_depth: int) -> ArgumentIssue:
+    return ArgumentIssue(
+        "too_deep", f"the arguments nest arrays and objects deeper than max_depth={max_depth}; send a flatter value"
+    )
 
-    The walk costs one step per JSON value, not per byte, and finds nothing in the common case;
-    the exact but slower standard-library parse runs only when it does.
+
+def _scan(value: object, max_depth: int) -> tuple[bool, bool]:
+    """(nested deeper than ``max_depth``, may hold an integer orjson read as a float).
+
+    The walk goes level by level, one step per JSON value, not per byte. A float this big may
+    be an integer beyond 64 bits that orjson read inexactly: the exact but slower
+    standard-library parse runs only then.
     """
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if type(item) is dict:
-            stack.extend(item.values())
-        elif type(item) is list:
-            stack.extend(item)
-        elif type(item) is float and (item >= _INEXACT_FLOAT or item <= -_INEXACT_FLOAT):
-            return True
-    return False
+    level: list[Any] = [value]
+    depth = 0
+    inexact = False
+    while level:
+        below: list[Any] = []
+        nested = False
+        for item in level:
+            kind = type(item)
+            if kind is dict:
+                nested = True
+                below.extend(item.values())
+            elif kind is list:
+                nested = True
+                below.extend(item)
+            elif kind is float and (item >= _INEXACT_FLOAT or item <= -_INEXACT_FLOAT):
+                inexact = True
+        if nested:
+            depth += 1
+            if depth > max_depth:
+                return True, inexact
+        level = below
+    return False, inexact

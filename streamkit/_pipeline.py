@@ -13,17 +13,19 @@ still open when the stream failed.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
+from dataclasses import replace
 from typing import Any, Protocol
 
 from ._accumulator import Accumulator, PreviewingAccumulator
 from ._awsstream import EventStreamDecoder
 from ._errors import IncompleteStreamError, StreamError, TransportError, UsageError
 from ._events import Frame, RawCall, RawPreview, ResponseEnded, TextReceived
+from ._limits import DEFAULT_LIMITS, Limits
 from ._ndjson import NDJSONDecoder
 from ._normalize import normalize
 from ._preview import NO_PREVIEW, PartialJSON
 from ._sources import Payload, SourceAdapter
-from ._sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder
+from ._sse import SSEDecoder
 from ._types import ArgumentsPreview, InvalidToolCall, ResponseEnd, StreamEvent, TextDelta, ToolCall
 from ._validate import Toolset, as_toolset
 from .providers import DECODERS, Decoder
@@ -67,7 +69,9 @@ class Assembler:
         provider: a slug from ``streamkit.providers.DECODERS``, or a decoder instance.
         early_close: for providers without per-call end markers (OpenAI Chat and its kin),
             end a call as soon as the next call of its choice starts.
-        max_event_bytes: the largest frame buffered before its end arrives.
+        limits: the ``Limits`` that bound what one response may hold (``streamkit.Limits``).
+        max_event_bytes: shorthand for ``limits.max_event_bytes``, the largest frame buffered
+            before its end arrives.
         tools: the tools sent to the provider (any format ``Toolset`` reads, or a ``Toolset``):
             each completed call is then checked against its tool's schema.
         previews: also yield an ``ArgumentsPreview`` of each call's arguments while they
@@ -86,20 +90,27 @@ class Assembler:
         provider: str | Decoder,
         *,
         early_close: bool = False,
-        max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+        limits: Limits = DEFAULT_LIMITS,
+        max_event_bytes: int | None = None,
         tools: Toolset | Iterable[Any] | Mapping[str, Any] | None = None,
         previews: bool = False,
         preview_every: int | None = None,
         preview_growth: float | None = None,
     ) -> None:
+        if not isinstance(limits, Limits):
+            raise UsageError(f"limits must be a streamkit.Limits, got {type(limits).__name__}")
+        if max_event_bytes is not None:
+            limits = replace(limits, max_event_bytes=max_event_bytes)
         self._toolset = None if tools is None else as_toolset(tools)
         self._decoder = _make_decoder(provider, early_close=early_close)
         self.provider = self._decoder.slug
         self.framing = self._decoder.framing
-        self._framer = _FRAMERS[self._decoder.framing](max_event_bytes=max_event_bytes)
-        self._accumulator = _make_accumulator(self.provider, previews, preview_every, preview_growth)
+        self._framer = _FRAMERS[self._decoder.framing](max_event_bytes=limits.max_event_bytes)
+        self._accumulator = _make_accumulator(self.provider, limits, previews, preview_every, preview_growth)
+        self._max_depth = limits.max_depth
         self._partials: dict[tuple[int, int], PartialJSON] = {}  # open calls being previewed
         self.error: StreamError | None = None
+        self._received = False  # any input at all: an empty body gets its own message
 
     @property
     def finished(self) -> bool:
@@ -107,14 +118,17 @@ class Assembler:
         return self._accumulator.finished
 
     def feed(self, data: bytes) -> list[StreamEvent]:
+        self._received = self._received or bool(data)
         return self._guard(lambda out: self._frames(self._framer.feed(data), out))
 
     def feed_frame(self, frame: Frame) -> list[StreamEvent]:
         """Feed a frame that was already cut from the bytes (an SSE event from httpx-sse)."""
+        self._received = True
         return self._guard(lambda out: self._frames((frame,), out))
 
     def feed_payload(self, payload: Any, event: str | None = None) -> list[StreamEvent]:
         """Feed one already-decoded event payload (a dict made from an SDK's event object)."""
+        self._received = True
         return self._guard(lambda out: self._events(self._decoder.feed_payload(payload, event), out))
 
     def flush(self) -> list[StreamEvent]:
@@ -124,9 +138,10 @@ class Assembler:
             self._frames(self._framer.flush(), out)
             self._events(self._decoder.flush(), out)
             if not self._accumulator.finished:
-                raise IncompleteStreamError(
-                    "the stream ended before the provider's end-of-stream marker", provider=self.provider
-                )
+                message = "the stream ended before the provider's end-of-stream marker"
+                if not self._received:
+                    message = "the stream was empty: no bytes arrived"
+                raise IncompleteStreamError(message, provider=self.provider)
 
         return self._guard(finish)
 
@@ -181,7 +196,7 @@ class Assembler:
         if type(item) is RawCall:
             if self._partials:
                 self._partials.pop((item.choice, item.index), None)
-            call = normalize(item)
+            call = normalize(item, self._max_depth)
             return call if self._toolset is None else self._toolset.validate(call, raw=item.arguments)
         if type(item) is TextReceived:
             return TextDelta(item.text, choice=item.choice)
@@ -226,18 +241,20 @@ def _feed(assembler: Assembler, value: bytes | Frame | Payload | None) -> list[S
     return []  # None: the source implies no input
 
 
-def _make_accumulator(provider: str, previews: bool, every: int | None, growth: float | None) -> Accumulator:
+def _make_accumulator(
+    provider: str, limits: Limits, previews: bool, every: int | None, growth: float | None
+) -> Accumulator:
     if not previews:
         if every is not None or growth is not None:
             raise UsageError("preview_every and preview_growth need previews=True")
-        return Accumulator(provider)
+        return Accumulator(provider, limits)
     every = 1 if every is None else every
     growth = 1.0 if growth is None else growth
     if isinstance(every, bool) or not isinstance(every, int) or every < 1:
         raise UsageError(f"preview_every must be an int of at least 1, got {every!r}")
     if isinstance(growth, bool) or not isinstance(growth, int | float) or not growth >= 1.0:
         raise UsageError(f"preview_growth must be a number of at least 1.0, got {growth!r}")
-    return PreviewingAccumulator(provider, every=every, growth=float(growth))
+    return PreviewingAccumulator(provider, limits, every=every, growth=float(growth))
 
 
 def iter_events(source: Iterable[Any], provider: str | Decoder, **options: Any) -> Iterator[StreamEvent]:

@@ -8,18 +8,27 @@ and an event not followed by a blank line at the end of input discarded.
 Only complete lines are decoded, and a line end byte never occurs inside a multi-byte UTF-8
 sequence, so characters split across chunks decode correctly. Text is split on ``\\n`` alone,
 never with ``str.splitlines``, so U+2028, U+0085 and the other Unicode separators stay data.
-The cost per byte is constant: an unfinished line is kept as a list of pieces and joined once.
+The cost per byte is constant: an unfinished line is kept in one growing buffer.
+
+Memory is bounded by ``max_event_bytes``: the unfinished line and the event's data lines
+together may not grow past it (``LimitExceededError``). When bytes turn out bad (invalid UTF-8,
+an event too large), the events completed before them are returned first and the error is
+raised by the next ``feed`` or ``flush``: how the bytes were chunked never changes the outcome,
+and bad bytes after the provider's end-of-stream marker are never read.
 """
 
 from __future__ import annotations
 
-from ._errors import FramingError
+import logging
+
+from ._errors import FramingError, LimitExceededError, StreamError
 from ._events import Frame
+from ._limits import DEFAULT_MAX_EVENT_BYTES
 
 __all__ = ("DEFAULT_MAX_EVENT_BYTES", "SSEDecoder")
 
-#: The largest SSE event (all its lines) buffered before a line end or blank line arrives.
-DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
+_log = logging.getLogger(__name__)
+_BOM = b"\xef\xbb\xbf"
 
 
 class SSEDecoder:
@@ -27,60 +36,92 @@ class SSEDecoder:
 
     def __init__(self, *, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> None:
         self._max_event_bytes = max_event_bytes
-        self._pending: list[bytes] = []  # bytes of the unfinished last line
-        self._pending_size = 0
+        self._pending = bytearray()  # bytes of the unfinished last line
         self._consumed = 0  # bytes of the stream decoded into lines so far
         self._at_start = True  # no line decoded yet: a BOM may still come
         self._skip_lf = False  # the previous region ended with CR: a leading LF is its pair
         self._event: str | None = None
         self._data: list[str] = []
-        self._event_size = 0
+        self._event_size = 0  # bytes of the event's data lines so far, one more for each line end
+        self._error: StreamError | None = None  # found after complete events: raised next
 
     def feed(self, chunk: bytes) -> list[Frame]:
+        if self._error is not None:
+            raise self._error
+        out: list[Frame] = []
         if not chunk:
-            return []
-        if b"\n" not in chunk and b"\r" not in chunk:
-            self._hold(chunk)
-            return []
-        if self._pending:
-            self._pending.append(chunk)
-            chunk = b"".join(self._pending)
-            self._pending = []
-            self._pending_size = 0
-        cut = max(chunk.rfind(b"\n"), chunk.rfind(b"\r")) + 1
-        rest = chunk[cut:]
-        out = self._lines(chunk[:cut] if rest else chunk)
-        if rest:
-            self._hold(rest)
+            return out
+        try:
+            self._feed(chunk, out)
+        except StreamError as exc:
+            if not out:
+                raise
+            self._error = exc
         return out
 
     def flush(self) -> list[Frame]:
         """End of input: an unfinished event is discarded, as the spec requires."""
-        self._pending = []
-        self._pending_size = 0
+        if self._error is not None:
+            raise self._error
+        if self._pending or self._data:
+            _log.debug("input ended inside an SSE event: %d bytes dropped", len(self._pending) + self._event_size)
+        self._pending = bytearray()
         self._data = []
         self._event = None
+        self._event_size = 0
         return []
 
-    def _hold(self, piece: bytes) -> None:
-        self._pending.append(piece)
-        self._pending_size += len(piece)
-        if self._pending_size + self._event_size > self._max_event_bytes:
-            raise FramingError(
-                f"an SSE event grew past max_event_bytes={self._max_event_bytes} without ending",
-                offset=self._consumed,
-            )
+    def _feed(self, chunk: bytes, out: list[Frame]) -> None:
+        if b"\n" not in chunk and b"\r" not in chunk:
+            self._hold(chunk)
+            return
+        if self._pending:
+            self._pending += chunk
+            chunk = bytes(self._pending)
+            self._pending = bytearray()
+        cut = max(chunk.rfind(b"\n"), chunk.rfind(b"\r")) + 1
+        rest = chunk[cut:]
+        self._lines(chunk[:cut] if rest else chunk, out)
+        if rest:
+            self._hold(rest)
 
-    def _lines(self, region: bytes) -> list[Frame]:
+    def _hold(self, piece: bytes) -> None:
+        self._pending += piece
+        if self._over(self._pending):
+            raise self._too_big()
+
+    def _over(self, line: bytes | bytearray) -> bool:
+        """Whether the event with this line (complete or still arriving) is past the limit."""
+        size = len(line) + self._event_size
+        if size > self._max_event_bytes and self._at_start:
+            head = bytes(line[:3])
+            if _BOM.startswith(head):
+                size -= len(head)  # a BOM, whole or still arriving, is not part of the line
+        return size > self._max_event_bytes
+
+    def _too_big(self) -> LimitExceededError:
+        # One measure whether a line is complete or still arriving: the bytes of the event's
+        # data lines (each with one line end) and of the line at hand. So the error, and whether
+        # there is one, never depends on how the bytes were chunked.
+        return LimitExceededError(
+            "an SSE event grew past the limit", limit="max_event_bytes", value=self._max_event_bytes
+        )
+
+    def _lines(self, region: bytes, out: list[Frame]) -> None:
         """Decode a region that ends exactly at a line end and interpret its lines."""
         try:
             text = region.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise FramingError(
-                "the stream is not valid UTF-8",
-                offset=self._consumed + exc.start,
-                excerpt=region[max(exc.start - 20, 0) : exc.start + 4].decode("utf-8", "replace"),
-            ) from None
+            offset = self._consumed + exc.start
+            good = max(region.rfind(b"\n", 0, exc.start), region.rfind(b"\r", 0, exc.start)) + 1
+            # The excerpt stays inside the bad line, so it is the same however the bytes came.
+            ends = [i for i in (region.find(b"\n", exc.start), region.find(b"\r", exc.start)) if i >= 0]
+            excerpt = region[max(exc.start - 20, good) : min(exc.start + 4, *ends)].decode("utf-8", "replace")
+            if good:
+                self._lines(region[:good], out)  # the complete lines before the bad bytes
+            if self._over(region[good : min(ends)]):
+                raise self._too_big() from None  # as it would have been while the line arrived
+            raise FramingError("the stream is not valid UTF-8", offset=offset, excerpt=excerpt) from None
         self._consumed += len(region)
         if self._at_start:
             self._at_start = False
@@ -96,53 +137,39 @@ class SSEDecoder:
             text = text.replace("\r\n", "\n").replace("\r", "\n")
         lines = text.split("\n")
         lines.pop()  # the region ends with a line end: the last piece is always empty
-        out: list[Frame] = []
-        # The loop runs once per line of the stream, so the event's state lives in locals and
-        # the two fields every event has ("data", "event") are read inline, exactly as
-        # ``_field`` reads them; other lines go to ``_field`` with the state written back.
-        data, event, size, limit = self._data, self._event, self._event_size, self._max_event_bytes
+        plain = region.isascii()  # then each line's characters are its bytes
         for line in lines:
-            if not line:
-                if data:
-                    out.append(Frame(event, "\n".join(data)))
-                    data = []
-                    size = 0
-                event = None
-            elif line.startswith("data:"):
-                value = line[6:] if line.startswith("data: ") else line[5:]
-                data.append(value)
-                size += len(value)
-                if size > limit:
-                    raise FramingError(f"an SSE event grew past max_event_bytes={limit}", offset=self._consumed)
-            elif line.startswith("event:"):
-                value = line[7:] if line.startswith("event: ") else line[6:]
-                event = value or None  # an empty type means the default, "message"
+            if line:
+                size = len(line) if plain else len(line.encode())
+                if self._event_size + size > self._max_event_bytes:
+                    raise self._too_big()
+                if self._field(line):
+                    self._event_size += size + 1
+            elif self._data:
+                out.append(Frame(self._event, "\n".join(self._data)))
+                self._data = []
+                self._event = None
+                self._event_size = 0
             else:
-                self._data, self._event, self._event_size = data, event, size
-                self._field(line)
-                data, event, size = self._data, self._event, self._event_size
-        self._data, self._event, self._event_size = data, event, size
-        return out
+                self._event = None
 
-    def _field(self, line: str) -> None:
+    def _field(self, line: str) -> bool:
+        """Interpret one line; True when it added a line to the event's data."""
         if line.startswith("data:"):
             value = line[6:] if line.startswith("data: ") else line[5:]
-            self._data.append(value)
-            self._event_size += len(value)
-            if self._event_size > self._max_event_bytes:
-                raise FramingError(
-                    f"an SSE event grew past max_event_bytes={self._max_event_bytes}",
-                    offset=self._consumed,
-                )
-            return
-        if line[0] == ":":
-            return  # a comment, used as a keep-alive
-        name, colon, value = line.partition(":")
-        if colon and value.startswith(" "):
-            value = value[1:]
-        if name == "event":
-            self._event = value or None  # an empty type means the default, "message"
-        elif name == "data":  # a bare "data" line with no colon adds an empty line
-            self._data.append("")
-        # "id" and "retry" steer reconnection, which streamkit leaves to the caller; any other
-        # field name is ignored, as the spec requires.
+        elif line[0] == ":":
+            return False  # a comment, used as a keep-alive
+        else:
+            name, colon, value = line.partition(":")
+            if colon and value.startswith(" "):
+                value = value[1:]
+            if name == "event":
+                self._event = value or None  # an empty type means the default, "message"
+                return False
+            if name != "data":
+                # "id" and "retry" steer reconnection, which streamkit leaves to the caller; any
+                # other field name is ignored, as the spec requires.
+                return False
+            value = ""  # a bare "data" line with no colon adds an empty line
+        self._data.append(value)
+        return True

@@ -35,6 +35,7 @@ ISSUE_KINDS = (
     "unknown_tool",  # the model called a tool that was not offered
     "arguments_mismatch",  # the provider's final arguments text differs from the streamed fragments
     "malformed_call",  # the provider itself reported the call as malformed (its message is the raw text)
+    "too_deep",  # arrays and objects nested deeper than Limits.max_depth
 )
 
 _REPR_LIMIT = 60

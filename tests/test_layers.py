@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "streamkit"
-VOCABULARY = {"_errors", "_types", "_events"}
+VOCABULARY = {"_errors", "_types", "_events", "_limits"}
 STAGES = {"_sse", "_ndjson", "_awsstream", "_accumulator", "_normalize", "_validate", "providers", "adapters", "_turn"}
 STAGES |= {"_sources", "_preview"}  # source items -> pipeline inputs; argument previews
 COMPOSER = {"_pipeline", "_detect"}

@@ -8,7 +8,7 @@ from httpx_sse._decoders import SSELineDecoder as OracleLines
 from hypothesis import given
 from hypothesis import strategies as st
 
-from streamkit import FramingError
+from streamkit import FramingError, LimitExceededError
 from streamkit._events import Frame
 from streamkit._sse import SSEDecoder
 
@@ -83,10 +83,13 @@ def test_invalid_utf8_names_the_offset() -> None:
 
 
 def test_event_size_limit() -> None:
-    with pytest.raises(FramingError, match="max_event_bytes=100"):
+    with pytest.raises(LimitExceededError) as info:
         frames([b"data: " + b"x" * 50, b"y" * 60], max_event_bytes=100)
-    with pytest.raises(FramingError, match="max_event_bytes=100"):
+    assert (info.value.limit, info.value.value, info.value.index) == ("max_event_bytes", 100, None)
+    assert str(info.value) == "an SSE event grew past the limit: limit max_event_bytes=100"
+    with pytest.raises(LimitExceededError) as info:
         frames([b"data: " + b"x" * 60 + b"\n" + b"data: " + b"y" * 60 + b"\n"], max_event_bytes=100)
+    assert str(info.value) == "an SSE event grew past the limit: limit max_event_bytes=100"
 
 
 _LINE = st.sampled_from(

@@ -105,7 +105,8 @@ class OpenAIChatDecoder(Decoder):
                 raise self.error("$.choices must be a list", event=event)
             for number, choice in enumerate(choices):
                 self._choice(choice, number, out, event)
-        usage = payload.get("usage") or (payload.get("x_groq") or {}).get("usage")  # Groq: x_groq
+        groq = payload.get("x_groq")  # Groq puts usage in x_groq
+        usage = payload.get("usage") or (groq.get("usage") if isinstance(groq, dict) else None)
         if isinstance(usage, dict):
             out.append(UsageReceived(usage))
         return out
@@ -170,9 +171,6 @@ class OpenAIChatDecoder(Decoder):
         ci = choice.get("index", 0)
         if not isinstance(ci, int):
             raise self.error(f"{where}.index must be int", event=event)
-        state = self._choices.get(ci)
-        if state is None:
-            state = self._choices[ci] = _Choice()
         delta = choice.get("delta")
         if isinstance(delta, dict):
             content = self._content(delta.get("content"), f"{where}.delta.content", event)
@@ -183,14 +181,19 @@ class OpenAIChatDecoder(Decoder):
                 if not isinstance(tool_calls, list):
                     raise self.error(f"{where}.delta.tool_calls must be a list", event=event)
                 for position, entry in enumerate(tool_calls):
-                    self._entry(state, ci, entry, f"{where}.delta.tool_calls[{position}]", out, event)
+                    self._entry(ci, entry, f"{where}.delta.tool_calls[{position}]", out, event)
         elif delta is not None:
             raise self.error(f"{where}.delta must be an object", event=event)
         reason = choice.get("finish_reason")
-        if reason is not None and not state.finished:
+        if reason is not None and not isinstance(reason, str):
+            raise self.error(f"{where}.finish_reason must be a string, got {type(reason).__name__}", event=event)
+        if reason is None:
+            return
+        state = self._state(ci)
+        if not state.finished:
             state.finished = True
             state.open.clear()
-            out.append(StopReceived(str(reason), reason in _CUT_REASONS, ci))
+            out.append(StopReceived(reason, reason in _CUT_REASONS, ci))
 
     def _content(self, content: Any, where: str, event: str | None) -> str | None:
         """The text in ``delta.content``: a string, or null (the same as ``""``)."""
@@ -198,7 +201,15 @@ class OpenAIChatDecoder(Decoder):
             return content
         raise self.error(f"{where} must be a string", event=event)
 
-    def _entry(self, state: _Choice, ci: int, entry: Any, where: str, out: list[Event], event: str | None) -> None:
+    def _state(self, ci: int) -> _Choice:
+        """A choice's state, made only when an event for that choice follows, so that the
+        accumulator's ``max_choices`` bounds how many there are."""
+        state = self._choices.get(ci)
+        if state is None:
+            state = self._choices[ci] = _Choice()
+        return state
+
+    def _entry(self, ci: int, entry: Any, where: str, out: list[Event], event: str | None) -> None:
         if not isinstance(entry, dict):
             raise self.error(f"{where} must be an object", event=event)
         function = entry.get("function") or {}
@@ -218,6 +229,7 @@ class OpenAIChatDecoder(Decoder):
         arguments = function.get("arguments")
         if call_id is None and name is None and arguments in (None, ""):
             return  # an entry that carries nothing (LM Studio sends such)
+        state = self._state(ci)
         index, new = self._slot(state, ci, entry.get("index"), call_id, name, where, out, event)
         if id_placeholder:
             out.append(AnomalyNoted(index, "id_placeholder", ci))

@@ -1,0 +1,85 @@
+"""The limits that keep a hostile or broken stream from growing without bound.
+
+Each limit has a ``DEFAULT_*`` constant, generous enough that no real response reaches it and
+tight enough that memory stays bounded. ``Limits`` groups them; the pipeline hands each stage
+the values it enforces. A stream that goes past ``max_argument_bytes``, ``max_open_calls``,
+``max_calls``, ``max_choices`` or ``max_event_bytes`` stops with ``LimitExceededError`` naming the limit and its
+value (the calls completed before are delivered, the open ones come with their raw text). A
+call whose arguments nest deeper than ``max_depth`` is an ``InvalidToolCall`` of kind
+``too_deep``: like any bad arguments, it is a value the model can be told about.
+
+This module belongs to the vocabulary: every stage may import it, and it imports only
+``_errors``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from ._errors import UsageError
+
+__all__ = (
+    "DEFAULT_LIMITS",
+    "DEFAULT_MAX_ARGUMENT_BYTES",
+    "DEFAULT_MAX_CALLS",
+    "DEFAULT_MAX_CHOICES",
+    "DEFAULT_MAX_DEPTH",
+    "DEFAULT_MAX_EVENT_BYTES",
+    "DEFAULT_MAX_OPEN_CALLS",
+    "MAX_DEPTH_CEILING",
+    "Limits",
+)
+
+#: The largest argument text of one call, counted in characters (code points) as the fragments
+#: arrive; for the ASCII text providers send, characters are bytes.
+DEFAULT_MAX_ARGUMENT_BYTES = 8 * 1024 * 1024
+#: The most calls open at once in one response (all choices together).
+DEFAULT_MAX_OPEN_CALLS = 256
+#: The most calls in one response, delivered or open.
+DEFAULT_MAX_CALLS = 1024
+#: The most choices in one response (OpenAI's ``n``) that carry calls or a stop reason.
+DEFAULT_MAX_CHOICES = 128
+#: The deepest nesting of arrays and objects in one call's arguments (``{}`` is depth 1).
+DEFAULT_MAX_DEPTH = 64
+#: The highest ``max_depth`` accepted: every JSON reader and writer on the path (orjson, and the
+#: standard library's exact fallback for big integers) handles this depth without recursing out.
+MAX_DEPTH_CEILING = 512
+#: The largest frame (an SSE event with all its lines, an NDJSON line) buffered before it ends.
+DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Limits:
+    """The limits for one response; every field is a positive integer.
+
+    Attributes:
+        max_argument_bytes: the largest argument text of one call, checked fragment by
+            fragment, so a call is stopped as soon as it grows past it (characters of text;
+            bytes for ASCII). A whole arguments value sent at once is bounded by
+            ``max_event_bytes`` instead.
+        max_open_calls: the most calls open at once.
+        max_calls: the most calls in one response.
+        max_choices: the most choices in one response that carry calls or a stop reason:
+            each one holds a little state, so their number is bounded too.
+        max_depth: the deepest nesting of one call's arguments; deeper is ``too_deep``. At most
+            ``MAX_DEPTH_CEILING`` (512).
+        max_event_bytes: the largest frame buffered before its end arrives.
+    """
+
+    max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES
+    max_open_calls: int = DEFAULT_MAX_OPEN_CALLS
+    max_calls: int = DEFAULT_MAX_CALLS
+    max_choices: int = DEFAULT_MAX_CHOICES
+    max_depth: int = DEFAULT_MAX_DEPTH
+    max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
+
+    def __post_init__(self) -> None:
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if type(value) is not int or value < 1:
+                raise UsageError(f"Limits.{item.name} must be a positive integer, got {value!r}")
+        if self.max_depth > MAX_DEPTH_CEILING:
+            raise UsageError(f"Limits.max_depth must be at most {MAX_DEPTH_CEILING}, got {self.max_depth}")
+
+
+DEFAULT_LIMITS = Limits()

@@ -1,0 +1,188 @@
+"""Numbers and text, exactly, through the whole pipeline and the replay output, for every wire shape."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from streamkit import FramingError, InvalidToolCall, ProviderProtocolError, ToolCall
+
+from .helpers import replay
+from .wire import WIRES, call, run
+
+SLUGS = sorted(WIRES)
+
+
+def one_call(slug: str, text: str, fragments: int = 3) -> tuple[ToolCall | InvalidToolCall, bytes]:
+    """``text`` as one call's arguments, in a few fragments; the call and the wire bytes."""
+    wire = WIRES[slug]
+    size = max(1, len(text) // fragments)
+    pieces = [text[i : i + size] for i in range(0, len(text), size)]
+    data = wire.begin() + call(wire, 0, "c", "f", pieces) + wire.finish()
+    items, error = run([data], slug)
+    assert error is None
+    first = items[0]
+    assert isinstance(first, ToolCall | InvalidToolCall)
+    return first, data
+
+
+def replay_lines(tmp_path: Path, slug: str, data: bytes) -> list[str]:
+    path = tmp_path / "stream.sse"
+    path.write_bytes(data)
+    result = replay(["replay", str(path), "--provider", slug])
+    assert (result.code, result.stderr) == (0, "")
+    return result.stdout.splitlines()
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_integers_of_any_size_are_exact_in_values_and_in_replay(slug: str, tmp_path: Path) -> None:
+    big = 10**400 + 7  # past the float range: orjson alone cannot read it
+    numbers = {"u64": 2**64, "i64_low": -(2**63) - 1, "thirty": 123456789012345678901234567890, "huge": -big}
+    text = json.dumps(numbers)
+    result, data = one_call(slug, text)
+    assert result == ToolCall(0, "c", "f", numbers)
+    assert all(type(v) is int for v in result.input.values())
+    line = replay_lines(tmp_path, slug, data)[0]
+    assert f'"huge":-{big}' in line and '"thirty":123456789012345678901234567890' in line
+    assert json.loads(line)["input"] == numbers
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_an_integer_past_pythons_digit_limit_is_invalid_with_a_clear_message(slug: str) -> None:
+    text = '{"n": 1' + "0" * 5000 + "}"
+    result, _ = one_call(slug, text)
+    assert isinstance(result, InvalidToolCall) and result.raw == text
+    assert [e.to_dict() for e in result.errors] == [
+        {
+            "kind": "invalid_json",
+            "message": "an integer has more than 4300 digits, more than can be read exactly",
+            "position": 6,
+        }
+    ]
+
+
+FLOATS = [0.1, 1e-300, 5e-324, 1.7976931348623157e308, -2.5e-8, 1.0, -0.0, 123456.789, 2.0**60]
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_floats_round_trip_in_values_and_in_replay(slug: str, tmp_path: Path) -> None:
+    text = json.dumps({"f": FLOATS})
+    result, data = one_call(slug, text)
+    assert isinstance(result, ToolCall)
+    assert [repr(x) for x in result.input["f"]] == [repr(x) for x in FLOATS]
+    printed = json.loads(replay_lines(tmp_path, slug, data)[0])["input"]["f"]
+    assert [repr(x) for x in printed] == [repr(x) for x in FLOATS]
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+@pytest.mark.parametrize(
+    ("text", "message", "position"),
+    [
+        ('{"n": NaN}', "unexpected character, expected a JSON value", 6),
+        ('{"n": Infinity}', "unexpected character, expected a JSON value", 6),
+        ('{"n": -Infinity}', "no digit after sign", 7),
+        ('{"n": 1e400}', "number is infinity when parsed as double", 6),
+    ],
+)
+def test_nan_infinity_and_overflowing_floats_are_invalid_json(
+    slug: str, text: str, message: str, position: int
+) -> None:
+    result, _ = one_call(slug, text)
+    assert isinstance(result, InvalidToolCall) and result.raw == text
+    assert [(e.kind, e.message, e.position) for e in result.errors] == [
+        ("invalid_json", f"the arguments are not valid JSON: {message}", position)
+    ]
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_nan_next_to_a_huge_integer_is_still_invalid_json(slug: str) -> None:
+    # The exact reader for huge integers is held to the same rules as the fast one.
+    text = '{"n": 1' + "0" * 400 + ', "x": NaN}'
+    result, _ = one_call(slug, text)
+    assert isinstance(result, InvalidToolCall)
+    assert [(e.kind, e.message) for e in result.errors] == [
+        ("invalid_json", "the arguments are not valid JSON: NaN is not a JSON number")
+    ]
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+@pytest.mark.parametrize(
+    ("escape", "message"),
+    [("\\ud800", "no low surrogate in string"), ("\\udc00", "invalid high surrogate in string")],
+)
+def test_a_lone_surrogate_escape_in_the_arguments_is_invalid_json(slug: str, escape: str, message: str) -> None:
+    text = '{"s": "x' + escape + 'y"}'
+    result, _ = one_call(slug, text)
+    assert isinstance(result, InvalidToolCall) and result.raw == text
+    assert [(e.kind, e.message) for e in result.errors] == [
+        ("invalid_json", f"the arguments are not valid JSON: {message}")
+    ]
+    huge = '{"n": 1' + "0" * 400 + ', "s": "' + escape + '"}'
+    result, _ = one_call(slug, huge)
+    assert isinstance(result, InvalidToolCall)
+    assert result.errors[0].message == "the arguments are not valid JSON: a lone surrogate escape"
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_a_surrogate_pair_split_across_fragments_is_one_character(slug: str) -> None:
+    wire = WIRES[slug]
+    data = wire.begin() + call(wire, 0, "c", "f", ['{"e": "\\ud83d', '\\ude00"}']) + wire.finish()
+    items, _ = run([data], slug)
+    assert items[0] == ToolCall(0, "c", "f", {"e": "😀"})
+
+
+def test_a_lone_surrogate_in_the_event_itself_is_a_protocol_error_naming_the_event() -> None:
+    data = b'event: content_block_delta\ndata: {"type": "content_block_delta", "x": "\\ud800"}\n\n'
+    _, error = run([WIRES["anthropic"].begin() + data], "anthropic")
+    assert isinstance(error, ProviderProtocolError)
+    assert str(error) == (
+        "anthropic, event 'content_block_delta': event data is not JSON (no low surrogate in string): "
+        '\'{"type": "content_block_delta", "x": "\\\\ud800"}\''
+    )
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_invalid_utf8_is_a_framing_error_naming_the_byte_after_what_was_complete(slug: str) -> None:
+    wire = WIRES[slug]
+    head = wire.begin() + call(wire, 0, "c", "f", ['{"a": 1}']) + wire.end_call(0)
+    bad = b'data: {"x": "caf\xe9"}\n\n'
+    items, error = run([head + bad], slug)
+    assert isinstance(error, FramingError)
+    assert error.offset == len(head) + bad.index(b"\xe9")
+    assert str(error) == f'the stream is not valid UTF-8 at byte {error.offset} near \'data: {{"x": "caf\ufffd"}}\''
+    assert error.provider == slug
+    expected = [ToolCall(0, "c", "f", {"a": 1})] if wire.ends_each_call else []
+    assert items == expected
+    # The same, byte by byte: the outcome never depends on the chunking.
+    data = head + bad
+    chunked = run([data[i : i + 1] for i in range(len(data))], slug)
+    assert (chunked[0], str(chunked[1])) == (expected, str(error))
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_a_repeated_key_keeps_its_last_value(slug: str) -> None:
+    result, _ = one_call(slug, '{"a": 1, "b": {"c": 1, "c": [2]}, "a": "last"}')
+    assert result == ToolCall(0, "c", "f", {"a": "last", "b": {"c": [2]}})
+    huge = 10**400
+    result, _ = one_call(slug, f'{{"a": 1, "a": {huge}}}')  # the exact reader follows the same rule
+    assert result == ToolCall(0, "c", "f", {"a": huge})
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_text_that_looks_like_code_is_only_ever_data(slug: str) -> None:
+    code = "__import__('os').system('echo pwned')"
+    result, _ = one_call(slug, code)
+    assert isinstance(result, InvalidToolCall) and result.raw == code
+    assert [e.kind for e in result.errors] == ["invalid_json"]
+    result, _ = one_call(slug, json.dumps({"cmd": code}))
+    assert result == ToolCall(0, "c", "f", {"cmd": code})
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_glued_objects_with_a_huge_integer_are_still_concatenated_json(slug: str) -> None:
+    first = '{"n": 1' + "0" * 400 + "}"
+    result, _ = one_call(slug, first + '{"m": 2}')
+    assert isinstance(result, InvalidToolCall)
+    assert [(e.kind, e.position) for e in result.errors] == [("concatenated_json", len(first))]

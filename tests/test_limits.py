@@ -1,0 +1,410 @@
+"""Limits: each one holds exactly at its value, stops the stream one past it, and keeps memory bounded."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import tracemalloc
+from collections.abc import Iterator
+
+import pytest
+
+import streamkit
+from streamkit import (
+    ArgumentIssue,
+    Assembler,
+    IncompleteStreamError,
+    InvalidToolCall,
+    LimitExceededError,
+    Limits,
+    ResponseEnd,
+    ToolCall,
+    UsageError,
+)
+from streamkit._limits import (
+    DEFAULT_MAX_ARGUMENT_BYTES,
+    DEFAULT_MAX_CALLS,
+    DEFAULT_MAX_CHOICES,
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_EVENT_BYTES,
+    DEFAULT_MAX_OPEN_CALLS,
+)
+from streamkit._pipeline import _FRAMERS
+from streamkit._sse import SSEDecoder
+
+from .wire import WIRES, OpenAIChatWire, call, run
+
+SLUGS = sorted(WIRES)
+
+
+def test_defaults_are_the_documented_constants() -> None:
+    assert Limits() == Limits(
+        max_argument_bytes=DEFAULT_MAX_ARGUMENT_BYTES,
+        max_open_calls=DEFAULT_MAX_OPEN_CALLS,
+        max_calls=DEFAULT_MAX_CALLS,
+        max_choices=DEFAULT_MAX_CHOICES,
+        max_depth=DEFAULT_MAX_DEPTH,
+        max_event_bytes=DEFAULT_MAX_EVENT_BYTES,
+    )
+    assert (DEFAULT_MAX_ARGUMENT_BYTES, DEFAULT_MAX_OPEN_CALLS, DEFAULT_MAX_CALLS) == (8 << 20, 256, 1024)
+    assert (DEFAULT_MAX_CHOICES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_EVENT_BYTES) == (128, 64, 16 << 20)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"max_calls": 0}, "Limits.max_calls must be a positive integer, got 0"),
+        ({"max_open_calls": -1}, "Limits.max_open_calls must be a positive integer, got -1"),
+        ({"max_argument_bytes": 1.5}, "Limits.max_argument_bytes must be a positive integer, got 1.5"),
+        ({"max_event_bytes": True}, "Limits.max_event_bytes must be a positive integer, got True"),
+        ({"max_depth": 513}, "Limits.max_depth must be at most 512, got 513"),
+    ],
+)
+def test_bad_limits_are_usage_errors_naming_the_field(options: dict[str, object], message: str) -> None:
+    with pytest.raises(UsageError) as info:
+        Limits(**options)  # type: ignore[arg-type]
+    assert str(info.value) == message
+
+
+def test_limits_must_be_a_limits_object() -> None:
+    with pytest.raises(UsageError, match=r"limits must be a streamkit\.Limits, got dict"):
+        Assembler("anthropic", limits={"max_calls": 1})  # type: ignore[arg-type]
+
+
+# -- max_argument_bytes -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_argument_bytes_hold_at_the_limit_and_stop_one_past_it(slug: str) -> None:
+    wire = WIRES[slug]
+    fragments = ['{"text": "', "x" * 20, '"}']  # 32 characters in all
+    data = wire.begin() + call(wire, 0, "c0", "f", ["{}"]) + call(wire, 1, "c1", "g", fragments) + wire.finish()
+
+    items, error = run([data], slug, limits=Limits(max_argument_bytes=32))
+    assert error is None
+    assert items[:2] == [ToolCall(0, "c0", "f", {}), ToolCall(1, "c1", "g", {"text": "x" * 20})]
+
+    items, error = run([data], slug, limits=Limits(max_argument_bytes=31))
+    assert isinstance(error, LimitExceededError)
+    assert (error.limit, error.value, error.index, error.provider) == ("max_argument_bytes", 31, 1, slug)
+    assert str(error) == f"{slug}: call index 1: the arguments grew to 32 characters: limit max_argument_bytes=31"
+    # What was complete is delivered; what was not comes back with its raw text.
+    delivered = [ToolCall(0, "c0", "f", {})] if wire.ends_each_call else []
+    assert items == delivered
+    raws = [(c.index, c.raw, c.truncated) for c in error.unfinished]
+    cut = [(1, '{"text": "' + "x" * 20 + '"}', True)]
+    assert raws == (cut if wire.ends_each_call else [(0, "{}", True), *cut])
+
+
+def test_argument_bytes_count_every_fragment_once_also_when_resent() -> None:
+    # OpenAI-compatible gateways re-send the whole arguments after the deltas: a copy that is
+    # dropped as a repeat never counts, a fragment that is appended always does.
+    wire = OpenAIChatWire()
+    resent = wire.chunk({"tool_calls": [{"index": 0, "id": "c0", "function": {"name": "f", "arguments": '{"a":1}'}}]})
+    data = wire.begin() + call(wire, 0, "c0", "f", ['{"a":', "1}"]) + resent + wire.finish()
+    items, error = run([data], "openai_chat", limits=Limits(max_argument_bytes=7))
+    assert error is None
+    assert items[0] == ToolCall(0, "c0", "f", {"a": 1}, anomalies=("id_repeated", "name_repeated", "arguments_resent"))
+
+
+# -- max_open_calls and max_calls ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_open_calls_hold_at_the_limit_and_stop_one_past_it(slug: str) -> None:
+    wire = WIRES[slug]
+    # Three calls open at once: all started before any ends.
+    starts = b"".join(wire.start(i, f"c{i}", "f") for i in range(3))
+    ends = b"".join(wire.fragment(i, "{}") + wire.end_call(i) for i in range(3))
+    data = wire.begin() + starts + ends + wire.finish()
+
+    items, error = run([data], slug, limits=Limits(max_open_calls=3))
+    assert error is None
+    assert items[:3] == [ToolCall(i, f"c{i}", "f", {}) for i in range(3)]
+
+    items, error = run([data], slug, limits=Limits(max_open_calls=2))
+    assert isinstance(error, LimitExceededError)
+    assert (error.limit, error.value, error.index) == ("max_open_calls", 2, 2)
+    assert str(error) == f"{slug}: call index 2: too many calls open at once: limit max_open_calls=2"
+    assert items == []
+    assert [(c.index, c.raw, c.truncated) for c in error.unfinished] == [(0, "", True), (1, "", True)]
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_calls_per_response_hold_at_the_limit_and_stop_one_past_it(slug: str) -> None:
+    wire = WIRES[slug]
+    data = wire.begin() + b"".join(call(wire, i, f"c{i}", "f", [f'{{"n": {i}}}']) for i in range(3)) + wire.finish()
+
+    items, error = run([data], slug, limits=Limits(max_calls=3))
+    assert error is None
+    assert items == [
+        *(ToolCall(i, f"c{i}", "f", {"n": i}) for i in range(3)),
+        ResponseEnd(wire.stop_reason, wire.usage),
+    ]
+
+    items, error = run([data], slug, limits=Limits(max_calls=2))
+    assert isinstance(error, LimitExceededError)
+    assert (error.limit, error.value, error.index) == ("max_calls", 2, 2)
+    assert str(error) == f"{slug}: call index 2: too many calls in one response: limit max_calls=2"
+    if wire.ends_each_call:
+        assert items == [ToolCall(0, "c0", "f", {"n": 0}), ToolCall(1, "c1", "f", {"n": 1})]
+        assert error.unfinished == ()
+    else:
+        assert items == []
+        assert [(c.index, c.raw) for c in error.unfinished] == [(0, '{"n": 0}'), (1, '{"n": 1}')]
+
+
+# -- max_choices ---------------------------------------------------------------------------------
+
+
+def choice_chunk(choice: int, delta: dict[str, object], finish: str | None = None) -> bytes:
+    payload = {"choices": [{"index": choice, "delta": delta, "finish_reason": finish}]}
+    return f"data: {json.dumps(payload)}\n\n".encode()
+
+
+def test_choices_hold_at_the_limit_and_stop_one_past_it() -> None:
+    entry = {"index": 0, "id": "c", "function": {"name": "f", "arguments": "{}"}}
+    data = b"".join(
+        choice_chunk(n, {"tool_calls": [{**entry, "id": f"c{n}"}]}) + choice_chunk(n, {}, "tool_calls")
+        for n in range(3)
+    )
+    items, error = run([data + b"data: [DONE]\n\n"], "openai_chat", limits=Limits(max_choices=3))
+    assert error is None
+    assert items[:3] == [ToolCall(0, f"c{n}", "f", {}, choice=n) for n in range(3)]
+
+    items, error = run([data], "openai_chat", limits=Limits(max_choices=2))
+    assert isinstance(error, LimitExceededError)
+    assert (error.limit, error.value, error.index) == ("max_choices", 2, 0)
+    assert str(error) == "openai_chat: call index 0: too many choices (choice 2): limit max_choices=2"
+    assert items == [ToolCall(0, "c0", "f", {}, choice=0), ToolCall(0, "c1", "f", {}, choice=1)]
+    # A stop reason alone opens a choice too; text alone holds nothing and is not counted.
+    stops = b"".join(choice_chunk(n, {"content": "hi"}) + choice_chunk(n, {}, "stop") for n in range(3))
+    _, error = run([stops], "openai_chat", limits=Limits(max_choices=2))
+    assert isinstance(error, LimitExceededError)
+    assert str(error) == "openai_chat: too many choices (choice 2): limit max_choices=2"
+    texts = b"".join(choice_chunk(n, {"content": "hi"}) for n in range(300)) + b"data: [DONE]\n\n"
+    assert run([texts], "openai_chat", limits=Limits(max_choices=2))[1] is None
+
+
+# -- max_depth -----------------------------------------------------------------------------------
+
+
+def nested(depth: int, leaf: str = "1") -> str:
+    """An object ``depth`` levels deep: ``{"a": [[...leaf...]]}``."""
+    return '{"a": ' + "[" * (depth - 1) + leaf + "]" * (depth - 1) + "}"
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_depth_holds_at_the_limit_and_is_too_deep_one_past_it(slug: str) -> None:
+    wire = WIRES[slug]
+    for depth, limit in ((5, 5), (6, 5)):
+        text = nested(depth)
+        data = wire.begin() + call(wire, 0, "c0", "f", [text[:7], text[7:]]) + wire.finish()
+        items, error = run([data], slug, limits=Limits(max_depth=limit))
+        assert error is None
+        if depth <= limit:
+            assert items[0] == ToolCall(0, "c0", "f", json.loads(text))
+        else:
+            issue = ArgumentIssue(
+                "too_deep", "the arguments nest arrays and objects deeper than max_depth=5; send a flatter value"
+            )
+            assert items[0] == InvalidToolCall(0, "c0", "f", text, (issue,))
+
+
+def test_depth_applies_to_arguments_sent_as_a_value() -> None:
+    wire = OpenAIChatWire()
+    value = json.loads(nested(4))
+    entry = {"index": 0, "id": "c0", "function": {"name": "f", "arguments": value}}
+    data = wire.begin() + wire.chunk({"tool_calls": [entry]}) + wire.finish()
+    items, _ = run([data], "openai_chat", limits=Limits(max_depth=3))
+    assert isinstance(items[0], InvalidToolCall)
+    assert [e.kind for e in items[0].errors] == ["too_deep"]
+    assert items[0].raw == json.dumps(value, separators=(",", ":"))
+    items, _ = run([data], "openai_chat", limits=Limits(max_depth=4))
+    assert items[0] == ToolCall(0, "c0", "f", value, anomalies=("arguments_object",))
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_deep_nesting_with_a_big_integer_is_too_deep_not_a_crash(slug: str) -> None:
+    # Regression: orjson reads 1000 levels, then the exact re-read of the big integer by the
+    # standard library recursed past Python's limit and a RecursionError escaped.
+    wire = WIRES[slug]
+    text = nested(1000, "123456789012345678901234567890")
+    data = wire.begin() + call(wire, 0, "c0", "f", [text]) + wire.finish()
+    items, error = run([data], slug)
+    assert error is None
+    assert isinstance(items[0], InvalidToolCall) and items[0].raw == text
+    assert [e.kind for e in items[0].errors] == ["too_deep"]
+
+
+def test_the_depth_ceiling_keeps_big_integers_exact() -> None:
+    # At the highest max_depth allowed, the exact reader for big integers still reads every
+    # level: the ceiling is where that holds.
+    wire = WIRES["anthropic"]
+    text = nested(512, "123456789012345678901234567890")
+    data = wire.begin() + call(wire, 0, "c", "f", [text]) + wire.finish()
+    items, error = run([data], "anthropic", limits=Limits(max_depth=512))
+    assert error is None
+    assert isinstance(items[0], ToolCall) and items[0].input == json.loads(text)
+    items, _ = run([data], "anthropic", limits=Limits(max_depth=511))
+    assert isinstance(items[0], InvalidToolCall) and [e.kind for e in items[0].errors] == ["too_deep"]
+
+
+# -- max_event_bytes -------------------------------------------------------------------------------
+
+
+def test_max_event_bytes_is_a_limit_and_a_shorthand() -> None:
+    wire = WIRES["anthropic"]
+    data = wire.begin() + call(wire, 0, "c", "f", ['{"a": "' + "x" * 200 + '"}']) + wire.finish()
+    for options in ({"max_event_bytes": 200}, {"limits": Limits(max_event_bytes=200)}):
+        _, error = run([data], "anthropic", **options)
+        assert isinstance(error, LimitExceededError)
+        assert (error.limit, error.value) == ("max_event_bytes", 200)
+    items, error = run([data], "anthropic", limits=Limits(max_event_bytes=10), max_event_bytes=1000)
+    assert error is None and items[0] == ToolCall(0, "c", "f", {"a": "x" * 200})
+
+
+def test_bare_data_lines_count_toward_the_event_size() -> None:
+    # Regression: a "data" line with no colon appended an empty line without counting it, so a
+    # stream of them grew one event without bound.
+    decoder = SSEDecoder(max_event_bytes=1000)
+    with pytest.raises(LimitExceededError, match="an SSE event grew past the limit"):
+        for _ in range(1001):
+            decoder.feed(b"data\n")
+
+
+# -- memory stays bounded --------------------------------------------------------------------------
+
+_LIMIT = 256 * 1024
+_HUGE = 50 * 1024 * 1024  # far more than any limit: produced lazily, never held
+
+
+class Meter:
+    """A lazy byte source that counts what was taken from it."""
+
+    def __init__(self, head: bytes, body: Iterator[bytes]) -> None:
+        self.taken = 0
+        self._parts = itertools.chain([head], body)
+
+    def __iter__(self) -> Iterator[bytes]:
+        for part in self._parts:
+            self.taken += len(part)
+            yield part
+
+
+def endless(piece: bytes, total: int = _HUGE) -> Iterator[bytes]:
+    for _ in range(total // len(piece)):
+        yield piece
+
+
+def peak_while(source: Meter, provider: str, **options: object) -> tuple[int, BaseException | None]:
+    tracemalloc.start()
+    try:
+        _, error = run(source, provider, **options)
+        return tracemalloc.get_traced_memory()[1], error
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_endless_arguments_stop_early_with_bounded_memory(slug: str) -> None:
+    wire = WIRES[slug]
+    source = Meter(wire.begin() + wire.start(0, "c", "f"), endless(wire.fragment(0, "x" * 4096)))
+    peak, error = peak_while(source, slug, limits=Limits(max_argument_bytes=_LIMIT))
+    assert isinstance(error, LimitExceededError) and error.limit == "max_argument_bytes"
+    assert source.taken < 2 * _LIMIT
+    assert peak < 4 * _LIMIT
+    assert len(error.unfinished[0].raw) == _LIMIT + 4096
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_endless_calls_stop_early_with_bounded_memory(slug: str) -> None:
+    wire = WIRES[slug]
+    calls = (call(wire, i, f"c{i}", "f", ["{}"]) for i in itertools.count())
+    source = Meter(wire.begin(), calls)
+    peak, error = peak_while(source, slug, limits=Limits(max_calls=500, max_open_calls=1000))
+    assert isinstance(error, LimitExceededError) and (error.limit, error.index) == ("max_calls", 500)
+    assert peak < 2 * 1024 * 1024
+
+
+def test_endless_choices_stop_early_with_bounded_memory() -> None:
+    # Regression: every new choice index left state behind in the OpenAI Chat decoder, even
+    # with nothing in it, so a stream of distinct choices grew memory ten times faster than
+    # the stream itself.
+    empty = (choice_chunk(n, {"tool_calls": [{}]}) for n in range(20_000))
+    source = Meter(b"", empty)
+    peak, error = peak_while(source, "openai_chat")
+    assert isinstance(error, IncompleteStreamError) and source.taken > 1_000_000
+    assert peak < 256 * 1024
+    stops = (choice_chunk(n, {}, "stop") for n in itertools.count())
+    source = Meter(b"", stops)
+    peak, error = peak_while(source, "openai_chat", limits=Limits(max_choices=100))
+    assert isinstance(error, LimitExceededError) and error.limit == "max_choices"
+    assert source.taken < 10_000
+    assert peak < 256 * 1024
+
+
+@pytest.mark.parametrize("framing", sorted(_FRAMERS))
+@pytest.mark.parametrize("size", [4096, 3])
+def test_every_framer_holds_at_most_max_event_bytes_of_a_frame_that_never_ends(framing: str, size: int) -> None:
+    # Bytes with no line end or frame boundary, in large and in tiny chunks: the framer must
+    # stop with a typed error before holding much more than the limit.
+    make = _FRAMERS[framing]
+    framer = make(max_event_bytes=_LIMIT)
+    taken = 0
+    tracemalloc.start()
+    try:
+        with pytest.raises(streamkit.StreamError):
+            for chunk in endless(b"x" * size, 4 * _LIMIT):
+                taken += len(chunk)
+                framer.feed(chunk)
+            framer.flush()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert taken <= _LIMIT + size
+    assert peak < 2 * _LIMIT  # the held bytes, not a Python object per chunk
+
+
+@pytest.mark.asyncio
+async def test_the_async_iterators_take_the_same_limits() -> None:
+    wire = WIRES["anthropic"]
+    data = wire.begin() + call(wire, 0, "c0", "f", ["{}"]) + call(wire, 1, "c1", "f", ["{}"]) + wire.finish()
+    got: list[object] = []
+    with pytest.raises(LimitExceededError) as info:
+        async for item in streamkit.aiter_tool_calls([data], "anthropic", limits=Limits(max_calls=1)):
+            got.append(item)  # noqa: PERF401 - the calls before the error must be kept
+    assert (info.value.limit, info.value.index) == ("max_calls", 1)
+    assert got == [ToolCall(0, "c0", "f", {})]
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_the_default_limits_stop_a_50_mb_call(slug: str) -> None:
+    wire = WIRES[slug]
+    source = Meter(wire.begin() + wire.start(0, "c", "f"), endless(wire.fragment(0, "x" * 65536)))
+    peak, error = peak_while(source, slug)
+    assert isinstance(error, LimitExceededError)
+    assert (error.limit, error.value) == ("max_argument_bytes", DEFAULT_MAX_ARGUMENT_BYTES)
+    assert source.taken < DEFAULT_MAX_ARGUMENT_BYTES + 2 * 65536 + 1024
+    assert peak < 3 * DEFAULT_MAX_ARGUMENT_BYTES
+
+
+def test_the_default_limits_stop_a_50_mb_line() -> None:
+    source = Meter(b"data: ", endless(b"x" * 65536))
+    peak, error = peak_while(source, "anthropic")
+    assert isinstance(error, LimitExceededError)
+    assert (error.limit, error.value) == ("max_event_bytes", DEFAULT_MAX_EVENT_BYTES)
+    assert source.taken < DEFAULT_MAX_EVENT_BYTES + 65536
+    assert peak < 3 * DEFAULT_MAX_EVENT_BYTES
+
+
+def test_a_frame_limit_error_is_the_same_however_the_bytes_are_chunked() -> None:
+    data = b": keep-alive\n" + b"data: " + b"x" * 60 + b"\n" + b"data: " + b"y" * 60 + b"\ndata: " + b"z" * 200
+    messages = set()
+    for size in (1, 7, 64, len(data)):
+        decoder = SSEDecoder(max_event_bytes=100)
+        with pytest.raises(LimitExceededError) as info:
+            for start in range(0, len(data), size):
+                decoder.feed(data[start : start + size])
+        messages.add(str(info.value))
+    assert messages == {"an SSE event grew past the limit: limit max_event_bytes=100"}

@@ -1,0 +1,84 @@
+"""Safety: nothing from the stream is evaluated, and logging is quiet and never shows arguments."""
+
+from __future__ import annotations
+
+import ast
+import logging
+from pathlib import Path
+
+import pytest
+
+from streamkit import Limits, ToolCall
+
+from .wire import WIRES, OpenAIChatWire, call, run
+
+PACKAGE = Path(__file__).resolve().parent.parent / "streamkit"
+SECRET = "sk-live-0123456789abcdef"
+
+# Names whose use would let stream content run as code or be deserialized as objects.
+FORBIDDEN_BUILTINS = {"eval", "exec", "compile", "__import__", "input", "breakpoint"}
+FORBIDDEN_METHODS = {"eval", "exec", "literal_eval", "system", "popen", "spawn"}
+FORBIDDEN_MODULES = {"pickle", "marshal", "shelve", "dill", "subprocess", "importlib", "code", "codeop", "ctypes"}
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_module_can_evaluate_stream_content(path: Path) -> None:
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name):
+                assert func.id not in FORBIDDEN_BUILTINS, f"{path.name}:{node.lineno} calls {func.id}"
+            elif isinstance(func, ast.Attribute):
+                assert func.attr not in FORBIDDEN_METHODS, f"{path.name}:{node.lineno} calls {func.attr}"
+        elif isinstance(node, ast.Import):
+            assert not {a.name.split(".")[0] for a in node.names} & FORBIDDEN_MODULES, f"{path.name}:{node.lineno}"
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            assert node.module.split(".")[0] not in FORBIDDEN_MODULES, f"{path.name}:{node.lineno}"
+
+
+def test_the_streamkit_logger_is_quiet_by_default() -> None:
+    logger = logging.getLogger("streamkit")
+    assert any(isinstance(handler, logging.NullHandler) for handler in logger.handlers)
+    assert logger.level == logging.NOTSET  # the application decides what it sees
+
+
+def _hostile_streams() -> list[tuple[str, bytes, dict[str, object]]]:
+    """Streams that make every stage log: anomalies, a cut call, a limit, a frame left unfinished."""
+    out: list[tuple[str, bytes, dict[str, object]]] = []
+    for slug, wire in sorted(WIRES.items()):
+        secret_args = f'{{"api_key": "{SECRET}"}}'
+        out.append((slug, wire.begin() + call(wire, 0, "c", "f", [secret_args]) + wire.finish(), {}))
+        out.append((slug, wire.begin() + wire.start(0, "c", "f") + wire.fragment(0, secret_args), {}))
+        limited: dict[str, object] = {"limits": Limits(max_argument_bytes=10)}
+        out.append((slug, wire.begin() + wire.start(0, "c", "f") + wire.fragment(0, secret_args), limited))
+        out.append((slug, wire.begin() + wire.start(0, "c", "f") + wire.fragment(0, secret_args)[:-3], {}))
+    openai = OpenAIChatWire()
+    resent = openai.chunk({"tool_calls": [{"index": 0, "id": "c", "function": {"name": "f", "arguments": SECRET}}]})
+    out.append(("openai_chat", openai.begin() + call(openai, 0, "c", "f", [SECRET]) + resent + openai.finish(), {}))
+    return out
+
+
+def test_debug_logs_name_what_happened_and_never_show_arguments(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="streamkit")
+    for slug, data, options in _hostile_streams():
+        run([data], slug, **options)
+    messages = [record.getMessage() for record in caplog.records]
+    assert all(record.name.startswith("streamkit") for record in caplog.records)
+    assert not [m for m in messages if SECRET in m or "api_key" in m]
+    assert "openai_chat: call index 0: arguments_resent" in messages
+    assert "anthropic: call index 0: the arguments grew to 39 characters (max_argument_bytes=10)" in messages
+    assert "openai_chat: call index 0: the arguments grew to 39 characters (max_argument_bytes=10)" in messages
+    assert [m for m in messages if m.startswith("input ended inside an SSE event: ") and m.endswith(" bytes dropped")]
+
+
+def test_nothing_is_logged_above_debug(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="streamkit")
+    for slug, data, options in _hostile_streams():
+        run([data], slug, **options)
+    assert caplog.records and {record.levelno for record in caplog.records} == {logging.DEBUG}
+
+
+def test_reprs_of_calls_never_show_long_arguments() -> None:
+    call_value = ToolCall(0, "c", "f", {"content": "x" * 50 + SECRET})
+    assert SECRET not in repr(call_value)
