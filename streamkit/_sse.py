@@ -29,6 +29,7 @@ __all__ = ("DEFAULT_MAX_EVENT_BYTES", "SSEDecoder")
 
 _log = logging.getLogger(__name__)
 _BOM = b"\xef\xbb\xbf"
+_BLANK = [""]
 
 
 class SSEDecoder:
@@ -135,9 +136,31 @@ class SSEDecoder:
             # A CR at the very end may be half of a CRLF whose LF is in the next chunk.
             self._skip_lf = text.endswith("\r")
             text = text.replace("\r\n", "\n").replace("\r", "\n")
-        lines = text.split("\n")
-        lines.pop()  # the region ends with a line end: the last piece is always empty
         plain = region.isascii()  # then each line's characters are its bytes
+        limit = self._max_event_bytes if plain else self._max_event_bytes // 4
+        blocks = text.split("\n\n")
+        last = blocks.pop().split("\n")
+        last.pop()  # the region ends with a line end: the last piece is always empty
+        for block in blocks:
+            # Nearly every event is one "data:" line, perhaps after one "event:" line: such a
+            # block, with nothing left over from the lines before it and short enough to be
+            # within the limit in any encoding, is read whole; everything else line by line.
+            if len(block) <= limit and not self._data and self._event is None:
+                if block.startswith("data:") and "\n" not in block:
+                    out.append(Frame(None, block[6:] if block.startswith("data: ") else block[5:]))
+                    continue
+                if block.startswith("event:"):
+                    cut = block.find("\n")
+                    if block.startswith("data:", cut + 1) and block.find("\n", cut + 1) < 0:
+                        event = block[7:cut] if block.startswith("event: ") else block[6:cut]
+                        data = block[cut + 7 :] if block.startswith("data: ", cut + 1) else block[cut + 6 :]
+                        out.append(Frame(event or None, data))
+                        continue
+            self._read(block.split("\n"), plain, out)
+            self._read(_BLANK, plain, out)
+        self._read(last, plain, out)
+
+    def _read(self, lines: list[str], plain: bool, out: list[Frame]) -> None:
         for line in lines:
             if line:
                 size = len(line) if plain else len(line.encode())
