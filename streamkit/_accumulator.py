@@ -16,6 +16,9 @@ Rules (every rule about which sequences of events are legal lives in this module
 6. An error reported by the provider stops the stream (``ProviderError``); the calls still
    open can be drained with their raw text.
 
+The events about a turn's opaque state (reasoning blocks, signatures, server-side tools) are
+not calls: they pass through unchanged, in order, for the turn stage.
+
 The accumulator never parses arguments: it hands each ``RawCall`` on, and the composer passes
 it to the normalizer.
 """
@@ -27,6 +30,7 @@ from typing import Any
 
 from ._errors import ProviderError, ProviderProtocolError
 from ._events import (
+    TURN_EVENTS,
     AnomalyNoted,
     ArgumentsDelta,
     ArgumentsRepeated,
@@ -40,12 +44,13 @@ from ._events import (
     ResponseEnded,
     StopReceived,
     TextReceived,
+    TurnEvent,
     UsageReceived,
 )
 
 __all__ = ("Accumulator", "Output")
 
-Output = RawCall | TextReceived | ResponseEnded
+Output = RawCall | TextReceived | ResponseEnded | TurnEvent
 _NOTHING: tuple[Output, ...] = ()
 _UNSET: Any = object()
 
@@ -95,6 +100,7 @@ class Accumulator:
             ResponseEnded: self._response_ended,
             ErrorReceived: self._error,
         }
+        self._handlers.update(dict.fromkeys(TURN_EVENTS, self._text))
 
     def feed(self, event: Event) -> Sequence[Output]:
         if type(event) is ArgumentsDelta:  # the hot path: one event per fragment
@@ -176,7 +182,7 @@ class Accumulator:
             self._notes.setdefault(key, []).append(event.anomaly)
         return _NOTHING
 
-    def _text(self, event: TextReceived) -> Sequence[Output]:
+    def _text(self, event: TextReceived | TurnEvent) -> Sequence[Output]:
         return (event,)
 
     def _stop(self, event: StopReceived) -> Sequence[Output]:

@@ -18,11 +18,12 @@ from typing import Any, Protocol
 from ._accumulator import Accumulator
 from ._awsstream import EventStreamDecoder
 from ._errors import IncompleteStreamError, StreamError, UsageError
-from ._events import Frame, RawCall, ResponseEnded, TextReceived
+from ._events import TURN_EVENTS, Frame, RawCall, ResponseEnded, TextReceived
 from ._ndjson import NDJSONDecoder
 from ._normalize import normalize
 from ._sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder
-from ._types import InvalidToolCall, ResponseEnd, StreamEvent, TextDelta, ToolCall
+from ._turn import TurnStage
+from ._types import InvalidToolCall, ResponseEnd, StreamEvent, TextDelta, ToolCall, Turn
 from ._validate import Toolset, as_toolset
 from .providers import DECODERS, Decoder
 
@@ -31,6 +32,7 @@ __all__ = (
     "ByteSource",
     "aiter_events",
     "aiter_tool_calls",
+    "collect_turn",
     "iter_events",
     "iter_tool_calls",
 )
@@ -79,6 +81,7 @@ class Assembler:
         self.provider = self._decoder.slug
         self._framer = _FRAMERS[self._decoder.framing](max_event_bytes=max_event_bytes)
         self._accumulator = Accumulator(self.provider)
+        self._turn = TurnStage(self.provider)
         self.error: StreamError | None = None
 
     @property
@@ -135,7 +138,12 @@ class Assembler:
         feed = self._accumulator.feed
         for event in events:
             for item in feed(event):  # usually empty: no generator per event
-                out.append(self._finish(item))  # noqa: PERF401
+                if type(item) in TURN_EVENTS:  # reasoning, signatures, server tools
+                    out += self._turn.feed(item)  # type: ignore[arg-type]
+                    continue
+                if type(item) is ResponseEnded:
+                    out += self._turn.close()
+                out.append(self._finish(item))  # type: ignore[arg-type]
 
     def _finish(self, item: RawCall | TextReceived | ResponseEnded) -> StreamEvent:
         if type(item) is RawCall:
@@ -222,6 +230,15 @@ async def aiter_tool_calls(
     async for item in aiter_events(source, provider, **options):
         if isinstance(item, ToolCall | InvalidToolCall):
             yield item
+
+
+def collect_turn(source: Iterable[bytes], provider: str | Decoder, **options: Any) -> Turn:
+    """Read a whole response and return its ``Turn``: text, reasoning, server tools and calls.
+
+    A stream that fails raises, as ``iter_events`` does: a turn is only ever built whole.
+    """
+    slug = provider if isinstance(provider, str) else provider.slug
+    return Turn.from_events(iter_events(source, provider, **options), slug)
 
 
 async def _aiter(source: ByteSource) -> AsyncIterator[bytes]:
