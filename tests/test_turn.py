@@ -363,3 +363,28 @@ def test_turn_from_events_joins_text_runs_and_keeps_the_end() -> None:
     assert (turn.stop_reason, turn.usage, turn.text, turn.calls) == ("stop", {"n": 1}, "abc", (CALL, bad))
     with pytest.raises(UsageError, match=r"events\[0\] is not a streamkit value: str"):
         Turn.from_events(["x"], "openai_chat")  # type: ignore[list-item]
+
+
+# -- the README's agent loop runs as written ------------------------------------------------------
+
+
+def test_the_readme_agent_turn_runs() -> None:
+    import re
+
+    from .helpers import FIXTURES, ROOT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Whole turns") :]
+    (code,) = re.findall(r"```python\n(.*?)```", section[: section.index("\n## ", 5)], flags=re.DOTALL)
+    tools = [{"name": "get_weather", "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}}]
+    namespace: dict[str, Any] = {"TOOLS": tools, "run": lambda name, arguments: {"temp_c": 21}}
+    exec(code, namespace)
+    history: list[Any] = []
+    data = (FIXTURES / "anthropic" / "thinking_then_call.sse").read_bytes()
+    assert namespace["agent_turn"](history, [data], "anthropic") is True
+    assert [block["type"] for block in history[0]["content"]] == ["thinking", "redacted_thinking", "text", "tool_use"]
+    assert history[0]["content"][0]["signature"] == "EqQBCkYIBRgCIkB3n+x/2Jq0Vf8w=="
+    assert history[1] == {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "toolu_01A", "content": '{"temp_c":21}'}],
+    }
