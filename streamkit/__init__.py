@@ -19,7 +19,15 @@ from ._errors import (
     UsageError,
 )
 from ._normalize import parse_arguments
-from ._pipeline import Assembler, aiter_events, aiter_tool_calls, collect_turn, iter_events, iter_tool_calls
+from ._pipeline import (
+    Assembler,
+    acollect_turn,
+    aiter_events,
+    aiter_tool_calls,
+    collect_turn,
+    iter_events,
+    iter_tool_calls,
+)
 from ._types import (
     ISSUE_KINDS,
     ArgumentIssue,
@@ -77,6 +85,7 @@ __all__ = (
     "TurnItem",
     "UsageError",
     "__version__",
+    "acollect_turn",
     "aiter_events",
     "aiter_tool_calls",
     "collect_turn",

@@ -31,6 +31,7 @@ __all__ = (
     "Assembler",
     "ByteSource",
     "aiter_events",
+    "acollect_turn",
     "aiter_tool_calls",
     "collect_turn",
     "iter_events",
@@ -239,6 +240,12 @@ def collect_turn(source: Iterable[bytes], provider: str | Decoder, **options: An
     """
     slug = provider if isinstance(provider, str) else provider.slug
     return Turn.from_events(iter_events(source, provider, **options), slug)
+
+
+async def acollect_turn(source: ByteSource, provider: str | Decoder, **options: Any) -> Turn:
+    """The async twin of ``collect_turn``."""
+    slug = provider if isinstance(provider, str) else provider.slug
+    return Turn.from_events([item async for item in aiter_events(source, provider, **options)], slug)
 
 
 async def _aiter(source: ByteSource) -> AsyncIterator[bytes]:

@@ -388,3 +388,66 @@ def test_the_readme_agent_turn_runs() -> None:
         "role": "user",
         "content": [{"type": "tool_result", "tool_use_id": "toolu_01A", "content": '{"temp_c":21}'}],
     }
+
+
+# -- cut-off blocks, errors, the async twin -------------------------------------------------------
+
+
+def test_a_thinking_block_cut_by_the_output_limit_is_kept_unsigned_and_not_sent_to_anthropic() -> None:
+    data = sse(
+        {"type": "message_start", "message": {"id": "m1"}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "half"}},
+        {"type": "message_delta", "delta": {"stop_reason": "max_tokens"}},
+        {"type": "message_stop"},
+    )
+    turn = collect_turn([data], "anthropic")
+    assert turn.items == (Thinking("half"),)
+    out = ADAPTERS["anthropic"].turn_messages(turn)
+    assert (list(out), out.dropped) == ([], (Thinking("half"),))
+
+
+def test_a_server_tool_input_that_is_not_json_is_a_protocol_error() -> None:
+    data = sse(
+        {"type": "message_start", "message": {"id": "m1"}},
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {}},
+        },
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": '{"q"'}},
+        {"type": "content_block_stop", "index": 0},
+    )
+    with pytest.raises(ProviderProtocolError, match=r"a server tool's input is not JSON") as info:
+        list(iter_events([data], "anthropic"))
+    assert (info.value.provider, info.value.index) == ("anthropic", 0)
+
+
+def test_the_turn_stage_refuses_events_for_blocks_that_are_not_open() -> None:
+    from streamkit._events import BlockDelta, BlockEnded, BlockStarted
+    from streamkit._turn import TurnStage
+
+    stage = TurnStage("anthropic")
+    with pytest.raises(ProviderProtocolError, match="arrived for a block that is not open"):
+        stage.feed(BlockDelta(0, "text", "x"))
+    assert stage.feed(BlockStarted(0, "thinking", {})) == []
+    with pytest.raises(ProviderProtocolError, match="a second start for the same block"):
+        stage.feed(BlockStarted(0, "thinking", {}))
+    with pytest.raises(ProviderProtocolError, match="unknown part 'body'"):
+        stage.feed(BlockDelta(0, "body", "x"))
+    assert stage.feed(BlockEnded(0)) == [Thinking("", None)]
+    with pytest.raises(ProviderProtocolError, match="arrived for a block that is not open"):
+        stage.feed(BlockEnded(0))
+
+
+@pytest.mark.asyncio
+async def test_the_async_twin_collects_the_same_turn() -> None:
+    from streamkit import acollect_turn
+
+    async def chunks() -> Any:
+        data = recorded("openai_responses_reasoning_call")
+        for start in range(0, len(data), 50):
+            yield data[start : start + 50]
+
+    whole = collect_turn([recorded("openai_responses_reasoning_call")], "openai_responses")
+    assert await acollect_turn(chunks(), "openai_responses") == whole
