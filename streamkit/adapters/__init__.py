@@ -8,6 +8,10 @@ Every module here has the same four functions:
 - ``tool_result_message(call, result)`` and ``error_result_message(invalid_call)``: the same
   for one outcome.
 
+- ``turn_messages(turn)``: the entries that record a whole ``streamkit.Turn`` (reasoning,
+  signatures, server-side tools, text and calls, in order); the list's ``dropped`` names what
+  could not be carried (another provider's state).
+
 Each returns a list, to add to the history with ``history += ...``. ``ADAPTERS`` maps each
 provider slug to its module; it is read-only.
 """
