@@ -23,6 +23,9 @@ Rules (every rule about which sequences of events are legal lives in this module
    ``max_choices``, are refused. Each raises ``LimitExceededError`` before
    anything more is stored, so memory stays bounded whatever the stream sends.
 
+The events about a turn's opaque state (reasoning blocks, signatures, server-side tools) are
+not calls: they pass through unchanged, in order, for the turn stage.
+
 The accumulator never parses arguments: it hands each ``RawCall`` on, and the composer passes
 it to the normalizer. ``PreviewingAccumulator`` also hands on, now and then, a ``RawPreview``
 of an open call's text so far; the plain ``Accumulator`` never pays for that option.
@@ -36,6 +39,7 @@ from typing import Any
 
 from ._errors import LimitExceededError, ProviderError, ProviderProtocolError
 from ._events import (
+    TURN_EVENTS,
     AnomalyNoted,
     ArgumentsDelta,
     ArgumentsRepeated,
@@ -50,13 +54,14 @@ from ._events import (
     ResponseEnded,
     StopReceived,
     TextReceived,
+    TurnEvent,
     UsageReceived,
 )
 from ._limits import DEFAULT_LIMITS, Limits
 
 __all__ = ("Accumulator", "Output", "PreviewingAccumulator")
 
-Output = RawCall | TextReceived | ResponseEnded | RawPreview
+Output = RawCall | TextReceived | ResponseEnded | RawPreview | TurnEvent
 _NOTHING: tuple[Output, ...] = ()
 _UNSET: Any = object()
 #: Fragments kept as strings before they are packed into bytes. A 4-character fragment costs
@@ -143,6 +148,7 @@ class Accumulator:
             ResponseEnded: self._response_ended,
             ErrorReceived: self._error,
         }
+        self._handlers.update(dict.fromkeys(TURN_EVENTS, self._text))
 
     def feed(self, event: Event) -> Sequence[Output]:
         if type(event) is ArgumentsDelta:  # the hot path: one event per fragment
@@ -235,7 +241,7 @@ class Accumulator:
             self._notes.setdefault(key, []).append(event.anomaly)
         return _NOTHING
 
-    def _text(self, event: TextReceived) -> Sequence[Output]:
+    def _text(self, event: TextReceived | TurnEvent) -> Sequence[Output]:
         return (event,)
 
     def _stop(self, event: StopReceived) -> Sequence[Output]:

@@ -14,6 +14,10 @@ never broken:
 ``--provider auto`` names the provider from the stream's first events, and says which on stderr.
 With ``--tools FILE`` (the tool definitions as sent to the provider, as JSON), each call is
 checked against its tool's schema, and the errors show in the ``invalid_tool_call`` lines.
+With ``--history``, a stream that ended normally gets one more line after the end line,
+``{"type": "history", "provider": SLUG, "items": [...]}``: the turn written as that provider's
+history entries by its adapter's ``turn_messages`` (reasoning, signatures and server tools
+included), plus ``"dropped"`` (the kinds left out) when something could not be written.
 """
 
 from __future__ import annotations
@@ -30,11 +34,12 @@ from . import _live
 from ._detect import detect_provider
 from ._errors import StreamError, UsageError
 from ._pipeline import iter_events
-from ._types import InvalidToolCall, ResponseEnd, StreamEvent, ToolCall
+from ._types import InvalidToolCall, ResponseEnd, StreamEvent, ToolCall, Turn
 from ._validate import Toolset
+from .adapters import ADAPTERS
 from .providers import DECODERS
 
-__all__ = ("main", "to_json_line")
+__all__ = ("history_line", "main", "to_json_line")
 
 EXIT_OK, EXIT_STREAM_ERROR, EXIT_USAGE = 0, 1, 2
 AUTO = "auto"  # --provider auto: detect the provider from the first events
@@ -121,9 +126,12 @@ def _replay(args: argparse.Namespace, out: BinaryIO, err: Any) -> int:
                 return EXIT_USAGE
             provider = detected
             print(f"streamkit: detected provider {provider}", file=err)
+        seen: list[StreamEvent] = []
         try:
             for item in iter_events(_chunks(data, args.chunk_size), provider, tools=toolset):
                 emit(item)
+                if args.history:
+                    seen.append(item)
         except StreamError as exc:
             for call in exc.unfinished:
                 emit(call)
@@ -132,7 +140,19 @@ def _replay(args: argparse.Namespace, out: BinaryIO, err: Any) -> int:
         except UsageError as exc:
             print(f"streamkit: error: {exc}", file=err)
             return EXIT_USAGE
+    if args.history:
+        out.write(_dumps(history_line(Turn.from_events(seen, provider))) + b"\n")
+        out.flush()
     return EXIT_OK
+
+
+def history_line(turn: Turn) -> dict[str, Any]:
+    """The ``--history`` line: the turn as its own provider's history entries."""
+    written = ADAPTERS[turn.provider].turn_messages(turn)
+    line: dict[str, Any] = {"type": "history", "provider": turn.provider, "items": list(written)}
+    if written.dropped:
+        line["dropped"] = [type(item).__name__ for item in written.dropped]
+    return line
 
 
 def _load_tools(path: str) -> Toolset:
@@ -166,6 +186,9 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--provider", required=True, help=f"one of: {', '.join(sorted(DECODERS))}, or auto")
     replay.add_argument("--chunk-size", type=_positive, default=None, help="feed the bytes in chunks of N")
     replay.add_argument("--tools", default=None, help="a JSON file of the tools sent: check each call against them")
+    replay.add_argument(
+        "--history", action="store_true", help="after the end line, print the turn as the provider's history entries"
+    )
     _live.add_commands(commands)
     return parser
 

@@ -17,6 +17,11 @@ __all__ = (
     "ArgumentsDelta",
     "ArgumentsRepeated",
     "ArgumentsValue",
+    "BlockDelta",
+    "BlockEnded",
+    "BlockReceived",
+    "BlockStarted",
+    "CallDetail",
     "CallEnded",
     "CallReceived",
     "CallStarted",
@@ -27,7 +32,9 @@ __all__ = (
     "RawPreview",
     "ResponseEnded",
     "StopReceived",
+    "TURN_EVENTS",
     "TextReceived",
+    "TurnEvent",
     "UsageReceived",
 )
 
@@ -155,6 +162,67 @@ class ErrorReceived:
     message: str
 
 
+@dataclass(frozen=True, slots=True)
+class BlockStarted:
+    """A block of opaque turn state opened: a reasoning block, a server-side tool's use.
+
+    ``kind`` is ``"thinking"`` or ``"server_tool_use"``; ``block`` holds what the start gave
+    (a server tool's ``type``, ``id`` and ``name``), exactly as received. Blocks are keyed by
+    ``(choice, index)`` in a space of their own, apart from the calls.
+    """
+
+    index: int
+    kind: str
+    block: dict[str, Any]
+    choice: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class BlockDelta:
+    """One verbatim fragment of an open block's ``part``: ``"text"``, ``"signature"`` or ``"input"``."""
+
+    index: int
+    part: str
+    text: str
+    choice: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class BlockEnded:
+    """An open block's end: its fragments are joined, once, and it is handed out."""
+
+    index: int
+    choice: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class BlockReceived:
+    """A whole block of turn state at once, exactly as received.
+
+    ``kind`` names the public value it becomes: ``"redacted_thinking"``, ``"reasoning_item"``,
+    ``"server_tool_use"``, ``"server_tool_result"``, ``"message_item"`` or ``"text_signature"``.
+    """
+
+    kind: str
+    block: dict[str, Any]
+    choice: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CallDetail:
+    """Provider state that belongs to one call (Gemini's ``thoughtSignature``, a Responses item id)."""
+
+    index: int
+    key: str
+    value: str
+    choice: int = 0
+
+
+TurnEvent: TypeAlias = BlockStarted | BlockDelta | BlockEnded | BlockReceived | CallDetail
+#: The events about a turn's opaque state: passed through the accumulator, in order, untouched.
+TURN_EVENTS: frozenset[type] = frozenset({BlockStarted, BlockDelta, BlockEnded, BlockReceived, CallDetail})
+
+
 Event: TypeAlias = (
     CallStarted
     | ArgumentsDelta
@@ -168,6 +236,7 @@ Event: TypeAlias = (
     | UsageReceived
     | ResponseEnded
     | ErrorReceived
+    | TurnEvent
 )
 
 

@@ -19,14 +19,15 @@ from typing import Any, Protocol
 from ._accumulator import Accumulator, PreviewingAccumulator
 from ._awsstream import EventStreamDecoder
 from ._errors import IncompleteStreamError, StreamError, TransportError, UsageError
-from ._events import Frame, RawCall, RawPreview, ResponseEnded, TextReceived
+from ._events import TURN_EVENTS, Frame, RawCall, RawPreview, ResponseEnded, TextReceived
 from ._limits import DEFAULT_LIMITS, Limits
 from ._ndjson import NDJSONDecoder
 from ._normalize import normalize
 from ._preview import NO_PREVIEW, PartialJSON
 from ._sources import Payload, SourceAdapter
 from ._sse import SSEDecoder
-from ._types import ArgumentsPreview, InvalidToolCall, ResponseEnd, StreamEvent, TextDelta, ToolCall
+from ._turn import TurnStage
+from ._types import ArgumentsPreview, InvalidToolCall, ResponseEnd, StreamEvent, TextDelta, ToolCall, Turn
 from ._validate import Toolset, as_toolset
 from .providers import DECODERS, Decoder
 
@@ -35,7 +36,9 @@ __all__ = (
     "ByteSource",
     "Source",
     "aiter_events",
+    "acollect_turn",
     "aiter_tool_calls",
+    "collect_turn",
     "iter_events",
     "iter_tool_calls",
 )
@@ -109,6 +112,7 @@ class Assembler:
         self._accumulator = _make_accumulator(self.provider, limits, previews, preview_every, preview_growth)
         self._max_depth = limits.max_depth
         self._partials: dict[tuple[int, int], PartialJSON] = {}  # open calls being previewed
+        self._turn = TurnStage(self.provider)
         self.error: StreamError | None = None
         self._received = False  # any input at all: an empty body gets its own message
 
@@ -167,10 +171,7 @@ class Assembler:
         for frame in frames:
             for event in decode(frame):
                 for item in feed(event):  # usually empty
-                    if isinstance(item, RawPreview):
-                        self._preview(item, out)
-                    else:
-                        out.append(self._finish(item))
+                    self._take(item, out)
             if accumulator.finished:
                 return
 
@@ -178,10 +179,19 @@ class Assembler:
         feed = self._accumulator.feed
         for event in events:
             for item in feed(event):  # usually empty: no generator per event
-                if isinstance(item, RawPreview):
-                    self._preview(item, out)
-                else:
-                    out.append(self._finish(item))
+                self._take(item, out)
+
+    def _take(self, item: Any, out: list[StreamEvent]) -> None:
+        """Route one accumulator output: a preview, a piece of turn state, or a value."""
+        kind = type(item)
+        if kind is RawPreview:
+            self._preview(item, out)
+        elif kind in TURN_EVENTS:  # reasoning, signatures, server tools
+            out += self._turn.feed(item)
+        else:
+            if kind is ResponseEnded:
+                out += self._turn.close()
+            out.append(self._finish(item))
 
     def _preview(self, item: RawPreview, out: list[StreamEvent]) -> None:
         key = (item.choice, item.index)
@@ -339,6 +349,21 @@ async def _read_to_end(items: AsyncIterator[Any], adapter: SourceAdapter) -> Non
     if adapter.drains_after_end:
         async for _ in items:
             pass
+
+
+def collect_turn(source: Iterable[Any], provider: str | Decoder, **options: Any) -> Turn:
+    """Read a whole response and return its ``Turn``: text, reasoning, server tools and calls.
+
+    A stream that fails raises, as ``iter_events`` does: a turn is only ever built whole.
+    """
+    slug = provider if isinstance(provider, str) else provider.slug
+    return Turn.from_events(iter_events(source, provider, **options), slug)
+
+
+async def acollect_turn(source: Source, provider: str | Decoder, **options: Any) -> Turn:
+    """The async twin of ``collect_turn``."""
+    slug = provider if isinstance(provider, str) else provider.slug
+    return Turn.from_events([item async for item in aiter_events(source, provider, **options)], slug)
 
 
 async def _aiter(source: Source) -> AsyncGenerator[Any, None]:

@@ -26,15 +26,17 @@ import httpx
 
 from . import _pipeline
 from ._errors import HTTPStatusError, TransportError, UsageError
-from ._types import InvalidToolCall, StreamEvent, ToolCall
+from ._types import InvalidToolCall, StreamEvent, ToolCall, Turn
 from .providers import DECODERS, Decoder
 
 __all__ = (
     "AsyncEventStream",
     "EventStream",
+    "acollect_turn",
     "aiter_events",
     "aiter_tool_calls",
     "astream",
+    "collect_turn",
     "iter_events",
     "iter_tool_calls",
     "stream",
@@ -327,6 +329,16 @@ def aiter_tool_calls(
 ) -> AsyncIterator[ToolCall | InvalidToolCall]:
     """The async twin of ``iter_tool_calls``."""
     return _pipeline.aiter_tool_calls(_asource(source, provider), provider, **options)
+
+
+def collect_turn(source: _pipeline.Source | httpx.Response, provider: str | Decoder, **options: Any) -> Turn:
+    """Read a whole response and return its ``Turn``: text, reasoning, server tools and calls."""
+    return _pipeline.collect_turn(_source(source, provider), provider, **options)
+
+
+async def acollect_turn(source: _pipeline.Source | httpx.Response, provider: str | Decoder, **options: Any) -> Turn:
+    """The async twin of ``collect_turn``."""
+    return await _pipeline.acollect_turn(_asource(source, provider), provider, **options)
 
 
 # -- sending the request ---------------------------------------------------------------------

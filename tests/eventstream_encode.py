@@ -93,6 +93,11 @@ def _text(index: int, text: str, pad: int = 5) -> bytes:
     return event("contentBlockDelta", {"contentBlockIndex": index, "delta": {"text": text}, "p": _pad(pad)})
 
 
+def _reasoning(index: int, pad: int = 4, **content: str) -> bytes:
+    body = {"contentBlockIndex": index, "delta": {"reasoningContent": content}, "p": _pad(pad)}
+    return event("contentBlockDelta", body)
+
+
 def _stop(index: int, pad: int = 1) -> bytes:
     return event("contentBlockStop", {"contentBlockIndex": index, "p": _pad(pad)})
 
@@ -200,6 +205,26 @@ def fixtures() -> dict[str, bytes]:
                 _start(1, "tooluse_Er0000000002", "get_stock"),
                 _input(1, '{"ticker": "AA'),
                 exception("throttlingException", "Too many tokens, please wait before trying again."),
+            ]
+        ),
+        # Reasoning (text, and a signature in two deltas) before the text and a call: the turn
+        # state that goes back in the history.
+        "reasoning_then_tool_use": b"".join(
+            [
+                _message_start(),
+                _reasoning(0, text="The user wants "),
+                _reasoning(0, text="the weather."),
+                _reasoning(0, signature="ErcBCkgIBhAB"),
+                _reasoning(0, signature="GAIiQDYN+P1S/w=="),
+                _stop(0),
+                _text(1, "Checking."),
+                _stop(1),
+                _start(2, "tooluse_A1", "get_weather"),
+                _input(2, '{"city":'),
+                _input(2, '"Paris"}'),
+                _stop(2),
+                _message_stop("tool_use"),
+                _metadata(50, 30),
             ]
         ),
         # The connection dropped in the middle of a message.

@@ -111,3 +111,27 @@ def test_a_bad_tools_file_is_a_usage_error(tmp_path: Path, content: str | None, 
     assert result.code == 2 and result.stdout == ""
     assert result.stderr.startswith("streamkit: error: ") and message in result.stderr
     assert result.stderr.count("\n") == 1
+
+
+def test_history_is_printed_only_when_asked_and_only_for_a_whole_stream() -> None:
+    import json
+
+    from .helpers import FIXTURES, replay
+
+    path = FIXTURES / "anthropic" / "thinking_then_call.sse"
+    plain = replay(["replay", str(path), "--provider", "anthropic"])
+    with_history = replay(["replay", str(path), "--provider", "anthropic", "--history"])
+    assert with_history.stdout.startswith(plain.stdout)
+    (extra,) = with_history.stdout[len(plain.stdout) :].splitlines()
+    line = json.loads(extra)
+    assert (line["type"], line["provider"], [m["role"] for m in line["items"]]) == (
+        "history",
+        "anthropic",
+        ["assistant"],
+    )
+    assert "dropped" not in line
+    failed = replay(
+        ["replay", str(FIXTURES / "anthropic" / "error_midstream.sse"), "--provider", "anthropic", "--history"]
+    )
+    assert failed.code == 1
+    assert '"type":"history"' not in failed.stdout

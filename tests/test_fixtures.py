@@ -56,6 +56,20 @@ def test_replay_chunk_size_one(fixture: Fixture) -> None:
     assert result.stdout == fixture.expected_stdout
 
 
+WITH_HISTORY = [f for f in ALL if f.path.with_name(f.path.stem + ".history.jsonl").exists()]
+
+
+@pytest.mark.parametrize("chunk_size", [None, "1"])
+@pytest.mark.parametrize("fixture", WITH_HISTORY, ids=[f.case for f in WITH_HISTORY])
+def test_replay_history(fixture: Fixture, chunk_size: str | None) -> None:
+    """``--history`` prints the same lines, then the turn as the provider's history entries."""
+    args = ["replay", str(fixture.path), "--provider", fixture.provider, "--history"]
+    result = replay(args + (["--chunk-size", chunk_size] if chunk_size else []))
+    expected = fixture.path.with_name(fixture.path.stem + ".history.jsonl").read_text(encoding="utf-8")
+    assert result.stdout == expected
+    assert result.stdout.startswith(fixture.expected_stdout)
+
+
 @pytest.mark.parametrize("fixture", ALL, ids=[f.case for f in ALL])
 def test_one_byte_at_a_time(fixture: Fixture) -> None:
     data = fixture.path.read_bytes()

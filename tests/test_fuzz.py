@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import json
 import signal
+import typing
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -38,7 +39,6 @@ from streamkit import (
     StreamError,
     StreamEvent,
     StreamkitError,
-    TextDelta,
     ToolCall,
 )
 from streamkit._accumulator import Accumulator
@@ -98,6 +98,9 @@ def bounded(seconds: float = 10.0) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+_VALUES = typing.get_args(StreamEvent)  # every kind of value the pipeline may yield
+
+
 def check_error(error: StreamkitError) -> None:
     assert str(error)  # renders, and says something
     if isinstance(error, StreamError):
@@ -108,7 +111,7 @@ def check_error(error: StreamkitError) -> None:
 def drive(chunks: Iterable[bytes], provider: str) -> Outcome:
     """The pipeline's values and its error; any exception that is not a ``StreamError`` escapes."""
     items, error = run(chunks, provider)
-    assert all(isinstance(item, TextDelta | ToolCall | InvalidToolCall | ResponseEnd) for item in items)
+    assert all(isinstance(item, _VALUES) for item in items)
     if error is not None:
         check_error(error)
     return items, error

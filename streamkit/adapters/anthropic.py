@@ -11,7 +11,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .._types import InvalidToolCall, ToolCall
+from .._types import (
+    InvalidToolCall,
+    RedactedThinking,
+    ServerToolResult,
+    ServerToolUse,
+    TextDelta,
+    Thinking,
+    ToolCall,
+    Turn,
+    TurnItem,
+)
 from ._base import (
     Call,
     Message,
@@ -25,18 +35,22 @@ from ._base import (
     results,
     safe_id,
 )
+from ._history import TurnMessages, check_turn
 
-__all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message")
+__all__ = (
+    "assistant_message",
+    "error_result_message",
+    "tool_result_message",
+    "tool_results_message",
+    "turn_messages",
+)
 
 
 def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list[Message]:
     """The assistant message that records ``calls`` (and the ``text`` before them) in the history."""
     checked = check_calls(calls, text)
     content: list[Message] = [{"type": "text", "text": text}] if text else []
-    content.extend(
-        {"type": "tool_use", "id": safe_id(call), "name": name_of(call), "input": input_object(call)}
-        for call in checked
-    )
+    content.extend(_tool_use(call) for call in checked)
     return [{"role": "assistant", "content": content}]
 
 
@@ -55,6 +69,10 @@ def error_result_message(call: InvalidToolCall) -> list[Message]:
     return tool_results_message([call])
 
 
+def _tool_use(call: Call) -> Message:
+    return {"type": "tool_use", "id": safe_id(call), "name": name_of(call), "input": input_object(call)}
+
+
 def _result(call: ToolCall, result: Any) -> Message:
     return {"type": "tool_result", "tool_use_id": safe_id(call), "content": result_text(result)}
 
@@ -66,3 +84,37 @@ def _error(call: InvalidToolCall) -> Message:
         "content": dumps(error_payload(call)),
         "is_error": True,
     }
+
+
+def turn_messages(turn: Turn) -> TurnMessages:
+    """The assistant message that records a whole ``Turn``, every block in the order it came.
+
+    For a turn decoded from Anthropic: ``thinking`` blocks with their signature byte for byte,
+    ``redacted_thinking`` with its ``data``, server tool blocks and their results as received,
+    text, and ``tool_use`` blocks. The extended-thinking docs require the last assistant turn's
+    thinking blocks to go back unmodified when tools are used
+    (https://docs.claude.com/en/docs/build-with-claude/extended-thinking#preserving-thinking-blocks);
+    a thinking block that never got its signature (cut off) cannot be sent and is dropped, as is
+    every other provider's state.
+    """
+    checked = check_turn(turn)
+    native = checked.provider == "anthropic"
+    content: list[Message] = []
+    dropped: list[TurnItem] = []
+    for item in checked.items:
+        if isinstance(item, TextDelta):
+            if item.text:
+                content.append({"type": "text", "text": item.text})
+        elif isinstance(item, ToolCall | InvalidToolCall):
+            content.append(
+                {"type": "tool_use", "id": safe_id(item), "name": name_of(item), "input": input_object(item)}
+            )
+        elif native and isinstance(item, Thinking) and item.signature is not None:
+            content.append({"type": "thinking", "thinking": item.text, "signature": item.signature})
+        elif native and isinstance(item, RedactedThinking):
+            content.append({"type": "redacted_thinking", "data": item.data})
+        elif native and isinstance(item, ServerToolUse | ServerToolResult):
+            content.append(dict(item.block))
+        else:
+            dropped.append(item)
+    return TurnMessages([{"role": "assistant", "content": content}] if content else [], dropped)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .._types import InvalidToolCall, ToolCall
+from .._types import InvalidToolCall, RedactedThinking, TextDelta, Thinking, ToolCall, Turn, TurnItem
 from ._base import (
     Call,
     Message,
@@ -25,8 +25,15 @@ from ._base import (
     results,
     safe_id,
 )
+from ._history import TurnMessages, check_turn
 
-__all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message")
+__all__ = (
+    "assistant_message",
+    "error_result_message",
+    "tool_result_message",
+    "tool_results_message",
+    "turn_messages",
+)
 
 
 def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list[Message]:
@@ -62,3 +69,37 @@ def _result(call: ToolCall, result: Any) -> Message:
 
 def _error(call: InvalidToolCall) -> Message:
     return {"toolResult": {"toolUseId": safe_id(call), "content": [{"json": error_payload(call)}], "status": "error"}}
+
+
+def turn_messages(turn: Turn) -> TurnMessages:
+    """The assistant message that records a whole ``Turn``, every block in the order it came.
+
+    For a turn decoded from Bedrock: ``reasoningContent`` blocks first as they came
+    (``reasoningText`` with its ``text`` and ``signature`` unchanged, or ``redactedContent`` as
+    the base64 text the JSON body carried), then text and ``toolUse`` blocks. Bedrock asks for
+    the reasoning blocks of a tool-using turn to be sent back
+    (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ReasoningTextBlock.html,
+    ``ReasoningContentBlock``). Other providers' state is dropped.
+    """
+    checked = check_turn(turn)
+    native = checked.provider == "bedrock"
+    content: list[Message] = []
+    dropped: list[TurnItem] = []
+    for item in checked.items:
+        if isinstance(item, TextDelta):
+            if item.text:
+                content.append({"text": item.text})
+        elif isinstance(item, ToolCall | InvalidToolCall):
+            content.append(
+                {"toolUse": {"toolUseId": safe_id(item), "name": name_of(item), "input": input_object(item)}}
+            )
+        elif native and isinstance(item, Thinking):
+            reasoning: Message = {"text": item.text}
+            if item.signature is not None:
+                reasoning["signature"] = item.signature
+            content.append({"reasoningContent": {"reasoningText": reasoning}})
+        elif native and isinstance(item, RedactedThinking):
+            content.append({"reasoningContent": {"redactedContent": item.data}})
+        else:
+            dropped.append(item)
+    return TurnMessages([{"role": "assistant", "content": content}] if content else [], dropped)

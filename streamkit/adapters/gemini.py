@@ -13,10 +13,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .._types import InvalidToolCall, ToolCall
+from .._types import CallState, InvalidToolCall, TextDelta, TextSignature, Thinking, ToolCall, Turn, TurnItem
 from ._base import Call, Message, Outcome, check_calls, error_payload, input_object, name_of, results
+from ._history import TurnMessages, check_turn
 
-__all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message")
+__all__ = (
+    "assistant_message",
+    "error_result_message",
+    "tool_result_message",
+    "tool_results_message",
+    "turn_messages",
+)
 
 
 def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list[Message]:
@@ -57,3 +64,48 @@ def _result(call: ToolCall, result: Any) -> Message:
 
 def _error(call: InvalidToolCall) -> Message:
     return {"functionResponse": _with_id(call, {"name": name_of(call), "response": {"error": error_payload(call)}})}
+
+
+def turn_messages(turn: Turn) -> TurnMessages:
+    """The model turn that records a whole ``Turn``, each ``thoughtSignature`` on its own part.
+
+    For a turn decoded from Gemini: thought parts (``thought: true``, with their signature),
+    text parts, and ``functionCall`` parts, each signature exactly where it came: on the call
+    that carried it (with parallel calls, only the first has one, and none is added), on the
+    thought, or on the text just before it (a signature that came with an empty text part after
+    a call or another signature goes back as that empty part). Google requires the signatures
+    back in the part they came with
+    (https://ai.google.dev/gemini-api/docs/thought-signatures,
+    https://docs.cloud.google.com/vertex-ai/generative-ai/docs/thought-signatures).
+    Other providers' state is dropped.
+    """
+    checked = check_turn(turn)
+    native = checked.provider == "gemini"
+    parts: list[Message] = []
+    dropped: list[TurnItem] = []
+    text_open = False  # the last part is text that has no signature yet
+    for item in checked.items:
+        if isinstance(item, TextDelta):
+            parts.append({"text": item.text})
+            text_open = True
+            continue
+        if isinstance(item, ToolCall | InvalidToolCall):
+            part: Message = {"functionCall": _with_id(item, {"name": name_of(item), "args": input_object(item)})}
+            signature = checked.call_state(item).get("thoughtSignature") if native else None
+            if signature is not None:
+                part["thoughtSignature"] = signature
+            parts.append(part)
+        elif native and isinstance(item, Thinking):
+            thought: Message = {"text": item.text, "thought": True}
+            if item.signature is not None:
+                thought["thoughtSignature"] = item.signature
+            parts.append(thought)
+        elif native and isinstance(item, TextSignature):
+            if text_open:
+                parts[-1]["thoughtSignature"] = item.signature
+            else:
+                parts.append({"text": "", "thoughtSignature": item.signature})
+        elif not (native and isinstance(item, CallState)):  # call state is written with its call
+            dropped.append(item)
+        text_open = False
+    return TurnMessages([{"role": "model", "parts": parts}] if parts else [], dropped)

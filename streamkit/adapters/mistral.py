@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .._types import InvalidToolCall, ToolCall
+from .._types import InvalidToolCall, ToolCall, Turn
 from ._base import (
     Call,
     Message,
@@ -25,8 +25,15 @@ from ._base import (
     result_text,
     results,
 )
+from ._history import TurnMessages, plain_turn
 
-__all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message")
+__all__ = (
+    "assistant_message",
+    "error_result_message",
+    "tool_result_message",
+    "tool_results_message",
+    "turn_messages",
+)
 
 
 def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list[Message]:
@@ -71,3 +78,10 @@ def _error(call: InvalidToolCall) -> Message:
         "tool_call_id": mistral_id(call),
         "content": dumps(error_payload(call)),
     }
+
+
+def turn_messages(turn: Turn) -> TurnMessages:
+    """The history entries that record a whole ``Turn``: its text and calls, as
+    ``assistant_message`` writes them. This provider takes back no reasoning or signatures, so
+    any such item is listed on the result's ``dropped``."""
+    return plain_turn(turn, assistant_message)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .._types import InvalidToolCall, ToolCall
+from .._types import InvalidToolCall, Thinking, ToolCall, Turn
 from ._base import (
     Call,
     Message,
@@ -24,8 +24,15 @@ from ._base import (
     result_text,
     results,
 )
+from ._history import TurnMessages, plain_turn
 
-__all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message")
+__all__ = (
+    "assistant_message",
+    "error_result_message",
+    "tool_result_message",
+    "tool_results_message",
+    "turn_messages",
+)
 
 
 def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list[Message]:
@@ -65,3 +72,21 @@ def _result(call: ToolCall, result: Any) -> Message:
 
 def _error(call: InvalidToolCall) -> Message:
     return {"role": "tool", "tool_call_id": call_id(call), "content": dumps(error_payload(call))}
+
+
+def turn_messages(turn: Turn) -> TurnMessages:
+    """The assistant message that records a whole ``Turn``: text, calls and, for a turn decoded
+    from this provider that made a call, its ``reasoning_content`` (the ``Thinking`` text joined).
+
+    DeepSeek's thinking mode requires the ``reasoning_content`` of a tool-calling turn to be sent
+    back with it (https://api-docs.deepseek.com/guides/thinking_mode); a turn without calls does
+    not need it, and it is then listed on ``dropped``. State from other providers is dropped.
+    """
+    native = turn.provider == "openai_chat" if isinstance(turn, Turn) else False
+    out = plain_turn(turn, assistant_message, kept=lambda item: native and isinstance(item, Thinking))
+    thoughts = [item for item in turn.items if isinstance(item, Thinking)] if native else []
+    if thoughts and out and turn.calls:
+        out[0]["reasoning_content"] = "".join(item.text for item in thoughts)
+    elif thoughts:
+        out.dropped += tuple(thoughts)
+    return out

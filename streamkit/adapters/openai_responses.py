@@ -11,7 +11,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .._types import InvalidToolCall, ToolCall
+from .._types import (
+    CallState,
+    InvalidToolCall,
+    MessageItem,
+    ReasoningItem,
+    ServerToolUse,
+    TextDelta,
+    ToolCall,
+    Turn,
+    TurnItem,
+)
 from ._base import (
     Call,
     Message,
@@ -25,8 +35,15 @@ from ._base import (
     result_text,
     results,
 )
+from ._history import TurnMessages, check_turn
 
-__all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message")
+__all__ = (
+    "assistant_message",
+    "error_result_message",
+    "tool_result_message",
+    "tool_results_message",
+    "turn_messages",
+)
 
 
 def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list[Message]:
@@ -61,3 +78,42 @@ def _result(call: ToolCall, result: Any) -> Message:
 
 def _error(call: InvalidToolCall) -> Message:
     return {"type": "function_call_output", "call_id": call_id(call), "output": dumps(error_payload(call))}
+
+
+def turn_messages(turn: Turn) -> TurnMessages:
+    """The input items that record a whole ``Turn``, in output order.
+
+    For a turn decoded from the Responses API, the output items go back as
+    ``response.output_item.done`` gave them: ``reasoning`` items whole (``id``,
+    ``encrypted_content``, ``summary``), ``message`` items whole (``id``, ``phase``), server-run
+    tool items whole, and each ``function_call`` with both its item ``id`` and its ``call_id``,
+    its arguments written once as text. The cookbook on reasoning items with function calls
+    passes the output items back with the results
+    (https://cookbook.openai.com/examples/responses_api/reasoning_items; openai-python
+    ``types/responses/response_reasoning_item.py``). Text without a ``message`` item (a turn
+    from another provider, or a message cut before its end) becomes an assistant message; other
+    providers' state is dropped.
+    """
+    checked = check_turn(turn)
+    native = checked.provider == "openai_responses"
+    messages = native and any(isinstance(item, MessageItem) for item in checked.items)
+    items: list[Message] = []
+    dropped: list[TurnItem] = []
+    for item in checked.items:
+        if isinstance(item, TextDelta):
+            if item.text and not messages:
+                items.append({"type": "message", "role": "assistant", "content": item.text})
+        elif isinstance(item, ToolCall | InvalidToolCall):
+            entry: Message = {"type": "function_call"}
+            item_id = checked.call_state(item).get("id") if native else None
+            if item_id is not None:
+                entry["id"] = item_id
+            entry |= {"call_id": call_id(item), "name": name_of(item), "arguments": arguments_text(item)}
+            items.append(entry)
+        elif native and isinstance(item, ReasoningItem | MessageItem):
+            items.append(dict(item.item))
+        elif native and isinstance(item, ServerToolUse):
+            items.append(dict(item.block))
+        elif not (native and isinstance(item, CallState)):  # call state is written with its call
+            dropped.append(item)
+    return TurnMessages(items, dropped)

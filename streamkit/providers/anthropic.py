@@ -6,7 +6,16 @@ A ``tool_use`` block's ``content_block_stop`` is that call's end marker. The pla
 limit never gets its stop; the ``message_delta`` that carries the stop reason closes it as
 truncated. ``server_tool_use`` (and beta ``mcp_tool_use``) blocks are run by Anthropic, not by
 the caller, so their input is never handed out as a call.
-Docs: https://docs.claude.com/en/api/messages-streaming
+
+The turn's opaque state is carried beside the calls, to be sent back unchanged with the tool
+results: ``thinking`` blocks (``thinking_delta`` text and ``signature_delta`` joined at the
+block's stop), ``redacted_thinking`` blocks (``data`` as received), server tool blocks (their
+``input_json_delta`` fragments joined and parsed at the stop) and their result blocks
+(``*_tool_result``, whole in ``content_block_start``).
+Docs: https://docs.claude.com/en/api/messages-streaming,
+https://docs.claude.com/en/docs/build-with-claude/extended-thinking (preserving thinking blocks;
+thinking with tool use: the last assistant turn's thinking blocks go back unmodified),
+https://docs.claude.com/en/docs/agents-and-tools/tool-use/server-tools
 """
 
 from __future__ import annotations
@@ -18,6 +27,10 @@ from .._events import (
     AnomalyNoted,
     ArgumentsDelta,
     ArgumentsValue,
+    BlockDelta,
+    BlockEnded,
+    BlockReceived,
+    BlockStarted,
     CallEnded,
     CallStarted,
     ErrorReceived,
@@ -43,6 +56,7 @@ class AnthropicDecoder(TypedEventDecoder):
         self._message_id: str | None = None
         self._calls: set[int] = set()  # open client tool_use blocks
         self._server: set[int] = set()  # open server-side tool blocks
+        self._thinking: set[int] = set()  # open thinking blocks
 
     def feed_payload(self, payload: Any, event: str | None = None) -> list[Event]:
         if type(payload) is dict and payload.get("type") == "content_block_delta":
@@ -85,7 +99,24 @@ class AnthropicDecoder(TypedEventDecoder):
             return out
         if kind in _SERVER_BLOCKS:
             self._server.add(index)
-        elif kind == "text" and block.get("text"):
+            head = {key: value for key, value in block.items() if key != "input"}
+            head["input"] = block.get("input", {})
+            return [BlockStarted(index, "server_tool_use", head)]
+        if kind == "thinking":
+            self._thinking.add(index)
+            out = [BlockStarted(index, "thinking", {})]
+            # The start's own (normally empty) text and signature come first, as fragments.
+            for part, key in (("text", "thinking"), ("signature", "signature")):
+                given = optional(block, key, str, "$.content_block", self, event)
+                if given:
+                    out.append(BlockDelta(index, part, given))
+            return out
+        if kind == "redacted_thinking":
+            field(block, "data", str, "$.content_block", self, event)
+            return [BlockReceived("redacted_thinking", block)]
+        if kind.endswith("_tool_result"):  # web_search_tool_result, mcp_tool_result…: whole here
+            return [BlockReceived("server_tool_result", block)]
+        if kind == "text" and block.get("text"):
             return [TextReceived(field(block, "text", str, "$.content_block", self, event))]
         return _NOTHING
 
@@ -98,18 +129,28 @@ class AnthropicDecoder(TypedEventDecoder):
             if index in self._calls:
                 return [ArgumentsDelta(index, text)] if text else _NOTHING
             if index in self._server:
-                return _NOTHING
+                return [BlockDelta(index, "input", text)] if text else _NOTHING
             raise self.error("input_json_delta for a block that is not an open tool_use", event=event, index=index)
         if kind == "text_delta":
             return [TextReceived(field(delta, "text", str, "$.delta", self, event))]
-        return _NOTHING  # thinking, signature and citation deltas carry no call data
+        if kind == "thinking_delta" or kind == "signature_delta":
+            if index not in self._thinking:
+                raise self.error(f"{kind} for a block that is not an open thinking block", event=event, index=index)
+            if kind == "thinking_delta":
+                text = field(delta, "thinking", str, "$.delta", self, event)
+                return [BlockDelta(index, "text", text)] if text else _NOTHING
+            return [BlockDelta(index, "signature", field(delta, "signature", str, "$.delta", self, event))]
+        return _NOTHING  # citation deltas carry no call data
 
     def _block_stop(self, payload: Any, event: str) -> list[Event]:
         index = field(payload, "index", int, "$", self, event)
         if index in self._calls:
             self._calls.discard(index)
             return [CallEnded(index)]
-        self._server.discard(index)
+        if index in self._server or index in self._thinking:
+            self._server.discard(index)
+            self._thinking.discard(index)
+            return [BlockEnded(index)]
         return _NOTHING
 
     def _message_delta(self, payload: Any, event: str) -> list[Event]:

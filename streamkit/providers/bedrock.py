@@ -17,6 +17,13 @@ ends the response. Quirks:
   arrive as ``exception:<type>`` frames and become a ``ProviderError`` with that type.
 - A stream that ends after ``messageStop`` without ``metadata`` ended normally, with no usage.
 
+Reasoning is carried beside the calls: ``delta.reasoningContent`` ``text`` and ``signature``
+fragments are joined into one ``Thinking`` at the block's ``contentBlockStop``;
+``redactedContent`` (base64 text in the JSON body) is a ``RedactedThinking`` as received. They go
+back as ``reasoningContent.reasoningText`` / ``redactedContent`` blocks, unchanged.
+Docs: https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ReasoningTextBlock.html,
+https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ReasoningContentBlockDelta.html
+
 boto3's ``converse_stream()`` yields the same events already decoded, as dicts with one key,
 the event type (``{"contentBlockDelta": {...}}``). ``feed_payload(event_dict)`` takes them as
 they are, so ``Assembler("bedrock").feed_payload(event)`` wraps a boto3 stream.
@@ -31,6 +38,10 @@ from typing import Any, ClassVar
 from .._errors import ProviderProtocolError
 from .._events import (
     ArgumentsDelta,
+    BlockDelta,
+    BlockEnded,
+    BlockReceived,
+    BlockStarted,
     CallEnded,
     CallStarted,
     ErrorReceived,
@@ -60,6 +71,7 @@ class BedrockDecoder(Decoder):
         super().__init__(early_close=early_close)
         self._calls: set[int] = set()  # open client tool calls, by contentBlockIndex
         self._server: set[int] = set()  # open blocks of tools run by the provider
+        self._thinking: set[int] = set()  # open reasoning blocks
         self._stopped = False  # messageStop was read
         self._metadata_seen = False
         self._ended = False
@@ -134,13 +146,34 @@ class BedrockDecoder(Decoder):
         text = optional(delta, "text", str, "$.delta", self, event)
         if text:
             return [TextReceived(text)]
-        return _NOTHING  # reasoning, citations and server tool results carry no call data
+        reasoning = optional(delta, "reasoningContent", dict, "$.delta", self, event)
+        if reasoning is not None:
+            return self._reasoning(index, reasoning, event)
+        return _NOTHING  # citations and server tool results carry no call data
+
+    def _reasoning(self, index: int, reasoning: dict[str, Any], event: str) -> list[Event]:
+        where = "$.delta.reasoningContent"
+        redacted = optional(reasoning, "redactedContent", str, where, self, event)
+        if redacted is not None:
+            return [BlockReceived("redacted_thinking", {"data": redacted})]
+        out: list[Event] = []
+        if index not in self._thinking:
+            self._thinking.add(index)
+            out.append(BlockStarted(index, "thinking", {}))
+        for part, key in (("text", "text"), ("signature", "signature")):
+            given = optional(reasoning, key, str, where, self, event)
+            if given:
+                out.append(BlockDelta(index, part, given))
+        return out
 
     def _block_stop(self, payload: Any, event: str) -> list[Event]:
         index = field(payload, "contentBlockIndex", int, "$", self, event)
         if index in self._calls:
             self._calls.discard(index)
             return [CallEnded(index)]
+        if index in self._thinking:
+            self._thinking.discard(index)
+            return [BlockEnded(index)]
         self._server.discard(index)
         return _NOTHING
 

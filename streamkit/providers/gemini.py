@@ -22,7 +22,15 @@ when every candidate had a finish reason, and a stream without one is incomplete
 invalid call whose raw text is the provider's ``finishMessage``. An ``{"error": …}`` chunk is a
 provider error. Gemini 3's closing ``{"text": ""}`` part is neither text nor a call, and thought
 parts are not answer text.
-Docs: https://ai.google.dev/api/generate-content,
+Thought signatures are carried beside the calls, each tied to the part it came with, to be
+sent back unchanged: on a ``functionCall`` part as that call's state (with parallel calls only
+the first part has one, and none is ever invented), on a text part right after that part's
+text (even an empty one, as Gemini 3 ends a stream with), on a thought part as that thought's
+signature. Neighbouring thought parts make one ``Thinking``, closed by a signature or by the
+next part that is not a thought.
+Docs: https://ai.google.dev/gemini-api/docs/thought-signatures,
+https://docs.cloud.google.com/vertex-ai/generative-ai/docs/thought-signatures,
+https://ai.google.dev/api/generate-content,
 https://docs.cloud.google.com/vertex-ai/generative-ai/docs/multimodal/function-calling#streaming-fc
 """
 
@@ -34,6 +42,11 @@ from .._events import (
     AnomalyNoted,
     ArgumentsDelta,
     ArgumentsValue,
+    BlockDelta,
+    BlockEnded,
+    BlockReceived,
+    BlockStarted,
+    CallDetail,
     CallEnded,
     CallReceived,
     CallStarted,
@@ -55,9 +68,11 @@ _VALUE_KEYS = ("stringValue", "numberValue", "boolValue", "nullValue")
 class _Candidate:
     """One candidate's calls: how many so far, and the streamed call still open."""
 
-    __slots__ = ("calls", "finished", "open", "open_index")
+    __slots__ = ("calls", "finished", "open", "open_index", "thought", "thoughts")
 
     def __init__(self) -> None:
+        self.thoughts = 0  # thought runs so far: their block keys
+        self.thought: int | None = None  # the thought run still open
         self.calls = 0
         self.finished = False
         self.open: PathAssembler | None = None
@@ -112,18 +127,47 @@ class GeminiDecoder(Decoder):
             path = f"{where}.content.parts[{position}]"
             if not isinstance(part, dict):
                 raise self.error(f"{path} must be an object", event=event)
+            signature = optional(part, "thoughtSignature", str, path, self, event)
+            if part.get("thought") and "functionCall" not in part:
+                self._thought(state, choice, optional(part, "text", str, path, self, event), signature, out)
+                continue
+            self._end_thought(state, choice, out)
             call = part.get("functionCall")
             if call is not None:
                 if not isinstance(call, dict):
                     raise self.error(f"{path}.functionCall must be an object", event=event)
+                index = state.open_index if state.open is not None else state.calls
                 self._call(state, choice, call, f"{path}.functionCall", out, event)
-            elif not part.get("thought"):
+                if signature is not None:
+                    out.append(CallDetail(index, "thoughtSignature", signature, choice))
+            else:
                 text = optional(part, "text", str, path, self, event)
                 if text:
                     out.append(TextReceived(text, choice))
+                if signature is not None:
+                    out.append(BlockReceived("text_signature", {"signature": signature}, choice))
         reason = optional(candidate, "finishReason", str, where, self, event)
         if reason is not None:
+            self._end_thought(state, choice, out)
             self._finish(state, choice, reason, candidate, where, out, event)
+
+    def _thought(
+        self, state: _Candidate, choice: int, text: str | None, signature: str | None, out: list[Event]
+    ) -> None:
+        if state.thought is None:
+            state.thought = state.thoughts
+            state.thoughts += 1
+            out.append(BlockStarted(state.thought, "thinking", {}, choice))
+        if text:
+            out.append(BlockDelta(state.thought, "text", text, choice))
+        if signature is not None:  # a signature closes the part it came with
+            out.append(BlockDelta(state.thought, "signature", signature, choice))
+            self._end_thought(state, choice, out)
+
+    def _end_thought(self, state: _Candidate, choice: int, out: list[Event]) -> None:
+        if state.thought is not None:
+            out.append(BlockEnded(state.thought, choice))
+            state.thought = None
 
     def _call(
         self, state: _Candidate, choice: int, call: dict[str, Any], where: str, out: list[Event], event: str | None

@@ -22,6 +22,11 @@ Compatible servers bend the format; each rule below is recorded on the call as a
 - A second ``finish_reason`` for a choice changes nothing: each call is delivered once.
 - Chunks with empty ``choices`` (usage, Azure's prompt filter results) and choices without a
   ``delta`` (Azure's asynchronous filter annotations) carry no call data.
+
+``delta.reasoning_content`` (DeepSeek's thinking mode, and compatible servers) is carried as the
+choice's ``Thinking``, closed by the first content, call or finish of the choice: DeepSeek asks
+for it back on the assistant message when the turn made a tool call.
+Docs: https://api-docs.deepseek.com/guides/thinking_mode
 """
 
 from __future__ import annotations
@@ -33,6 +38,9 @@ from .._events import (
     ArgumentsDelta,
     ArgumentsRepeated,
     ArgumentsValue,
+    BlockDelta,
+    BlockEnded,
+    BlockStarted,
     CallEnded,
     CallStarted,
     ErrorReceived,
@@ -43,7 +51,7 @@ from .._events import (
     TextReceived,
     UsageReceived,
 )
-from ._base import Decoder
+from ._base import Decoder, optional
 
 __all__ = ("OpenAIChatDecoder",)
 
@@ -56,9 +64,11 @@ _NOTHING: list[Event] = []
 class _Choice:
     """The calls of one choice: wire index -> the call now using it."""
 
-    __slots__ = ("finished", "ids", "last", "names", "open", "slots", "used")
+    __slots__ = ("finished", "ids", "last", "names", "open", "slots", "thinking", "thoughts", "used")
 
     def __init__(self) -> None:
+        self.thinking: int | None = None  # the open reasoning block
+        self.thoughts = 0
         self.slots: dict[int, int] = {}  # wire index -> logical index of its current call
         self.ids: dict[int, str | None] = {}  # logical index -> call id
         self.names: dict[int, str | None] = {}
@@ -172,11 +182,22 @@ class OpenAIChatDecoder(Decoder):
         if not isinstance(ci, int):
             raise self.error(f"{where}.index must be int", event=event)
         delta = choice.get("delta")
+        state = self._choices.get(ci)
         if isinstance(delta, dict):
+            reasoning = optional(delta, "reasoning_content", str, f"{where}.delta", self, event)
+            if reasoning:
+                state = self._state(ci)
+                if state.thinking is None:
+                    state.thinking, state.thoughts = state.thoughts, state.thoughts + 1
+                    out.append(BlockStarted(state.thinking, "thinking", {}, ci))
+                out.append(BlockDelta(state.thinking, "text", reasoning, ci))
             content = self._content(delta.get("content"), f"{where}.delta.content", event)
+            tool_calls = delta.get("tool_calls")
+            if state is not None and state.thinking is not None and (content or tool_calls):
+                out.append(BlockEnded(state.thinking, ci))
+                state.thinking = None
             if content:
                 out.append(TextReceived(content, ci))
-            tool_calls = delta.get("tool_calls")
             if tool_calls:
                 if not isinstance(tool_calls, list):
                     raise self.error(f"{where}.delta.tool_calls must be a list", event=event)
@@ -191,6 +212,9 @@ class OpenAIChatDecoder(Decoder):
             return
         state = self._state(ci)
         if not state.finished:
+            if state.thinking is not None:
+                out.append(BlockEnded(state.thinking, ci))
+                state.thinking = None
             state.finished = True
             state.open.clear()
             out.append(StopReceived(reason, reason in _CUT_REASONS, ci))

@@ -22,7 +22,17 @@ The stream ends with ``response.completed`` (usage kept), or ``response.incomple
 limit or a content filter: a call still open is truncated). ``response.failed`` and the
 ``error`` event are provider errors. There is no ``data: [DONE]`` from OpenAI; one from a
 compatible server ends the stream too.
-Docs: https://platform.openai.com/docs/api-reference/responses-streaming
+The turn's other output items are carried beside the calls, whole, as
+``response.output_item.done`` gives them (the ``added`` event's copy is not final: a reasoning
+item's ``encrypted_content`` changes between the two): ``reasoning`` items (``id``,
+``encrypted_content`` when the request asked for ``include: ["reasoning.encrypted_content"]``,
+``summary``), ``message`` items (``id``, ``phase``, content) and the items of server-run tools.
+A ``function_call`` item's own ``id`` is kept as the call's state, since the item goes back
+with both its ``id`` and its ``call_id``.
+Docs: https://platform.openai.com/docs/api-reference/responses-streaming,
+openai-python ``types/responses/response_reasoning_item.py`` and ``response_create_params.py``
+(``include``), and the cookbook "Better performance from reasoning models using the Responses
+API" (reasoning items passed back with the function call outputs).
 """
 
 from __future__ import annotations
@@ -33,6 +43,8 @@ from typing import Any, ClassVar
 from .._events import (
     AnomalyNoted,
     ArgumentsDelta,
+    BlockReceived,
+    CallDetail,
     CallEnded,
     CallStarted,
     ErrorReceived,
@@ -48,6 +60,19 @@ from ._base import TypedEventDecoder, field, optional
 __all__ = ("OpenAIResponsesDecoder",)
 
 _NOTHING: list[Event] = []
+#: Output items carried whole at ``response.output_item.done``, and the public value each becomes.
+_CARRIED = {"reasoning": "reasoning_item", "message": "message_item"} | dict.fromkeys(
+    (
+        "web_search_call",
+        "file_search_call",
+        "code_interpreter_call",
+        "image_generation_call",
+        "mcp_call",
+        "mcp_list_tools",
+        "tool_search_call",
+    ),
+    "server_tool_use",
+)
 
 
 class OpenAIResponsesDecoder(TypedEventDecoder):
@@ -78,6 +103,8 @@ class OpenAIResponsesDecoder(TypedEventDecoder):
             self._by_call[call_id] = index
         self._parts.setdefault(index, [])  # the same item announced twice keeps its fragments
         out: list[Event] = [CallStarted(index, call_id, optional(item, "name", str, "$.item", self, event))]
+        if item_id is not None:
+            out.append(CallDetail(index, "id", item_id))
         arguments = optional(item, "arguments", str, "$.item", self, event)
         if arguments:  # a server that sends the arguments with the item, not as fragments
             self._parts[index].append(arguments)
@@ -130,8 +157,10 @@ class OpenAIResponsesDecoder(TypedEventDecoder):
     def _item_done(self, payload: Any, event: str) -> list[Event]:
         index = field(payload, "output_index", int, "$", self, event)
         item = field(payload, "item", dict, "$", self, event)
-        if item.get("type") != "function_call":
-            return _NOTHING
+        kind = item.get("type")
+        if kind != "function_call":
+            carried = _CARRIED.get(kind) if isinstance(kind, str) else None
+            return [BlockReceived(carried, item)] if carried is not None else _NOTHING
         return self._end(index, optional(item, "arguments", str, "$.item", self, event))
 
     def _text_delta(self, payload: Any, event: str) -> list[Event]:

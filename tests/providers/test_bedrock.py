@@ -22,6 +22,7 @@ from streamkit import (
     ResponseEnd,
     StreamkitError,
     TextDelta,
+    Thinking,
     ToolCall,
     iter_events,
 )
@@ -99,8 +100,9 @@ def test_empty_start_and_server_tools_are_not_calls() -> None:
     assert out == [TextDelta("x"), ResponseEnd("tool_use", USAGE)]
 
 
-def test_reasoning_deltas_carry_nothing() -> None:
-    assert run(delta(0, reasoningContent={"text": "hmm"}), stop(0)) == [ResponseEnd("tool_use", USAGE)]
+def test_reasoning_deltas_are_a_thinking_value_not_a_call() -> None:
+    out = run(delta(0, reasoningContent={"text": "hmm"}), stop(0))
+    assert out == [Thinking("hmm"), ResponseEnd("tool_use", USAGE)]
 
 
 def test_max_tokens_cuts_the_open_call() -> None:

@@ -16,6 +16,7 @@ from streamkit import (
     ProviderProtocolError,
     ResponseEnd,
     TextDelta,
+    Thinking,
     ToolCall,
 )
 from streamkit.providers._jsonpath import PathAssembler, PathError, parse_path
@@ -62,7 +63,7 @@ def test_missing_args_and_empty_id() -> None:
 
 def test_text_thoughts_and_empty_text() -> None:
     out = run(chunk({"text": "plan", "thought": True}, {"text": "Hi"}, {"text": ""}, finish="STOP"))
-    assert out == [TextDelta("Hi"), ResponseEnd("STOP")]
+    assert out == [Thinking("plan"), TextDelta("Hi"), ResponseEnd("STOP")]
 
 
 def test_streamed_call_ends_with_an_empty_function_call() -> None:

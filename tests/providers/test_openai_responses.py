@@ -10,11 +10,13 @@ import pytest
 from streamkit import (
     ArgumentIssue,
     Assembler,
+    CallState,
     IncompleteStreamError,
     InvalidToolCall,
     ProviderError,
     ProviderProtocolError,
     ResponseEnd,
+    ServerToolUse,
     TextDelta,
     ToolCall,
 )
@@ -51,13 +53,15 @@ COMPLETED = {"type": "response.completed", "response": {"status": "completed", "
 
 
 def run(*payloads: object) -> list[object]:
-    return events(sse(*payloads, named=True), "openai_responses")
+    """The values a stream makes, less each function_call item's id (``CallState``, tested below)."""
+    return [item for item in events(sse(*payloads, named=True), "openai_responses") if not isinstance(item, CallState)]
 
 
 def test_call_id_is_handed_out_and_the_call_ends_at_its_done_event() -> None:
     assembler = Assembler("openai_responses")
     feed = assembler.feed
-    assert feed(sse(added(1, "fc_1", "call_1", "f"), delta("fc_1", '{"a":'), delta("fc_1", "1}"), named=True)) == []
+    opened = feed(sse(added(1, "fc_1", "call_1", "f"), delta("fc_1", '{"a":'), delta("fc_1", "1}"), named=True))
+    assert opened == [CallState(1, "id", "fc_1")]  # the item's own id, for the history
     assert feed(sse(args_done("fc_1", 1, '{"a":1}'), named=True)) == [ToolCall(1, "call_1", "f", {"a": 1})]
     assert feed(sse(item_done(1, '{"a":1}'), named=True)) == []  # the second end marker is a repeat
     assert feed(sse(COMPLETED, named=True)) == [ResponseEnd("completed", {"total_tokens": 3})]
@@ -117,7 +121,7 @@ def test_fragments_located_by_output_index_or_call_id() -> None:
     assert out[0] == ToolCall(0, "call_1", "f", {"a": 1})
 
 
-def test_text_is_text_and_other_items_are_ignored() -> None:
+def test_text_is_text_and_server_tool_items_are_not_calls() -> None:
     text = {"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0, "delta": "Hi"}
     out = run(
         text,
@@ -125,7 +129,8 @@ def test_text_is_text_and_other_items_are_ignored() -> None:
         item_done(1, "{}", "web_search_call"),
         COMPLETED,
     )
-    assert out == [TextDelta("Hi"), ResponseEnd("completed", {"total_tokens": 3})]
+    web_search = ServerToolUse({"type": "web_search_call", "arguments": "{}"})
+    assert out == [TextDelta("Hi"), web_search, ResponseEnd("completed", {"total_tokens": 3})]
 
 
 def test_incomplete_truncates_open_calls() -> None:

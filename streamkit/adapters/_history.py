@@ -1,0 +1,59 @@
+"""What every ``turn_messages`` shares: the result type, the turn check, the text-and-calls fallback.
+
+A turn's opaque state (signatures, reasoning items, encrypted or redacted reasoning, server
+tool blocks) is only ever written back for the provider it came from: a provider cannot read
+another's signatures, and must not be sent them. What a writer leaves out is listed on the
+result's ``dropped``, never lost without a word.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .._errors import UsageError
+from .._types import InvalidToolCall, TextDelta, ToolCall, Turn, TurnItem
+from ._base import Call, Message
+
+__all__ = ("TurnMessages", "check_turn", "plain_turn")
+
+
+class TurnMessages(list[Message]):
+    """History entries (a list, to add with ``history += ...``) and what could not be carried.
+
+    ``dropped`` holds the turn's items that were not written: state that belongs to another
+    provider, or that this provider has no place for. Empty when the turn was written whole.
+    """
+
+    dropped: tuple[TurnItem, ...]
+
+    def __init__(self, entries: Iterable[Message] = (), dropped: Iterable[TurnItem] = ()) -> None:
+        super().__init__(entries)
+        self.dropped = tuple(dropped)
+
+
+def check_turn(turn: Any) -> Turn:
+    if not isinstance(turn, Turn):
+        raise UsageError(f"turn must be a streamkit.Turn, got {type(turn).__name__}")
+    return turn
+
+
+def plain_turn(
+    turn: Any, assistant_message: Callable[..., list[Message]], *, kept: Callable[[TurnItem], bool] = lambda _: False
+) -> TurnMessages:
+    """The turn as its text and calls only, through the adapter's ``assistant_message``.
+
+    Every other item is dropped unless ``kept`` says the caller writes it itself.
+    """
+    checked = check_turn(turn)
+    calls: list[Call] = []
+    dropped: list[TurnItem] = []
+    for item in checked.items:
+        if isinstance(item, ToolCall | InvalidToolCall):
+            calls.append(item)
+        elif not isinstance(item, TextDelta) and not kept(item):
+            dropped.append(item)
+    text = checked.text or None
+    if not calls and not text:
+        return TurnMessages((), dropped)
+    return TurnMessages(assistant_message(calls, text=text), dropped)
