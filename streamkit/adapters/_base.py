@@ -36,6 +36,7 @@ __all__ = (
     "check_outcomes",
     "dumps",
     "error_payload",
+    "function_calls",
     "input_object",
     "mistral_id",
     "name_of",
@@ -132,6 +133,15 @@ def _digest(text: str, length: int) -> str:
         number, rest = divmod(number, len(_ALPHABET))
         out.append(_ALPHABET[rest])
     return "".join(out)
+
+
+def function_calls(calls: Iterable[Call], id_of: Callable[[Call], str] = call_id) -> list[Message]:
+    """OpenAI-style ``tool_calls`` entries (OpenAI Chat, Cohere, Mistral): ``function.arguments``
+    is JSON text, serialized here once per call."""
+    return [
+        {"id": id_of(call), "type": "function", "function": {"name": name_of(call), "arguments": arguments_text(call)}}
+        for call in calls
+    ]
 
 
 def check_calls(calls: Iterable[Any], text: str | None) -> list[Call]:

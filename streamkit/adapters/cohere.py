@@ -16,12 +16,11 @@ from ._base import (
     Call,
     Message,
     Outcome,
-    arguments_text,
     call_id,
     check_calls,
     dumps,
     error_payload,
-    name_of,
+    function_calls,
     result_text,
     results,
 )
@@ -44,14 +43,7 @@ def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list
     message: Message = {"role": "assistant"}
     if text:
         message["tool_plan"] = text
-    message["tool_calls"] = [
-        {
-            "id": call_id(call),
-            "type": "function",
-            "function": {"name": name_of(call), "arguments": arguments_text(call)},
-        }
-        for call in checked
-    ]
+    message["tool_calls"] = function_calls(checked)
     return [message]
 
 

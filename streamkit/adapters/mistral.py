@@ -16,10 +16,10 @@ from ._base import (
     Call,
     Message,
     Outcome,
-    arguments_text,
     check_calls,
     dumps,
     error_payload,
+    function_calls,
     mistral_id,
     name_of,
     result_text,
@@ -41,14 +41,7 @@ def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list
     checked = check_calls(calls, text)
     message: Message = {"role": "assistant", "content": text or ""}
     if checked:
-        message["tool_calls"] = [
-            {
-                "id": mistral_id(call),
-                "type": "function",
-                "function": {"name": name_of(call), "arguments": arguments_text(call)},
-            }
-            for call in checked
-        ]
+        message["tool_calls"] = function_calls(checked, mistral_id)
     return [message]
 
 
