@@ -31,7 +31,10 @@ Docs: https://api-docs.deepseek.com/guides/thinking_mode
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import Any
+
+import orjson
 
 from .._events import (
     AnomalyNoted,
@@ -51,7 +54,7 @@ from .._events import (
     TextReceived,
     UsageReceived,
 )
-from ._base import Decoder, optional
+from ._base import Decoder, ends, optional
 
 __all__ = ("OpenAIChatDecoder",)
 
@@ -97,6 +100,33 @@ class OpenAIChatDecoder(Decoder):
             self._done = True
             return [ResponseEnded()]
         return super().feed(frame)
+
+    def feed_frames(self, frames: Iterable[Frame]) -> Iterator[Event]:
+        # ``feed`` on each frame with the hot path of ``feed_payload`` inline: ``[DONE]``, data
+        # that is not JSON (or empty) and every other shape take ``feed``.
+        loads, error, continuation = orjson.loads, orjson.JSONDecodeError, self._continuation
+        for frame in frames:
+            if self._done:
+                return
+            data = frame.data
+            if data != "[DONE]":
+                try:
+                    payload = loads(data)
+                except error:
+                    pass
+                else:
+                    if type(payload) is dict:
+                        fast = continuation(payload)
+                        if fast is not None:
+                            yield from fast
+                            continue
+                    events = self.feed_payload(payload, frame.event)
+                    yield from events
+                    continue
+            events = self.feed(frame)
+            yield from events
+            if ends(events):
+                return
 
     def feed_payload(self, payload: Any, event: str | None = None) -> list[Event]:
         if type(payload) is dict:
