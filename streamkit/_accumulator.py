@@ -34,7 +34,7 @@ of an open call's text so far; the plain ``Accumulator`` never pays for that opt
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from ._errors import LimitExceededError, ProviderError, ProviderProtocolError
@@ -163,6 +163,34 @@ class Accumulator:
                     slot.pack()
                 return _NOTHING
         return self._handlers[type(event)](event)
+
+    def feed_all(self, events: Iterable[Event]) -> Iterator[Output]:
+        """``feed`` on each event, yielding the outputs: one loop for many events.
+
+        Lazy: each output is yielded before the next event is read, so the consumer sees the
+        outputs of the events before a bad one, and the state stays as ``feed`` leaves it.
+        """
+        if type(self).feed is not Accumulator.feed:  # a subclass's feed decides
+            feed = self.feed
+            for event in events:
+                yield from feed(event)
+            return
+        opened, handlers, limit = self._open, self._handlers, self._max_argument_bytes
+        for event in events:
+            if type(event) is ArgumentsDelta:  # the hot path, as in ``feed``
+                slot = opened.get((event.choice, event.index))
+                if slot is not None and slot.value is _UNSET:
+                    parts = slot.parts
+                    parts.append(event.text)
+                    slot.size += len(event.text)
+                    if slot.size > limit:
+                        raise self._too_long(slot)
+                    if len(parts) >= _PACK_AT:
+                        slot.pack()
+                    continue
+            out = handlers[type(event)](event)
+            if out:
+                yield from out
 
     def drain_open(self) -> list[RawCall]:
         """Close every open call as cut off, for an error that carries their raw text."""

@@ -5,12 +5,17 @@ payloads) into the events below; the accumulator turns those into ``RawCall``s a
 end marker. Events are frozen, slotted dataclasses, built positionally on the hot path (one
 per argument fragment). Every per-call event carries the provider's ``index`` and the
 ``choice`` it belongs to.
+
+The two built once per SSE event, ``Frame`` and ``ArgumentsDelta``, are plain slotted classes
+instead: a frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``,
+about three times the cost of a plain one. They compare, hash and print like the dataclasses,
+and their fields are ``Final``: nothing assigns them after ``__init__``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, Final, TypeAlias
 
 __all__ = (
     "AnomalyNoted",
@@ -39,16 +44,42 @@ __all__ = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Frame:
+class _Plain:
+    """Equality, hash and repr over ``__match_args__``, as a frozen dataclass has them."""
+
+    __slots__ = ()
+    __match_args__: tuple[str, ...] = ()
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__match_args__)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        assert isinstance(other, _Plain)
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__match_args__)
+        return f"{type(self).__name__}({fields})"
+
+
+class Frame(_Plain):
     """One framed message: an SSE event, an NDJSON line, an AWS event-stream message.
 
     ``event`` is the SSE event name (``None`` when the stream sent none) or the event-stream
     ``:event-type``; ``data`` is the payload text, not yet parsed.
     """
 
-    event: str | None
-    data: str
+    __slots__ = ("data", "event")
+    __match_args__ = ("event", "data")
+
+    def __init__(self, event: str | None, data: str) -> None:
+        self.event: Final = event
+        self.data: Final = data
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,13 +92,16 @@ class CallStarted:
     choice: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class ArgumentsDelta:
+class ArgumentsDelta(_Plain):
     """One verbatim fragment of a call's argument text."""
 
-    index: int
-    text: str
-    choice: int = 0
+    __slots__ = ("choice", "index", "text")
+    __match_args__ = ("index", "text", "choice")
+
+    def __init__(self, index: int, text: str, choice: int = 0) -> None:
+        self.index: Final = index
+        self.text: Final = text
+        self.choice: Final = choice
 
 
 @dataclass(frozen=True, slots=True)

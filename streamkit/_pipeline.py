@@ -164,16 +164,12 @@ class Assembler:
         return out
 
     def _frames(self, frames: Iterable[Frame], out: list[StreamEvent]) -> None:
-        # Once per frame: the loop over the frame's events is ``_events`` written inline.
-        decode = self._decoder.feed
-        accumulator = self._accumulator
-        feed = accumulator.feed
-        for frame in frames:
-            for event in decode(frame):
-                for item in feed(event):  # usually empty
-                    self._take(item, out)
-            if accumulator.finished:
-                return
+        # The frames go through the decoder and the accumulator in one pass: both read their
+        # input lazily, so each output is taken before the next frame is decoded, and the
+        # decoder stops after the frame with the end-of-stream marker.
+        take = self._take
+        for item in self._accumulator.feed_all(self._decoder.feed_frames(frames)):
+            take(item, out)
 
     def _events(self, events: Iterable[Any], out: list[StreamEvent]) -> None:
         feed = self._accumulator.feed

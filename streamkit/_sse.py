@@ -30,6 +30,8 @@ __all__ = ("DEFAULT_MAX_EVENT_BYTES", "SSEDecoder")
 _log = logging.getLogger(__name__)
 _BOM = b"\xef\xbb\xbf"
 _BLANK = [""]
+_UNKNOWN = "\x00unknown"  # a name not yet in the cache (no decoded name is this object)
+_MAX_NAMES = 64  # event names cached per stream: a provider uses about ten
 
 
 class SSEDecoder:
@@ -45,6 +47,7 @@ class SSEDecoder:
         self._data: list[str] = []
         self._event_size = 0  # bytes of the event's data lines so far, one more for each line end
         self._error: StreamError | None = None  # found after complete events: raised next
+        self._names: dict[bytes, str | None] = {}  # event names read by _whole, decoded once
 
     def feed(self, chunk: bytes) -> list[Frame]:
         if self._error is not None:
@@ -109,6 +112,32 @@ class SSEDecoder:
         )
 
     def _lines(self, region: bytes, out: list[Frame]) -> None:
+        """Interpret a region that ends exactly at a line end.
+
+        The common case is read from the bytes: the complete events of a region with no CR, no
+        run of three line ends and nothing special at the start (a BOM, the LF of a split
+        CRLF), when ``_whole`` can read them all at once. Everything else, and the event left
+        open by the previous region, goes line by line through ``_text``.
+        """
+        if b"\r" in region or self._at_start or self._skip_lf:
+            self._text(region, out)
+            return
+        if self._data or self._event is not None:
+            # Without a run of three line ends, the open event ends at the first "\n\n".
+            first = region.find(b"\n\n") + 2
+            if first < 2:
+                self._text(region, out)
+                return
+            self._text(region[:first], out)
+            region = region[first:]
+        cut = region.rfind(b"\n\n") + 2
+        if 1 < cut <= self._max_event_bytes and _whole(region[:cut], out, self._names):
+            self._consumed += cut
+            region = region[cut:]
+        if region:
+            self._text(region, out)
+
+    def _text(self, region: bytes, out: list[Frame]) -> None:
         """Decode a region that ends exactly at a line end and interpret its lines."""
         try:
             text = region.decode("utf-8")
@@ -119,7 +148,7 @@ class SSEDecoder:
             ends = [i for i in (region.find(b"\n", exc.start), region.find(b"\r", exc.start)) if i >= 0]
             excerpt = region[max(exc.start - 20, good) : min(exc.start + 4, *ends)].decode("utf-8", "replace")
             if good:
-                self._lines(region[:good], out)  # the complete lines before the bad bytes
+                self._text(region[:good], out)  # the complete lines before the bad bytes
             if self._over(region[good : min(ends)]):
                 raise self._too_big() from None  # as it would have been while the line arrived
             raise FramingError("the stream is not valid UTF-8", offset=offset, excerpt=excerpt) from None
@@ -196,3 +225,44 @@ class SSEDecoder:
             value = ""  # a bare "data" line with no colon adds an empty line
         self._data.append(value)
         return True
+
+
+def _whole(head: bytes, out: list[Frame], names: dict[bytes, str | None]) -> bool:
+    """Read complete events that all have one shape at once; False (nothing read) otherwise.
+
+    ``head`` ends with a blank line, holds no CR and no run of three line ends, and is no
+    longer than the limit. The shapes are the common ones: every event one ``data: `` line, or
+    every event one ``event: `` line and one ``data: `` line. Counting the line ends proves the
+    shape: a separator between events is two of them, so any other line (a comment, an ``id``,
+    a second data line, a field without its space) leaves more line ends than the split
+    accounts for, or a piece without its ``data: `` line. Each value is decoded on its own
+    (the separators are ASCII, so they never split a character): bytes that are not UTF-8
+    return False, and the line-by-line path reports them.
+    """
+    try:
+        if head.startswith(b"data: "):
+            values = head[6:-2].split(b"\n\ndata: ")
+            if head.count(b"\n") != 2 * len(values):
+                return False
+            out += [Frame(None, value.decode()) for value in values]
+            return True
+        if head.startswith(b"event: "):
+            pieces = head[7:-2].split(b"\n\nevent: ")
+            if head.count(b"\n") != 3 * len(pieces):
+                return False
+            frames: list[Frame] = []
+            for piece in pieces:
+                name, line, value = piece.partition(b"\ndata: ")
+                if not line:
+                    return False
+                event = names.get(name, _UNKNOWN)
+                if event is _UNKNOWN:
+                    event = name.decode() or None
+                    if len(names) < _MAX_NAMES:
+                        names[name] = event
+                frames.append(Frame(event, value.decode()))
+            out += frames
+            return True
+    except UnicodeDecodeError:
+        return False
+    return False

@@ -123,3 +123,62 @@ def test_matches_httpx_sse_at_any_chunking(lines: list[tuple[str, str]], cuts: l
     # httpx-sse also dispatches events whose data is empty; streamkit's decoders skip them.
     assert [f for f in frames([data]) if f.data] == expected
     assert [f for f in frames(split_at(data, cuts)) if f.data] == expected
+
+
+_SHAPED = st.sampled_from(
+    [
+        'data: {"a": 1}',
+        "data: é☃😀",
+        "data: ",
+        "event: e",
+        "event: content_block_delta",
+        "event: ",
+        "data:x",
+        ": c",
+        "id: 1",
+        "",
+        "",
+        "",
+    ]
+)
+
+
+@given(
+    lines=st.lists(_SHAPED, max_size=40),
+    cuts=st.lists(st.integers(min_value=0, max_value=1500), max_size=12),
+)
+def test_lf_only_streams_match_httpx_sse_at_any_chunking(lines: list[str], cuts: list[int]) -> None:
+    # LF only and mostly the common shapes: the events read whole from the bytes (after a
+    # first read, and after an event left open by the read before) meet the line-by-line rules.
+    data = ("data: 0\n\n" + "".join(line + "\n" for line in lines)).encode()
+    expected = oracle(data)
+    assert [f for f in frames([data]) if f.data] == expected
+    assert [f for f in frames(split_at(data, cuts)) if f.data] == expected
+
+
+def test_common_shapes_read_whole_after_the_first_read() -> None:
+    head = b"event: ping\ndata: {}\n\n"
+    body = b"event: delta\ndata: 1\n\nevent: delta\ndata: \xc3\xa9\n\nevent: \ndata: 3\n\nevent: delta\n"
+    tail = b"data: 4\n\ndata: 5\n\ndata: 6\n\n"
+    expected = [Frame("ping", "{}"), Frame("delta", "1"), Frame("delta", "é"), Frame(None, "3")]
+    expected += [Frame("delta", "4"), Frame(None, "5"), Frame(None, "6")]
+    assert frames([head, body, tail]) == expected
+
+
+def test_invalid_utf8_after_the_first_read_names_the_same_offset() -> None:
+    first = b"data: 1\n\n"
+    later = b"data: 2\n\ndata: a\xffb\n\ndata: 4\n\n"
+    decoder = SSEDecoder()
+    assert decoder.feed(first) == [Frame(None, "1")]
+    assert decoder.feed(later) == [Frame(None, "2")]  # the events before the bad bytes first
+    with pytest.raises(FramingError, match="not valid UTF-8 at byte 25") as info:
+        decoder.feed(b"data: 5\n\n")
+    assert info.value.excerpt == "data: a\ufffdb"
+    with pytest.raises(FramingError, match="not valid UTF-8 at byte 25"):
+        frames(list(one_byte(first + later)))
+
+
+def test_event_size_limit_when_events_are_read_whole() -> None:
+    with pytest.raises(LimitExceededError):
+        frames([b"data: 0\n\n", b"data: " + b"x" * 120 + b"\n\n"], max_event_bytes=100)
+    assert frames([b"data: 0\n\n", b"data: " + b"x" * 90 + b"\n\n"], max_event_bytes=100)[1].data == "x" * 90

@@ -10,15 +10,15 @@ providers add them often; a known event with the wrong shape always raises
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, ClassVar, TypeVar
 
 import orjson
 
 from .._errors import ProviderProtocolError
-from .._events import Event, Frame
+from .._events import Event, Frame, ResponseEnded
 
-__all__ = ("Decoder", "TypedEventDecoder", "field", "optional")
+__all__ = ("Decoder", "TypedEventDecoder", "ends", "field", "optional")
 
 T = TypeVar("T")
 
@@ -41,6 +41,20 @@ class Decoder(ABC):
         if not data or data.isspace():
             return []  # data-only keep-alives (an empty ``data:`` line) carry nothing
         return self.feed_payload(self.load(data, frame.event), frame.event)
+
+    def feed_frames(self, frames: Iterable[Frame]) -> Iterator[Event]:
+        """The events of many frames, in order, decoded lazily (one frame at a time).
+
+        The same events as ``feed`` on each frame, without a call and a list per frame. It
+        stops after the frame that gives ``ResponseEnded``: the frames after the provider's
+        end-of-stream marker are never decoded, as the composer would never feed them.
+        """
+        feed = self.feed
+        for frame in frames:
+            events = feed(frame)
+            yield from events
+            if ends(events):
+                return
 
     @abstractmethod
     def feed_payload(self, payload: Any, event: str | None = None) -> list[Event]:
@@ -75,6 +89,11 @@ class TypedEventDecoder(Decoder):
             raise self.error("event data has no 'type'", event=event)
         handler = self._HANDLERS.get(kind)
         return handler(self, payload, kind) if handler is not None else []
+
+
+def ends(events: list[Event]) -> bool:
+    """Whether a frame's events hold the end-of-stream marker."""
+    return any(type(event) is ResponseEnded for event in events)
 
 
 def field(obj: Any, key: str, kind: type[T], path: str, decoder: Decoder, event: str | None) -> T:

@@ -20,8 +20,10 @@ https://docs.claude.com/en/docs/agents-and-tools/tool-use/server-tools
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, ClassVar
+
+import orjson
 
 from .._events import (
     AnomalyNoted,
@@ -35,12 +37,13 @@ from .._events import (
     CallStarted,
     ErrorReceived,
     Event,
+    Frame,
     ResponseEnded,
     StopReceived,
     TextReceived,
     UsageReceived,
 )
-from ._base import TypedEventDecoder, field, optional
+from ._base import TypedEventDecoder, ends, field, optional
 
 __all__ = ("AnthropicDecoder",)
 
@@ -57,6 +60,29 @@ class AnthropicDecoder(TypedEventDecoder):
         self._calls: set[int] = set()  # open client tool_use blocks
         self._server: set[int] = set()  # open server-side tool blocks
         self._thinking: set[int] = set()  # open thinking blocks
+
+    def feed_frames(self, frames: Iterable[Frame]) -> Iterator[Event]:
+        # ``feed`` on each frame with the hot path of ``feed_payload`` inline: a frame whose
+        # data is not JSON (or empty) takes ``feed``, which ignores it or raises.
+        loads, error, calls, delta_type = orjson.loads, orjson.JSONDecodeError, self._calls, ArgumentsDelta
+        for frame in frames:
+            try:
+                payload = loads(frame.data)
+            except error:
+                events = self.feed(frame)
+            else:
+                if type(payload) is dict and payload.get("type") == "content_block_delta":
+                    index, delta = payload.get("index"), payload.get("delta")
+                    if type(index) is int and type(delta) is dict and delta.get("type") == "input_json_delta":
+                        text = delta.get("partial_json")
+                        if type(text) is str and index in calls:
+                            if text:
+                                yield delta_type(index, text)
+                            continue
+                events = self.feed_payload(payload, frame.event)
+            yield from events
+            if ends(events):
+                return
 
     def feed_payload(self, payload: Any, event: str | None = None) -> list[Event]:
         if type(payload) is dict and payload.get("type") == "content_block_delta":

@@ -31,7 +31,10 @@ Docs: https://api-docs.deepseek.com/guides/thinking_mode
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import Any
+
+import orjson
 
 from .._events import (
     AnomalyNoted,
@@ -51,7 +54,7 @@ from .._events import (
     TextReceived,
     UsageReceived,
 )
-from ._base import Decoder, optional
+from ._base import Decoder, ends, optional
 
 __all__ = ("OpenAIChatDecoder",)
 
@@ -98,6 +101,33 @@ class OpenAIChatDecoder(Decoder):
             return [ResponseEnded()]
         return super().feed(frame)
 
+    def feed_frames(self, frames: Iterable[Frame]) -> Iterator[Event]:
+        # ``feed`` on each frame with the hot path of ``feed_payload`` inline: ``[DONE]``, data
+        # that is not JSON (or empty) and every other shape take ``feed``.
+        loads, error, continuation = orjson.loads, orjson.JSONDecodeError, self._continuation
+        for frame in frames:
+            if self._done:
+                return
+            data = frame.data
+            if data != "[DONE]":
+                try:
+                    payload = loads(data)
+                except error:
+                    pass
+                else:
+                    if type(payload) is dict:
+                        fast = continuation(payload)
+                        if fast is not None:
+                            yield from fast
+                            continue
+                    events = self.feed_payload(payload, frame.event)
+                    yield from events
+                    continue
+            events = self.feed(frame)
+            yield from events
+            if ends(events):
+                return
+
     def feed_payload(self, payload: Any, event: str | None = None) -> list[Event]:
         if type(payload) is dict:
             fast = self._continuation(payload)
@@ -126,9 +156,9 @@ class OpenAIChatDecoder(Decoder):
 
         Nearly every chunk of a long call has this one shape (one choice, one tool-call entry
         with only ``index`` and a non-empty ``function.arguments``, no finish reason, no text, no
-        usage, no error). Each check below is a condition under which the general path would
-        give exactly ``[ArgumentsDelta(...)]``; anything else returns ``None`` and takes the
-        general path, so the result never differs.
+        reasoning, no usage, no error, no reasoning block open). Each check below is a condition
+        under which the general path would give exactly ``[ArgumentsDelta(...)]``; anything else
+        returns ``None`` and takes the general path, so the result never differs.
         """
         choices = payload.get("choices")
         if type(choices) is not list or len(choices) != 1 or "error" in payload or "x_groq" in payload:
@@ -139,7 +169,7 @@ class OpenAIChatDecoder(Decoder):
         if type(choice) is not dict or choice.get("finish_reason") is not None:
             return None
         delta = choice.get("delta")
-        if type(delta) is not dict or delta.get("content"):
+        if type(delta) is not dict or delta.get("content") or delta.get("reasoning_content") is not None:
             return None
         calls = delta.get("tool_calls")
         if type(calls) is not list or len(calls) != 1:
@@ -156,7 +186,9 @@ class OpenAIChatDecoder(Decoder):
         if type(arguments) is not str or not arguments or type(ci) is not int or type(wire) is not int:
             return None
         state = self._choices.get(ci)
-        index = None if state is None else state.slots.get(wire)
+        if state is None or state.thinking is not None:
+            return None  # an open reasoning block is closed by the general path
+        index = state.slots.get(wire)
         if index is None:
             return None
         return [ArgumentsDelta(index, arguments, ci)]

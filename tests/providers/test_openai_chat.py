@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -17,6 +18,8 @@ from streamkit import (
     ToolCall,
     UsageError,
 )
+from streamkit._events import ArgumentsDelta, BlockDelta, BlockEnded, BlockStarted, CallStarted, Frame
+from streamkit.providers.openai_chat import OpenAIChatDecoder
 
 from ..helpers import events, sse
 
@@ -224,3 +227,21 @@ def test_garbage_after_done_is_ignored() -> None:
 def test_wrong_shapes_name_the_path(payload: object, path: str) -> None:
     with pytest.raises(ProviderProtocolError, match=re.escape(path)):
         events(sse(payload, done=True), "openai_chat")
+
+
+def test_reasoning_between_argument_fragments_is_kept_and_closed() -> None:
+    # A continuation chunk takes the hot path only when no reasoning block is open and it
+    # carries no reasoning: otherwise the block is closed, or the reasoning kept, as always.
+    decoder = OpenAIChatDecoder()
+    assert decoder.feed_payload(chunk(tc(0, "c1", "f", ""))) == [CallStarted(0, "c1", "f")]
+    thinking = [BlockStarted(0, "thinking", {}), BlockDelta(0, "text", "hm")]
+    assert decoder.feed_payload(chunk(reasoning_content="hm")) == thinking
+    more = Frame(None, json.dumps(chunk(tc(0, args="{}"))))
+    assert list(decoder.feed_frames([more])) == [BlockEnded(0), ArgumentsDelta(0, "{}")]
+    both = chunk(tc(0, args=" "), reasoning_content="again")
+    assert decoder.feed_payload(both) == [
+        BlockStarted(1, "thinking", {}),
+        BlockDelta(1, "text", "again"),
+        BlockEnded(1),
+        ArgumentsDelta(0, " "),
+    ]
