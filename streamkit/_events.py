@@ -14,8 +14,11 @@ and their fields are ``Final``: nothing assigns them after ``__init__``.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
+
+from ._errors import StreamError
 
 __all__ = (
     "AnomalyNoted",
@@ -33,6 +36,7 @@ __all__ = (
     "ErrorReceived",
     "Event",
     "Frame",
+    "Framer",
     "RawCall",
     "RawPreview",
     "ResponseEnded",
@@ -80,6 +84,47 @@ class Frame(_Plain):
     def __init__(self, event: str | None, data: str) -> None:
         self.event: Final = event
         self.data: Final = data
+
+
+class Framer(ABC):
+    """Base of the text framers (bytes -> ``Frame``s), holding the rule they share.
+
+    When bytes turn out bad (invalid UTF-8, a frame too large) after complete frames in the same
+    chunk, those frames are returned first and the error is raised by the next ``feed`` or
+    ``flush``: how the bytes were chunked never changes the outcome, and bad bytes after the
+    provider's end-of-stream marker are never read.
+    """
+
+    def __init__(self) -> None:
+        self._failure: StreamError | None = None  # found after complete frames: raised next
+
+    def feed(self, chunk: bytes) -> list[Frame]:
+        if self._failure is not None:
+            raise self._failure
+        out: list[Frame] = []
+        if not chunk:
+            return out
+        try:
+            self._feed(chunk, out)
+        except StreamError as exc:
+            if not out:
+                raise
+            self._failure = exc
+        return out
+
+    def flush(self) -> list[Frame]:
+        """End of input."""
+        if self._failure is not None:
+            raise self._failure
+        return self._flush()
+
+    @abstractmethod
+    def _feed(self, chunk: bytes, out: list[Frame]) -> None:
+        """Append the frames ``chunk`` completes to ``out``; raise on bad bytes."""
+
+    @abstractmethod
+    def _flush(self) -> list[Frame]:
+        """The frames (or the error) that the end of input means."""
 
 
 @dataclass(frozen=True, slots=True)

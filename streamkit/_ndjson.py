@@ -20,8 +20,8 @@ last LF mean the stream was cut inside a line; guessing that they are whole woul
 
 from __future__ import annotations
 
-from ._errors import FramingError, StreamError
-from ._events import Frame
+from ._errors import FramingError
+from ._events import Frame, Framer
 
 __all__ = ("DEFAULT_MAX_LINE_BYTES", "NDJSONDecoder")
 
@@ -31,7 +31,7 @@ DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
 _BLANK = b" \t\r"
 
 
-class NDJSONDecoder:
+class NDJSONDecoder(Framer):
     """Feed bytes, get one ``Frame`` per complete non-blank line; ``flush`` at the end of input.
 
     Args:
@@ -40,25 +40,11 @@ class NDJSONDecoder:
     """
 
     def __init__(self, *, max_event_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+        super().__init__()
         self._max = max_event_bytes
         self._pending = bytearray()  # the unfinished last line
         self._consumed = 0  # stream offset of the first byte not yet split into lines
         self._at_start = True  # no byte decoded yet: a BOM may still come
-        self._error: StreamError | None = None  # found after complete frames: raised next
-
-    def feed(self, chunk: bytes) -> list[Frame]:
-        if self._error is not None:
-            raise self._error
-        out: list[Frame] = []
-        if not chunk:
-            return out
-        try:
-            self._feed(chunk, out)
-        except StreamError as exc:
-            if not out:
-                raise
-            self._error = exc
-        return out
 
     def _feed(self, chunk: bytes, out: list[Frame]) -> None:
         cut = chunk.rfind(b"\n") + 1
@@ -74,10 +60,8 @@ class NDJSONDecoder:
         if cut < len(chunk):
             self._hold(chunk[cut:])
 
-    def flush(self) -> list[Frame]:
+    def _flush(self) -> list[Frame]:
         """End of input: bytes after the last line end are a cut line, unless only whitespace."""
-        if self._error is not None:
-            raise self._error
         rest = bytes(self._pending)
         self._pending = bytearray()
         if rest.strip(_BLANK) and not (self._at_start and rest == b"\xef\xbb\xbf"):

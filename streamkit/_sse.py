@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import logging
 
-from ._errors import FramingError, LimitExceededError, StreamError
-from ._events import Frame
+from ._errors import FramingError, LimitExceededError
+from ._events import Frame, Framer
 from ._limits import DEFAULT_MAX_EVENT_BYTES
 
 __all__ = ("DEFAULT_MAX_EVENT_BYTES", "SSEDecoder")
@@ -34,10 +34,11 @@ _UNKNOWN = "\x00unknown"  # a name not yet in the cache (no decoded name is this
 _MAX_NAMES = 64  # event names cached per stream: a provider uses about ten
 
 
-class SSEDecoder:
+class SSEDecoder(Framer):
     """Feed bytes, get complete ``Frame``s; ``flush`` at the end of input."""
 
     def __init__(self, *, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> None:
+        super().__init__()
         self._max_event_bytes = max_event_bytes
         self._pending = bytearray()  # bytes of the unfinished last line
         self._consumed = 0  # bytes of the stream decoded into lines so far
@@ -46,27 +47,10 @@ class SSEDecoder:
         self._event: str | None = None
         self._data: list[str] = []
         self._event_size = 0  # bytes of the event's data lines so far, one more for each line end
-        self._error: StreamError | None = None  # found after complete events: raised next
         self._names: dict[bytes, str | None] = {}  # event names read by _whole, decoded once
 
-    def feed(self, chunk: bytes) -> list[Frame]:
-        if self._error is not None:
-            raise self._error
-        out: list[Frame] = []
-        if not chunk:
-            return out
-        try:
-            self._feed(chunk, out)
-        except StreamError as exc:
-            if not out:
-                raise
-            self._error = exc
-        return out
-
-    def flush(self) -> list[Frame]:
+    def _flush(self) -> list[Frame]:
         """End of input: an unfinished event is discarded, as the spec requires."""
-        if self._error is not None:
-            raise self._error
         if self._pending or self._data:
             _log.debug("input ended inside an SSE event: %d bytes dropped", len(self._pending) + self._event_size)
         self._pending = bytearray()
