@@ -33,14 +33,23 @@ from typing import TypeAlias
 from ._errors import FramingError, StreamError
 from ._events import Frame
 
-__all__ = ("DEFAULT_MAX_MESSAGE_BYTES", "MAX_HEADERS_BYTES", "EventStreamDecoder", "EventStreamMessage", "HeaderValue")
+__all__ = (
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "MAX_HEADERS_BYTES",
+    "PRELUDE_BYTES",
+    "EventStreamDecoder",
+    "EventStreamMessage",
+    "HeaderValue",
+)
 
 #: The largest message accepted (prelude, headers, payload and CRC).
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 #: botocore's limit on the headers of one message.
 MAX_HEADERS_BYTES = 128 * 1024
 
-_PRELUDE = 12  # total length, headers length, prelude CRC
+#: A message's prelude: total length, headers length, and their CRC32.
+PRELUDE_BYTES = 12
+_PRELUDE = PRELUDE_BYTES
 _OVERHEAD = _PRELUDE + 4  # the prelude and the message CRC
 _U32 = struct.Struct("!I")
 _U16 = struct.Struct("!H")

@@ -10,12 +10,11 @@ in, a slug out.
 from __future__ import annotations
 
 import re
-import struct
-import zlib
 from typing import Any
 
 import orjson
 
+from ._awsstream import PRELUDE_BYTES, EventStreamDecoder
 from ._errors import StreamError
 from ._events import Frame
 from ._sse import SSEDecoder
@@ -83,11 +82,14 @@ def detect_provider(data: bytes) -> str | None:
 
 
 def _is_eventstream(data: bytes) -> bool:
-    """An AWS event-stream message starts with a prelude whose own CRC32 checks out."""
-    if len(data) < 12:
+    """An AWS event-stream message starts with a prelude that the event-stream framer accepts."""
+    if len(data) < PRELUDE_BYTES:
         return False
-    total, headers, crc = struct.unpack(">III", data[:12])
-    return bool(zlib.crc32(data[:8]) == crc and headers < total)
+    try:
+        EventStreamDecoder().feed_messages(data[:PRELUDE_BYTES])  # checks the prelude, then waits
+    except StreamError:
+        return False
+    return True
 
 
 def _is_ollama(data: bytes) -> bool:
