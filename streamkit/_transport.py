@@ -425,6 +425,17 @@ def _build(client: httpx.Client | httpx.AsyncClient, method: str, url: str | htt
         raise UsageError(f"invalid URL: {exc}") from None
 
 
+@contextmanager
+def _sending(request: httpx.Request) -> Iterator[None]:
+    """httpx's errors while a request is sent, as streamkit's: a bad scheme is the caller's."""
+    try:
+        yield
+    except httpx.UnsupportedProtocol as exc:
+        raise UsageError(f"cannot send {_where(request)}: {exc}") from None
+    except httpx.HTTPError as exc:
+        raise _read_error(exc, request, during="sending") from exc
+
+
 @asynccontextmanager
 async def astream(
     client: httpx.AsyncClient,
@@ -456,12 +467,8 @@ async def astream(
     """
     framing = _framing(provider)
     request = _build(client, method, url, json=json, content=content, headers=headers, params=params)
-    try:
+    with _sending(request):
         response = await client.send(request, stream=True)
-    except httpx.UnsupportedProtocol as exc:
-        raise UsageError(f"cannot send {_where(request)}: {exc}") from None
-    except httpx.HTTPError as exc:
-        raise _read_error(exc, request, during="sending") from exc
     events: AsyncEventStream | None = None
     try:
         await _acheck(response, framing, _slug(provider))
@@ -491,12 +498,8 @@ def stream(
     """The sync twin of ``astream``, with an ``httpx.Client``."""
     framing = _framing(provider)
     request = _build(client, method, url, json=json, content=content, headers=headers, params=params)
-    try:
+    with _sending(request):
         response = client.send(request, stream=True)
-    except httpx.UnsupportedProtocol as exc:
-        raise UsageError(f"cannot send {_where(request)}: {exc}") from None
-    except httpx.HTTPError as exc:
-        raise _read_error(exc, request, during="sending") from exc
     events: EventStream | None = None
     try:
         _check(response, framing, _slug(provider))
