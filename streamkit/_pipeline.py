@@ -33,7 +33,6 @@ from .providers import DECODERS, Decoder
 
 __all__ = (
     "Assembler",
-    "ByteSource",
     "Source",
     "aiter_events",
     "acollect_turn",
@@ -43,7 +42,6 @@ __all__ = (
     "iter_tool_calls",
 )
 
-ByteSource = Iterable[bytes] | AsyncIterable[bytes]
 #: What ``iter_events`` and its kin accept: any iterable of the items ``_sources`` recognizes
 #: (bytes, text lines, SSE events, dicts, SDK event objects).
 Source = Iterable[Any] | AsyncIterable[Any]
