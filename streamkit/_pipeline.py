@@ -165,15 +165,12 @@ class Assembler:
         # The frames go through the decoder and the accumulator in one pass: both read their
         # input lazily, so each output is taken before the next frame is decoded, and the
         # decoder stops after the frame with the end-of-stream marker.
-        take = self._take
-        for item in self._accumulator.feed_all(self._decoder.feed_frames(frames)):
-            take(item, out)
+        self._events(self._decoder.feed_frames(frames), out)
 
     def _events(self, events: Iterable[Any], out: list[StreamEvent]) -> None:
-        feed = self._accumulator.feed
-        for event in events:
-            for item in feed(event):  # usually empty: no generator per event
-                self._take(item, out)
+        take = self._take
+        for item in self._accumulator.feed_all(events):
+            take(item, out)
 
     def _take(self, item: Any, out: list[StreamEvent]) -> None:
         """Route one accumulator output: a preview, a piece of turn state, or a value."""
