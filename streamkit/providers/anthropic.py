@@ -62,8 +62,9 @@ class AnthropicDecoder(TypedEventDecoder):
         self._thinking: set[int] = set()  # open thinking blocks
 
     def feed_frames(self, frames: Iterable[Frame]) -> Iterator[Event]:
-        # ``feed`` on each frame with the hot path of ``feed_payload`` inline: a frame whose
-        # data is not JSON (or empty) takes ``feed``, which ignores it or raises.
+        # ``feed`` on each frame, with ``_delta``'s case of a fragment for an open tool_use block
+        # read inline; any other payload takes ``feed_payload``, and a frame whose data is not
+        # JSON (or is empty) takes ``feed``, which ignores it or raises.
         loads, error, calls, delta_type = orjson.loads, orjson.JSONDecodeError, self._calls, ArgumentsDelta
         for frame in frames:
             try:
@@ -83,17 +84,6 @@ class AnthropicDecoder(TypedEventDecoder):
             yield from events
             if ends(events):
                 return
-
-    def feed_payload(self, payload: Any, event: str | None = None) -> list[Event]:
-        if type(payload) is dict and payload.get("type") == "content_block_delta":
-            # The hot path: an arguments fragment for an open tool_use block, checked as
-            # ``_delta`` checks it; any other shape takes the general path and its errors.
-            index, delta = payload.get("index"), payload.get("delta")
-            if type(index) is int and type(delta) is dict and delta.get("type") == "input_json_delta":
-                text = delta.get("partial_json")
-                if type(text) is str and index in self._calls:
-                    return [ArgumentsDelta(index, text)] if text else _NOTHING
-        return super().feed_payload(payload, event)
 
     def _message_start(self, payload: Any, event: str) -> list[Event]:
         message = field(payload, "message", dict, "$", self, event)
