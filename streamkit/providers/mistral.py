@@ -33,8 +33,8 @@ _NORMAL_HERE = frozenset({"index_missing", "arguments_object"})
 class MistralDecoder(OpenAIChatDecoder):
     slug = "mistral"
 
-    def feed_payload(self, payload: Any, event: str | None = None) -> list[Event]:
-        out = super().feed_payload(payload, event)
+    def _chunk(self, payload: Any, event: str | None) -> list[Event]:
+        out = super()._chunk(payload, event)
         return [e for e in out if type(e) is not AnomalyNoted or e.anomaly not in _NORMAL_HERE]
 
     def _content(self, content: Any, where: str, event: str | None) -> str | None:

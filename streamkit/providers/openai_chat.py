@@ -102,8 +102,8 @@ class OpenAIChatDecoder(Decoder):
         return super().feed(frame)
 
     def feed_frames(self, frames: Iterable[Frame]) -> Iterator[Event]:
-        # ``feed`` on each frame with the hot path of ``feed_payload`` inline: ``[DONE]``, data
-        # that is not JSON (or empty) and every other shape take ``feed``.
+        # ``feed`` on each frame with ``feed_payload`` inline: ``[DONE]`` and data that is not
+        # JSON (or is empty) take ``feed``.
         loads, error, continuation = orjson.loads, orjson.JSONDecodeError, self._continuation
         for frame in frames:
             if self._done:
@@ -120,7 +120,7 @@ class OpenAIChatDecoder(Decoder):
                         if fast is not None:
                             yield from fast
                             continue
-                    events = self.feed_payload(payload, frame.event)
+                    events = self._chunk(payload, frame.event)  # the fast path was just tried
                     yield from events
                     continue
             events = self.feed(frame)
@@ -133,6 +133,10 @@ class OpenAIChatDecoder(Decoder):
             fast = self._continuation(payload)
             if fast is not None:
                 return fast
+        return self._chunk(payload, event)
+
+    def _chunk(self, payload: Any, event: str | None) -> list[Event]:
+        """The general path: any chunk, every shape checked."""
         if not isinstance(payload, dict):
             raise self.error(f"a chunk must be a JSON object, got {type(payload).__name__}", event=event)
         error = self._error(payload)
