@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging as _logging
 
+from ._client import AsyncEventStream, EventStream, astream, stream
 from ._errors import (
     FramingError,
     HTTPStatusError,
@@ -26,16 +27,12 @@ from ._limits import Limits
 from ._normalize import parse_arguments
 from ._pipeline import Assembler
 from ._transport import (
-    AsyncEventStream,
-    EventStream,
     acollect_turn,
     aiter_events,
     aiter_tool_calls,
-    astream,
     collect_turn,
     iter_events,
     iter_tool_calls,
-    stream,
 )
 from ._types import (
     ISSUE_KINDS,

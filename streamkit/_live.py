@@ -18,8 +18,8 @@ from typing import IO, Any
 
 import httpx
 
+from ._client import stream
 from ._errors import StreamError, TransportError, UsageError
-from ._transport import stream
 from ._types import StreamEvent
 from .providers import DECODERS
 

@@ -1,45 +1,39 @@
-"""The HTTP edge: httpx responses in, the pipeline's events out. The only importer of httpx.
+"""Checking an httpx response and reading its body, for the iterators and the client helpers.
 
-``astream`` (and its sync twin ``stream``) sends a request with the caller's httpx client and
-yields the assembled stream; ``iter_events`` and its kin accept an ``httpx.Response`` opened
-with ``client.stream(...)`` beside every source the pipeline takes. Either way the response
-is checked before its body is decoded: a non-2xx status raises ``HTTPStatusError`` with the
-provider's error type and message, and a 2xx answer whose content type is not the provider's
-stream format (an HTML error page from a proxy) raises ``TransportError``. httpx's errors while
-reading become ``TransportError`` (the httpx error as ``__cause__``), and the pipeline adds the
-calls still open. The body is read only as the consumer asks for values: nothing is buffered
-ahead. Credentials never reach a message or a repr: the values of the auth headers, and
-``key=`` and its kin in URLs, are redacted.
+``iter_events`` and its kin accept an ``httpx.Response`` opened with ``client.stream(...)``
+beside every source the pipeline takes. The response is checked before its body is decoded: a
+non-2xx status raises ``HTTPStatusError`` with the provider's error type and message, and a 2xx
+answer whose content type is not the provider's stream format (an HTML error page from a proxy)
+raises ``TransportError``. httpx's errors while reading become ``TransportError`` (the httpx
+error as ``__cause__``), and the pipeline adds the calls still open. The body is read only as
+the consumer asks for values: nothing is buffered ahead.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json as jsonlib
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager
-from typing import Any, cast
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping
+from typing import Any
 
 import anyio
 import httpx
 
-from . import _pipeline
+from . import _pipeline, _redact
 from ._errors import HTTPStatusError, TransportError, UsageError
 from ._types import InvalidToolCall, StreamEvent, ToolCall, Turn
 from .providers import DECODERS, Decoder
 
 __all__ = (
-    "AsyncEventStream",
-    "EventStream",
+    "CONTENT_TYPES",
+    "ERROR_BODY_LIMIT",
+    "Tee",
     "acollect_turn",
     "aiter_events",
     "aiter_tool_calls",
-    "astream",
     "collect_turn",
     "iter_events",
     "iter_tool_calls",
-    "stream",
 )
 
 #: The content types a stream may have, by the decoder's framing. SSE follows httpx-sse,
@@ -49,65 +43,16 @@ CONTENT_TYPES: Mapping[str, tuple[str, ...]] = {
     "ndjson": ("application/x-ndjson", "application/jsonl", "application/json"),
     "eventstream": ("application/vnd.amazon.eventstream",),
 }
-#: How much of an error body is read, and how much of it is shown.
+#: How much of an error body is read.
 ERROR_BODY_LIMIT = 64 * 1024
-EXCERPT_CHARS = 300
-
-_SECRET_HEADERS = frozenset(
-    {"authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie"}
-)
-_SECRET_PARAMS = frozenset({"key", "api_key", "apikey", "api-key", "access_token", "token"})
-_REDACTED = "[REDACTED]"
 
 Tee = Callable[[bytes], object]
-
-
-# -- secrets ---------------------------------------------------------------------------------
-
-
-def _secrets(request: httpx.Request) -> list[str]:
-    found: list[str] = []
-    for name, value in request.headers.items():
-        if name.lower() in _SECRET_HEADERS and value:
-            found.append(value)
-            scheme, _, token = value.partition(" ")
-            if token and scheme.lower() in ("bearer", "basic", "token"):
-                found.append(token)
-    for name, value in request.url.params.multi_items():
-        if name.lower() in _SECRET_PARAMS and value:
-            found.append(value)
-    if request.url.password:
-        found.append(request.url.password)
-    return sorted(set(found), key=len, reverse=True)  # the longest first: a token inside its header
-
-
-def _redact_url(url: httpx.URL) -> str:
-    """The URL with its password and secret query parameters replaced by ``[REDACTED]``."""
-    parts = urlsplit(str(url))
-    netloc, query = parts.netloc, parts.query
-    if url.password:
-        netloc = f"{parts.username or ''}:{_REDACTED}@{netloc.rpartition('@')[2]}"
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        query = urlencode([(k, _REDACTED if k.lower() in _SECRET_PARAMS else v) for k, v in pairs], safe="[]")
-    return urlunsplit(parts._replace(netloc=netloc, query=query))
-
-
-def _scrub(text: str, secrets: list[str]) -> str:
-    for secret in secrets:
-        if len(secret) >= 4:  # shorter values would blank out ordinary words
-            text = text.replace(secret, _REDACTED)
-    return text
-
-
-def _where(request: httpx.Request) -> str:
-    return f"{request.method} {_redact_url(request.url)}"
 
 
 # -- checking a response ---------------------------------------------------------------------
 
 
-def _framing(provider: str | Decoder) -> str:
+def framing_of(provider: str | Decoder) -> str:
     if isinstance(provider, Decoder):
         return provider.framing
     cls = DECODERS.get(provider)
@@ -117,7 +62,7 @@ def _framing(provider: str | Decoder) -> str:
     return cls.framing
 
 
-def _slug(provider: str | Decoder) -> str:
+def slug_of(provider: str | Decoder) -> str:
     return provider.slug if isinstance(provider, Decoder) else provider
 
 
@@ -148,24 +93,18 @@ def _error_details(body: bytes) -> tuple[str | None, str | None]:
     return (None if kind is None else str(kind)), message
 
 
-def _excerpt(body: bytes) -> str:
-    text = body[: EXCERPT_CHARS * 4].decode("utf-8", "replace")
-    text = " ".join(text.split())
-    return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 3] + "..."
-
-
 def _status_error(response: httpx.Response, body: bytes) -> HTTPStatusError:
-    secrets = _secrets(response.request)
+    secrets = _redact.secrets(response.request)
     kind, message = _error_details(body)
-    excerpt = _scrub(_excerpt(body), secrets)
-    detail = ": ".join(_scrub(part, secrets) for part in (kind, message) if part) or excerpt or "(no body)"
+    excerpt = _redact.scrub(_redact.excerpt(body), secrets)
+    detail = ": ".join(_redact.scrub(part, secrets) for part in (kind, message) if part) or excerpt or "(no body)"
     reason = f" {response.reason_phrase}" if response.reason_phrase else ""
     return HTTPStatusError(
-        f"HTTP {response.status_code}{reason} from {_where(response.request)}: {detail}",
+        f"HTTP {response.status_code}{reason} from {_redact.where(response.request)}: {detail}",
         status_code=response.status_code,
         body_excerpt=excerpt,
-        error_type=None if kind is None else _scrub(kind, secrets),
-        error_message=None if message is None else _scrub(message, secrets),
+        error_type=None if kind is None else _redact.scrub(kind, secrets),
+        error_message=None if message is None else _redact.scrub(message, secrets),
     )
 
 
@@ -184,14 +123,14 @@ def _refusal(response: httpx.Response, framing: str, provider: str, body: bytes)
     expected = CONTENT_TYPES[framing]
     content_type = response.headers.get("content-type", "")
     hint = " (Gemini streams SSE only with alt=sse in the URL)" if "json" in content_type else ""
-    excerpt = _scrub(_excerpt(body), _secrets(response.request))
+    excerpt = _redact.scrub(_redact.excerpt(body), _redact.secrets(response.request))
     return TransportError(
-        f"{provider} streams {' or '.join(expected)}, but {_where(response.request)} answered "
+        f"{provider} streams {' or '.join(expected)}, but {_redact.where(response.request)} answered "
         f"HTTP {response.status_code} with {content_type or 'no Content-Type'}{hint}: {excerpt!r}"
     )
 
 
-def _read_error(exc: httpx.HTTPError, request: httpx.Request, *, during: str) -> TransportError:
+def read_error(exc: httpx.HTTPError, request: httpx.Request, *, during: str) -> TransportError:
     if isinstance(exc, httpx.RemoteProtocolError):
         what = "the connection closed before the response ended"
     elif isinstance(exc, httpx.TimeoutException):
@@ -200,8 +139,8 @@ def _read_error(exc: httpx.HTTPError, request: httpx.Request, *, during: str) ->
         what = "the body could not be decoded by its Content-Encoding"
     else:
         what = "the connection failed"
-    cause = _scrub(str(exc), _secrets(request))
-    return TransportError(f"{during} {_where(request)}: {what} ({type(exc).__name__}: {cause})")
+    cause = _redact.scrub(str(exc), _redact.secrets(request))
+    return TransportError(f"{during} {_redact.where(request)}: {what} ({type(exc).__name__}: {cause})")
 
 
 async def _release(response: httpx.Response, chunks: AsyncIterator[bytes]) -> None:
@@ -218,7 +157,7 @@ async def _release(response: httpx.Response, chunks: AsyncIterator[bytes]) -> No
                 pass
 
 
-def _check(response: httpx.Response, framing: str, provider: str) -> None:
+def check(response: httpx.Response, framing: str, provider: str) -> None:
     if _accepted(response, framing):
         return
     body = bytearray()
@@ -234,7 +173,7 @@ def _check(response: httpx.Response, framing: str, provider: str) -> None:
     raise _refusal(response, framing, provider, bytes(body))
 
 
-async def _acheck(response: httpx.Response, framing: str, provider: str) -> None:
+async def acheck(response: httpx.Response, framing: str, provider: str) -> None:
     if _accepted(response, framing):
         return
     body = bytearray()
@@ -254,27 +193,27 @@ async def _acheck(response: httpx.Response, framing: str, provider: str) -> None
 # -- reading a response ----------------------------------------------------------------------
 
 
-def _body(response: httpx.Response, framing: str, provider: str, tee: Tee | None, checked: bool) -> Iterator[bytes]:
+def read_body(response: httpx.Response, framing: str, provider: str, tee: Tee | None, checked: bool) -> Iterator[bytes]:
     """The body's bytes, as the consumer asks for them; the response is closed at the end."""
     if not checked:
-        _check(response, framing, provider)
+        check(response, framing, provider)
     try:
         for chunk in response.iter_bytes():
             if tee is not None:
                 tee(chunk)
             yield chunk
     except httpx.HTTPError as exc:
-        raise _read_error(exc, response.request, during="reading the response of") from exc
+        raise read_error(exc, response.request, during="reading the response of") from exc
     finally:
         response.close()
 
 
-async def _abody(
+async def aread_body(
     response: httpx.Response, framing: str, provider: str, tee: Tee | None, checked: bool
 ) -> AsyncGenerator[bytes, None]:
-    """The async twin of ``_body``."""
+    """The async twin of ``read_body``."""
     if not checked:
-        await _acheck(response, framing, provider)
+        await acheck(response, framing, provider)
     chunks = response.aiter_bytes()
     try:
         async for chunk in chunks:
@@ -282,20 +221,20 @@ async def _abody(
                 tee(chunk)
             yield chunk
     except httpx.HTTPError as exc:
-        raise _read_error(exc, response.request, during="reading the response of") from exc
+        raise read_error(exc, response.request, during="reading the response of") from exc
     finally:
         await _release(response, chunks)
 
 
 def _source(source: Any, provider: str | Decoder) -> Any:
     if isinstance(source, httpx.Response):
-        return _body(source, _framing(provider), _slug(provider), None, checked=False)
+        return read_body(source, framing_of(provider), slug_of(provider), None, checked=False)
     return source
 
 
 def _asource(source: Any, provider: str | Decoder) -> Any:
     if isinstance(source, httpx.Response):
-        return _abody(source, _framing(provider), _slug(provider), None, checked=False)
+        return aread_body(source, framing_of(provider), slug_of(provider), None, checked=False)
     return source
 
 
@@ -339,173 +278,3 @@ def collect_turn(source: _pipeline.Source | httpx.Response, provider: str | Deco
 async def acollect_turn(source: _pipeline.Source | httpx.Response, provider: str | Decoder, **options: Any) -> Turn:
     """The async twin of ``collect_turn``."""
     return await _pipeline.acollect_turn(_asource(source, provider), provider, **options)
-
-
-# -- sending the request ---------------------------------------------------------------------
-
-
-class AsyncEventStream:
-    """An open streamed response, as an async iterator of ``StreamEvent``s (read it once).
-
-    ``tool_calls()`` keeps only the calls. ``status_code`` and ``headers`` are the response's.
-    """
-
-    def __init__(self, response: httpx.Response, provider: str | Decoder, tee: Tee | None, options: Any) -> None:
-        self.provider = _slug(provider)
-        self.status_code = response.status_code
-        self.headers = response.headers
-        self._response = response
-        self._url = _redact_url(response.request.url)
-        body = _abody(response, _framing(provider), self.provider, tee, checked=True)
-        self._events = cast(AsyncGenerator[StreamEvent, None], _pipeline.aiter_events(body, provider, **options))
-
-    def __aiter__(self) -> AsyncIterator[StreamEvent]:
-        return self._events
-
-    def tool_calls(self) -> AsyncIterator[ToolCall | InvalidToolCall]:
-        """Only the calls, valid or not, each the moment it completes."""
-        return _AsyncCalls(self._events)
-
-    async def aclose(self) -> None:
-        """Stop reading and close the response; the connection goes back to the client."""
-        await self._events.aclose()
-        await self._response.aclose()
-
-    def __repr__(self) -> str:
-        return f"<AsyncEventStream provider={self.provider!r} status={self.status_code} url={self._url!r}>"
-
-
-class _AsyncCalls:
-    # A plain iterator, not an async generator: breaking out of it leaves nothing unclosed.
-    def __init__(self, events: AsyncIterator[StreamEvent]) -> None:
-        self._events = events
-
-    def __aiter__(self) -> _AsyncCalls:
-        return self
-
-    async def __anext__(self) -> ToolCall | InvalidToolCall:
-        while True:
-            item = await self._events.__anext__()
-            if isinstance(item, ToolCall | InvalidToolCall):
-                return item
-
-
-class EventStream:
-    """The sync twin of ``AsyncEventStream``: an iterator of ``StreamEvent``s."""
-
-    def __init__(self, response: httpx.Response, provider: str | Decoder, tee: Tee | None, options: Any) -> None:
-        self.provider = _slug(provider)
-        self.status_code = response.status_code
-        self.headers = response.headers
-        self._response = response
-        self._url = _redact_url(response.request.url)
-        body = _body(response, _framing(provider), self.provider, tee, checked=True)
-        self._events = cast(Generator[StreamEvent, None, None], _pipeline.iter_events(body, provider, **options))
-
-    def __iter__(self) -> Iterator[StreamEvent]:
-        return self._events
-
-    def tool_calls(self) -> Iterator[ToolCall | InvalidToolCall]:
-        """Only the calls, valid or not, each the moment it completes."""
-        return (item for item in self._events if isinstance(item, ToolCall | InvalidToolCall))
-
-    def close(self) -> None:
-        """Stop reading and close the response; the connection goes back to the client."""
-        self._events.close()
-        self._response.close()
-
-    def __repr__(self) -> str:
-        return f"<EventStream provider={self.provider!r} status={self.status_code} url={self._url!r}>"
-
-
-def _build(client: httpx.Client | httpx.AsyncClient, method: str, url: str | httpx.URL, **parts: Any) -> httpx.Request:
-    try:
-        return client.build_request(method, url, **parts)
-    except httpx.InvalidURL as exc:
-        raise UsageError(f"invalid URL: {exc}") from None
-
-
-@contextmanager
-def _sending(request: httpx.Request) -> Iterator[None]:
-    """httpx's errors while a request is sent, as streamkit's: a bad scheme is the caller's."""
-    try:
-        yield
-    except httpx.UnsupportedProtocol as exc:
-        raise UsageError(f"cannot send {_where(request)}: {exc}") from None
-    except httpx.HTTPError as exc:
-        raise _read_error(exc, request, during="sending") from exc
-
-
-@asynccontextmanager
-async def astream(
-    client: httpx.AsyncClient,
-    provider: str | Decoder,
-    url: str | httpx.URL,
-    *,
-    method: str = "POST",
-    json: Any = None,
-    content: bytes | str | None = None,
-    headers: Mapping[str, str] | None = None,
-    params: Mapping[str, str] | None = None,
-    tee: Tee | None = None,
-    **options: Any,
-) -> AsyncGenerator[AsyncEventStream, None]:
-    """Send a request with ``client`` and yield its response as an ``AsyncEventStream``.
-
-    Raises ``HTTPStatusError`` on entry for a non-2xx answer, ``TransportError`` when the
-    connection fails or the answer is not a stream of the provider's format. On exit, however
-    it happens (the end, ``break``, an exception, a cancellation), the response is closed and
-    its connection released.
-
-    Args:
-        client: the caller's ``httpx.AsyncClient`` (its timeouts, proxies and pool apply).
-        provider: a slug from ``streamkit.DECODERS``, or a decoder instance.
-        url, method, json, content, headers, params: the request, as for httpx.
-        tee: called with each body chunk (after any Content-Encoding is undone) before it is
-            decoded; ``tee=file.write`` records a transcript ``streamkit replay`` can read.
-        options: passed to ``Assembler`` (``early_close``, ``max_event_bytes``).
-    """
-    framing = _framing(provider)
-    request = _build(client, method, url, json=json, content=content, headers=headers, params=params)
-    with _sending(request):
-        response = await client.send(request, stream=True)
-    events: AsyncEventStream | None = None
-    try:
-        await _acheck(response, framing, _slug(provider))
-        events = AsyncEventStream(response, provider, tee, options)
-        yield events
-    finally:
-        with anyio.CancelScope(shield=True):
-            if events is not None:
-                await events.aclose()
-            await response.aclose()
-
-
-@contextmanager
-def stream(
-    client: httpx.Client,
-    provider: str | Decoder,
-    url: str | httpx.URL,
-    *,
-    method: str = "POST",
-    json: Any = None,
-    content: bytes | str | None = None,
-    headers: Mapping[str, str] | None = None,
-    params: Mapping[str, str] | None = None,
-    tee: Tee | None = None,
-    **options: Any,
-) -> Generator[EventStream, None, None]:
-    """The sync twin of ``astream``, with an ``httpx.Client``."""
-    framing = _framing(provider)
-    request = _build(client, method, url, json=json, content=content, headers=headers, params=params)
-    with _sending(request):
-        response = client.send(request, stream=True)
-    events: EventStream | None = None
-    try:
-        _check(response, framing, _slug(provider))
-        events = EventStream(response, provider, tee, options)
-        yield events
-    finally:
-        if events is not None:
-            events.close()
-        response.close()

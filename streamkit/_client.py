@@ -1,0 +1,191 @@
+"""Sending the request: ``astream`` and its sync twin ``stream``, with the caller's httpx client.
+
+They send a request with the caller's client and yield the assembled stream; the response is
+checked (``_transport``) before its body is decoded. On exit the response is closed and its
+connection released. Credentials never reach a message or a repr: the values of the auth
+headers, and ``key=`` and its kin in URLs, are redacted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any, cast
+
+import anyio
+import httpx
+
+from . import _pipeline, _redact
+from ._errors import UsageError
+from ._transport import Tee, acheck, aread_body, check, framing_of, read_body, read_error, slug_of
+from ._types import InvalidToolCall, StreamEvent, ToolCall
+from .providers import Decoder
+
+__all__ = ("AsyncEventStream", "EventStream", "astream", "stream")
+
+
+class AsyncEventStream:
+    """An open streamed response, as an async iterator of ``StreamEvent``s (read it once).
+
+    ``tool_calls()`` keeps only the calls. ``status_code`` and ``headers`` are the response's.
+    """
+
+    def __init__(self, response: httpx.Response, provider: str | Decoder, tee: Tee | None, options: Any) -> None:
+        self.provider = slug_of(provider)
+        self.status_code = response.status_code
+        self.headers = response.headers
+        self._response = response
+        self._url = _redact.redact_url(response.request.url)
+        body = aread_body(response, framing_of(provider), self.provider, tee, checked=True)
+        self._events = cast(AsyncGenerator[StreamEvent, None], _pipeline.aiter_events(body, provider, **options))
+
+    def __aiter__(self) -> AsyncIterator[StreamEvent]:
+        return self._events
+
+    def tool_calls(self) -> AsyncIterator[ToolCall | InvalidToolCall]:
+        """Only the calls, valid or not, each the moment it completes."""
+        return _AsyncCalls(self._events)
+
+    async def aclose(self) -> None:
+        """Stop reading and close the response; the connection goes back to the client."""
+        await self._events.aclose()
+        await self._response.aclose()
+
+    def __repr__(self) -> str:
+        return f"<AsyncEventStream provider={self.provider!r} status={self.status_code} url={self._url!r}>"
+
+
+class _AsyncCalls:
+    # A plain iterator, not an async generator: breaking out of it leaves nothing unclosed.
+    def __init__(self, events: AsyncIterator[StreamEvent]) -> None:
+        self._events = events
+
+    def __aiter__(self) -> _AsyncCalls:
+        return self
+
+    async def __anext__(self) -> ToolCall | InvalidToolCall:
+        while True:
+            item = await self._events.__anext__()
+            if isinstance(item, ToolCall | InvalidToolCall):
+                return item
+
+
+class EventStream:
+    """The sync twin of ``AsyncEventStream``: an iterator of ``StreamEvent``s."""
+
+    def __init__(self, response: httpx.Response, provider: str | Decoder, tee: Tee | None, options: Any) -> None:
+        self.provider = slug_of(provider)
+        self.status_code = response.status_code
+        self.headers = response.headers
+        self._response = response
+        self._url = _redact.redact_url(response.request.url)
+        body = read_body(response, framing_of(provider), self.provider, tee, checked=True)
+        self._events = cast(Generator[StreamEvent, None, None], _pipeline.iter_events(body, provider, **options))
+
+    def __iter__(self) -> Iterator[StreamEvent]:
+        return self._events
+
+    def tool_calls(self) -> Iterator[ToolCall | InvalidToolCall]:
+        """Only the calls, valid or not, each the moment it completes."""
+        return (item for item in self._events if isinstance(item, ToolCall | InvalidToolCall))
+
+    def close(self) -> None:
+        """Stop reading and close the response; the connection goes back to the client."""
+        self._events.close()
+        self._response.close()
+
+    def __repr__(self) -> str:
+        return f"<EventStream provider={self.provider!r} status={self.status_code} url={self._url!r}>"
+
+
+def _build(client: httpx.Client | httpx.AsyncClient, method: str, url: str | httpx.URL, **parts: Any) -> httpx.Request:
+    try:
+        return client.build_request(method, url, **parts)
+    except httpx.InvalidURL as exc:
+        raise UsageError(f"invalid URL: {exc}") from None
+
+
+@contextmanager
+def _sending(request: httpx.Request) -> Iterator[None]:
+    """httpx's errors while a request is sent, as streamkit's: a bad scheme is the caller's."""
+    try:
+        yield
+    except httpx.UnsupportedProtocol as exc:
+        raise UsageError(f"cannot send {_redact.where(request)}: {exc}") from None
+    except httpx.HTTPError as exc:
+        raise read_error(exc, request, during="sending") from exc
+
+
+@asynccontextmanager
+async def astream(
+    client: httpx.AsyncClient,
+    provider: str | Decoder,
+    url: str | httpx.URL,
+    *,
+    method: str = "POST",
+    json: Any = None,
+    content: bytes | str | None = None,
+    headers: Mapping[str, str] | None = None,
+    params: Mapping[str, str] | None = None,
+    tee: Tee | None = None,
+    **options: Any,
+) -> AsyncGenerator[AsyncEventStream, None]:
+    """Send a request with ``client`` and yield its response as an ``AsyncEventStream``.
+
+    Raises ``HTTPStatusError`` on entry for a non-2xx answer, ``TransportError`` when the
+    connection fails or the answer is not a stream of the provider's format. On exit, however
+    it happens (the end, ``break``, an exception, a cancellation), the response is closed and
+    its connection released.
+
+    Args:
+        client: the caller's ``httpx.AsyncClient`` (its timeouts, proxies and pool apply).
+        provider: a slug from ``streamkit.DECODERS``, or a decoder instance.
+        url, method, json, content, headers, params: the request, as for httpx.
+        tee: called with each body chunk (after any Content-Encoding is undone) before it is
+            decoded; ``tee=file.write`` records a transcript ``streamkit replay`` can read.
+        options: passed to ``Assembler`` (``early_close``, ``max_event_bytes``).
+    """
+    framing = framing_of(provider)
+    request = _build(client, method, url, json=json, content=content, headers=headers, params=params)
+    with _sending(request):
+        response = await client.send(request, stream=True)
+    events: AsyncEventStream | None = None
+    try:
+        await acheck(response, framing, slug_of(provider))
+        events = AsyncEventStream(response, provider, tee, options)
+        yield events
+    finally:
+        with anyio.CancelScope(shield=True):
+            if events is not None:
+                await events.aclose()
+            await response.aclose()
+
+
+@contextmanager
+def stream(
+    client: httpx.Client,
+    provider: str | Decoder,
+    url: str | httpx.URL,
+    *,
+    method: str = "POST",
+    json: Any = None,
+    content: bytes | str | None = None,
+    headers: Mapping[str, str] | None = None,
+    params: Mapping[str, str] | None = None,
+    tee: Tee | None = None,
+    **options: Any,
+) -> Generator[EventStream, None, None]:
+    """The sync twin of ``astream``, with an ``httpx.Client``."""
+    framing = framing_of(provider)
+    request = _build(client, method, url, json=json, content=content, headers=headers, params=params)
+    with _sending(request):
+        response = client.send(request, stream=True)
+    events: EventStream | None = None
+    try:
+        check(response, framing, slug_of(provider))
+        events = EventStream(response, provider, tee, options)
+        yield events
+    finally:
+        if events is not None:
+            events.close()
+        response.close()
