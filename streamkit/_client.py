@@ -1,4 +1,7 @@
-"""Sending the request: ``astream`` and its sync twin ``stream``, with the caller's httpx client.
+"""Sending the request: ``astream`` and its sync twin ``stream``, with the caller's client.
+
+The client is an httpx or an httpx2 one (``AsyncClient`` for ``astream``, ``Client`` for
+``stream``); its library's errors are mapped to streamkit's the same way for both.
 
 They send a request with the caller's client and yield the assembled stream; the response is
 checked (``_transport``) before its body is decoded. On exit the response is closed and its
@@ -10,16 +13,20 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any, cast
-
-import anyio
-import httpx
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, cast
 
 from . import _pipeline, _redact
 from ._errors import UsageError
-from ._transport import Tee, acheck, aread_body, check, framing_of, read_body, read_error, slug_of
+from ._transport import Tee, acheck, aread_body, check, framing_of, library, read_body, read_error, slug_of
 from ._types import InvalidToolCall, StreamEvent, ToolCall
 from .providers import Decoder
+
+if TYPE_CHECKING:
+    import httpx
+    import httpx2
+
+    from ._transport import Request, Response
 
 __all__ = ("AsyncEventStream", "EventStream", "astream", "stream")
 
@@ -30,7 +37,7 @@ class AsyncEventStream:
     ``tool_calls()`` keeps only the calls. ``status_code`` and ``headers`` are the response's.
     """
 
-    def __init__(self, response: httpx.Response, provider: str | Decoder, tee: Tee | None, options: Any) -> None:
+    def __init__(self, response: Response, provider: str | Decoder, tee: Tee | None, options: Any) -> None:
         self.provider = slug_of(provider)
         self.status_code = response.status_code
         self.headers = response.headers
@@ -73,7 +80,7 @@ class _AsyncCalls:
 class EventStream:
     """The sync twin of ``AsyncEventStream``: an iterator of ``StreamEvent``s."""
 
-    def __init__(self, response: httpx.Response, provider: str | Decoder, tee: Tee | None, options: Any) -> None:
+    def __init__(self, response: Response, provider: str | Decoder, tee: Tee | None, options: Any) -> None:
         self.provider = slug_of(provider)
         self.status_code = response.status_code
         self.headers = response.headers
@@ -98,29 +105,39 @@ class EventStream:
         return f"<EventStream provider={self.provider!r} status={self.status_code} url={self._url!r}>"
 
 
-def _build(client: httpx.Client | httpx.AsyncClient, method: str, url: str | httpx.URL, **parts: Any) -> httpx.Request:
+def _library(client: object, kind: str, caller: str, twin: str) -> ModuleType:
+    """The library of ``client``, which must be its ``kind`` of client."""
+    http = library(client)
+    if http is None or not isinstance(client, getattr(http, kind)):
+        name = f"{type(client).__module__}.{type(client).__qualname__}"
+        raise UsageError(f"{caller} needs an httpx.{kind} or an httpx2.{kind}, not {name} ({twin})")
+    return http
+
+
+def _build(client: Any, http: ModuleType, method: str, url: Any, **parts: Any) -> Request:
     try:
-        return client.build_request(method, url, **parts)
-    except httpx.InvalidURL as exc:
+        request: Request = client.build_request(method, url, **parts)
+    except http.InvalidURL as exc:
         raise UsageError(f"invalid URL: {exc}") from None
+    return request
 
 
 @contextmanager
-def _sending(request: httpx.Request) -> Iterator[None]:
-    """httpx's errors while a request is sent, as streamkit's: a bad scheme is the caller's."""
+def _sending(request: Request, http: ModuleType) -> Iterator[None]:
+    """The library's errors while a request is sent, as streamkit's: a bad scheme is the caller's."""
     try:
         yield
-    except httpx.UnsupportedProtocol as exc:
+    except http.UnsupportedProtocol as exc:
         raise UsageError(f"cannot send {_redact.where(request)}: {exc}") from None
-    except httpx.HTTPError as exc:
+    except http.HTTPError as exc:
         raise read_error(exc, request, during="sending") from exc
 
 
 @asynccontextmanager
 async def astream(
-    client: httpx.AsyncClient,
+    client: httpx.AsyncClient | httpx2.AsyncClient,
     provider: str | Decoder,
-    url: str | httpx.URL,
+    url: str | httpx.URL | httpx2.URL,
     *,
     method: str = "POST",
     json: Any = None,
@@ -138,23 +155,27 @@ async def astream(
     its connection released.
 
     Args:
-        client: the caller's ``httpx.AsyncClient`` (its timeouts, proxies and pool apply).
+        client: the caller's ``httpx.AsyncClient`` or ``httpx2.AsyncClient`` (its timeouts,
+            proxies and pool apply).
         provider: a slug from ``streamkit.DECODERS``, or a decoder instance.
         url, method, json, content, headers, params: the request, as for httpx.
         tee: called with each body chunk (after any Content-Encoding is undone) before it is
             decoded; ``tee=file.write`` records a transcript ``streamkit replay`` can read.
         options: passed to ``Assembler`` (``early_close``, ``max_event_bytes``).
     """
+    http = _library(client, "AsyncClient", "astream", "stream takes a Client")
     framing = framing_of(provider)
-    request = _build(client, method, url, json=json, content=content, headers=headers, params=params)
-    with _sending(request):
-        response = await client.send(request, stream=True)
+    request = _build(client, http, method, url, json=json, content=content, headers=headers, params=params)
+    with _sending(request, http):
+        response: Response = await client.send(request, stream=True)  # type: ignore[arg-type]
     events: AsyncEventStream | None = None
     try:
         await acheck(response, framing, slug_of(provider))
         events = AsyncEventStream(response, provider, tee, options)
         yield events
     finally:
+        import anyio  # imported where it is used: the sync twin needs none
+
         with anyio.CancelScope(shield=True):
             if events is not None:
                 await events.aclose()
@@ -163,9 +184,9 @@ async def astream(
 
 @contextmanager
 def stream(
-    client: httpx.Client,
+    client: httpx.Client | httpx2.Client,
     provider: str | Decoder,
-    url: str | httpx.URL,
+    url: str | httpx.URL | httpx2.URL,
     *,
     method: str = "POST",
     json: Any = None,
@@ -175,11 +196,12 @@ def stream(
     tee: Tee | None = None,
     **options: Any,
 ) -> Generator[EventStream, None, None]:
-    """The sync twin of ``astream``, with an ``httpx.Client``."""
+    """The sync twin of ``astream``, with an ``httpx.Client`` or an ``httpx2.Client``."""
+    http = _library(client, "Client", "stream", "astream takes an AsyncClient")
     framing = framing_of(provider)
-    request = _build(client, method, url, json=json, content=content, headers=headers, params=params)
-    with _sending(request):
-        response = client.send(request, stream=True)
+    request = _build(client, http, method, url, json=json, content=content, headers=headers, params=params)
+    with _sending(request, http):
+        response: Response = client.send(request, stream=True)  # type: ignore[arg-type]
     events: EventStream | None = None
     try:
         check(response, framing, slug_of(provider))

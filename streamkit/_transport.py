@@ -1,28 +1,38 @@
-"""Checking an httpx response and reading its body, for the iterators and the client helpers.
+"""Checking an httpx or httpx2 response and reading its body, for the iterators and the client.
 
-``iter_events`` and its kin accept an ``httpx.Response`` opened with ``client.stream(...)``
-beside every source the pipeline takes. The response is checked before its body is decoded: a
-non-2xx status raises ``HTTPStatusError`` with the provider's error type and message, and a 2xx
-answer whose content type is not the provider's stream format (an HTML error page from a proxy)
-raises ``TransportError``. httpx's errors while reading become ``TransportError`` (the httpx
-error as ``__cause__``), and the pipeline adds the calls still open. The body is read only as
-the consumer asks for values: nothing is buffered ahead.
+``iter_events`` and its kin accept an ``httpx.Response`` or ``httpx2.Response`` opened with
+``client.stream(...)`` beside every source the pipeline takes. The response is checked before
+its body is decoded: a non-2xx status raises ``HTTPStatusError`` with the provider's error type
+and message, and a 2xx answer whose content type is not the provider's stream format (an HTML
+error page from a proxy) raises ``TransportError``. The library's errors while reading become
+``TransportError`` (its error as ``__cause__``), and the pipeline adds the calls still open.
+The body is read only as the consumer asks for values: nothing is buffered ahead.
+
+The two libraries have the same shape; which one an object comes from is read from its class,
+through ``sys.modules``: neither is ever imported here, so ``import streamkit`` pays for no
+HTTP client, and a program that uses one never loads the other.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json as jsonlib
+import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping
-from typing import Any
-
-import anyio
-import httpx
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from . import _pipeline, _redact
 from ._errors import HTTPStatusError, TransportError, UsageError
 from ._types import InvalidToolCall, StreamEvent, ToolCall, Turn
 from .providers import DECODERS, Decoder
+
+if TYPE_CHECKING:
+    import httpx
+    import httpx2
+
+    Response: TypeAlias = httpx.Response | httpx2.Response
+    Request: TypeAlias = httpx.Request | httpx2.Request
 
 __all__ = (
     "CONTENT_TYPES",
@@ -34,6 +44,7 @@ __all__ = (
     "collect_turn",
     "iter_events",
     "iter_tool_calls",
+    "library",
 )
 
 #: The content types a stream may have, by the decoder's framing. SSE follows httpx-sse,
@@ -47,6 +58,26 @@ CONTENT_TYPES: Mapping[str, tuple[str, ...]] = {
 ERROR_BODY_LIMIT = 64 * 1024
 
 Tee = Callable[[bytes], object]
+
+_LIBRARIES = frozenset({"httpx", "httpx2"})
+
+
+def library(obj: object) -> ModuleType | None:
+    """httpx or httpx2, when ``obj``'s class (or a base of it) is one of theirs, else None.
+
+    Read from the class's module through ``sys.modules``: a library is never imported here, and
+    an object of a library that was never imported cannot be one of its instances.
+    """
+    for cls in type(obj).__mro__:
+        name = cls.__module__.partition(".")[0]
+        if name in _LIBRARIES:
+            return sys.modules.get(name)
+    return None
+
+
+def _response_library(source: object) -> ModuleType | None:
+    found = library(source)
+    return found if found is not None and isinstance(source, found.Response) else None
 
 
 # -- checking a response ---------------------------------------------------------------------
@@ -93,7 +124,7 @@ def _error_details(body: bytes) -> tuple[str | None, str | None]:
     return (None if kind is None else str(kind)), message
 
 
-def _status_error(response: httpx.Response, body: bytes) -> HTTPStatusError:
+def _status_error(response: Response, body: bytes) -> HTTPStatusError:
     secrets = _redact.secrets(response.request)
     kind, message = _error_details(body)
     excerpt = _redact.scrub(_redact.excerpt(body), secrets)
@@ -108,7 +139,7 @@ def _status_error(response: httpx.Response, body: bytes) -> HTTPStatusError:
     )
 
 
-def _accepted(response: httpx.Response, framing: str) -> bool:
+def _accepted(response: Response, framing: str) -> bool:
     """A 2xx answer in the provider's stream format: its body can be decoded."""
     if not response.is_success:
         return False
@@ -116,7 +147,7 @@ def _accepted(response: httpx.Response, framing: str) -> bool:
     return any(kind in content_type for kind in CONTENT_TYPES.get(framing, ("",)))
 
 
-def _refusal(response: httpx.Response, framing: str, provider: str, body: bytes) -> TransportError:
+def _refusal(response: Response, framing: str, provider: str, body: bytes) -> TransportError:
     """The error for a response that ``_accepted`` refused, with the start of its body."""
     if not response.is_success:
         return _status_error(response, body)
@@ -130,12 +161,15 @@ def _refusal(response: httpx.Response, framing: str, provider: str, body: bytes)
     )
 
 
-def read_error(exc: httpx.HTTPError, request: httpx.Request, *, during: str) -> TransportError:
-    if isinstance(exc, httpx.RemoteProtocolError):
+def read_error(exc: Exception, request: Request, *, during: str) -> TransportError:
+    """``exc``, an error of httpx or httpx2 while sending or reading, as streamkit's."""
+    http = library(exc)
+    assert http is not None  # only the library's own errors are caught
+    if isinstance(exc, http.RemoteProtocolError):
         what = "the connection closed before the response ended"
-    elif isinstance(exc, httpx.TimeoutException):
+    elif isinstance(exc, http.TimeoutException):
         what = "timed out"
-    elif isinstance(exc, httpx.DecodingError):
+    elif isinstance(exc, http.DecodingError):
         what = "the body could not be decoded by its Content-Encoding"
     else:
         what = "the connection failed"
@@ -143,39 +177,50 @@ def read_error(exc: httpx.HTTPError, request: httpx.Request, *, during: str) -> 
     return TransportError(f"{during} {_redact.where(request)}: {what} ({type(exc).__name__}: {cause})")
 
 
-async def _release(response: httpx.Response, chunks: AsyncIterator[bytes]) -> None:
-    """Close the response, then let httpx's abandoned byte iterators end.
+async def release(response: Response, chunks: AsyncIterator[bytes]) -> None:
+    """Close the response, then let the library's abandoned byte iterators end.
 
-    httpx's byte iterators are async generators nested several deep, and an inner one is never
-    closed when the outer one is (encode/httpx#3593): trio warns about each one collected
-    unfinished. Once the response is closed, one more step ends them all with ``ReadError``.
+    httpx's (and httpx2's) byte iterators are async generators nested several deep, and an inner
+    one is never closed when the outer one is (encode/httpx#3593): trio warns about each one
+    collected unfinished. Once the response is closed, one more step ends them all.
     """
+    import anyio  # imported where it is used: only an async response needs it
+
+    http = _http(response)
     with anyio.CancelScope(shield=True):
         await response.aclose()
-        with contextlib.suppress(httpx.HTTPError, httpx.StreamError):
+        with contextlib.suppress(http.HTTPError, http.StreamError):
             async for _ in chunks:
                 pass
 
 
-def check(response: httpx.Response, framing: str, provider: str) -> None:
+def _http(response: Response) -> ModuleType:
+    http = library(response)
+    assert http is not None  # responses are recognised by their library first
+    return http
+
+
+def check(response: Response, framing: str, provider: str) -> None:
     if _accepted(response, framing):
         return
+    http = _http(response)
     body = bytearray()
     try:
         for chunk in response.iter_bytes():
             body += chunk
             if len(body) >= ERROR_BODY_LIMIT:
                 break
-    except httpx.HTTPError:
+    except http.HTTPError:
         pass  # the refusal matters more than the rest of its body
     finally:
         response.close()
     raise _refusal(response, framing, provider, bytes(body))
 
 
-async def acheck(response: httpx.Response, framing: str, provider: str) -> None:
+async def acheck(response: Response, framing: str, provider: str) -> None:
     if _accepted(response, framing):
         return
+    http = _http(response)
     body = bytearray()
     chunks = response.aiter_bytes()
     try:
@@ -183,98 +228,98 @@ async def acheck(response: httpx.Response, framing: str, provider: str) -> None:
             body += chunk
             if len(body) >= ERROR_BODY_LIMIT:
                 break
-    except httpx.HTTPError:
+    except http.HTTPError:
         pass  # the refusal matters more than the rest of its body
     finally:
-        await _release(response, chunks)
+        await release(response, chunks)
     raise _refusal(response, framing, provider, bytes(body))
 
 
 # -- reading a response ----------------------------------------------------------------------
 
 
-def read_body(response: httpx.Response, framing: str, provider: str, tee: Tee | None, checked: bool) -> Iterator[bytes]:
+def read_body(response: Response, framing: str, provider: str, tee: Tee | None, checked: bool) -> Iterator[bytes]:
     """The body's bytes, as the consumer asks for them; the response is closed at the end."""
     if not checked:
         check(response, framing, provider)
+    http = _http(response)
     try:
         for chunk in response.iter_bytes():
             if tee is not None:
                 tee(chunk)
             yield chunk
-    except httpx.HTTPError as exc:
+    except http.HTTPError as exc:
         raise read_error(exc, response.request, during="reading the response of") from exc
     finally:
         response.close()
 
 
 async def aread_body(
-    response: httpx.Response, framing: str, provider: str, tee: Tee | None, checked: bool
+    response: Response, framing: str, provider: str, tee: Tee | None, checked: bool
 ) -> AsyncGenerator[bytes, None]:
     """The async twin of ``read_body``."""
     if not checked:
         await acheck(response, framing, provider)
+    http = _http(response)
     chunks = response.aiter_bytes()
     try:
         async for chunk in chunks:
             if tee is not None:
                 tee(chunk)
             yield chunk
-    except httpx.HTTPError as exc:
+    except http.HTTPError as exc:
         raise read_error(exc, response.request, during="reading the response of") from exc
     finally:
-        await _release(response, chunks)
+        await release(response, chunks)
 
 
 def _source(source: Any, provider: str | Decoder) -> Any:
-    if isinstance(source, httpx.Response):
+    if _response_library(source) is not None:
         return read_body(source, framing_of(provider), slug_of(provider), None, checked=False)
     return source
 
 
 def _asource(source: Any, provider: str | Decoder) -> Any:
-    if isinstance(source, httpx.Response):
+    if _response_library(source) is not None:
         return aread_body(source, framing_of(provider), slug_of(provider), None, checked=False)
     return source
 
 
-def iter_events(
-    source: _pipeline.Source | httpx.Response, provider: str | Decoder, **options: Any
-) -> Iterator[StreamEvent]:
+def iter_events(source: _pipeline.Source | Response, provider: str | Decoder, **options: Any) -> Iterator[StreamEvent]:
     """Yield text deltas, each call the moment it completes, and last the ``ResponseEnd``.
 
-    ``source`` is an ``httpx.Response`` opened with ``client.stream(...)``, or any iterable of
-    bytes chunks, text lines, SSE events, dicts or SDK event objects.
+    ``source`` is an ``httpx.Response`` or ``httpx2.Response`` opened with ``client.stream(...)``,
+    or any iterable of bytes chunks, text lines, SSE events, dicts or SDK event objects.
     """
     return _pipeline.iter_events(_source(source, provider), provider, **options)
 
 
 def aiter_events(
-    source: _pipeline.Source | httpx.Response, provider: str | Decoder, **options: Any
+    source: _pipeline.Source | Response, provider: str | Decoder, **options: Any
 ) -> AsyncIterator[StreamEvent]:
     """The async twin of ``iter_events``; ``source`` may be async or plain."""
     return _pipeline.aiter_events(_asource(source, provider), provider, **options)
 
 
 def iter_tool_calls(
-    source: _pipeline.Source | httpx.Response, provider: str | Decoder, **options: Any
+    source: _pipeline.Source | Response, provider: str | Decoder, **options: Any
 ) -> Iterator[ToolCall | InvalidToolCall]:
     """Yield each call, valid or not, the moment its end marker arrives."""
     return _pipeline.iter_tool_calls(_source(source, provider), provider, **options)
 
 
 def aiter_tool_calls(
-    source: _pipeline.Source | httpx.Response, provider: str | Decoder, **options: Any
+    source: _pipeline.Source | Response, provider: str | Decoder, **options: Any
 ) -> AsyncIterator[ToolCall | InvalidToolCall]:
     """The async twin of ``iter_tool_calls``."""
     return _pipeline.aiter_tool_calls(_asource(source, provider), provider, **options)
 
 
-def collect_turn(source: _pipeline.Source | httpx.Response, provider: str | Decoder, **options: Any) -> Turn:
+def collect_turn(source: _pipeline.Source | Response, provider: str | Decoder, **options: Any) -> Turn:
     """Read a whole response and return its ``Turn``: text, reasoning, server tools and calls."""
     return _pipeline.collect_turn(_source(source, provider), provider, **options)
 
 
-async def acollect_turn(source: _pipeline.Source | httpx.Response, provider: str | Decoder, **options: Any) -> Turn:
+async def acollect_turn(source: _pipeline.Source | Response, provider: str | Decoder, **options: Any) -> Turn:
     """The async twin of ``collect_turn``."""
     return await _pipeline.acollect_turn(_asource(source, provider), provider, **options)

@@ -16,12 +16,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
-
-import jsonschema_rs
+from typing import TYPE_CHECKING, Any
 
 from ._errors import UsageError
 from ._types import ArgumentIssue, InvalidToolCall, JSONObject, ToolCall
+
+if TYPE_CHECKING:
+    import jsonschema_rs
 
 __all__ = ("Toolset", "as_toolset")
 
@@ -295,6 +296,8 @@ def _from_openapi(where: str, schema: Any) -> JSONObject:
 def _compile(where: str, name: str, schema: JSONObject, report_undeclared: bool) -> jsonschema_rs.Validator:
     if report_undeclared:
         schema = _close_objects(schema, _allof_targets(schema))
+    import jsonschema_rs  # at the first schema compiled: ``import streamkit`` does not pay for it
+
     try:
         return jsonschema_rs.validator_for(schema, offline=True)
     except (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError, TypeError) as exc:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from types import ModuleType
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -32,3 +33,10 @@ def server() -> Iterator[LoopbackServer]:
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     """Every ``@pytest.mark.anyio`` test runs under asyncio and under trio."""
     return str(request.param)
+
+
+@pytest.fixture(params=["httpx", "httpx2"])
+def http(request: pytest.FixtureRequest) -> ModuleType:
+    """The HTTP library of the test's client and responses: every HTTP test runs with both."""
+    module: ModuleType = pytest.importorskip(str(request.param))
+    return module

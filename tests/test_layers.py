@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -64,3 +66,10 @@ def test_imports_flow_one_way(path: Path) -> None:
     streamkit_modules = VOCABULARY | STAGES | COMPOSER | EDGE | {"_cli"}
     assert used & streamkit_modules <= allowed, f"{path.name} imports {sorted(used & streamkit_modules - allowed)}"
     assert not (used & THIRD_PARTY) or me in EDGE - {"_redact"}, f"{path.name} imports {sorted(used & THIRD_PARTY)}"
+
+
+def test_importing_streamkit_loads_no_http_client_and_no_validator() -> None:
+    """``import streamkit`` pays for httpx, httpx2 and jsonschema-rs only when they are used."""
+    code = "import sys, streamkit; print(sorted(m for m in ('httpx', 'httpx2', 'jsonschema_rs') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout == "[]\n"

@@ -1,10 +1,12 @@
-"""The httpx transport against a real HTTP server on 127.0.0.1, under asyncio and trio."""
+"""The HTTP edge against a real HTTP server on 127.0.0.1, with httpx and httpx2, under asyncio and trio."""
 
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 import anyio
@@ -19,6 +21,7 @@ from streamkit import (
     StreamEvent,
     ToolCall,
     TransportError,
+    UsageError,
 )
 from streamkit._cli import _dumps, to_json_line
 
@@ -59,7 +62,7 @@ class Printed:
         assert self.error == fixture.expected_stderr
 
 
-async def printed(client: httpx.AsyncClient, url: str, provider: str) -> Printed:
+async def printed(client: Any, url: str, provider: str) -> Printed:
     out = Printed()
     try:
         async with streamkit.astream(client, provider, url, json={"stream": True}) as events:
@@ -78,25 +81,25 @@ SPLITS: dict[str, Callable[[bytes], list[bytes]]] = {
 
 @pytest.mark.parametrize("split", sorted(SPLITS))
 @pytest.mark.parametrize("fixture", SSE_FIXTURES, ids=lambda f: f.case)
-async def test_every_fixture_over_http(server: LoopbackServer, fixture: Fixture, split: str) -> None:
+async def test_every_fixture_over_http(http: ModuleType, server: LoopbackServer, fixture: Fixture, split: str) -> None:
     server.routes["/v1/stream"] = Reply(SPLITS[split](fixture.path.read_bytes()))
-    async with httpx.AsyncClient() as client:
+    async with http.AsyncClient() as client:
         result = await printed(client, server.url("/v1/stream"), fixture.provider)
     result.matches(fixture)
     assert server.requests[0].method == "POST" and json.loads(server.requests[0].body) == {"stream": True}
 
 
-async def test_gzip_body(server: LoopbackServer) -> None:
+async def test_gzip_body(http: ModuleType, server: LoopbackServer) -> None:
     server.routes["/gz"] = Reply([ANTHROPIC], gzip=True, gzip_piece=5)
-    async with httpx.AsyncClient() as client, streamkit.astream(client, "anthropic", server.url("/gz")) as events:
+    async with http.AsyncClient() as client, streamkit.astream(client, "anthropic", server.url("/gz")) as events:
         got = [call async for call in events.tool_calls()]
     assert got == ANTHROPIC_CALLS
 
 
-async def test_a_slow_drip_delivers_each_call_before_the_body_ends(server: LoopbackServer) -> None:
+async def test_a_slow_drip_delivers_each_call_before_the_body_ends(http: ModuleType, server: LoopbackServer) -> None:
     server.routes["/drip"] = Reply([ANTHROPIC[i : i + 64] for i in range(0, len(ANTHROPIC), 64)], delay=0.01)
     arrivals: list[float] = []
-    async with httpx.AsyncClient() as client, streamkit.astream(client, "anthropic", server.url("/drip")) as events:
+    async with http.AsyncClient() as client, streamkit.astream(client, "anthropic", server.url("/drip")) as events:
         async for call in events.tool_calls():
             assert isinstance(call, ToolCall)
             arrivals.append(time.monotonic())
@@ -120,18 +123,18 @@ def cut_inside(data: bytes, marker: bytes) -> bytes:
     ],
 )
 async def test_a_dropped_connection_after_delivered_calls(
-    server: LoopbackServer, where: str, body: bytes, raw: str, mid_chunk: bool
+    http: ModuleType, server: LoopbackServer, where: str, body: bytes, raw: str, mid_chunk: bool
 ) -> None:
     server.routes["/cut"] = Reply([body[:500], body[500:]], cut=True, cut_mid_chunk=mid_chunk)
     got: list[object] = []
-    async with httpx.AsyncClient() as client:
+    async with http.AsyncClient() as client:
         with pytest.raises(TransportError) as info:
             async with streamkit.astream(client, "anthropic", server.url("/cut")) as events:
                 async for call in events.tool_calls():
                     got.append(call)  # noqa: PERF401 - the calls before the error are the point
     assert got == ANTHROPIC_CALLS[:1]
     error = info.value
-    assert type(error) is TransportError and isinstance(error.__cause__, httpx.RemoteProtocolError)
+    assert type(error) is TransportError and isinstance(error.__cause__, http.RemoteProtocolError)
     assert str(error).startswith(
         f"reading the response of POST {server.url('/cut')}: the connection closed before the response ended"
     )
@@ -177,11 +180,11 @@ ERROR_BODIES = [
 
 @pytest.mark.parametrize(("provider", "status", "body", "kind", "message"), ERROR_BODIES)
 async def test_error_statuses_carry_the_providers_error(
-    server: LoopbackServer, provider: str, status: int, body: object, kind: str | None, message: str
+    http: ModuleType, server: LoopbackServer, provider: str, status: int, body: object, kind: str | None, message: str
 ) -> None:
     error_body = json.dumps(body).encode()
     server.routes["/err"] = Reply([error_body], status=status, reason="Err", content_type="application/json")
-    async with httpx.AsyncClient() as client:
+    async with http.AsyncClient() as client:
         with pytest.raises(HTTPStatusError) as info:
             async with streamkit.astream(client, provider, server.url("/err")):
                 raise AssertionError("an error status never opens the stream")
@@ -192,10 +195,10 @@ async def test_error_statuses_carry_the_providers_error(
     assert error.body_excerpt == json.dumps(body)
 
 
-async def test_an_html_page_with_200_is_a_transport_error(server: LoopbackServer) -> None:
+async def test_an_html_page_with_200_is_a_transport_error(http: ModuleType, server: LoopbackServer) -> None:
     page = b"<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>"
     server.routes["/html"] = Reply([page], content_type="text/html; charset=utf-8")
-    async with httpx.AsyncClient() as client:
+    async with http.AsyncClient() as client:
         with pytest.raises(TransportError) as info:
             async with streamkit.astream(client, "anthropic", server.url("/html")):
                 raise AssertionError("an HTML page never opens the stream")
@@ -206,12 +209,12 @@ async def test_an_html_page_with_200_is_a_transport_error(server: LoopbackServer
     )
 
 
-async def test_secrets_never_appear_in_errors_or_reprs(server: LoopbackServer) -> None:
+async def test_secrets_never_appear_in_errors_or_reprs(http: ModuleType, server: LoopbackServer) -> None:
     echo = {"error": {"type": "authentication_error", "message": f"Incorrect API key provided: {SECRET}"}}
     server.routes["/auth"] = Reply([json.dumps(echo).encode()], status=401, content_type="application/json")
     server.routes["/ok"] = Reply([ANTHROPIC[:900]], cut=True)
     headers = {"Authorization": f"Bearer {SECRET}", "x-api-key": SECRET, "x-goog-api-key": SECRET}
-    async with httpx.AsyncClient() as client:
+    async with http.AsyncClient() as client:
         with pytest.raises(HTTPStatusError) as status:
             async with streamkit.astream(client, "anthropic", server.url(f"/auth?key={SECRET}"), headers=headers):
                 pass
@@ -223,7 +226,7 @@ async def test_secrets_never_appear_in_errors_or_reprs(server: LoopbackServer) -
     port = server.port
     server.close()
     with pytest.raises(TransportError) as refused:
-        async with httpx.AsyncClient() as client:
+        async with http.AsyncClient() as client:
             url = f"http://user:{SECRET}@127.0.0.1:{port}/?key={SECRET}"
             async with streamkit.astream(client, "anthropic", url, headers=headers):
                 pass
@@ -244,11 +247,13 @@ async def test_secrets_never_appear_in_errors_or_reprs(server: LoopbackServer) -
         assert SECRET not in str(error) and SECRET not in repr(error)
 
 
-async def test_a_read_timeout_is_a_transport_error_after_the_delivered_calls(server: LoopbackServer) -> None:
+async def test_a_read_timeout_is_a_transport_error_after_the_delivered_calls(
+    http: ModuleType, server: LoopbackServer
+) -> None:
     second_call = ANTHROPIC.rindex(b"event: content_block_start")
     server.routes["/slow"] = Reply([ANTHROPIC[:second_call], ANTHROPIC[second_call:]], pauses={1: 0.5})
     got: list[object] = []
-    async with httpx.AsyncClient(timeout=httpx.Timeout(5, read=0.1)) as client:
+    async with http.AsyncClient(timeout=http.Timeout(5, read=0.1)) as client:
         with pytest.raises(TransportError, match=r": timed out \(ReadTimeout: \)$") as info:
             async with streamkit.astream(client, "anthropic", server.url("/slow")) as events:
                 async for call in events.tool_calls():
@@ -264,7 +269,7 @@ def drip(data: bytes, size: int = 50) -> list[bytes]:
     return [data[i : i + size] for i in range(0, len(data), size)]
 
 
-async def assert_released(server: LoopbackServer, client: httpx.AsyncClient) -> None:
+async def assert_released(server: LoopbackServer, client: Any) -> None:
     """The first connection was closed, and the client's only pool slot is free again."""
     assert await anyio.to_thread.run_sync(server.connections[0].closed.wait, 5)
     server.routes["/again"] = Reply([ANTHROPIC])
@@ -272,13 +277,13 @@ async def assert_released(server: LoopbackServer, client: httpx.AsyncClient) -> 
         assert [call async for call in events.tool_calls()] == ANTHROPIC_CALLS
 
 
-def one_slot() -> httpx.AsyncClient:
-    return httpx.AsyncClient(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5, pool=1))
+def one_slot(http: ModuleType) -> Any:
+    return http.AsyncClient(limits=http.Limits(max_connections=1), timeout=http.Timeout(5, pool=1))
 
 
-async def test_breaking_out_releases_the_connection(server: LoopbackServer) -> None:
+async def test_breaking_out_releases_the_connection(http: ModuleType, server: LoopbackServer) -> None:
     server.routes["/s"] = Reply(drip(ANTHROPIC), delay=0.02)
-    async with one_slot() as client:
+    async with one_slot(http) as client:
         async with streamkit.astream(client, "anthropic", server.url("/s")) as events:
             async for call in events.tool_calls():
                 assert call == ANTHROPIC_CALLS[0]
@@ -287,9 +292,9 @@ async def test_breaking_out_releases_the_connection(server: LoopbackServer) -> N
         await assert_released(server, client)
 
 
-async def test_an_exception_in_the_consumer_releases_the_connection(server: LoopbackServer) -> None:
+async def test_an_exception_in_the_consumer_releases_the_connection(http: ModuleType, server: LoopbackServer) -> None:
     server.routes["/s"] = Reply(drip(ANTHROPIC), delay=0.02)
-    async with one_slot() as client:
+    async with one_slot(http) as client:
         with pytest.raises(KeyError):
             async with streamkit.astream(client, "anthropic", server.url("/s")) as events:
                 async for _ in events.tool_calls():
@@ -297,10 +302,10 @@ async def test_an_exception_in_the_consumer_releases_the_connection(server: Loop
         await assert_released(server, client)
 
 
-async def test_cancelling_releases_the_connection(server: LoopbackServer) -> None:
+async def test_cancelling_releases_the_connection(http: ModuleType, server: LoopbackServer) -> None:
     server.routes["/s"] = Reply(drip(ANTHROPIC), delay=0.05)
     got: list[object] = []
-    async with one_slot() as client:
+    async with one_slot(http) as client:
         with anyio.move_on_after(0.3) as scope:
             async with streamkit.astream(client, "anthropic", server.url("/s")) as events:
                 async for item in events:
@@ -309,17 +314,19 @@ async def test_cancelling_releases_the_connection(server: LoopbackServer) -> Non
         await assert_released(server, client)
 
 
-async def test_a_cancelled_task_in_a_task_group_releases_the_connection(server: LoopbackServer) -> None:
+async def test_a_cancelled_task_in_a_task_group_releases_the_connection(
+    http: ModuleType, server: LoopbackServer
+) -> None:
     server.routes["/s"] = Reply(drip(ANTHROPIC), delay=0.05)
     started = anyio.Event()
 
-    async def consume(client: httpx.AsyncClient) -> None:
+    async def consume(client: Any) -> None:
         async with streamkit.astream(client, "anthropic", server.url("/s")) as events:
             started.set()
             async for _ in events:
                 pass
 
-    async with one_slot() as client:
+    async with one_slot(http) as client:
         async with anyio.create_task_group() as group:
             group.start_soon(consume, client)
             await started.wait()
@@ -327,7 +334,7 @@ async def test_a_cancelled_task_in_a_task_group_releases_the_connection(server: 
         await assert_released(server, client)
 
 
-async def test_reading_only_as_fast_as_the_consumer(server: LoopbackServer) -> None:
+async def test_reading_only_as_fast_as_the_consumer(http: ModuleType, server: LoopbackServer) -> None:
     import socket
 
     def event(number: int) -> bytes:
@@ -337,9 +344,9 @@ async def test_reading_only_as_fast_as_the_consumer(server: LoopbackServer) -> N
     server.routes["/endless"].endless = event
     server.routes["/endless"].send_buffer = 32 * 1024
     small = [(socket.SOL_SOCKET, socket.SO_RCVBUF, 32 * 1024)]
-    transport = httpx.AsyncHTTPTransport(socket_options=small)
+    transport = http.AsyncHTTPTransport(socket_options=small)
     url = server.url("/endless")
-    async with httpx.AsyncClient(transport=transport) as client, streamkit.astream(client, "anthropic", url) as events:
+    async with http.AsyncClient(transport=transport) as client, streamkit.astream(client, "anthropic", url) as events:
         async for call in events.tool_calls():
             assert call == ANTHROPIC_CALLS[0]
             await anyio.sleep(0.5)  # a slow tool: the server must stall, not the memory grow
@@ -350,20 +357,22 @@ async def test_reading_only_as_fast_as_the_consumer(server: LoopbackServer) -> N
     assert await anyio.to_thread.run_sync(server.connections[0].closed.wait, 5)
 
 
-# -- an httpx.Response, httpx-sse events and the SDKs as sources ---------------------------------
+# -- an httpx or httpx2 Response, httpx-sse events and the SDKs as sources -----------------------
 
 
-async def test_an_open_httpx_response_is_a_source(server: LoopbackServer) -> None:
+async def test_an_open_httpx_response_is_a_source(http: ModuleType, server: LoopbackServer) -> None:
     server.routes["/r"] = Reply(drip(OPENAI))
-    async with httpx.AsyncClient() as client, client.stream("POST", server.url("/r")) as response:
+    async with http.AsyncClient() as client, client.stream("POST", server.url("/r")) as response:
         got = [call async for call in streamkit.aiter_tool_calls(response, "openai_chat")]
     assert [(c.id, c.name) for c in got] == [("call_A", "get_weather"), ("call_B", "get_stock")]
 
 
-async def test_an_httpx_response_with_an_error_status_raises_on_first_read(server: LoopbackServer) -> None:
+async def test_an_httpx_response_with_an_error_status_raises_on_first_read(
+    http: ModuleType, server: LoopbackServer
+) -> None:
     body = {"error": {"message": "Bad key", "type": "invalid_request_error"}}
     server.routes["/r"] = Reply([json.dumps(body).encode()], status=401, content_type="application/json")
-    async with httpx.AsyncClient() as client, client.stream("POST", server.url("/r")) as response:
+    async with http.AsyncClient() as client, client.stream("POST", server.url("/r")) as response:
         with pytest.raises(HTTPStatusError, match=r": invalid_request_error: Bad key$"):
             async for _ in streamkit.aiter_events(response, "openai_chat"):
                 pass
@@ -414,12 +423,12 @@ async def test_the_anthropic_sdk_stream_is_a_source(server: LoopbackServer) -> N
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])  # sync code: one run is enough
-async def test_the_sync_twin(server: LoopbackServer) -> None:
+async def test_the_sync_twin(http: ModuleType, server: LoopbackServer) -> None:
     server.routes["/s"] = Reply(split_awkwardly(ANTHROPIC))
     server.routes["/e"] = Reply([b"{}"], status=503, reason="Service Unavailable", content_type="application/json")
 
     def run() -> list[Any]:
-        with httpx.Client() as client:
+        with http.Client() as client:
             with streamkit.stream(client, "anthropic", server.url("/s"), json={}) as events:
                 got: list[Any] = list(events.tool_calls())
             refused = pytest.raises(HTTPStatusError, match=r"^HTTP 503 Service Unavailable from POST .*/e: \{\}$")
@@ -430,3 +439,50 @@ async def test_the_sync_twin(server: LoopbackServer) -> None:
         return got
 
     assert await anyio.to_thread.run_sync(run) == ANTHROPIC_CALLS * 2
+
+
+# -- which library: read from the object, the other one never imported ------------------------
+
+USES_ONE_LIBRARY = """
+import asyncio, sys
+import {lib}
+import streamkit
+
+async def main():
+    async with {lib}.AsyncClient() as client:
+        async with streamkit.astream(client, "anthropic", sys.argv[1]) as events:
+            calls = [call async for call in events.tool_calls()]
+        async with client.stream("POST", sys.argv[1]) as response:
+            calls += [call async for call in streamkit.aiter_tool_calls(response, "anthropic")]
+    with {lib}.Client() as client, client.stream("POST", sys.argv[1]) as response:
+        calls += list(streamkit.iter_tool_calls(response, "anthropic"))
+    print(len(calls), sorted(m for m in ("httpx", "httpx2") if m in sys.modules))
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # one subprocess run is enough
+@pytest.mark.parametrize(("lib", "other"), [("httpx", "httpx2"), ("httpx2", "httpx")])
+async def test_a_program_using_one_library_never_loads_the_other(server: LoopbackServer, lib: str, other: str) -> None:
+    pytest.importorskip(lib)
+    server.routes["/s"] = Reply(drip(ANTHROPIC))
+    code = USES_ONE_LIBRARY.format(lib=lib)
+    out = await anyio.run_process([sys.executable, "-c", code, server.url("/s")], check=True)
+    assert out.stdout.decode() == f"6 ['{lib}']\n"
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_client_of_the_wrong_kind_is_a_usage_error(http: ModuleType) -> None:
+    with http.Client() as client, pytest.raises(UsageError) as info:
+        async with streamkit.astream(client, "anthropic", "http://127.0.0.1:9/"):
+            pass
+    assert str(info.value) == (
+        f"astream needs an httpx.AsyncClient or an httpx2.AsyncClient, not {http.__name__}.Client "
+        "(stream takes a Client)"
+    )
+    with pytest.raises(UsageError) as info, streamkit.stream(object(), "anthropic", "http://127.0.0.1:9/"):  # type: ignore[arg-type]
+        pass
+    assert str(info.value) == (
+        "stream needs an httpx.Client or an httpx2.Client, not builtins.object (astream takes an AsyncClient)"
+    )
