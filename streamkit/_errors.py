@@ -23,6 +23,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ._types import InvalidToolCall
 
 __all__ = (
@@ -93,8 +95,28 @@ class ProviderProtocolError(StreamError):
         return self._render()
 
 
+#: Words in an in-stream error's type that mark it worth retrying (compared lower-case, letters
+#: only): rate limits, overloads, server and internal errors (Anthropic's ``api_error``), outages.
+_RETRYABLE_TYPES = (
+    "ratelimit",
+    "throttl",
+    "resourceexhausted",
+    "toomanyrequests",
+    "overload",
+    "server",
+    "internal",
+    "apierror",
+    "unavailable",
+)
+
+
 class ProviderError(StreamError):
-    """The provider reported an error inside the stream (``event: error``, an error chunk)."""
+    """The provider reported an error inside the stream (``event: error``, an error chunk).
+
+    ``retryable`` is true when its ``type`` names a rate limit, an overload, a server or
+    internal error or an outage (``overloaded_error``, ``rate_limit_exceeded``,
+    ``RESOURCE_EXHAUSTED``, ``throttlingException``, ``UNAVAILABLE``...).
+    """
 
     def __init__(
         self,
@@ -109,6 +131,11 @@ class ProviderError(StreamError):
         self.message = message
         self.unfinished = unfinished
         super().__init__(message)
+
+    @property
+    def retryable(self) -> bool:
+        kind = "".join(ch for ch in (self.type or "").lower() if ch.isalnum())
+        return any(word in kind for word in _RETRYABLE_TYPES)
 
     def __str__(self) -> str:
         kind = f" {self.type}" if self.type else ""
@@ -185,7 +212,10 @@ class HTTPStatusError(TransportError):
     """The server answered with a non-2xx status.
 
     ``error_type`` and ``error_message`` are the provider's own, read from its JSON error body
-    when it has one; ``body_excerpt`` is the start of the body.
+    when it has one; ``body_excerpt`` is the start of the body; ``headers`` are the response's
+    (``x-request-id`` and the rate-limit headers are there). ``retry_after`` is the wait the
+    server asked for, in seconds, from ``retry-after-ms`` or ``Retry-After`` (seconds or an
+    HTTP-date), None when it asked for none; ``retryable`` is true for 408, 409, 429 and 5xx.
     """
 
     def __init__(
@@ -196,12 +226,20 @@ class HTTPStatusError(TransportError):
         body_excerpt: str = "",
         error_type: str | None = None,
         error_message: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        retry_after: float | None = None,
     ) -> None:
         self.status_code = status_code
         self.body_excerpt = body_excerpt
         self.error_type = error_type
         self.error_message = error_message
+        self.headers: Mapping[str, str] = {} if headers is None else headers
+        self.retry_after = retry_after
         super().__init__(message)
+
+    @property
+    def retryable(self) -> bool:
+        return self.status_code in (408, 409, 429) or 500 <= self.status_code <= 599
 
 
 class UsageError(StreamkitError, ValueError):

@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import contextlib
 import json as jsonlib
+import re
 import sys
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping
+from datetime import UTC
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -45,6 +48,7 @@ __all__ = (
     "iter_events",
     "iter_tool_calls",
     "library",
+    "retry_after",
 )
 
 #: The content types a stream may have, by the decoder's framing. SSE follows httpx-sse,
@@ -136,7 +140,40 @@ def _status_error(response: Response, body: bytes) -> HTTPStatusError:
         body_excerpt=excerpt,
         error_type=None if kind is None else _redact.scrub(kind, secrets),
         error_message=None if message is None else _redact.scrub(message, secrets),
+        headers=response.headers,
+        retry_after=retry_after(response.headers),
     )
+
+
+_SECONDS = re.compile(r"\s*[0-9]+(\.[0-9]+)?\s*")
+
+
+def _seconds(text: str | None) -> float | None:
+    return float(text) if text is not None and _SECONDS.fullmatch(text) else None
+
+
+def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """The wait a refusal asks for, in seconds; None when it names none we can read.
+
+    ``retry-after-ms`` (OpenAI's, in milliseconds) first, then ``Retry-After`` as seconds or as
+    an HTTP-date (the time left until then from ``now``, at least 0).
+    """
+    millis = _seconds(headers.get("retry-after-ms"))
+    if millis is not None:
+        return millis / 1000
+    text = headers.get("retry-after")
+    seconds = _seconds(text)
+    if seconds is not None or not text:
+        return seconds
+    from email.utils import parsedate_to_datetime
+
+    try:
+        when = parsedate_to_datetime(text.strip())
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # "-0000": a time in UTC from a source that does not say its zone
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 def _accepted(response: Response, framing: str) -> bool:

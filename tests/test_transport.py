@@ -195,6 +195,45 @@ async def test_error_statuses_carry_the_providers_error(
     assert error.body_excerpt == json.dumps(body)
 
 
+@pytest.mark.parametrize(
+    ("headers", "seconds"),
+    [
+        ([("Retry-After", "7")], 7.0),
+        ([("retry-after-ms", "1500"), ("Retry-After", "2")], 1.5),
+        ([("Retry-After", "Wed, 21 Oct 2015 07:28:00 GMT")], 0.0),  # a date already past
+        ([("Retry-After", "soon")], None),
+        ([], None),
+    ],
+)
+async def test_a_refusal_says_whether_and_when_to_retry(
+    http: ModuleType, server: LoopbackServer, headers: list[tuple[str, str]], seconds: float | None
+) -> None:
+    body = b'{"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}'
+    server.routes["/r"] = Reply(
+        [body],
+        status=429,
+        reason="Too Many Requests",
+        content_type="application/json",
+        headers=[("X-Request-Id", "req_42"), *headers],
+    )
+    server.routes["/bad"] = Reply([b"{}"], status=400, reason="Bad Request", content_type="application/json")
+    async with http.AsyncClient() as client:
+        with pytest.raises(HTTPStatusError) as info:
+            async with streamkit.astream(client, "anthropic", server.url("/r")):
+                pass
+        with pytest.raises(HTTPStatusError) as bad:
+            async with streamkit.astream(client, "anthropic", server.url("/bad")):
+                pass
+    error = info.value
+    assert (error.status_code, error.retryable, error.retry_after) == (429, True, seconds)
+    assert (error.headers["x-request-id"], error.headers["X-Request-Id"]) == ("req_42", "req_42")
+    assert (bad.value.retryable, bad.value.retry_after, bad.value.headers["content-type"]) == (
+        False,
+        None,
+        "application/json",
+    )
+
+
 async def test_an_html_page_with_200_is_a_transport_error(http: ModuleType, server: LoopbackServer) -> None:
     page = b"<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>"
     server.routes["/html"] = Reply([page], content_type="text/html; charset=utf-8")
