@@ -54,6 +54,7 @@ from ._types import (
     TextSignature,
     Thinking,
     ToolCall,
+    ToolResult,
     Turn,
     TurnItem,
 )
@@ -94,6 +95,7 @@ __all__ = (
     "TextSignature",
     "Thinking",
     "ToolCall",
+    "ToolResult",
     "Toolset",
     "TransportError",
     "Turn",
