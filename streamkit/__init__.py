@@ -25,6 +25,7 @@ from ._errors import (
 from ._limits import Limits
 from ._normalize import parse_arguments
 from ._pipeline import Assembler
+from ._run_tools import run_tools
 from ._transport import (
     AsyncEventStream,
     EventStream,
@@ -110,6 +111,7 @@ __all__ = (
     "iter_events",
     "iter_tool_calls",
     "parse_arguments",
+    "run_tools",
     "stream",
 )
 

@@ -13,6 +13,7 @@ STAGES = {"_sse", "_ndjson", "_awsstream", "_accumulator", "_normalize", "_valid
 STAGES |= {"_sources", "_preview"}  # source items -> pipeline inputs; argument previews
 COMPOSER = {"_pipeline", "_detect"}
 EDGE = {"_transport"}
+RUNNER = {"_run_tools"}  # runs the application's tools on the calls; knows no transport
 THIRD_PARTY = {"httpx", "httpx_sse"}
 
 
@@ -56,8 +57,10 @@ def test_imports_flow_one_way(path: Path) -> None:
         allowed = VOCABULARY | STAGES
     elif me in EDGE:
         allowed = VOCABULARY | STAGES | COMPOSER | THIRD_PARTY
+    elif me in RUNNER:
+        allowed = VOCABULARY | STAGES
     else:
         return  # entry points (__init__, _cli, __main__) may use anything
-    streamkit_modules = VOCABULARY | STAGES | COMPOSER | EDGE | {"_cli"}
+    streamkit_modules = VOCABULARY | STAGES | COMPOSER | EDGE | RUNNER | {"_cli"}
     assert used & streamkit_modules <= allowed, f"{path.name} imports {sorted(used & streamkit_modules - allowed)}"
     assert not (used & THIRD_PARTY) or me in EDGE, f"{path.name} imports httpx: only the transport may"
