@@ -66,38 +66,67 @@ async def run_tools(
         ``UsageError`` for a bad argument, or an item that is not a streamkit value.
     """
     _check(tools, concurrency, pass_call)
-    limiter = anyio.CapacityLimiter(concurrency)
-    slots: list[ToolResult | None] = []
-    seen: set[tuple[object, ...]] = set()
-    failure: Exception | None = None
+    run = _Run(tools, concurrency, pass_call)
     iterator = _aiter(events)
+    failure: Exception | None = None
     async with anyio.create_task_group() as group:
-        finished = False
+        try:
+            await run.read(iterator, group)
+        except Exception as exc:
+            failure = exc
+            group.cancel_scope.cancel()
+    if failure is not None:
+        done = run.results()
+        failure.tool_results = tuple(done)  # type: ignore[attr-defined]
+        failure.add_note(f"streamkit.run_tools: the tools still running were cancelled; {len(done)} result(s) made")
+        raise failure
+    return run.results()
+
+
+class _Run:
+    """One run: the tools, the bound on how many run at once, and a slot per call, in call order."""
+
+    def __init__(self, tools: Mapping[str, Tool], concurrency: int, pass_call: bool) -> None:
+        self.tools = tools
+        self.pass_call = pass_call
+        self.limiter = anyio.CapacityLimiter(concurrency)
+        self.slots: list[ToolResult | None] = []
+        self.seen: set[tuple[object, ...]] = set()
+
+    def results(self) -> list[ToolResult]:
+        """The results made, in call order (all of them once every tool has finished)."""
+        return [result for result in self.slots if result is not None]
+
+    async def read(self, iterator: AsyncIterator[Any], group: anyio.abc.TaskGroup) -> None:
+        """Read the stream to its end, each new call refused at once or its tool started."""
         try:
             position = 0
             async for event in iterator:
                 call = _call_of(event, position)
                 position += 1
-                if call is None or _key(call) in seen:
+                if call is None or _key(call) in self.seen:
                     continue
-                seen.add(_key(call))
-                slots.append(_refused(call, tools))
-                if slots[-1] is None:
+                self.seen.add(_key(call))
+                self.slots.append(_refused(call, self.tools))
+                if self.slots[-1] is None:
                     assert isinstance(call, ToolCall)
-                    await group.start(_run, tools[call.name], call, pass_call, limiter, slots, len(slots) - 1)
-            finished = True
-        except Exception as exc:
-            failure = exc
-            group.cancel_scope.cancel()
-        finally:
-            if not finished:  # left early: an async generator's own cleanup runs now, not at collection
-                await _close(iterator)
-    if failure is not None:
-        done = tuple(result for result in slots if result is not None)
-        failure.tool_results = done  # type: ignore[attr-defined]
-        failure.add_note(f"streamkit.run_tools: the tools still running were cancelled; {len(done)} result(s) made")
-        raise failure
-    return [result for result in slots if result is not None]
+                    await group.start(self.run, call, len(self.slots) - 1)
+        except BaseException:
+            await _close(iterator)  # left early: an async generator's own cleanup runs now, not at collection
+            raise
+
+    async def run(
+        self, call: ToolCall, slot: int, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Run one call's tool into its slot. The stream is read on once the tool has begun (an
+        async tool up to its first wait, a sync one handed to its thread), or is queued for its turn."""
+        queued = self.limiter.available_tokens < 1
+        if queued:
+            task_status.started()
+        async with self.limiter:
+            if not queued:
+                task_status.started()
+            self.slots[slot] = await _outcome(self.tools[call.name], call, self.pass_call)
 
 
 def _check(tools: object, concurrency: object, pass_call: object) -> None:
@@ -147,38 +176,20 @@ def _refused(call: ToolCall | InvalidToolCall, tools: Mapping[str, Tool]) -> Too
     return None
 
 
-async def _run(
-    tool: Tool,
-    call: ToolCall,
-    pass_call: bool,
-    limiter: anyio.CapacityLimiter,
-    slots: list[ToolResult | None],
-    slot: int,
-    *,
-    task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
-) -> None:
-    """Run one call's tool into its slot. The stream is read on once the tool has begun (an
-    async tool up to its first wait, a sync one handed to its thread), or is queued for its turn."""
-    queued = limiter.available_tokens < 1
-    if queued:
-        task_status.started()
-    async with limiter:
-        if not queued:
-            task_status.started()
-        bound = functools.partial(tool, call) if pass_call else functools.partial(tool, **call.input)
-        try:
-            if _is_async(tool):
-                output = await bound()
-            else:
-                # A thread cannot be stopped: anyio waits for it even when cancelled, and its
-                # output is kept before the cancellation is taken.
-                output = await anyio.to_thread.run_sync(bound)
-                if inspect.isawaitable(output):
-                    output = await output
-        except Exception as exc:
-            slots[slot] = ToolResult(call, error=_failure(exc), exception=exc)
+async def _outcome(tool: Tool, call: ToolCall, pass_call: bool) -> ToolResult:
+    bound = functools.partial(tool, call) if pass_call else functools.partial(tool, **call.input)
+    try:
+        if _is_async(tool):
+            output = await bound()
         else:
-            slots[slot] = ToolResult(call, output)
+            # A thread cannot be stopped: anyio waits for it even when cancelled, and its output
+            # is kept before the cancellation is taken.
+            output = await anyio.to_thread.run_sync(bound)
+            if inspect.isawaitable(output):
+                output = await output
+    except Exception as exc:
+        return ToolResult(call, error=_failure(exc), exception=exc)
+    return ToolResult(call, output)
 
 
 def _is_async(tool: Tool) -> bool:

@@ -58,7 +58,10 @@ async def test_results_come_in_call_order_whatever_order_the_tools_finish_in() -
         await stock_done.wait()  # finishes last, though called first
         return f"21C in {city}"
 
+    threads: list[threading.Thread] = []
+
     def get_stock(ticker: str) -> dict[str, Any]:  # a sync tool: runs in a worker thread
+        threads.append(threading.current_thread())
         return {"ticker": ticker, "price": 182.5}
 
     async def source() -> AsyncIterator[StreamEvent]:
@@ -87,6 +90,7 @@ async def test_results_come_in_call_order_whatever_order_the_tools_finish_in() -
         ToolResult(STOCK, {"ticker": "AAPL", "price": 182.5}),
         ToolResult(CUT, error=error_payload(CUT)),
     ]
+    assert len(threads) == 1 and threads[0] is not threading.current_thread()
     assert [(r.id, r.name, r.is_error) for r in results] == [
         ("call_A", "get_weather", False),
         ("call_B", "get_stock", False),
