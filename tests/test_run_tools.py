@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 
 import streamkit
@@ -26,12 +27,14 @@ from streamkit import (
     TextDelta,
     ToolCall,
     ToolResult,
+    TransportError,
     UsageError,
 )
 from streamkit.adapters import anthropic
 from streamkit.adapters._base import TRUNCATED_MESSAGE, error_payload
 
 from .helpers import FIXTURES
+from .server import LoopbackServer, Reply
 
 pytestmark = pytest.mark.anyio
 
@@ -45,6 +48,12 @@ CUT = InvalidToolCall(
 
 def sse(case: str) -> bytes:
     return (FIXTURES / "anthropic" / f"{case}.sse").read_bytes()
+
+
+def after_first_call(data: bytes) -> int:
+    """Where the first call of an Anthropic turn has ended: just after its ``content_block_stop``."""
+    stop = b'{"type":"content_block_stop","index":1}\n\n'
+    return data.index(stop) + len(stop)
 
 
 def tool_error(message: str) -> dict[str, Any]:
@@ -102,7 +111,7 @@ async def test_a_tool_starts_when_its_call_ends_while_the_model_still_streams() 
     """The bytes of a real Anthropic turn go through a memory stream; the rest of the turn is
     only sent once the first tool has started."""
     data = sse("text_then_two_calls")
-    first_end = data.index(b'"content_block_stop","index":1}') + len(b'"content_block_stop","index":1}\n\n')
+    first_end = after_first_call(data)
     log: list[str] = []
     started = anyio.Event()
 
@@ -132,6 +141,62 @@ async def test_a_tool_starts_when_its_call_ends_while_the_model_still_streams() 
     assert log == ["get_weather(Paris, c) started", "the rest of the turn sent", "get_stock(AAPL) started"]
     assert [r.output for r in results] == ["21C", "182.5"]
     assert [r.id for r in results] == ["toolu_A", "toolu_B"]
+
+
+def held_until(data: bytes, split: int, started: threading.Event, *, cut: bool = False) -> Reply:
+    """The server sends ``data[:split]``, then the rest only once ``started`` is set (it waits in
+    its own thread); with ``cut``, the connection drops before the body ends."""
+    rest = data[split:]
+
+    def after_the_tool_started(number: int) -> bytes:
+        assert started.wait(GUARD), "the tool did not start while the model was streaming"
+        return rest
+
+    return Reply([data[:split]], endless=after_the_tool_started, endless_limit=len(rest), cut=cut)
+
+
+async def test_over_http_the_first_tool_runs_before_the_server_sends_the_rest(server: LoopbackServer) -> None:
+    data = sse("text_then_two_calls")
+    first_end = after_first_call(data)
+    started = threading.Event()
+
+    def get_weather(city: str, units: str) -> str:  # a sync tool, in its worker thread
+        started.set()
+        return f"21{units.upper()} in {city}"
+
+    async def get_stock(ticker: str) -> float:
+        return 182.5
+
+    server.routes["/v1/messages"] = held_until(data, first_end, started)
+    async with httpx.AsyncClient() as client:
+        with anyio.fail_after(GUARD):
+            async with streamkit.astream(client, "anthropic", server.url("/v1/messages")) as events:
+                results = await streamkit.run_tools(events, {"get_weather": get_weather, "get_stock": get_stock})
+    assert [(r.id, r.output) for r in results] == [("toolu_A", "21C in Paris"), ("toolu_B", 182.5)]
+
+
+async def test_over_http_a_dropped_connection_cancels_the_running_tool(server: LoopbackServer) -> None:
+    data = sse("text_then_two_calls")
+    first_end = after_first_call(data)
+    started = threading.Event()
+    seen: list[str] = []
+
+    async def get_weather(city: str, units: str) -> str:
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            seen.append("cancelled")
+            raise
+        return "never"
+
+    server.routes["/v1/messages"] = held_until(data[: first_end + 200], first_end, started, cut=True)
+    async with httpx.AsyncClient() as client:
+        with anyio.fail_after(GUARD), pytest.raises(TransportError, match="the connection closed") as info:
+            async with streamkit.astream(client, "anthropic", server.url("/v1/messages")) as events:
+                await streamkit.run_tools(events, {"get_weather": get_weather, "get_stock": print})
+    assert seen == ["cancelled"]
+    assert info.value.tool_results == ()  # type: ignore[attr-defined]
 
 
 async def test_the_next_event_is_read_only_once_the_tool_has_begun() -> None:
