@@ -26,6 +26,7 @@ from ._errors import (
 from ._limits import Limits
 from ._normalize import parse_arguments
 from ._pipeline import Assembler
+from ._run_tools import run_tools
 from ._transport import (
     acollect_turn,
     aiter_events,
@@ -51,6 +52,7 @@ from ._types import (
     TextSignature,
     Thinking,
     ToolCall,
+    ToolResult,
     Turn,
     TurnItem,
 )
@@ -91,6 +93,7 @@ __all__ = (
     "TextSignature",
     "Thinking",
     "ToolCall",
+    "ToolResult",
     "Toolset",
     "TransportError",
     "Turn",
@@ -105,6 +108,7 @@ __all__ = (
     "iter_events",
     "iter_tool_calls",
     "parse_arguments",
+    "run_tools",
     "stream",
 )
 

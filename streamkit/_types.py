@@ -7,7 +7,7 @@ objects and raw text are cut, never printed whole.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, TypeAlias
 
 from ._errors import UsageError
@@ -30,6 +30,7 @@ __all__ = (
     "TextSignature",
     "Thinking",
     "ToolCall",
+    "ToolResult",
     "Turn",
     "TurnItem",
 )
@@ -150,6 +151,52 @@ class InvalidToolCall:
     def truncated(self) -> bool:
         """True when the call was cut off rather than malformed."""
         return any(issue.kind == "truncated" for issue in self.errors)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What running one call gave: its tool's output, or the error the model is told.
+
+    ``streamkit.run_tools`` returns these, and every adapter's ``tool_results_message`` writes
+    them, an error as that provider's error result (``is_error`` where it has one).
+
+    Attributes:
+        call: the call, as it came from the stream.
+        output: what the tool returned (``None`` for an error).
+        error: for a call that did not run or failed, the object the model is told:
+            ``{"ok": false, "errors": [{"kind": ..., "message": ...}]}``, for an invalid call
+            exactly what ``error_result_message`` sends; the kind is an ``ArgumentIssue`` kind
+            (``unknown_tool`` for a tool not given), or ``tool_error`` when the tool raised.
+        exception: the exception the tool raised, kept for the application (never compared).
+    """
+
+    call: ToolCall | InvalidToolCall
+    output: Any = None
+    _: KW_ONLY
+    error: JSONObject | None = None
+    exception: BaseException | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.call, ToolCall | InvalidToolCall):
+            raise UsageError(f"call must be a ToolCall or an InvalidToolCall, got {type(self.call).__name__}")
+        if self.error is None and isinstance(self.call, InvalidToolCall):
+            raise UsageError("an invalid call never runs: its result needs an error")
+
+    @property
+    def id(self) -> str | None:
+        return self.call.id
+
+    @property
+    def name(self) -> str | None:
+        return self.call.name
+
+    @property
+    def is_error(self) -> bool:
+        return self.error is not None
+
+    def __repr__(self) -> str:
+        shown = f"error={_cut(repr(self.error))}" if self.error is not None else f"output={_cut(repr(self.output))}"
+        return f"ToolResult(id={self.id!r}, name={self.name!r}, {shown})"
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ from ._types import ArgumentIssue, InvalidToolCall, JSONObject, ToolCall
 if TYPE_CHECKING:
     import jsonschema_rs
 
-__all__ = ("Toolset", "as_toolset")
+__all__ = ("Toolset", "as_toolset", "unknown_tool")
 
 #: The longest error message kept: a message that quotes a 16 KiB value is cut here.
 MAX_MESSAGE_CHARS = 300
@@ -99,10 +99,13 @@ class Toolset:
         return _invalid(call, tuple(_schema_issues(validator, call.input)), raw)
 
     def _unknown(self, name: str) -> ArgumentIssue:
-        offered = ", ".join(self.names) if self.names else "none"
-        return ArgumentIssue(
-            "unknown_tool", f"no tool named {_quote(name)} was offered; the offered tools are: {offered}"
-        )
+        return unknown_tool(name, self.names)
+
+
+def unknown_tool(name: str, offered: Iterable[str]) -> ArgumentIssue:
+    """What the model is told about a call to a tool that is not among ``offered``."""
+    listed = ", ".join(offered) or "none"
+    return ArgumentIssue("unknown_tool", f"no tool named {_quote(name)} was offered; the offered tools are: {listed}")
 
 
 def as_toolset(tools: Toolset | Iterable[Any] | Mapping[str, Any]) -> Toolset:

@@ -4,7 +4,8 @@ Every module here has the same five functions:
 
 - ``assistant_message(calls, *, text=None)``: the history entries that record the calls;
 - ``tool_results_message(outcomes)``: the entries that carry a turn's results, where each
-  outcome is a ``(ToolCall, result)`` pair or an ``InvalidToolCall``;
+  outcome is a ``(ToolCall, result)`` pair, an ``InvalidToolCall`` or a ``ToolResult`` (what
+  ``run_tools`` returns; a failed one is written as that provider's error result);
 - ``tool_result_message(call, result)`` and ``error_result_message(invalid_call)``: the same
   for one outcome;
 - ``turn_messages(turn)``: the entries that record a whole ``streamkit.Turn`` (reasoning,

@@ -23,7 +23,7 @@ from typing import Any, TypeAlias
 import orjson
 
 from .._errors import UsageError
-from .._types import InvalidToolCall, JSONObject, ToolCall
+from .._types import InvalidToolCall, JSONObject, ToolCall, ToolResult
 
 __all__ = (
     "TRUNCATED_MESSAGE",
@@ -48,8 +48,9 @@ __all__ = (
 Message: TypeAlias = dict[str, Any]
 """One entry of a provider's conversation history (a message, a content block, an item)."""
 Call: TypeAlias = ToolCall | InvalidToolCall
-Outcome: TypeAlias = tuple[ToolCall, Any] | InvalidToolCall
-"""What happened to one call: ``(call, result)`` when it ran, or the invalid call."""
+Outcome: TypeAlias = tuple[ToolCall, Any] | InvalidToolCall | ToolResult
+"""What happened to one call: ``(call, result)`` when it ran, the invalid call, or a
+``ToolResult`` from ``run_tools``."""
 
 #: What a model is told about a call cut off by the output limit, instead of the parse error.
 TRUNCATED_MESSAGE = "your arguments were cut off by the output limit; send less per call"
@@ -158,22 +159,40 @@ def check_calls(calls: Iterable[Any], text: str | None) -> list[Call]:
 
 
 def results(
-    outcomes: Iterable[Any], written: Callable[[ToolCall, Any], Message], failed: Callable[[InvalidToolCall], Message]
+    outcomes: Iterable[Any],
+    written: Callable[[ToolCall, Any], Message],
+    failed: Callable[[Call, JSONObject], Message],
 ) -> list[Message]:
-    """Each outcome written by ``written(call, result)`` or, for an invalid call, ``failed(call)``."""
-    return [failed(item) if isinstance(item, InvalidToolCall) else written(*item) for item in check_outcomes(outcomes)]
+    """Each outcome written by ``written(call, result)`` or, for an invalid call or a failed
+    ``ToolResult``, by ``failed(call, payload)`` with the object the model is told."""
+    out: list[Message] = []
+    for item in check_outcomes(outcomes):
+        if isinstance(item, InvalidToolCall):
+            out.append(failed(item, error_payload(item)))
+        elif isinstance(item, ToolResult):
+            call = item.call
+            if item.error is not None:
+                out.append(failed(call, item.error))
+            else:
+                assert isinstance(call, ToolCall)  # a ToolResult of an invalid call has an error
+                out.append(written(call, item.output))
+        else:
+            out.append(written(*item))
+    return out
 
 
 def check_outcomes(outcomes: Iterable[Any]) -> list[Outcome]:
-    """The outcomes as a list, each a ``(ToolCall, result)`` pair or an ``InvalidToolCall``."""
+    """The outcomes as a list, each a ``(ToolCall, result)`` pair, an ``InvalidToolCall`` or a
+    ``ToolResult``."""
     out = list(outcomes)
     for position, item in enumerate(out):
-        ok = isinstance(item, InvalidToolCall) or (
+        ok = isinstance(item, InvalidToolCall | ToolResult) or (
             isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], ToolCall)
         )
         if not ok:
             raise UsageError(
-                f"outcomes[{position}] must be a (ToolCall, result) pair or an InvalidToolCall, got {item!r:.80}"
+                f"outcomes[{position}] must be a (ToolCall, result) pair, an InvalidToolCall or a ToolResult, "
+                f"got {item!r:.80}"
             )
     if not out:
         raise UsageError("there are no results to write")

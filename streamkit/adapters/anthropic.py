@@ -13,6 +13,7 @@ from typing import Any
 
 from .._types import (
     InvalidToolCall,
+    JSONObject,
     RedactedThinking,
     ServerToolResult,
     ServerToolUse,
@@ -28,7 +29,6 @@ from ._base import (
     Outcome,
     check_calls,
     dumps,
-    error_payload,
     input_object,
     name_of,
     result_text,
@@ -77,11 +77,11 @@ def _result(call: ToolCall, result: Any) -> Message:
     return {"type": "tool_result", "tool_use_id": safe_id(call), "content": result_text(result)}
 
 
-def _error(call: InvalidToolCall) -> Message:
+def _error(call: Call, payload: JSONObject) -> Message:
     return {
         "type": "tool_result",
         "tool_use_id": safe_id(call),
-        "content": dumps(error_payload(call)),
+        "content": dumps(payload),
         "is_error": True,
     }
 

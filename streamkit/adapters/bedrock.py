@@ -12,13 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .._types import InvalidToolCall, RedactedThinking, TextDelta, Thinking, ToolCall, Turn, TurnItem
+from .._types import InvalidToolCall, JSONObject, RedactedThinking, TextDelta, Thinking, ToolCall, Turn, TurnItem
 from ._base import (
     Call,
     Message,
     Outcome,
     check_calls,
-    error_payload,
     input_object,
     name_of,
     result_text,
@@ -67,8 +66,8 @@ def _result(call: ToolCall, result: Any) -> Message:
     return {"toolResult": {"toolUseId": safe_id(call), "content": [block]}}
 
 
-def _error(call: InvalidToolCall) -> Message:
-    return {"toolResult": {"toolUseId": safe_id(call), "content": [{"json": error_payload(call)}], "status": "error"}}
+def _error(call: Call, payload: JSONObject) -> Message:
+    return {"toolResult": {"toolUseId": safe_id(call), "content": [{"json": payload}], "status": "error"}}
 
 
 def turn_messages(turn: Turn) -> TurnMessages:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .._types import InvalidToolCall, ToolCall, Turn
+from .._types import InvalidToolCall, JSONObject, ToolCall, Turn
 from ._base import (
     Call,
     Message,
@@ -19,7 +19,6 @@ from ._base import (
     call_id,
     check_calls,
     dumps,
-    error_payload,
     function_calls,
     result_text,
     results,
@@ -74,8 +73,8 @@ def _result(call: ToolCall, result: Any) -> Message:
     return _tool_message(call, result_text(result))
 
 
-def _error(call: InvalidToolCall) -> Message:
-    return _tool_message(call, dumps(error_payload(call)))
+def _error(call: Call, payload: JSONObject) -> Message:
+    return _tool_message(call, dumps(payload))
 
 
 def turn_messages(turn: Turn) -> TurnMessages:

@@ -13,8 +13,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .._types import CallState, InvalidToolCall, TextDelta, TextSignature, Thinking, ToolCall, Turn, TurnItem
-from ._base import Call, Message, Outcome, check_calls, error_payload, input_object, name_of, results
+from .._types import (
+    CallState,
+    InvalidToolCall,
+    JSONObject,
+    TextDelta,
+    TextSignature,
+    Thinking,
+    ToolCall,
+    Turn,
+    TurnItem,
+)
+from ._base import Call, Message, Outcome, check_calls, input_object, name_of, results
 from ._history import TurnMessages, check_turn
 
 __all__ = (
@@ -62,8 +72,8 @@ def _result(call: ToolCall, result: Any) -> Message:
     return {"functionResponse": _with_id(call, {"name": name_of(call), "response": response})}
 
 
-def _error(call: InvalidToolCall) -> Message:
-    return {"functionResponse": _with_id(call, {"name": name_of(call), "response": {"error": error_payload(call)}})}
+def _error(call: Call, payload: JSONObject) -> Message:
+    return {"functionResponse": _with_id(call, {"name": name_of(call), "response": {"error": payload}})}
 
 
 def turn_messages(turn: Turn) -> TurnMessages:

@@ -11,14 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .._types import InvalidToolCall, ToolCall, Turn
+from .._types import InvalidToolCall, JSONObject, ToolCall, Turn
 from ._base import (
     Call,
     Message,
     Outcome,
     check_calls,
     dumps,
-    error_payload,
     function_calls,
     mistral_id,
     name_of,
@@ -64,12 +63,12 @@ def _result(call: ToolCall, result: Any) -> Message:
     return {"role": "tool", "name": name_of(call), "tool_call_id": mistral_id(call), "content": result_text(result)}
 
 
-def _error(call: InvalidToolCall) -> Message:
+def _error(call: Call, payload: JSONObject) -> Message:
     return {
         "role": "tool",
         "name": name_of(call),
         "tool_call_id": mistral_id(call),
-        "content": dumps(error_payload(call)),
+        "content": dumps(payload),
     }
 
 

@@ -10,14 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .._types import InvalidToolCall, ToolCall, Turn
+from .._types import InvalidToolCall, JSONObject, ToolCall, Turn
 from ._base import (
     Call,
     Message,
     Outcome,
     check_calls,
     dumps,
-    error_payload,
     input_object,
     name_of,
     result_text,
@@ -69,8 +68,8 @@ def _result(call: ToolCall, result: Any) -> Message:
     return {"role": "tool", "tool_name": name_of(call), "content": result_text(result)}
 
 
-def _error(call: InvalidToolCall) -> Message:
-    return {"role": "tool", "tool_name": name_of(call), "content": dumps(error_payload(call))}
+def _error(call: Call, payload: JSONObject) -> Message:
+    return {"role": "tool", "tool_name": name_of(call), "content": dumps(payload)}
 
 
 def turn_messages(turn: Turn) -> TurnMessages:

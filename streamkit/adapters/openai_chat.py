@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .._types import InvalidToolCall, Thinking, ToolCall, Turn
+from .._types import InvalidToolCall, JSONObject, Thinking, ToolCall, Turn
 from ._base import (
     Call,
     Message,
@@ -18,7 +18,6 @@ from ._base import (
     call_id,
     check_calls,
     dumps,
-    error_payload,
     function_calls,
     result_text,
     results,
@@ -62,8 +61,8 @@ def _result(call: ToolCall, result: Any) -> Message:
     return {"role": "tool", "tool_call_id": call_id(call), "content": result_text(result)}
 
 
-def _error(call: InvalidToolCall) -> Message:
-    return {"role": "tool", "tool_call_id": call_id(call), "content": dumps(error_payload(call))}
+def _error(call: Call, payload: JSONObject) -> Message:
+    return {"role": "tool", "tool_call_id": call_id(call), "content": dumps(payload)}
 
 
 def turn_messages(turn: Turn) -> TurnMessages:

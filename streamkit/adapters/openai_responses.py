@@ -14,6 +14,7 @@ from typing import Any
 from .._types import (
     CallState,
     InvalidToolCall,
+    JSONObject,
     MessageItem,
     ReasoningItem,
     ServerToolUse,
@@ -30,7 +31,6 @@ from ._base import (
     call_id,
     check_calls,
     dumps,
-    error_payload,
     name_of,
     result_text,
     results,
@@ -76,8 +76,8 @@ def _result(call: ToolCall, result: Any) -> Message:
     return {"type": "function_call_output", "call_id": call_id(call), "output": result_text(result)}
 
 
-def _error(call: InvalidToolCall) -> Message:
-    return {"type": "function_call_output", "call_id": call_id(call), "output": dumps(error_payload(call))}
+def _error(call: Call, payload: JSONObject) -> Message:
+    return {"type": "function_call_output", "call_id": call_id(call), "output": dumps(payload)}
 
 
 def turn_messages(turn: Turn) -> TurnMessages:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import streamkit
-from streamkit import InvalidToolCall, ToolCall, UsageError
+from streamkit import ArgumentIssue, InvalidToolCall, ToolCall, ToolResult, UsageError
 from streamkit.adapters import ADAPTERS, _base, anthropic, openai_chat
 
 from .cases import BAD_JSON, HAND_MADE, SCHEMA, TEXT, TRUNCATED, decoded, read_back
@@ -135,6 +135,54 @@ def _loads(text: str) -> Any:
 # --- late serialization ----------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("slug", SLUGS)
+def test_tool_results_are_written_as_the_outcomes_they_stand_for(slug: str) -> None:
+    adapter = ADAPTERS[slug]
+    weather = ToolCall(0, "call_A", "get_weather", {"city": "Paris"})
+    ran = ToolResult(weather, {"temp_c": 21})
+    refused = ToolResult(TRUNCATED, error=_base.error_payload(TRUNCATED))
+    assert adapter.tool_results_message([ran, refused]) == adapter.tool_results_message(
+        [(weather, {"temp_c": 21}), TRUNCATED]
+    )
+    # A tool that failed is written as an invalid call with the same id and the same payload is.
+    payload = {"ok": False, "errors": [{"kind": "tool_error", "message": "ValueError: no such city"}]}
+    failed = ToolResult(weather, error=payload, exception=ValueError("no such city"))
+    same = InvalidToolCall(
+        0, "call_A", "get_weather", '{"city":"Paris"}', (ArgumentIssue("tool_error", "ValueError: no such city"),)
+    )
+    assert adapter.tool_results_message([failed]) == adapter.error_result_message(same)
+
+
+def test_a_failed_tool_result_is_an_error_result_for_anthropic() -> None:
+    weather = ToolCall(0, "toolu_1", "get_weather", {"city": "Paris"})
+    payload = {"ok": False, "errors": [{"kind": "tool_error", "message": "TimeoutError"}]}
+    assert anthropic.tool_results_message([ToolResult(weather, error=payload)]) == [
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_1",
+                    "content": '{"ok":false,"errors":[{"kind":"tool_error","message":"TimeoutError"}]}',
+                    "is_error": True,
+                }
+            ],
+        }
+    ]
+
+
+def test_a_tool_result_is_checked_when_made() -> None:
+    with pytest.raises(UsageError, match="an invalid call never runs: its result needs an error"):
+        ToolResult(TRUNCATED, "output")
+    with pytest.raises(UsageError, match="call must be a ToolCall or an InvalidToolCall, got dict"):
+        ToolResult({"name": "f"})  # type: ignore[arg-type]
+    result = ToolResult(ToolCall(0, "call_A", "f", {}), error={"ok": False, "errors": []}, exception=KeyError("x"))
+    assert (result.id, result.name, result.is_error) == ("call_A", "f", True)
+    assert result == ToolResult(ToolCall(0, "call_A", "f", {}), error={"ok": False, "errors": []})
+    assert repr(result) == "ToolResult(id='call_A', name='f', error={'ok': False, 'errors': []})"
+    assert not ToolResult(ToolCall(0, "call_A", "f", {}), None).is_error
+
+
 def test_arguments_are_serialized_once_per_call(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[Any] = []
     real = _base.dumps
@@ -168,7 +216,9 @@ def test_bad_input_is_a_usage_error(slug: str) -> None:
         adapter.assistant_message([{"name": "f"}])
     with pytest.raises(UsageError, match="text must be a string or None, got int"):
         adapter.assistant_message([BAD_JSON], text=3)
-    with pytest.raises(UsageError, match=r"outcomes\[1\] must be a \(ToolCall, result\) pair or an InvalidToolCall"):
+    with pytest.raises(
+        UsageError, match=r"outcomes\[1\] must be a \(ToolCall, result\) pair, an InvalidToolCall or a ToolResult"
+    ):
         adapter.tool_results_message([BAD_JSON, ("f", 1)])
     with pytest.raises(UsageError, match="there are no results to write"):
         adapter.tool_results_message([])

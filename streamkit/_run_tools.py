@@ -1,0 +1,208 @@
+"""Running the application's own tools while the model still streams.
+
+``run_tools`` reads the values ``aiter_events`` yields (or bare calls) and starts each call's
+tool the moment the call is complete, at its own end marker, instead of after the whole
+response. Nothing runs that should not: an invalid call (a truncated one among them) is
+answered with the error the adapters send for it, a call to a tool not given with an
+``unknown_tool`` error, and a call id seen before is not run again. The tools run in one anyio
+task group, so asyncio and trio alike: when the stream fails or the caller is cancelled, every
+tool started is cancelled before the error goes on.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
+from typing import Any
+
+import anyio
+import anyio.abc
+import anyio.to_thread
+
+from ._errors import UsageError
+from ._types import InvalidToolCall, JSONObject, StreamEvent, ToolCall, ToolResult
+from ._validate import unknown_tool
+from .adapters._base import error_payload
+
+__all__ = ("DEFAULT_CONCURRENCY", "run_tools")
+
+#: How many tools run at once unless told otherwise; the calls after wait, in call order.
+DEFAULT_CONCURRENCY = 8
+
+Tool = Callable[..., Any]
+
+
+async def run_tools(
+    events: AsyncIterable[StreamEvent] | Iterable[StreamEvent],
+    tools: Mapping[str, Tool],
+    *,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    pass_call: bool = False,
+) -> list[ToolResult]:
+    """Run each call's tool as soon as the call completes; every call's result, in call order.
+
+    Args:
+        events: what ``aiter_events`` (or ``aiter_tool_calls``) yields, consumed to its end;
+            only the calls are used. A plain iterable (``turn.calls``) is taken too, and then
+            nothing starts early.
+        tools: tool name -> function. A function is called with the call's input as keyword
+            arguments (``tool(**call.input)``), or with the ``ToolCall`` itself when
+            ``pass_call`` is true. An ``async def`` function is awaited; any other runs in a
+            worker thread (``anyio.to_thread``), so it never blocks the stream.
+        concurrency: at most this many tools run at once; the calls beyond wait their turn.
+        pass_call: call each tool with the ``ToolCall`` instead of its input.
+
+    Returns:
+        One ``ToolResult`` per call id, in the order the calls came: the tool's output, or an
+        error for an invalid call (never run), a tool not in ``tools``, or a tool that raised
+        (the exception's type and text, the exception kept on the result). Every adapter's
+        ``tool_results_message`` writes the list.
+
+    Raises:
+        The stream's own error, after cancelling the tools still running; the results made
+        before it (a sync tool cannot be interrupted and is left to finish) are on the error's
+        ``tool_results`` attribute. A cancellation of the caller cancels every tool too.
+        ``UsageError`` for a bad argument, or an item that is not a streamkit value.
+    """
+    _check(tools, concurrency, pass_call)
+    run = _Run(tools, concurrency, pass_call)
+    iterator = _aiter(events)
+    failure: Exception | None = None
+    async with anyio.create_task_group() as group:
+        try:
+            await run.read(iterator, group)
+        except Exception as exc:
+            failure = exc
+            group.cancel_scope.cancel()
+    if failure is not None:
+        done = run.results()
+        failure.tool_results = tuple(done)  # type: ignore[attr-defined]
+        failure.add_note(f"streamkit.run_tools: the tools still running were cancelled; {len(done)} result(s) made")
+        raise failure
+    return run.results()
+
+
+class _Run:
+    """One run: the tools, the bound on how many run at once, and a slot per call, in call order."""
+
+    def __init__(self, tools: Mapping[str, Tool], concurrency: int, pass_call: bool) -> None:
+        self.tools = tools
+        self.pass_call = pass_call
+        self.limiter = anyio.CapacityLimiter(concurrency)
+        self.slots: list[ToolResult | None] = []
+        self.seen: set[tuple[object, ...]] = set()
+
+    def results(self) -> list[ToolResult]:
+        """The results made, in call order (all of them once every tool has finished)."""
+        return [result for result in self.slots if result is not None]
+
+    async def read(self, iterator: AsyncIterator[Any], group: anyio.abc.TaskGroup) -> None:
+        """Read the stream to its end, each new call refused at once or its tool started."""
+        try:
+            position = 0
+            async for event in iterator:
+                call = _call_of(event, position)
+                position += 1
+                if call is None or _key(call) in self.seen:
+                    continue
+                self.seen.add(_key(call))
+                self.slots.append(_refused(call, self.tools))
+                if self.slots[-1] is None:
+                    assert isinstance(call, ToolCall)
+                    await group.start(self.run, call, len(self.slots) - 1)
+        except BaseException:
+            await _close(iterator)  # left early: an async generator's own cleanup runs now, not at collection
+            raise
+
+    async def run(
+        self, call: ToolCall, slot: int, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Run one call's tool into its slot. The stream is read on once the tool has begun (an
+        async tool up to its first wait, a sync one handed to its thread), or is queued for its turn."""
+        queued = self.limiter.available_tokens < 1
+        if queued:
+            task_status.started()
+        async with self.limiter:
+            if not queued:
+                task_status.started()
+            self.slots[slot] = await _outcome(self.tools[call.name], call, self.pass_call)
+
+
+def _check(tools: object, concurrency: object, pass_call: object) -> None:
+    if not isinstance(tools, Mapping):
+        raise UsageError(f"tools must be a mapping of tool name to function, got {type(tools).__name__}")
+    for name, tool in tools.items():
+        if not isinstance(name, str) or not callable(tool):
+            raise UsageError(f"tools[{name!r}] must be a function, under its tool's name, got {type(tool).__name__}")
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise UsageError(f"concurrency must be a whole number of at least 1, got {concurrency!r}")
+    if not isinstance(pass_call, bool):
+        raise UsageError(f"pass_call must be True or False, got {pass_call!r}")
+
+
+async def _over(items: Iterable[StreamEvent]) -> AsyncIterator[StreamEvent]:
+    for item in items:
+        yield item
+
+
+def _aiter(events: object) -> AsyncIterator[Any]:
+    if isinstance(events, AsyncIterable):
+        return aiter(events)
+    if isinstance(events, Iterable) and not isinstance(events, str | bytes | Mapping):
+        return _over(events)
+    raise UsageError(f"events must be an async iterable of streamkit events or calls, got {type(events).__name__}")
+
+
+def _call_of(event: object, position: int) -> ToolCall | InvalidToolCall | None:
+    if isinstance(event, ToolCall | InvalidToolCall):
+        return event
+    if isinstance(event, StreamEvent):
+        return None
+    raise UsageError(f"events[{position}] is not a streamkit event or call: {type(event).__name__}")
+
+
+def _key(call: ToolCall | InvalidToolCall) -> tuple[object, ...]:
+    """What makes a call the same call: its id, or its slot for a provider that gives none."""
+    return (call.choice, "id", call.id) if call.id else (call.choice, "index", call.index)
+
+
+def _refused(call: ToolCall | InvalidToolCall, tools: Mapping[str, Tool]) -> ToolResult | None:
+    """The result of a call that must not run; ``None`` for a call to run."""
+    if isinstance(call, InvalidToolCall):
+        return ToolResult(call, error=error_payload(call))
+    if call.name not in tools:
+        return ToolResult(call, error={"ok": False, "errors": [unknown_tool(call.name, tools).to_dict()]})
+    return None
+
+
+async def _outcome(tool: Tool, call: ToolCall, pass_call: bool) -> ToolResult:
+    bound = functools.partial(tool, call) if pass_call else functools.partial(tool, **call.input)
+    try:
+        if _is_async(tool):
+            output = await bound()
+        else:
+            # A thread cannot be stopped: anyio waits for it even when cancelled, and its output
+            # is kept before the cancellation is taken.
+            output = await anyio.to_thread.run_sync(bound)
+            if inspect.isawaitable(output):
+                output = await output
+    except Exception as exc:
+        return ToolResult(call, error=_failure(exc), exception=exc)
+    return ToolResult(call, output)
+
+
+def _is_async(tool: Tool) -> bool:
+    return inspect.iscoroutinefunction(tool) or inspect.iscoroutinefunction(getattr(tool, "__call__", None))  # noqa: B004
+
+
+def _failure(exc: Exception) -> JSONObject:
+    text = str(exc)
+    message = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return {"ok": False, "errors": [{"kind": "tool_error", "message": message}]}
+
+
+async def _close(iterator: AsyncIterator[Any]) -> None:
+    close = getattr(iterator, "aclose", None)
+    if close is not None:
+        await close()
