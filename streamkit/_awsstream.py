@@ -166,7 +166,10 @@ class EventStreamDecoder:
         total, headers_length, stored = _PRELUDE_STRUCT.unpack_from(view, pos)
         computed = zlib.crc32(view[pos : pos + 8])
         if computed != stored:
-            raise self._error(f"the prelude CRC is 0x{stored:08x}, but the prelude's CRC32 is 0x{computed:08x}")
+            raise self._error(
+                f"the prelude's checksum does not match its bytes "
+                f"(CRC32 0x{stored:08x} stored, 0x{computed:08x} computed)"
+            )
         if headers_length > MAX_HEADERS_BYTES:
             raise self._error(f"the headers length {headers_length} is over the limit of {MAX_HEADERS_BYTES}")
         if total < _OVERHEAD + headers_length:
@@ -181,7 +184,10 @@ class EventStreamDecoder:
         (stored,) = _U32.unpack_from(view, pos + total - 4)
         computed = zlib.crc32(view[pos : pos + total - 4])
         if computed != stored:
-            raise self._error(f"the message CRC is 0x{stored:08x}, but the message's CRC32 is 0x{computed:08x}")
+            raise self._error(
+                f"the message's checksum does not match its bytes "
+                f"(CRC32 0x{stored:08x} stored, 0x{computed:08x} computed)"
+            )
         (headers_length,) = _U32.unpack_from(view, pos + 4)
         start = pos + _PRELUDE
         raw = data[start : start + headers_length]

@@ -20,7 +20,7 @@ This module imports nothing from streamkit, so every stage can use it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -65,6 +65,38 @@ class FramingError(StreamError):
         where = "" if offset is None else f" at byte {offset}"
         shown = "" if excerpt is None else f" near {excerpt!r}"
         super().__init__(f"{message}{where}{shown}")
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        return f"{self.provider}: {text}" if self.provider else text
+
+    @classmethod
+    def not_utf8(cls, data: bytes, error: UnicodeDecodeError, *, line_start: int, line_end: int, offset: int) -> Self:
+        """Bytes of ``data`` that are not UTF-8, shown in hex (``<0xE9>``) amid the text of their line.
+
+        The excerpt never cuts a character in two: what is shown as hex is really not UTF-8.
+        """
+        start = max(error.start - 20, line_start)
+        end = min(error.end + 4, line_end)
+        while start < error.start and 0x80 <= data[start] < 0xC0:  # inside a character
+            start += 1
+        while end < line_end and 0x80 <= data[end] < 0xC0:
+            end += 1
+        return cls("the stream is not valid UTF-8", offset=offset, excerpt=_hex_escaped(data[start:end]))
+
+
+def _hex_escaped(data: bytes) -> str:
+    """``data`` decoded, each byte that is not UTF-8 written ``<0xNN>`` (never U+FFFD)."""
+    parts: list[str] = []
+    while data:
+        try:
+            parts.append(data.decode("utf-8"))
+            break
+        except UnicodeDecodeError as exc:
+            parts.append(data[: exc.start].decode("utf-8"))
+            parts.extend(f"<0x{byte:02X}>" for byte in data[exc.start : exc.end])
+            data = data[exc.end :]
+    return "".join(parts)
 
 
 class ProviderProtocolError(StreamError):

@@ -106,10 +106,8 @@ class NDJSONDecoder(Framer):
                 try:
                     text = line[:end].decode("utf-8")
                 except UnicodeDecodeError as exc:
-                    raise FramingError(
-                        "the stream is not valid UTF-8",
-                        offset=offset + exc.start,
-                        excerpt=line[max(exc.start - 20, 0) : exc.start + 4].decode("utf-8", "replace"),
+                    raise FramingError.not_utf8(
+                        line, exc, line_start=0, line_end=end, offset=offset + exc.start
                     ) from None
                 out.append(Frame(None, text))
             offset += size + 1

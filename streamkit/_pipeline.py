@@ -12,6 +12,7 @@ still open when the stream failed.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any, Protocol
@@ -45,6 +46,7 @@ __all__ = (
 #: What ``iter_events`` and its kin accept: any iterable of the items ``_sources`` recognizes
 #: (bytes, text lines, SSE events, dicts, SDK event objects).
 Source = Iterable[Any] | AsyncIterable[Any]
+_log = logging.getLogger(__name__)
 
 
 class _Framer(Protocol):
@@ -198,6 +200,8 @@ class Assembler:
             if self._partials:
                 self._partials.pop((item.choice, item.index), None)
             call = normalize(item, self._max_depth)
+            if len(call.anomalies) > len(item.anomalies):  # the normalizer noted one (null_arguments)
+                _log_anomalies(self.provider, call, len(item.anomalies))
             return call if self._toolset is None else self._toolset.validate(call, raw=item.arguments)
         if type(item) is TextReceived:
             return TextDelta(item.text, choice=item.choice)
@@ -213,6 +217,12 @@ class Assembler:
     def _unfinished(self) -> tuple[InvalidToolCall, ...]:
         """Close every open call as cut off: the calls an error carries."""
         return tuple(_as_invalid(normalize(raw)) for raw in self._accumulator.drain_open())
+
+
+def _log_anomalies(provider: str, call: ToolCall | InvalidToolCall, known: int) -> None:
+    """Log what the normalizer noted, as the accumulator logs its own: the rule, never the arguments."""
+    for anomaly in call.anomalies[known:]:
+        _log.debug("%s: call index %d: %s", provider, call.index, anomaly)
 
 
 def _as_invalid(call: ToolCall | InvalidToolCall) -> InvalidToolCall:

@@ -130,12 +130,12 @@ class SSEDecoder(Framer):
             good = max(region.rfind(b"\n", 0, exc.start), region.rfind(b"\r", 0, exc.start)) + 1
             # The excerpt stays inside the bad line, so it is the same however the bytes came.
             ends = [i for i in (region.find(b"\n", exc.start), region.find(b"\r", exc.start)) if i >= 0]
-            excerpt = region[max(exc.start - 20, good) : min(exc.start + 4, *ends)].decode("utf-8", "replace")
+            error = FramingError.not_utf8(region, exc, line_start=good, line_end=min(ends), offset=offset)
             if good:
                 self._text(region[:good], out)  # the complete lines before the bad bytes
             if self._over(region[good : min(ends)]):
                 raise self._too_big() from None  # as it would have been while the line arrived
-            raise FramingError("the stream is not valid UTF-8", offset=offset, excerpt=excerpt) from None
+            raise error from None
         self._consumed += len(region)
         if self._at_start:
             self._at_start = False

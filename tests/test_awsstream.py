@@ -178,19 +178,25 @@ def _second_message_corrupted(at: int) -> bytes:
 def test_a_bad_prelude_crc_names_the_message() -> None:
     wire = _second_message_corrupted(8)
     first = len(event("messageStart", {"role": "assistant"}))
-    with pytest.raises(FramingError, match=rf"the prelude CRC is 0x[0-9a-f]{{8}}, .* message at byte {first}$"):
+    with pytest.raises(
+        FramingError,
+        match=rf"the prelude's checksum does not match its bytes \(CRC32 0x[0-9a-f]{{8}} stored, .* at byte {first}$",
+    ):
         frames([wire])
 
 
 def test_a_bad_length_is_caught_by_the_prelude_crc() -> None:
-    with pytest.raises(FramingError, match="the prelude CRC"):
+    with pytest.raises(FramingError, match="the prelude's checksum does not match"):
         frames(list(one_byte(_second_message_corrupted(2))))
 
 
 def test_a_bad_message_crc_names_the_message() -> None:
     wire = _second_message_corrupted(-8)  # a payload byte
     first = len(event("messageStart", {"role": "assistant"}))
-    with pytest.raises(FramingError, match=rf"the message CRC is 0x[0-9a-f]{{8}}, .* message at byte {first}$"):
+    with pytest.raises(
+        FramingError,
+        match=rf"the message's checksum does not match its bytes \(CRC32 0x[0-9a-f]{{8}} stored, .* at byte {first}$",
+    ):
         frames([wire])
 
 

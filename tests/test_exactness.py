@@ -151,7 +151,10 @@ def test_invalid_utf8_is_a_framing_error_naming_the_byte_after_what_was_complete
     items, error = run([head + bad], slug)
     assert isinstance(error, FramingError)
     assert error.offset == len(head) + bad.index(b"\xe9")
-    assert str(error) == f'the stream is not valid UTF-8 at byte {error.offset} near \'data: {{"x": "caf\ufffd"}}\''
+    assert (
+        str(error)
+        == f'{slug}: the stream is not valid UTF-8 at byte {error.offset} near \'data: {{"x": "caf<0xE9>"}}\''
+    )
     assert error.provider == slug
     expected = [ToolCall(0, "c", "f", {"a": 1})] if wire.ends_each_call else []
     assert items == expected

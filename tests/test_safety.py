@@ -82,3 +82,11 @@ def test_nothing_is_logged_above_debug(caplog: pytest.LogCaptureFixture) -> None
 def test_reprs_of_calls_never_show_long_arguments() -> None:
     call_value = ToolCall(0, "c", "f", {"content": "x" * 50 + SECRET})
     assert SECRET not in repr(call_value)
+
+
+def test_every_anomaly_is_logged_including_the_normalizers(caplog: pytest.LogCaptureFixture) -> None:
+    from .helpers import FIXTURES, events
+
+    caplog.set_level(logging.DEBUG, logger="streamkit")
+    events((FIXTURES / "openai_chat" / "empty_and_null_arguments.sse").read_bytes(), "openai_chat")
+    assert [r.getMessage() for r in caplog.records] == ["openai_chat: call index 2: null_arguments"]

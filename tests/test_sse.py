@@ -173,7 +173,7 @@ def test_invalid_utf8_after_the_first_read_names_the_same_offset() -> None:
     assert decoder.feed(later) == [Frame(None, "2")]  # the events before the bad bytes first
     with pytest.raises(FramingError, match="not valid UTF-8 at byte 25") as info:
         decoder.feed(b"data: 5\n\n")
-    assert info.value.excerpt == "data: a\ufffdb"
+    assert info.value.excerpt == "data: a<0xFF>b"
     with pytest.raises(FramingError, match="not valid UTF-8 at byte 25"):
         frames(list(one_byte(first + later)))
 
@@ -182,3 +182,12 @@ def test_event_size_limit_when_events_are_read_whole() -> None:
     with pytest.raises(LimitExceededError):
         frames([b"data: 0\n\n", b"data: " + b"x" * 120 + b"\n\n"], max_event_bytes=100)
     assert frames([b"data: 0\n\n", b"data: " + b"x" * 90 + b"\n\n"], max_event_bytes=100)[1].data == "x" * 90
+
+
+def test_invalid_utf8_is_shown_in_hex_and_no_character_is_cut_in_the_excerpt() -> None:
+    line = b"data: " + ("é" * 15 + "x").encode() + b"\xe9" + "日本".encode()
+    with pytest.raises(FramingError) as info:
+        frames([line + b"\n\n"])
+    # 20 bytes before the bad one is inside an "é", 4 bytes after inside "本": neither is cut.
+    assert info.value.excerpt == "é" * 9 + "x<0xE9>日本"
+    assert str(info.value) == f"the stream is not valid UTF-8 at byte 37 near {'é' * 9 + 'x<0xE9>日本'!r}"
