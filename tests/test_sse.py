@@ -182,3 +182,14 @@ def test_event_size_limit_when_events_are_read_whole() -> None:
     with pytest.raises(LimitExceededError):
         frames([b"data: 0\n\n", b"data: " + b"x" * 120 + b"\n\n"], max_event_bytes=100)
     assert frames([b"data: 0\n\n", b"data: " + b"x" * 90 + b"\n\n"], max_event_bytes=100)[1].data == "x" * 90
+
+
+@pytest.mark.parametrize("size", [100_000, 4096, 7])
+def test_a_long_event_of_many_short_lines_matches_httpx_sse_at_any_chunk_size(size: int) -> None:
+    # Past 64 lines the data lines are joined in groups, and a block past 64 KiB is read one
+    # line at a time: the frames are the same as the oracle's however the bytes come.
+    lines = [f"data: {n % 7 * 'ab'}" if n % 5 else ("event: e" if n % 3 else ": c") for n in range(20_000)]
+    data = ("\n".join(lines) + "\n\ndata: after\n\n" + "\r\n".join(lines) + "\r\n\r\n").encode()
+    chunks = [data[i : i + size] for i in range(0, len(data), size)]
+    got = frames(chunks)
+    assert got == oracle(data) and len(got) == 3
