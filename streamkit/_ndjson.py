@@ -20,7 +20,7 @@ last LF mean the stream was cut inside a line; guessing that they are whole woul
 
 from __future__ import annotations
 
-from ._errors import FramingError
+from ._errors import FramingError, LimitExceededError
 from ._events import Frame, Framer
 
 __all__ = ("DEFAULT_MAX_LINE_BYTES", "NDJSONDecoder")
@@ -35,8 +35,8 @@ class NDJSONDecoder(Framer):
     """Feed bytes, get one ``Frame`` per complete non-blank line; ``flush`` at the end of input.
 
     Args:
-        max_event_bytes: the longest line accepted; a longer one is a ``FramingError``, raised
-            as soon as the buffered part of the line passes the limit.
+        max_event_bytes: the longest line accepted; a longer one is a ``LimitExceededError``
+            naming ``max_event_bytes``, raised as soon as the buffered part of the line passes it.
     """
 
     def __init__(self, *, max_event_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
@@ -82,9 +82,11 @@ class NDJSONDecoder(Framer):
         if size > self._max:
             raise self._too_long(offset)
 
-    def _too_long(self, offset: int) -> FramingError:
+    def _too_long(self, offset: int) -> LimitExceededError:
         # The same error whether the line is still arriving or complete: chunking never shows.
-        return FramingError(f"a line is longer than max_event_bytes={self._max}", offset=offset)
+        return LimitExceededError(
+            f"an NDJSON line at byte {offset} grew past the limit", limit="max_event_bytes", value=self._max
+        )
 
     def _lines(self, region: bytes, out: list[Frame]) -> None:
         """Split a region that ends exactly at an LF into frames."""

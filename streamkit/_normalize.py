@@ -105,7 +105,10 @@ def parse_arguments(
         return {}, None, None
     if isinstance(arguments, dict):
         too_deep, _ = _scan(arguments, max_depth)
-        return (None, _too_deep(max_depth), None) if too_deep else (arguments, None, None)
+        if too_deep:
+            return None, _too_deep(max_depth), None
+        odd = _not_json(arguments)
+        return (arguments, None, None) if odd is None else (None, ArgumentIssue("invalid_json", odd), None)
     if not isinstance(arguments, str):
         return None, _not_an_object(arguments), None
     if not arguments.strip(_JSON_SPACE):  # JSON's four spaces only: "\xa0" is not "no arguments"
@@ -182,6 +185,35 @@ def _has_lone_surrogate(value: Any) -> bool:
             except UnicodeEncodeError:
                 return True
     return False
+
+
+_JSON_LEAVES = (str, int, float, bool, type(None))
+
+
+def _not_json(value: dict[Any, Any]) -> str | None:
+    """What keeps an arguments value given as an object from being JSON, if anything.
+
+    Only an object made in Python (a payload from an SDK object, not parsed from JSON text)
+    can hold a key that is not a string or a value of another type; one walk over it, run only
+    for arguments that came as a value. Its depth was checked first, so the walk is bounded.
+    """
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key in item:
+                if not isinstance(key, str):
+                    return f"the arguments are not JSON: an object key is {type(key).__name__} {key!r}, not a string"
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif not isinstance(item, _JSON_LEAVES) or (isinstance(item, float) and not math.isfinite(item)):
+            return f"the arguments are not JSON: they hold a {type(item).__name__} ({_cut(repr(item))})"
+    return None
+
+
+def _cut(text: str, size: int = 40) -> str:
+    return text if len(text) <= size else f"{text[: size - 3]}..."
 
 
 def raw_text(arguments: Any) -> str:

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from ._accumulator import Accumulator, PreviewingAccumulator
 from ._awsstream import EventStreamDecoder
-from ._errors import IncompleteStreamError, StreamError, TransportError, UsageError
+from ._errors import FramingError, IncompleteStreamError, StreamError, TransportError, UsageError
 from ._events import TURN_EVENTS, Frame, RawCall, RawPreview, ResponseEnded, TextReceived
 from ._limits import DEFAULT_LIMITS, Limits
 from ._ndjson import NDJSONDecoder
@@ -53,6 +53,11 @@ class _Framer(Protocol):
     def feed(self, chunk: bytes) -> list[Frame]: ...
     def flush(self) -> list[Frame]: ...
 
+
+#: The largest ``preview_growth``: a call's next preview is due at its length times the factor,
+#: which must stay a finite number (a larger factor previews no less often than this one, in
+#: practice: once near the start, never again).
+MAX_PREVIEW_GROWTH = 1e6
 
 _FRAMERS: dict[str, Callable[..., _Framer]] = {
     "sse": SSEDecoder,
@@ -122,6 +127,10 @@ class Assembler:
         return self._accumulator.finished
 
     def feed(self, data: bytes) -> list[StreamEvent]:
+        if type(data) is not bytes:
+            if not isinstance(data, bytes | bytearray | memoryview):
+                raise UsageError(f"Assembler.feed takes bytes, got {type(data).__name__}")
+            data = bytes(data)
         self._received = self._received or bool(data)
         return self._guard(lambda out: self._frames(self._framer.feed(data), out))
 
@@ -190,7 +199,7 @@ class Assembler:
         key = (item.choice, item.index)
         partial = self._partials.get(key)
         if partial is None:
-            partial = self._partials[key] = PartialJSON()
+            partial = self._partials[key] = PartialJSON(self._max_depth)
         value = partial.update(item.text)
         if value is not NO_PREVIEW:
             out.append(ArgumentsPreview(item.index, item.id, item.name, value, choice=item.choice))
@@ -252,6 +261,17 @@ def _feed(assembler: Assembler, value: bytes | Frame | Payload | None) -> list[S
     return []  # None: the source implies no input
 
 
+def _adapt(assembler: Assembler, adapter: SourceAdapter, item: Any) -> bytes | Frame | Payload | None:
+    """``adapter.adapt(item)``; a text line that cannot be UTF-8 fails the stream as bad bytes do."""
+    try:
+        return adapter.adapt(item)
+    except UnicodeEncodeError as exc:
+        shown = exc.object[exc.start : exc.end]
+        error = FramingError(f"the source's text holds {shown!r}, a lone surrogate that no UTF-8 stream can carry")
+        assembler._fail(error)
+        raise error from None
+
+
 def _make_accumulator(
     provider: str, limits: Limits, previews: bool, every: int | None, growth: float | None
 ) -> Accumulator:
@@ -263,8 +283,8 @@ def _make_accumulator(
     growth = 1.0 if growth is None else growth
     if isinstance(every, bool) or not isinstance(every, int) or every < 1:
         raise UsageError(f"preview_every must be an int of at least 1, got {every!r}")
-    if isinstance(growth, bool) or not isinstance(growth, int | float) or not growth >= 1.0:
-        raise UsageError(f"preview_growth must be a number of at least 1.0, got {growth!r}")
+    if isinstance(growth, bool) or not isinstance(growth, int | float) or not 1.0 <= growth <= MAX_PREVIEW_GROWTH:
+        raise UsageError(f"preview_growth must be a number from 1.0 to {MAX_PREVIEW_GROWTH:g}, got {growth!r}")
     return PreviewingAccumulator(provider, limits, every=every, growth=float(growth))
 
 
@@ -279,7 +299,7 @@ def iter_events(source: Iterable[Any], provider: str | Decoder, **options: Any) 
     items = iter(source)
     try:
         for item in items:
-            yield from _feed(assembler, adapter.adapt(item))
+            yield from _feed(assembler, _adapt(assembler, adapter, item))
             if assembler.error is not None:
                 raise assembler.error
             if assembler.finished:
@@ -304,7 +324,7 @@ async def aiter_events(source: Source, provider: str | Decoder, **options: Any) 
     items = _aiter(source)
     try:
         async for item in items:
-            for value in _feed(assembler, adapter.adapt(item)):
+            for value in _feed(assembler, _adapt(assembler, adapter, item)):
                 yield value
             if assembler.error is not None:
                 raise assembler.error

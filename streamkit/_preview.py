@@ -15,8 +15,10 @@ What a preview shows (every value in it is final except the last string):
 - open objects and arrays, closed; a key whose value has not started is left out, and so is a
   number, ``true``, ``false`` or ``null`` until a delimiter shows that it is complete.
 
-Text that can no longer become valid JSON gives no more previews: the call's one strict parse,
-at its end marker, reports what is wrong. This stage never decides what a call is.
+Text that can no longer become valid JSON gives no more previews, and so does text nested
+deeper than ``max_depth`` (such a call is ``too_deep``; the parsers, the exact one for big
+integers most of all, need not go that deep): the call's one strict parse, at its end marker,
+reports what is wrong. This stage never decides what a call is.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ import re
 from typing import Any
 
 import orjson
+
+from ._limits import DEFAULT_MAX_DEPTH
 
 __all__ = ("NO_PREVIEW", "PartialJSON")
 
@@ -50,12 +54,14 @@ class PartialJSON:
         "_in_string",
         "_is_key",
         "_last",
+        "_max_depth",
         "_pos",
         "_stack",
         "_surrogate",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, max_depth: int = DEFAULT_MAX_DEPTH) -> None:
+        self._max_depth = max_depth
         self._pos = 0  # where the next scan starts
         self._stack: list[str] = []  # the open containers, "{" or "["
         self._good = -1  # the last offset where the text closes into valid JSON
@@ -158,6 +164,9 @@ class PartialJSON:
                 self._in_string = True
                 self._is_key = self._expect_key and bool(stack) and stack[-1] == "{"
             elif char in "{[":
+                if len(stack) >= self._max_depth:
+                    self._broken = True  # too deep: the call will be too_deep
+                    break
                 stack.append(char)
                 self._expect_key = char == "{"
                 self._good = pos

@@ -20,6 +20,7 @@ and bad bytes after the provider's end-of-stream marker are never read.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Iterator
 
 from ._errors import FramingError, LimitExceededError
 from ._events import Frame, Framer
@@ -32,6 +33,11 @@ _BOM = b"\xef\xbb\xbf"
 _BLANK = [""]
 _UNKNOWN = "\x00unknown"  # a name not yet in the cache (no decoded name is this object)
 _MAX_NAMES = 64  # event names cached per stream: a provider uses about ten
+#: Data lines kept as strings before they are joined into one: a short line costs about 50
+#: bytes as a str object, so an event of many short lines would be held at ten times its size.
+_PACK_AT = 64
+#: A block of lines longer than this is read line by line rather than split into a list at once.
+_SPLIT_AT = 64 * 1024
 
 
 class SSEDecoder(Framer):
@@ -45,7 +51,8 @@ class SSEDecoder(Framer):
         self._at_start = True  # no line decoded yet: a BOM may still come
         self._skip_lf = False  # the previous region ended with CR: a leading LF is its pair
         self._event: str | None = None
-        self._data: list[str] = []
+        self._data: list[str] = []  # the event's last data lines; never empty while _groups is not
+        self._groups: list[str] = []  # the event's earlier data lines, joined _PACK_AT at a time
         self._event_size = 0  # bytes of the event's data lines so far, one more for each line end
         self._names: dict[bytes, str | None] = {}  # event names read by _whole, decoded once
 
@@ -55,6 +62,7 @@ class SSEDecoder(Framer):
             _log.debug("input ended inside an SSE event: %d bytes dropped", len(self._pending) + self._event_size)
         self._pending = bytearray()
         self._data = []
+        self._groups = []
         self._event = None
         self._event_size = 0
         return []
@@ -152,8 +160,7 @@ class SSEDecoder(Framer):
         plain = region.isascii()  # then each line's characters are its bytes
         limit = self._max_event_bytes if plain else self._max_event_bytes // 4
         blocks = text.split("\n\n")
-        last = blocks.pop().split("\n")
-        last.pop()  # the region ends with a line end: the last piece is always empty
+        last = blocks.pop()
         for block in blocks:
             # Nearly every event is one "data:" line, perhaps after one "event:" line: such a
             # block, with nothing left over from the lines before it and short enough to be
@@ -169,11 +176,12 @@ class SSEDecoder(Framer):
                         data = block[cut + 7 :] if block.startswith("data: ", cut + 1) else block[cut + 6 :]
                         out.append(Frame(event or None, data))
                         continue
-            self._read(block.split("\n"), plain, out)
+            self._read(_lines(block), plain, out)
             self._read(_BLANK, plain, out)
-        self._read(last, plain, out)
+        if last:
+            self._read(_lines(last[:-1]), plain, out)  # the region ends with a line end: drop it
 
-    def _read(self, lines: list[str], plain: bool, out: list[Frame]) -> None:
+    def _read(self, lines: Iterable[str], plain: bool, out: list[Frame]) -> None:
         for line in lines:
             if line:
                 size = len(line) if plain else len(line.encode())
@@ -182,7 +190,13 @@ class SSEDecoder(Framer):
                 if self._field(line):
                     self._event_size += size + 1
             elif self._data:
-                out.append(Frame(self._event, "\n".join(self._data)))
+                if self._groups:
+                    self._groups.append("\n".join(self._data))
+                    data = "\n".join(self._groups)
+                    self._groups = []
+                else:
+                    data = "\n".join(self._data)
+                out.append(Frame(self._event, data))
                 self._data = []
                 self._event = None
                 self._event_size = 0
@@ -207,8 +221,28 @@ class SSEDecoder(Framer):
                 # other field name is ignored, as the spec requires.
                 return False
             value = ""  # a bare "data" line with no colon adds an empty line
-        self._data.append(value)
+        data = self._data
+        data.append(value)
+        if len(data) > _PACK_AT:  # the last line stays, so _data is never empty with groups
+            self._groups.append("\n".join(data[:_PACK_AT]))
+            del data[:_PACK_AT]
         return True
+
+
+def _lines(block: str) -> Iterable[str]:
+    """The lines of a block: a list when it is short, else one at a time, so that a long event
+    of short lines is never held as a list of millions of strings."""
+    if len(block) <= _SPLIT_AT:
+        return block.split("\n")
+    return _each_line(block)
+
+
+def _each_line(block: str) -> Iterator[str]:
+    start = 0
+    while (end := block.find("\n", start)) >= 0:
+        yield block[start:end]
+        start = end + 1
+    yield block[start:]
 
 
 def _whole(head: bytes, out: list[Frame], names: dict[bytes, str | None]) -> bool:

@@ -232,7 +232,30 @@ def _parameters(where: str, schema: Any) -> JSONObject:
 def _schema_object(where: str, schema: Any) -> JSONObject:
     if not isinstance(schema, Mapping):
         raise UsageError(f"{where}: a JSON Schema object was expected, got {type(schema).__name__}")
+    _check_depth(where, schema)
     return dict(schema)
+
+
+#: The deepest nesting of objects and arrays in a schema: the validator reads no deeper, and the
+#: schema is walked by recursion (closing objects, reading Gemini's form) only this deep.
+MAX_SCHEMA_DEPTH = 255
+
+
+def _check_depth(where: str, schema: Mapping[str, Any]) -> None:
+    """A schema nested deeper than ``MAX_SCHEMA_DEPTH`` is refused, by one walk without recursion
+    (which also stops a schema that contains itself)."""
+    level: list[Any] = [schema]
+    depth = 0
+    while level:
+        depth += 1
+        if depth > MAX_SCHEMA_DEPTH:
+            raise UsageError(f"{where}: the schema nests objects and arrays deeper than {MAX_SCHEMA_DEPTH} levels")
+        below: dict[int, Any] = {}  # by identity: a part shared many times is walked once per level
+        for node in level:
+            for child in node.values() if isinstance(node, Mapping) else node:
+                if isinstance(child, Mapping | list):
+                    below[id(child)] = child
+        level = list(below.values())
 
 
 def _gemini_declaration(where: str, declaration: Any) -> tuple[str, str, JSONObject]:
@@ -244,7 +267,10 @@ def _gemini_declaration(where: str, declaration: Any) -> tuple[str, str, JSONObj
             return where, name, _schema_object(f"{where}.{key}", declaration[key])
     for key in ("parameters", "parameters_json_schema"):
         if declaration.get(key) is not None:  # Gemini's OpenAPI subset: uppercase types, "nullable"
-            return where, name, _from_openapi(f"{where}.{key}", declaration[key])
+            schema = declaration[key]
+            if isinstance(schema, Mapping):
+                _check_depth(f"{where}.{key}", schema)
+            return where, name, _from_openapi(f"{where}.{key}", schema)
     return where, name, dict(_NO_PARAMETERS)
 
 
@@ -363,46 +389,53 @@ def _escape(key: str) -> str:
 
 def _schema_issues(validator: jsonschema_rs.Validator, value: JSONObject) -> list[ArgumentIssue]:
     """Every error, in the order of the values they concern in the input (a missing property
-    after the properties present), so the order never depends on the validator's internals."""
+    after the properties present), so the order never depends on the validator's internals.
+    The cost is linear in the number of errors: each object's keys are numbered once."""
     found: list[tuple[tuple[int, ...], ArgumentIssue]] = []
+    position = _Positions(value).of
     for error in validator.iter_errors(value):
         kind = error.kind.name
         where = list(error.instance_path)
         if kind in ("additionalProperties", "unevaluatedProperties"):
             for name in error.kind.as_dict().get("unexpected", []):
                 message = f"{_quote(name)} is not a property this tool accepts"
-                found.append(
-                    (_position(value, [*where, name]), ArgumentIssue("schema", message, path=_path([*where, name])))
-                )
+                found.append((position([*where, name]), ArgumentIssue("schema", message, path=_path([*where, name]))))
         elif kind == "required":
             missing = error.kind.as_dict().get("property")
             message = f"the required property {_quote(missing)} is missing"
-            found.append(
-                (_position(value, [*where, missing]), ArgumentIssue("schema", message, path=_path([*where, missing])))
-            )
+            found.append((position([*where, missing]), ArgumentIssue("schema", message, path=_path([*where, missing]))))
         else:
             message = error.message
             if len(message) > MAX_MESSAGE_CHARS:
                 message = f"{message[: MAX_MESSAGE_CHARS - 3]}..."
-            found.append((_position(value, where), ArgumentIssue("schema", message, path=_path(where))))
+            found.append((position(where), ArgumentIssue("schema", message, path=_path(where))))
     found.sort(key=lambda pair: pair[0])
     return [issue for _, issue in found]
 
 
-def _position(value: Any, where: list[Any]) -> tuple[int, ...]:
-    """Where ``where`` points in ``value``, as the index of each step (keys in their order)."""
-    out = []
-    for part in where:
-        if isinstance(value, dict):
-            keys = list(value)
-            out.append(keys.index(part) if part in value else len(keys))
-            value = value.get(part)
-        elif isinstance(value, list) and isinstance(part, int):
-            out.append(part)
-            value = value[part] if part < len(value) else None
-        else:
-            out.append(0)
-    return tuple(out)
+class _Positions:
+    """Where a path points in one value, as the index of each step (keys in their order)."""
+
+    def __init__(self, value: Any) -> None:
+        self._value = value
+        self._keys: dict[int, dict[Any, int]] = {}  # id of an object -> its keys, numbered once
+
+    def of(self, where: list[Any]) -> tuple[int, ...]:
+        value = self._value
+        out = []
+        for part in where:
+            if isinstance(value, dict):
+                keys = self._keys.get(id(value))
+                if keys is None:
+                    keys = self._keys[id(value)] = {key: number for number, key in enumerate(value)}
+                out.append(keys.get(part, len(keys)))
+                value = value.get(part)
+            elif isinstance(value, list) and isinstance(part, int):
+                out.append(part)
+                value = value[part] if part < len(value) else None
+            else:
+                out.append(0)
+        return tuple(out)
 
 
 def _quote(name: object) -> str:

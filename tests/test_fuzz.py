@@ -567,6 +567,42 @@ def test_a_groq_usage_holder_that_is_not_an_object_is_ignored() -> None:
     assert out == []
 
 
+def test_a_vertex_path_with_an_index_of_thousands_of_digits_is_a_protocol_error() -> None:
+    # int() refuses more than 4,300 digits with a ValueError; no array is that long anyway.
+    piece = {"jsonPath": "$.a[" + "1" * 5000 + "]", "stringValue": "x"}
+    part = {"functionCall": {"name": "f", "partialArgs": [piece], "willContinue": False}}
+    chunk = {"candidates": [{"index": 0, "content": {"role": "model", "parts": [part]}, "finishReason": "STOP"}]}
+    with pytest.raises(ProviderProtocolError, match="an array index of 5000 digits"):
+        Assembler("gemini").feed_frame(Frame(None, dump(chunk)))
+
+
+def test_a_text_line_with_a_lone_surrogate_is_a_framing_error_after_the_calls_before_it() -> None:
+    from streamkit import FramingError, iter_events
+
+    wire = WIRES["anthropic"]
+    head = wire.begin() + call(wire, 0, "c0", "f", ['{"a": 1}']) + wire.start(1, "c1", "f") + wire.fragment(1, "{")
+    got: list[StreamEvent] = []
+    with pytest.raises(FramingError, match=r"'\\ud800', a lone surrogate") as info:
+        for item in iter_events([*head.decode().splitlines(keepends=True), "data: \ud800\n"], "anthropic"):
+            got.append(item)  # noqa: PERF402 - what came before the error is kept
+    assert got == [ToolCall(0, "c0", "f", {"a": 1})]
+    assert [(c.index, c.raw) for c in info.value.unfinished] == [(1, "{")]
+
+
+@pytest.mark.parametrize("data", ["data: {}\n\n", 12, None, ["data: x"]])
+def test_feed_takes_bytes_only(data: Any) -> None:
+    from streamkit import UsageError
+
+    with pytest.raises(UsageError, match=f"Assembler.feed takes bytes, got {type(data).__name__}"):
+        Assembler("openai_chat").feed(data)
+
+
+def test_feed_takes_a_bytearray_as_bytes() -> None:
+    wire = OpenAIChatWire()
+    data = wire.begin() + call(wire, 0, "c0", "f", ['{"a": 1}']) + wire.finish()
+    assert Assembler("openai_chat").feed(bytearray(data)) == Assembler("openai_chat").feed(data)  # type: ignore[arg-type]
+
+
 # -- the normalizer against a strict reference parser ----------------------------------------------
 
 _JSON_SPACE = " \t\n\r"

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from streamkit import FramingError
+from streamkit import FramingError, LimitExceededError
 from streamkit._events import Frame
 from streamkit._ndjson import NDJSONDecoder
 
@@ -88,13 +88,15 @@ def test_a_cut_last_line_is_an_error_naming_its_offset() -> None:
 def test_line_limit_while_buffering() -> None:
     decoder = NDJSONDecoder(max_event_bytes=10)
     assert decoder.feed(b"1\n12345") == lines("1")
-    with pytest.raises(FramingError, match="a line is longer than max_event_bytes=10 at byte 2"):
+    with pytest.raises(LimitExceededError) as info:
         decoder.feed(b"678901")
+    assert (info.value.limit, info.value.value) == ("max_event_bytes", 10)
+    assert str(info.value) == "an NDJSON line at byte 2 grew past the limit: limit max_event_bytes=10"
 
 
 def test_line_limit_on_a_whole_line() -> None:
     assert frames([b"1234567890\n"], max_event_bytes=10) == lines("1234567890")
-    with pytest.raises(FramingError, match="a line is longer than max_event_bytes=10 at byte 2"):
+    with pytest.raises(LimitExceededError, match=r"line at byte 2 grew past the limit: limit max_event_bytes=10"):
         frames([b"1\n12345678901\n"], max_event_bytes=10)
 
 

@@ -132,7 +132,11 @@ def test_throttled_previews_fire_at_exact_lengths() -> None:
     [
         ({"preview_every": 10}, "need previews=True"),
         ({"previews": True, "preview_every": 0}, "preview_every must be an int of at least 1, got 0"),
-        ({"previews": True, "preview_growth": 0.5}, "preview_growth must be a number of at least 1.0, got 0.5"),
+        ({"previews": True, "preview_growth": 0.5}, r"preview_growth must be a number from 1.0 to 1e\+06, got 0.5"),
+        # A factor whose product with a length is no finite number would fail mid-stream.
+        ({"previews": True, "preview_growth": float("inf")}, "preview_growth must be a number from 1.0"),
+        ({"previews": True, "preview_growth": 1e308}, "preview_growth must be a number from 1.0"),
+        ({"previews": True, "preview_growth": float("nan")}, "preview_growth must be a number from 1.0"),
     ],
 )
 def test_bad_preview_options_are_usage_errors(options: dict[str, Any], message: str) -> None:
@@ -164,3 +168,27 @@ def test_each_call_has_its_own_previews() -> None:
         ToolCall(1, "call_1", "g", {"b": [1, 2]}),
         ResponseEnd("tool_calls"),
     ]
+
+
+@pytest.mark.parametrize("opener", ["[", '{"a":'])
+def test_arguments_too_deep_to_read_give_no_preview_and_are_too_deep(opener: str) -> None:
+    # 1,000 levels with a 19-digit integer: the exact parser for big integers recurses, so a
+    # preview this deep would overflow the stack. Past max_depth a call is too_deep anyway.
+    closer = "]" if opener == "[" else "}"
+    text = '{"a":' + opener * 1000 + "1234567890123456789" + closer * 1000 + "}"
+    chunk = {"choices": [{"index": 0, "delta": {"tool_calls": [_entry(text)]}, "finish_reason": None}]}
+    end = {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}
+    items = list(streamkit.iter_events([sse(chunk, end, done=True)], "openai_chat", previews=True))
+    assert [type(item) for item in items] == [InvalidToolCall, ResponseEnd]
+    assert [issue.kind for issue in items[0].errors] == ["too_deep"]  # type: ignore[union-attr]
+
+
+def test_a_preview_stops_past_max_depth_and_shows_what_was_shallow_enough() -> None:
+    partial = PartialJSON(max_depth=2)
+    assert partial.update('{"a": [1, ') == {"a": [1]}
+    assert partial.update('{"a": [1, [') is NO_PREVIEW
+    assert partial.update('{"a": [1, [2]]}') is NO_PREVIEW
+
+
+def _entry(arguments: str) -> dict[str, object]:
+    return {"index": 0, "id": "call_0", "type": "function", "function": {"name": "f", "arguments": arguments}}

@@ -191,3 +191,14 @@ def test_invalid_utf8_is_shown_in_hex_and_no_character_is_cut_in_the_excerpt() -
     # 20 bytes before the bad one is inside an "é", 4 bytes after inside "本": neither is cut.
     assert info.value.excerpt == "é" * 9 + "x<0xE9>日本"
     assert str(info.value) == f"the stream is not valid UTF-8 at byte 37 near {'é' * 9 + 'x<0xE9>日本'!r}"
+
+
+@pytest.mark.parametrize("size", [100_000, 4096, 7])
+def test_a_long_event_of_many_short_lines_matches_httpx_sse_at_any_chunk_size(size: int) -> None:
+    # Past 64 lines the data lines are joined in groups, and a block past 64 KiB is read one
+    # line at a time: the frames are the same as the oracle's however the bytes come.
+    lines = [f"data: {n % 7 * 'ab'}" if n % 5 else ("event: e" if n % 3 else ": c") for n in range(20_000)]
+    data = ("\n".join(lines) + "\n\ndata: after\n\n" + "\r\n".join(lines) + "\r\n\r\n").encode()
+    chunks = [data[i : i + size] for i in range(0, len(data), size)]
+    got = frames(chunks)
+    assert got == oracle(data) and len(got) == 3

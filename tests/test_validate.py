@@ -470,3 +470,73 @@ def test_a_bad_schema_fails_before_any_byte_is_read() -> None:
 
     with pytest.raises(UsageError, match="is not valid JSON Schema"):
         list(iter_tool_calls(source(), "anthropic", tools={"f": {"type": 5}}))
+
+
+def test_a_schema_nested_too_deep_is_a_usage_error_not_a_recursion_error() -> None:
+    schema: dict[str, Any] = {"type": "object"}
+    for _ in range(600):
+        schema = {"type": "object", "properties": {"a": schema}}
+    with pytest.raises(UsageError, match=r"tools\[0\].input_schema: the schema nests objects and arrays deeper"):
+        Toolset([{"name": "f", "input_schema": schema}])
+    with pytest.raises(UsageError, match=r"the schema nests objects and arrays deeper than 255"):
+        Toolset([{"functionDeclarations": [{"name": "f", "parameters": schema}]}])
+
+
+def test_a_schema_that_contains_itself_is_a_usage_error() -> None:
+    schema: dict[str, Any] = {"type": "object", "properties": {}}
+    schema["properties"]["self"] = schema
+    with pytest.raises(UsageError, match="deeper than 255"):
+        Toolset({"f": schema})
+
+
+def test_the_deepest_schema_the_validator_reads_is_accepted() -> None:
+    schema: dict[str, Any] = {"type": "integer"}
+    for _ in range(127):  # two levels each: 254 with the leaf
+        schema = {"type": "object", "properties": {"a": schema}}
+    value: Any = 1
+    for _ in range(127):
+        value = {"a": value}
+    assert Toolset({"f": schema}).validate(ToolCall(0, "c", "f", value)) == ToolCall(0, "c", "f", value)
+
+
+def test_arguments_given_as_an_object_with_non_string_keys_are_invalid_json() -> None:
+    # Only a payload made in Python can hold them; the validator would raise a ValueError.
+    events = [
+        {"type": "message_start", "message": {"id": "m", "usage": {}}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "t", "name": "f"}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "u", "name": "f"}},
+        {"type": "content_block_stop", "index": 1},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}},
+        {"type": "message_stop"},
+    ]
+    events[1]["content_block"]["input"] = {"a": {1: 2}}  # type: ignore[index]
+    events[3]["content_block"]["input"] = {"a": {"b"}}  # type: ignore[index]
+    tools = {"f": {"type": "object", "properties": {"a": {}}}}
+    first, second = iter_tool_calls(events, "anthropic", tools=tools)
+    assert isinstance(first, InvalidToolCall) and isinstance(second, InvalidToolCall)
+    assert [(i.kind, i.message) for i in first.errors] == [
+        ("invalid_json", "the arguments are not JSON: an object key is int 1, not a string")
+    ]
+    assert [(i.kind, i.message) for i in second.errors] == [
+        ("invalid_json", "the arguments are not JSON: they hold a set ({'b'})")
+    ]
+
+
+def test_reporting_many_errors_lists_each_object_once() -> None:
+    # Each error's position was found by listing its object's keys again, so the report grew
+    # with the square of the errors (40,000 undeclared properties took 21 s). Counted, not timed.
+    class Counted(dict[str, Any]):
+        listed = 0
+
+        def __iter__(self) -> Any:
+            Counted.listed += 1
+            return super().__iter__()
+
+    value = Counted({f"k{i}": i for i in range(2_000)})
+    toolset = Toolset({"f": {"type": "object", "properties": {"a": {}}}})
+    result = toolset.validate(ToolCall(0, "c", "f", value))
+    assert isinstance(result, InvalidToolCall) and len(result.errors) == 2_000
+    assert [issue.path for issue in result.errors[:2]] == ["$.k0", "$.k1"]
+    assert result.errors[-1].path == "$.k1999"
+    assert Counted.listed <= 2

@@ -20,6 +20,7 @@ Segment = str | int
 # One segment after "$": .name, [0], ['name'] or ["name"] (with \-escapes inside the quotes).
 _SEGMENT = re.compile(r"""\.([A-Za-z_][\w-]*)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]|\["((?:[^"\\]|\\.)*)"\]""")
 _ESCAPE = re.compile(r"\\(.)")
+_MAX_INDEX_DIGITS = 18
 
 
 class PathError(ValueError):
@@ -38,6 +39,8 @@ def parse_path(path: str) -> tuple[Segment, ...]:
             raise PathError(f"the path {path!r} cannot be read at character {at}")
         name, number, single, double = match.groups()
         if number is not None:
+            if len(number) > _MAX_INDEX_DIGITS:  # no array that long: and int() would refuse 4,301 digits
+                raise PathError(f"the path has an array index of {len(number)} digits at character {at}")
             segments.append(int(number))
         else:
             quoted = single if single is not None else double
