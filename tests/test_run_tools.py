@@ -71,6 +71,7 @@ async def test_results_come_in_call_order_whatever_order_the_tools_finish_in() -
 
     def get_stock(ticker: str) -> dict[str, Any]:  # a sync tool: runs in a worker thread
         threads.append(threading.current_thread())
+        anyio.from_thread.run_sync(stock_done.set)
         return {"ticker": ticker, "price": 182.5}
 
     async def source() -> AsyncIterator[StreamEvent]:
@@ -80,20 +81,8 @@ async def test_results_come_in_call_order_whatever_order_the_tools_finish_in() -
         yield CUT
         yield ResponseEnd("tool_use")
 
-    async def watch() -> list[ToolResult]:
-        return await streamkit.run_tools(source(), {"get_weather": get_weather, "get_stock": timed(get_stock)})
-
-    def timed(tool: Any) -> Any:
-        def wrapper(**kwargs: Any) -> Any:
-            try:
-                return tool(**kwargs)
-            finally:
-                anyio.from_thread.run_sync(stock_done.set)
-
-        return wrapper
-
     with anyio.fail_after(GUARD):
-        results = await watch()
+        results = await streamkit.run_tools(source(), {"get_weather": get_weather, "get_stock": get_stock})
     assert results == [
         ToolResult(WEATHER, "21C in Paris"),
         ToolResult(STOCK, {"ticker": "AAPL", "price": 182.5}),
