@@ -44,6 +44,7 @@ from ._events import (
     ArgumentsDelta,
     ArgumentsRepeated,
     ArgumentsValue,
+    CallDetail,
     CallEnded,
     CallReceived,
     CallStarted,
@@ -58,6 +59,7 @@ from ._events import (
     UsageReceived,
 )
 from ._limits import DEFAULT_LIMITS, Limits
+from ._types import NO_STATE
 
 __all__ = ("Accumulator", "Output", "PreviewingAccumulator")
 
@@ -74,7 +76,7 @@ _log = logging.getLogger(__name__)
 class _Slot:
     """One open call. Its text is ``packed`` (UTF-8, once packing began) then ``parts``."""
 
-    __slots__ = ("anomalies", "id", "index", "name", "packed", "parts", "size", "value")
+    __slots__ = ("anomalies", "id", "index", "name", "packed", "parts", "size", "state", "value")
 
     def __init__(self, index: int, id: str | None, name: str | None) -> None:  # noqa: A002
         self.index = index
@@ -85,6 +87,7 @@ class _Slot:
         self.size = 0  # characters in packed and parts together
         self.value: Any = _UNSET
         self.anomalies: list[str] = []
+        self.state: dict[str, str] | None = None  # the provider's per-call state, once some arrives
 
     def note(self, anomaly: str) -> bool:
         if anomaly in self.anomalies:
@@ -143,6 +146,7 @@ class Accumulator:
         self._delivered: set[tuple[int, int]] = set()
         self._ids: dict[str, tuple[int, int]] = {}
         self._notes: dict[tuple[int, int], list[str]] = {}
+        self._states: dict[tuple[int, int], dict[str, str]] = {}  # state for calls not started yet
         self._choices: set[int] = set()  # choices with calls or a stop reason
         self._handlers: dict[type, Callable[[Any], Sequence[Output]]] = {
             CallStarted: self._start,
@@ -159,6 +163,7 @@ class Accumulator:
             ErrorReceived: self._error,
         }
         self._handlers.update(dict.fromkeys(TURN_EVENTS, self._text))
+        self._handlers[CallDetail] = self._detail
 
     def feed(self, event: Event) -> Sequence[Output]:
         return self._handlers[type(event)](event)
@@ -207,6 +212,7 @@ class Accumulator:
             self._open[key] = slot = _Slot(event.index, event.id, event.name)
             for note in self._notes.pop(key, ()):
                 self._note(slot, note)
+            slot.state = self._states.pop(key, None)
             return _NOTHING
         self._merge_identity(key, slot, event.id, event.name, "CallStarted")
         return _NOTHING
@@ -265,6 +271,27 @@ class Accumulator:
         elif key not in self._delivered:
             self._notes.setdefault(key, []).append(event.anomaly)
         return _NOTHING
+
+    def _detail(self, event: CallDetail) -> Sequence[Output]:
+        """Provider state for one call: kept for its ``RawCall``, and passed on for the turn.
+
+        It may come before the call starts (held until it does), never after its delivery.
+        """
+        key = (event.choice, event.index)
+        slot = self._open.get(key)
+        if slot is not None:
+            state = slot.state
+            if state is None:
+                state = slot.state = {}
+        elif key in self._delivered:
+            raise self._error_for(event.index, "CallDetail", "call state arrived for a call that was already delivered")
+        else:
+            state = self._states.setdefault(key, {})
+        known = state.setdefault(event.key, event.value)
+        if known != event.value:
+            message = f"call state {event.key!r} changed from {known!r} to {event.value!r}"
+            raise self._error_for(event.index, "CallDetail", message)
+        return (event,)
 
     def _text(self, event: TextReceived | TurnEvent) -> Sequence[Output]:
         return (event,)
@@ -351,7 +378,8 @@ class Accumulator:
         slot = self._open.pop(key)
         self._delivered.add(key)
         arguments = slot.value if slot.value is not _UNSET else slot.text()
-        return RawCall(slot.index, slot.id, slot.name, arguments, key[0], truncated, tuple(slot.anomalies))
+        state = NO_STATE if slot.state is None else slot.state
+        return RawCall(slot.index, slot.id, slot.name, arguments, key[0], truncated, tuple(slot.anomalies), state)
 
     def _note(self, slot: _Slot, anomaly: str) -> None:
         if slot.note(anomaly):  # logged once per call: the rule's name, never the arguments

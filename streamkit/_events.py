@@ -15,7 +15,8 @@ and their fields are ``Final``: nothing assigns them after ``__init__``.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Final, TypeAlias
 
 from ._errors import StreamError
@@ -289,7 +290,11 @@ class BlockReceived:
 
 @dataclass(frozen=True, slots=True)
 class CallDetail:
-    """Provider state that belongs to one call (Gemini's ``thoughtSignature``, a Responses item id)."""
+    """Provider state that belongs to one call (Gemini's ``thoughtSignature``, a Responses item id).
+
+    It comes before the call's end marker (the accumulator puts it on the call's ``state``), and
+    goes on to the turn stage as a ``CallState``.
+    """
 
     index: int
     key: str
@@ -323,7 +328,8 @@ Event: TypeAlias = (
 class RawCall:
     """A call at its end marker, arguments joined but not parsed: the normalizer's input.
 
-    ``arguments`` is the joined text, or the value exactly as the provider gave it.
+    ``arguments`` is the joined text, or the value exactly as the provider gave it; ``state``
+    the provider's per-call state (from ``CallDetail`` events).
     """
 
     index: int
@@ -333,6 +339,7 @@ class RawCall:
     choice: int = 0
     truncated: bool = False
     anomalies: tuple[str, ...] = ()
+    state: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -90,8 +90,9 @@ def normalize(raw: RawCall, max_depth: int = DEFAULT_MAX_DEPTH) -> ToolCall | In
             tuple(issues),
             choice=raw.choice,
             anomalies=anomalies,
+            state=raw.state,
         )
-    return ToolCall(raw.index, raw.id, raw.name, parsed, choice=raw.choice, anomalies=anomalies)
+    return ToolCall(raw.index, raw.id, raw.name, parsed, choice=raw.choice, anomalies=anomalies, state=raw.state)
 
 
 def parse_arguments(

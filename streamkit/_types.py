@@ -6,8 +6,9 @@ objects and raw text are cut, never printed whole.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import KW_ONLY, dataclass, field
+from types import MappingProxyType
 from typing import Any, TypeAlias
 
 from ._errors import UsageError
@@ -20,6 +21,7 @@ __all__ = (
     "InvalidToolCall",
     "JSONObject",
     "MessageItem",
+    "NO_STATE",
     "ReasoningItem",
     "RedactedThinking",
     "ResponseEnd",
@@ -37,6 +39,9 @@ __all__ = (
 
 JSONObject: TypeAlias = dict[str, Any]
 """A parsed JSON object: the ``input`` of a call."""
+
+#: The ``state`` of a call that carries no provider state: empty, and read-only.
+NO_STATE: Mapping[str, str] = MappingProxyType({})
 
 #: The fixed vocabulary of ``ArgumentIssue.kind``. Kinds are added, never renamed.
 ISSUE_KINDS = (
@@ -57,6 +62,11 @@ _REPR_LIMIT = 60
 
 def _cut(text: str, limit: int = _REPR_LIMIT) -> str:
     return text if len(text) <= limit else f"{text[: limit - 3]}..."
+
+
+def _keys(state: Mapping[str, str]) -> str:
+    """A call's state in its repr: the keys only, since the values are long opaque text."""
+    return f", state=[{','.join(state)}]" if state else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +108,9 @@ class ToolCall:
         input: the arguments, always a JSON object.
         choice: the choice the call belongs to (OpenAI Chat with ``n > 1``), else 0.
         anomalies: the reconciliation rules that fired for this call (see the README).
+        state: the provider's opaque per-call state, to send back with the call unchanged:
+            ``{"thoughtSignature": ...}`` for a Gemini call that carried one, ``{"id": "fc_..."}``
+            for an OpenAI Responses ``function_call`` item; empty for every other call.
     """
 
     index: int
@@ -107,10 +120,11 @@ class ToolCall:
     _: KW_ONLY
     choice: int = 0
     anomalies: tuple[str, ...] = ()
+    state: Mapping[str, str] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         args = _cut(repr(self.input))
-        return f"ToolCall(index={self.index}, id={self.id!r}, name={self.name!r}, input={args})"
+        return f"ToolCall(index={self.index}, id={self.id!r}, name={self.name!r}, input={args}{_keys(self.state)})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +142,7 @@ class InvalidToolCall:
         input: the parsed arguments when they were a JSON object that failed a later check
             (its tool's schema, or a tool that was not offered); ``None`` when they never
             parsed. ``raw`` is then that object as compact JSON.
+        state: as for ``ToolCall``.
     """
 
     index: int
@@ -139,12 +154,13 @@ class InvalidToolCall:
     choice: int = 0
     anomalies: tuple[str, ...] = ()
     input: JSONObject | None = None
+    state: Mapping[str, str] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         kinds = ",".join(issue.kind for issue in self.errors)
         return (
             f"InvalidToolCall(index={self.index}, id={self.id!r}, name={self.name!r}, "
-            f"errors=[{kinds}], raw={_cut(self.raw, 40)!r})"
+            f"errors=[{kinds}], raw={_cut(self.raw, 40)!r}{_keys(self.state)})"
         )
 
     @property
@@ -379,7 +395,11 @@ class TextSignature:
 class CallState:
     """Provider state that belongs to the call at ``index``: Gemini's ``thoughtSignature`` on a
     ``functionCall`` part (key ``"thoughtSignature"``), a Responses ``function_call`` item id
-    (key ``"id"``)."""
+    (key ``"id"``).
+
+    The call carries the same state as its ``state``; this event comes before the call, for
+    every provider, and stays so that a ``Turn`` keeps it among its items.
+    """
 
     index: int
     key: str
@@ -487,12 +507,14 @@ class Turn:
         return "".join(item.text for item in self.items if isinstance(item, TextDelta))
 
     def call_state(self, call: ToolCall | InvalidToolCall) -> dict[str, str]:
-        """The provider state tied to ``call`` (``{"thoughtSignature": ...}``, ``{"id": ...}``)."""
-        return {
+        """The provider state tied to ``call`` (``{"thoughtSignature": ...}``, ``{"id": ...}``):
+        its own ``state``, and any ``CallState`` item for it."""
+        items = {
             item.key: item.value
             for item in self.items
             if isinstance(item, CallState) and item.index == call.index and item.choice == call.choice
         }
+        return {**items, **call.state}
 
     def __repr__(self) -> str:
         kinds = ",".join(type(item).__name__ for item in self.items)

@@ -128,10 +128,19 @@ def _invalid(call: ToolCall | InvalidToolCall, issues: tuple[ArgumentIssue, ...]
             choice=call.choice,
             anomalies=call.anomalies,
             input=call.input,
+            state=call.state,
         )
     text = raw if isinstance(raw, str) else json.dumps(call.input, ensure_ascii=False, separators=(",", ":"))
     return InvalidToolCall(
-        call.index, call.id, call.name, text, issues, choice=call.choice, anomalies=call.anomalies, input=call.input
+        call.index,
+        call.id,
+        call.name,
+        text,
+        issues,
+        choice=call.choice,
+        anomalies=call.anomalies,
+        input=call.input,
+        state=call.state,
     )
 
 

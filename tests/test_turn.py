@@ -280,8 +280,8 @@ def test_gemini_thoughts_text_signature_and_calls() -> None:
         Thinking("ab", "T1"),
         TextDelta("Hi"),
         TextSignature("S1"),
-        ToolCall(0, None, "f", {}),
-        CallState(0, "thoughtSignature", "C1"),
+        CallState(0, "thoughtSignature", "C1"),  # before its call, as for every provider
+        ToolCall(0, None, "f", {}, state={"thoughtSignature": "C1"}),
         ToolCall(1, None, "g", {"x": 1}),
         ResponseEnd("STOP"),
     ]

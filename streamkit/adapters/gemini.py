@@ -37,13 +37,23 @@ __all__ = (
 
 
 def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list[Message]:
-    """The model turn that records ``calls`` (and the ``text`` before them) in the history."""
+    """The model turn that records ``calls`` (and the ``text`` before them) in the history.
+
+    A call decoded from Gemini keeps its ``thoughtSignature`` (from its ``state``) on its part,
+    as Gemini 3 requires of the calls of the current turn.
+    """
     checked = check_calls(calls, text)
     parts: list[Message] = [{"text": text}] if text else []
-    parts.extend(
-        {"functionCall": _with_id(call, {"name": name_of(call), "args": input_object(call)})} for call in checked
-    )
+    parts.extend(_call_part(call, call.state.get("thoughtSignature")) for call in checked)
     return [{"role": "model", "parts": parts}]
+
+
+def _call_part(call: Call, signature: str | None) -> Message:
+    """A ``functionCall`` part, with the ``thoughtSignature`` the call came with."""
+    part: Message = {"functionCall": _with_id(call, {"name": name_of(call), "args": input_object(call)})}
+    if signature is not None:
+        part["thoughtSignature"] = signature
+    return part
 
 
 def tool_results_message(outcomes: Iterable[Outcome]) -> list[Message]:
@@ -100,11 +110,7 @@ def turn_messages(turn: Turn) -> TurnMessages:
             text_open = True
             continue
         if isinstance(item, ToolCall | InvalidToolCall):
-            part: Message = {"functionCall": _with_id(item, {"name": name_of(item), "args": input_object(item)})}
-            signature = checked.call_state(item).get("thoughtSignature") if native else None
-            if signature is not None:
-                part["thoughtSignature"] = signature
-            parts.append(part)
+            parts.append(_call_part(item, checked.call_state(item).get("thoughtSignature") if native else None))
         elif native and isinstance(item, Thinking):
             thought: Message = {"text": item.text, "thought": True}
             if item.signature is not None:

@@ -136,10 +136,10 @@ class GeminiDecoder(Decoder):
             if call is not None:
                 if not isinstance(call, dict):
                     raise self.error(f"{path}.functionCall must be an object", event=event)
-                index = state.open_index if state.open is not None else state.calls
-                self._call(state, choice, call, f"{path}.functionCall", out, event)
-                if signature is not None:
+                if signature is not None:  # before the call: it ends with this part
+                    index = state.open_index if state.open is not None else state.calls
                     out.append(CallDetail(index, "thoughtSignature", signature, choice))
+                self._call(state, choice, call, f"{path}.functionCall", out, event)
             else:
                 text = optional(part, "text", str, path, self, event)
                 if text:

@@ -53,7 +53,7 @@ COMPLETED = {"type": "response.completed", "response": {"status": "completed", "
 
 
 def run(*payloads: object) -> list[object]:
-    """The values a stream makes, less each function_call item's id (``CallState``, tested below)."""
+    """The values a stream makes, less the ``CallState`` events (each call carries its item id as ``state``)."""
     return [item for item in events(sse(*payloads, named=True), "openai_responses") if not isinstance(item, CallState)]
 
 
@@ -62,7 +62,9 @@ def test_call_id_is_handed_out_and_the_call_ends_at_its_done_event() -> None:
     feed = assembler.feed
     opened = feed(sse(added(1, "fc_1", "call_1", "f"), delta("fc_1", '{"a":'), delta("fc_1", "1}"), named=True))
     assert opened == [CallState(1, "id", "fc_1")]  # the item's own id, for the history
-    assert feed(sse(args_done("fc_1", 1, '{"a":1}'), named=True)) == [ToolCall(1, "call_1", "f", {"a": 1})]
+    assert feed(sse(args_done("fc_1", 1, '{"a":1}'), named=True)) == [
+        ToolCall(1, "call_1", "f", {"a": 1}, state={"id": "fc_1"})
+    ]
     assert feed(sse(item_done(1, '{"a":1}'), named=True)) == []  # the second end marker is a repeat
     assert feed(sse(COMPLETED, named=True)) == [ResponseEnd("completed", {"total_tokens": 3})]
 
@@ -77,12 +79,14 @@ def test_an_item_announced_twice_keeps_its_fragments() -> None:
         args_done("fc_1", 0, '{"a":1}'),
         COMPLETED,
     )
-    assert out[0] == ToolCall(0, "call_1", "f", {"a": 1}, anomalies=("id_repeated", "name_repeated"))
+    assert out[0] == ToolCall(
+        0, "call_1", "f", {"a": 1}, anomalies=("id_repeated", "name_repeated"), state={"id": "fc_1"}
+    )
 
 
 def test_output_item_done_alone_ends_a_call() -> None:
     out = run(added(0, "fc_1", "call_1", "f"), delta("fc_1", "{}"), item_done(0, "{}"), COMPLETED)
-    assert out[0] == ToolCall(0, "call_1", "f", {})
+    assert out[0] == ToolCall(0, "call_1", "f", {}, state={"id": "fc_1"})
 
 
 def test_final_arguments_that_differ_make_the_call_invalid() -> None:
@@ -102,12 +106,13 @@ def test_final_arguments_that_differ_make_the_call_invalid() -> None:
             ),
         ),
         anomalies=("final_arguments_differ",),
+        state={"id": "fc_1"},
     )
 
 
 def test_no_fragments_take_the_final_text() -> None:
     out = run(added(0, "fc_1", "call_1", "f"), delta("fc_1", ""), args_done("fc_1", 0, '{"x":1}'), COMPLETED)
-    assert out[0] == ToolCall(0, "call_1", "f", {"x": 1}, anomalies=("arguments_in_done",))
+    assert out[0] == ToolCall(0, "call_1", "f", {"x": 1}, anomalies=("arguments_in_done",), state={"id": "fc_1"})
 
 
 def test_fragments_located_by_output_index_or_call_id() -> None:
@@ -118,7 +123,7 @@ def test_fragments_located_by_output_index_or_call_id() -> None:
         item_done(0, '{"a":1}'),
         COMPLETED,
     )
-    assert out[0] == ToolCall(0, "call_1", "f", {"a": 1})
+    assert out[0] == ToolCall(0, "call_1", "f", {"a": 1}, state={"id": "call_1"})
 
 
 def test_text_is_text_and_server_tool_items_are_not_calls() -> None:
