@@ -12,7 +12,7 @@ import json
 import time
 from collections.abc import Callable
 
-from streamkit import iter_events
+from streamkit import Provider, iter_events
 from streamkit._awsstream import EventStreamDecoder
 from streamkit._ndjson import NDJSONDecoder
 from tests.eventstream_encode import event
@@ -64,7 +64,7 @@ def _framer(cls: type[NDJSONDecoder] | type[EventStreamDecoder], chunks: list[by
     return run
 
 
-def _pipeline(chunks: list[bytes], slug: str) -> Callable[[], object]:
+def _pipeline(chunks: list[bytes], slug: Provider) -> Callable[[], object]:
     def run() -> object:
         return list(iter_events(chunks, slug))
 
@@ -90,7 +90,10 @@ def _botocore(chunks: list[bytes]) -> Callable[[], object] | None:
 
 def main() -> None:
     print(f"{'stream':<28} {'read size':>10} {'framer MB/s':>12} {'pipeline MB/s':>14} {'botocore MB/s':>14}")
-    cases = (("ollama", NDJSONDecoder, ollama_stream()), ("bedrock", EventStreamDecoder, bedrock_stream()))
+    cases: tuple[tuple[Provider, type[NDJSONDecoder | EventStreamDecoder], bytes], ...] = (
+        ("ollama", NDJSONDecoder, ollama_stream()),
+        ("bedrock", EventStreamDecoder, bedrock_stream()),
+    )
     for slug, cls, data in cases:
         for size in (len(data), 4096, 64):
             chunks = _chunks(data, size)

@@ -23,7 +23,9 @@ from __future__ import annotations
 import json
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
+
+from streamkit import Provider
 
 __all__ = ("WIRES", "Case", "make_case", "make_arguments")
 
@@ -94,7 +96,7 @@ def make_arguments(size: int, seed: int, number: int = 0) -> dict[str, Any]:
 class Case:
     """One generated response: its bytes and what it must decode to."""
 
-    wire: str
+    wire: Provider
     size: int  # the nominal argument size of each call, in bytes
     fragment: int  # characters per argument fragment
     calls: int
@@ -142,7 +144,7 @@ def make_case(wire: str, size: int, fragment: int, calls: int, *, seed: int = 20
         data += event.encode()
         spans.append((start, len(data)))
     ends = tuple(spans[number] for number in end_events)
-    return Case(wire, size, fragment, calls, bytes(data), arguments, texts, len(events), ends)
+    return Case(cast(Provider, wire), size, fragment, calls, bytes(data), arguments, texts, len(events), ends)
 
 
 def _fragments(text: str, size: int) -> list[str]:

@@ -276,7 +276,7 @@ def measure_inflight(config: Config, progress: Progress, fragment: int = 4) -> l
                 peak = held = 0
                 delays = []
                 for repeat in range(config.inflight_repeats):
-                    assembler = streamkit.Assembler(wire, **options)
+                    assembler = streamkit.Assembler(case.wire, **options)
                     if repeat == 0:
                         tracemalloc.start()
                     for chunk in before:
@@ -347,7 +347,7 @@ def _concurrency(config: Config, wire: str, progress: Progress) -> Concurrency:
                 yield chunk
 
         got = 0
-        async for call in streamkit.aiter_tool_calls(source(), wire):
+        async for call in streamkit.aiter_tool_calls(source(), case.wire):
             delays.append(time.perf_counter() - marked[0])
             got += isinstance(call, streamkit.ToolCall)
         if got != 1:

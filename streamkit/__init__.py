@@ -25,7 +25,7 @@ from ._errors import (
 )
 from ._limits import Limits
 from ._normalize import parse_arguments
-from ._pipeline import Assembler
+from ._pipeline import Assembler, StreamOptions
 from ._run_tools import run_tools
 from ._transport import (
     acollect_turn,
@@ -38,10 +38,15 @@ from ._transport import (
 from ._types import (
     ISSUE_KINDS,
     ArgumentIssue,
+    ArgumentsFragment,
     ArgumentsPreview,
+    CallRef,
+    CallStarted,
     CallState,
+    Finish,
     InvalidToolCall,
     MessageItem,
+    Provider,
     ReasoningItem,
     RedactedThinking,
     ResponseEnd,
@@ -51,13 +56,14 @@ from ._types import (
     TextDelta,
     TextSignature,
     Thinking,
+    TokenUsage,
     ToolCall,
     ToolResult,
     Turn,
     TurnItem,
 )
 from ._validate import Toolset
-from .adapters import ADAPTERS
+from .adapters import ADAPTERS, call_id
 from .providers import DECODERS
 
 __version__ = "0.1.0"
@@ -65,12 +71,16 @@ __version__ = "0.1.0"
 __all__ = (
     "ADAPTERS",
     "ArgumentIssue",
+    "ArgumentsFragment",
     "ArgumentsPreview",
     "Assembler",
     "AsyncEventStream",
+    "CallRef",
+    "CallStarted",
     "CallState",
     "DECODERS",
     "EventStream",
+    "Finish",
     "FramingError",
     "HTTPStatusError",
     "ISSUE_KINDS",
@@ -79,6 +89,7 @@ __all__ = (
     "LimitExceededError",
     "Limits",
     "MessageItem",
+    "Provider",
     "ProviderError",
     "ProviderProtocolError",
     "ReasoningItem",
@@ -88,10 +99,12 @@ __all__ = (
     "ServerToolUse",
     "StreamError",
     "StreamEvent",
+    "StreamOptions",
     "StreamkitError",
     "TextDelta",
     "TextSignature",
     "Thinking",
+    "TokenUsage",
     "ToolCall",
     "ToolResult",
     "Toolset",
@@ -104,6 +117,7 @@ __all__ = (
     "aiter_events",
     "aiter_tool_calls",
     "astream",
+    "call_id",
     "collect_turn",
     "iter_events",
     "iter_tool_calls",

@@ -28,14 +28,16 @@ not calls: they pass through unchanged, in order, for the turn stage.
 
 The accumulator never parses arguments: it hands each ``RawCall`` on, and the composer passes
 it to the normalizer. ``PreviewingAccumulator`` also hands on, now and then, a ``RawPreview``
-of an open call's text so far; the plain ``Accumulator`` never pays for that option.
+of an open call's text so far; the plain ``Accumulator`` never pays for that option. With
+``fragments=True`` it also hands on the ``CallStarted`` that opened each call and each
+``ArgumentsDelta`` it kept, once each rule above has accepted them.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 from ._errors import LimitExceededError, ProviderError, ProviderProtocolError
 from ._events import (
@@ -63,7 +65,7 @@ from ._types import NO_STATE
 
 __all__ = ("Accumulator", "Output", "PreviewingAccumulator")
 
-Output = RawCall | TextReceived | ResponseEnded | RawPreview | TurnEvent
+Output = RawCall | TextReceived | ResponseEnded | RawPreview | TurnEvent | CallStarted | ArgumentsDelta
 _NOTHING: tuple[Output, ...] = ()
 _UNSET: Any = object()
 #: Fragments kept as strings before they are packed into bytes. A 4-character fragment costs
@@ -133,8 +135,9 @@ class _Slot:
 class Accumulator:
     """Feed provider events one at a time; get ``RawCall``s, text and the end marker back."""
 
-    def __init__(self, provider: str, limits: Limits = DEFAULT_LIMITS) -> None:
+    def __init__(self, provider: str, limits: Limits = DEFAULT_LIMITS, *, fragments: bool = False) -> None:
         self.provider = provider
+        self._fragments = fragments
         self._max_argument_bytes = limits.max_argument_bytes
         self._max_open_calls = limits.max_open_calls
         self._max_calls = limits.max_calls
@@ -174,7 +177,7 @@ class Accumulator:
         Lazy: each output is yielded before the next event is read, so the consumer sees the
         outputs of the events before a bad one, and the state stays as ``feed`` leaves it.
         """
-        if type(self).feed is not Accumulator.feed:  # a subclass's feed decides
+        if type(self).feed is not Accumulator.feed or self._fragments:  # each event goes through feed
             feed = self.feed
             for event in events:
                 yield from feed(event)
@@ -213,7 +216,7 @@ class Accumulator:
             for note in self._notes.pop(key, ()):
                 self._note(slot, note)
             slot.state = self._states.pop(key, None)
-            return _NOTHING
+            return (event,) if self._fragments else _NOTHING
         self._merge_identity(key, slot, event.id, event.name, "CallStarted")
         return _NOTHING
 
@@ -223,7 +226,7 @@ class Accumulator:
             raise self._error_for(event.index, "ArgumentsDelta", "text fragments after a whole arguments value")
         if not slot.add(event.text, self._max_argument_bytes):
             raise self._too_long(slot)
-        return _NOTHING
+        return (event,) if self._fragments else _NOTHING
 
     def _repeated(self, event: ArgumentsRepeated) -> Sequence[Output]:
         """A fragment that may be the whole arguments sent again after the deltas.
@@ -256,12 +259,13 @@ class Accumulator:
     def _received(self, event: CallReceived) -> Sequence[Output]:
         key = (event.choice, event.index)
         slot = self._open.get(key)
+        opened: Sequence[Output] = _NOTHING
         if slot is None:
-            self._start(CallStarted(event.index, event.id, event.name, event.choice))
+            opened = self._start(CallStarted(event.index, event.id, event.name, event.choice))
         else:
             self._merge_identity(key, slot, event.id, event.name, "CallReceived")
         self._value(ArgumentsValue(event.index, event.arguments, event.choice))
-        return (self._close(key, truncated=False),)
+        return (*opened, self._close(key, truncated=False))
 
     def _anomaly(self, event: AnomalyNoted) -> Sequence[Output]:
         key = (event.choice, event.index)
@@ -408,8 +412,16 @@ class PreviewingAccumulator(Accumulator):
     The text is joined once per preview, and kept joined, so parts never pile up twice.
     """
 
-    def __init__(self, provider: str, limits: Limits = DEFAULT_LIMITS, *, every: int = 1, growth: float = 1.0) -> None:
-        super().__init__(provider, limits)
+    def __init__(
+        self,
+        provider: str,
+        limits: Limits = DEFAULT_LIMITS,
+        *,
+        every: int = 1,
+        growth: float = 1.0,
+        fragments: bool = False,
+    ) -> None:
+        super().__init__(provider, limits, fragments=fragments)
         self._every = every
         self._growth = growth
         self._progress: dict[tuple[int, int], list[int]] = {}  # key -> [length, next due length]
@@ -418,11 +430,12 @@ class PreviewingAccumulator(Accumulator):
         out = super().feed(event)
         kind = type(event)
         if kind is ArgumentsDelta or kind is ArgumentsRepeated:
-            key = (event.choice, event.index)  # type: ignore[union-attr]
+            fragment = cast(ArgumentsDelta | ArgumentsRepeated, event)
+            key = (fragment.choice, fragment.index)
             progress = self._progress.get(key)
             if progress is None:
                 progress = self._progress[key] = [0, self._every]
-            progress[0] += len(event.text)  # type: ignore[union-attr]  # a dropped repeat over-counts
+            progress[0] += len(fragment.text)  # a dropped repeat over-counts
             if progress[0] >= progress[1]:
                 preview = self._preview(key, progress)
                 if preview is not None:

@@ -14,12 +14,13 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Unpack, cast
 
 from . import _pipeline, _redact
 from ._errors import UsageError
+from ._pipeline import StreamOptions
 from ._transport import Tee, acheck, aread_body, check, framing_of, library, read_body, read_error, slug_of
-from ._types import InvalidToolCall, StreamEvent, ToolCall
+from ._types import InvalidToolCall, Provider, StreamEvent, ToolCall
 from .providers import Decoder
 
 if TYPE_CHECKING:
@@ -37,7 +38,9 @@ class AsyncEventStream:
     ``tool_calls()`` keeps only the calls. ``status_code`` and ``headers`` are the response's.
     """
 
-    def __init__(self, response: Response, provider: str | Decoder, tee: Tee | None, options: Any) -> None:
+    def __init__(
+        self, response: Response, provider: Provider | Decoder, tee: Tee | None, options: StreamOptions
+    ) -> None:
         self.provider = slug_of(provider)
         self.status_code = response.status_code
         self.headers = response.headers
@@ -80,7 +83,9 @@ class _AsyncCalls:
 class EventStream:
     """The sync twin of ``AsyncEventStream``: an iterator of ``StreamEvent``s."""
 
-    def __init__(self, response: Response, provider: str | Decoder, tee: Tee | None, options: Any) -> None:
+    def __init__(
+        self, response: Response, provider: Provider | Decoder, tee: Tee | None, options: StreamOptions
+    ) -> None:
         self.provider = slug_of(provider)
         self.status_code = response.status_code
         self.headers = response.headers
@@ -136,7 +141,7 @@ def _sending(request: Request, http: ModuleType) -> Iterator[None]:
 @asynccontextmanager
 async def astream(
     client: httpx.AsyncClient | httpx2.AsyncClient,
-    provider: str | Decoder,
+    provider: Provider | Decoder,
     url: str | httpx.URL | httpx2.URL,
     *,
     method: str = "POST",
@@ -145,7 +150,7 @@ async def astream(
     headers: Mapping[str, str] | None = None,
     params: Mapping[str, str] | None = None,
     tee: Tee | None = None,
-    **options: Any,
+    **options: Unpack[StreamOptions],
 ) -> AsyncGenerator[AsyncEventStream, None]:
     """Send a request with ``client`` and yield its response as an ``AsyncEventStream``.
 
@@ -161,9 +166,12 @@ async def astream(
         url, method, json, content, headers, params: the request, as for httpx.
         tee: called with each body chunk (after any Content-Encoding is undone) before it is
             decoded; ``tee=file.write`` records a transcript ``streamkit replay`` can read.
-        options: passed to ``Assembler`` (``early_close``, ``max_event_bytes``).
+        options: ``Assembler``'s (``StreamOptions``): ``early_close``, ``limits``, ``tools``,
+            ``previews``, ``fragments``…; a name that is not one raises ``UsageError`` here,
+            before the request is sent.
     """
     http = _library(client, "AsyncClient", "astream", "stream takes a Client")
+    _pipeline.check_options(options)
     framing = framing_of(provider)
     request = _build(client, http, method, url, json=json, content=content, headers=headers, params=params)
     with _sending(request, http):
@@ -185,7 +193,7 @@ async def astream(
 @contextmanager
 def stream(
     client: httpx.Client | httpx2.Client,
-    provider: str | Decoder,
+    provider: Provider | Decoder,
     url: str | httpx.URL | httpx2.URL,
     *,
     method: str = "POST",
@@ -194,10 +202,11 @@ def stream(
     headers: Mapping[str, str] | None = None,
     params: Mapping[str, str] | None = None,
     tee: Tee | None = None,
-    **options: Any,
+    **options: Unpack[StreamOptions],
 ) -> Generator[EventStream, None, None]:
     """The sync twin of ``astream``, with an ``httpx.Client`` or an ``httpx2.Client``."""
     http = _library(client, "Client", "stream", "astream takes an AsyncClient")
+    _pipeline.check_options(options)
     framing = framing_of(provider)
     request = _build(client, http, method, url, json=json, content=content, headers=headers, params=params)
     with _sending(request, http):

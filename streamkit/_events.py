@@ -202,10 +202,11 @@ class AnomalyNoted:
 
 @dataclass(frozen=True, slots=True)
 class TextReceived:
-    """A piece of assistant text."""
+    """A piece of assistant text; ``index`` is its content block or output item, where the provider numbers them."""
 
     text: str
     choice: int = 0
+    index: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,10 +15,12 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict, Unpack
 
+from . import _events
 from ._accumulator import Accumulator, PreviewingAccumulator
 from ._awsstream import EventStreamDecoder
+from ._ending import finish_of, tokens_of
 from ._errors import FramingError, IncompleteStreamError, StreamError, TransportError, UsageError
 from ._events import TURN_EVENTS, Frame, RawCall, RawPreview, ResponseEnded, TextReceived
 from ._limits import DEFAULT_LIMITS, Limits
@@ -28,13 +30,25 @@ from ._preview import NO_PREVIEW, PartialJSON
 from ._sources import Payload, SourceAdapter
 from ._sse import SSEDecoder
 from ._turn import TurnStage
-from ._types import ArgumentsPreview, InvalidToolCall, ResponseEnd, StreamEvent, TextDelta, ToolCall, Turn
+from ._types import (
+    ArgumentsFragment,
+    ArgumentsPreview,
+    CallStarted,
+    InvalidToolCall,
+    Provider,
+    ResponseEnd,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    Turn,
+)
 from ._validate import Toolset, as_toolset
 from .providers import DECODERS, Decoder
 
 __all__ = (
     "Assembler",
     "Source",
+    "StreamOptions",
     "aiter_events",
     "acollect_turn",
     "aiter_tool_calls",
@@ -47,6 +61,33 @@ __all__ = (
 #: (bytes, text lines, SSE events, dicts, SDK event objects).
 Source = Iterable[Any] | AsyncIterable[Any]
 _log = logging.getLogger(__name__)
+
+
+class StreamOptions(TypedDict, total=False):
+    """The keyword options of ``iter_events`` and its kin, ``astream`` and ``stream``: those of
+    ``Assembler``, which says what each does. A name not here is a type error, and a
+    ``UsageError`` when the function is called."""
+
+    early_close: bool
+    limits: Limits
+    max_event_bytes: int | None
+    tools: Toolset | Iterable[Any] | Mapping[str, Any] | None
+    previews: bool
+    preview_every: int | None
+    preview_growth: float | None
+    fragments: bool
+
+
+_OPTIONS = frozenset(StreamOptions.__annotations__)
+
+
+def check_options(options: Mapping[str, Any]) -> None:
+    """A ``UsageError`` naming any keyword that is not an option (a typo, at the call)."""
+    unknown = sorted(set(options) - _OPTIONS)
+    if unknown:
+        names = ", ".join(sorted(_OPTIONS))
+        what = "options" if len(unknown) > 1 else "option"
+        raise UsageError(f"unknown {what} {', '.join(unknown)}; the options are: {names}")
 
 
 class _Framer(Protocol):
@@ -91,11 +132,14 @@ class Assembler:
             between two previews (default 1.0). Above 1 the previews of a call cost time in
             proportion to its arguments; at 1.0 with a small ``preview_every``, in proportion
             to their square.
+        fragments: also yield a ``CallStarted`` when each call opens and an
+            ``ArgumentsFragment`` for each raw piece of its argument text, for UIs that stream
+            tool inputs. The call itself is unchanged: parsed once, strictly, at its end marker.
     """
 
     def __init__(
         self,
-        provider: str | Decoder,
+        provider: Provider | Decoder,
         *,
         early_close: bool = False,
         limits: Limits = DEFAULT_LIMITS,
@@ -104,6 +148,7 @@ class Assembler:
         previews: bool = False,
         preview_every: int | None = None,
         preview_growth: float | None = None,
+        fragments: bool = False,
     ) -> None:
         if not isinstance(limits, Limits):
             raise UsageError(f"limits must be a streamkit.Limits, got {type(limits).__name__}")
@@ -114,10 +159,13 @@ class Assembler:
         self.provider = self._decoder.slug
         self.framing = self._decoder.framing
         self._framer = _FRAMERS[self._decoder.framing](max_event_bytes=limits.max_event_bytes)
-        self._accumulator = _make_accumulator(self.provider, limits, previews, preview_every, preview_growth)
+        self._accumulator = _make_accumulator(
+            self.provider, limits, previews, preview_every, preview_growth, fragments=bool(fragments)
+        )
         self._max_depth = limits.max_depth
         self._partials: dict[tuple[int, int], PartialJSON] = {}  # open calls being previewed
         self._turn = TurnStage(self.provider)
+        self._called = False  # a call was delivered: a normal stop then finishes as tool_calls
         self.error: StreamError | None = None
         self._received = False  # any input at all: an empty body gets its own message
 
@@ -190,6 +238,10 @@ class Assembler:
             self._preview(item, out)
         elif kind in TURN_EVENTS:  # reasoning, signatures, server tools
             out += self._turn.feed(item)
+        elif kind is _events.ArgumentsDelta:  # only with fragments=True
+            out.append(ArgumentsFragment(item.index, item.text, choice=item.choice))
+        elif kind is _events.CallStarted:  # only with fragments=True
+            out.append(CallStarted(item.index, item.id, item.name, choice=item.choice))
         else:
             if kind is ResponseEnded:
                 out += self._turn.close()
@@ -204,8 +256,9 @@ class Assembler:
         if value is not NO_PREVIEW:
             out.append(ArgumentsPreview(item.index, item.id, item.name, value, choice=item.choice))
 
-    def _finish(self, item: RawCall | TextReceived | ResponseEnded) -> StreamEvent:
+    def _finish(self, item: Any) -> StreamEvent:
         if type(item) is RawCall:
+            self._called = True
             if self._partials:
                 self._partials.pop((item.choice, item.index), None)
             call = normalize(item, self._max_depth)
@@ -213,8 +266,10 @@ class Assembler:
                 _log_anomalies(self.provider, call, len(item.anomalies))
             return call if self._toolset is None else self._toolset.validate(call, raw=item.arguments)
         if type(item) is TextReceived:
-            return TextDelta(item.text, choice=item.choice)
-        return ResponseEnd(self._accumulator.stop_reason, self._accumulator.usage)
+            return TextDelta(item.text, choice=item.choice, index=item.index)
+        stop, usage = self._accumulator.stop_reason, self._accumulator.usage
+        finish = finish_of(self.provider, stop, self._called)
+        return ResponseEnd(stop, usage, finish=finish, tokens=tokens_of(self.provider, usage))
 
     def _fail(self, exc: StreamError) -> None:
         if exc.provider is None:
@@ -239,7 +294,7 @@ def _as_invalid(call: ToolCall | InvalidToolCall) -> InvalidToolCall:
     return call
 
 
-def _make_decoder(provider: str | Decoder, *, early_close: bool) -> Decoder:
+def _make_decoder(provider: Provider | Decoder, *, early_close: bool) -> Decoder:
     if isinstance(provider, Decoder):
         return provider
     cls = DECODERS.get(provider)
@@ -273,28 +328,39 @@ def _adapt(assembler: Assembler, adapter: SourceAdapter, item: Any) -> bytes | F
 
 
 def _make_accumulator(
-    provider: str, limits: Limits, previews: bool, every: int | None, growth: float | None
+    provider: str, limits: Limits, previews: bool, every: int | None, growth: float | None, *, fragments: bool
 ) -> Accumulator:
     if not previews:
         if every is not None or growth is not None:
             raise UsageError("preview_every and preview_growth need previews=True")
-        return Accumulator(provider, limits)
+        return Accumulator(provider, limits, fragments=fragments)
     every = 1 if every is None else every
     growth = 1.0 if growth is None else growth
     if isinstance(every, bool) or not isinstance(every, int) or every < 1:
         raise UsageError(f"preview_every must be an int of at least 1, got {every!r}")
     if isinstance(growth, bool) or not isinstance(growth, int | float) or not 1.0 <= growth <= MAX_PREVIEW_GROWTH:
         raise UsageError(f"preview_growth must be a number from 1.0 to {MAX_PREVIEW_GROWTH:g}, got {growth!r}")
-    return PreviewingAccumulator(provider, limits, every=every, growth=float(growth))
+    return PreviewingAccumulator(provider, limits, every=every, growth=float(growth), fragments=fragments)
 
 
-def iter_events(source: Iterable[Any], provider: str | Decoder, **options: Any) -> Iterator[StreamEvent]:
+def _assembler(provider: Provider | Decoder, options: Mapping[str, Any]) -> Assembler:
+    check_options(options)
+    return Assembler(provider, **options)
+
+
+def iter_events(
+    source: Iterable[Any], provider: Provider | Decoder, **options: Unpack[StreamOptions]
+) -> Iterator[StreamEvent]:
     """Yield text deltas, each call the moment it completes, and last the ``ResponseEnd``.
 
     ``source`` yields bytes, text lines, SSE events, dicts or SDK event objects (see
-    ``streamkit._sources``).
+    ``streamkit._sources``). ``options`` are ``Assembler``'s; a bad provider or option raises
+    ``UsageError`` here, at the call, before anything is read.
     """
-    assembler = Assembler(provider, **options)
+    return _events_of(source, _assembler(provider, options))
+
+
+def _events_of(source: Iterable[Any], assembler: Assembler) -> Iterator[StreamEvent]:
     adapter = SourceAdapter(assembler.provider, assembler.framing)
     items = iter(source)
     try:
@@ -317,9 +383,14 @@ def iter_events(source: Iterable[Any], provider: str | Decoder, **options: Any) 
         raise assembler.error
 
 
-async def aiter_events(source: Source, provider: str | Decoder, **options: Any) -> AsyncIterator[StreamEvent]:
+def aiter_events(
+    source: Source, provider: Provider | Decoder, **options: Unpack[StreamOptions]
+) -> AsyncIterator[StreamEvent]:
     """The async twin of ``iter_events``; ``source`` may be an async or a plain iterable."""
-    assembler = Assembler(provider, **options)
+    return _aevents_of(source, _assembler(provider, options))
+
+
+async def _aevents_of(source: Source, assembler: Assembler) -> AsyncGenerator[StreamEvent, None]:
     adapter = SourceAdapter(assembler.provider, assembler.framing)
     items = _aiter(source)
     try:
@@ -346,19 +417,27 @@ async def aiter_events(source: Source, provider: str | Decoder, **options: Any) 
 
 
 def iter_tool_calls(
-    source: Iterable[Any], provider: str | Decoder, **options: Any
+    source: Iterable[Any], provider: Provider | Decoder, **options: Unpack[StreamOptions]
 ) -> Iterator[ToolCall | InvalidToolCall]:
     """Yield each call, valid or not, the moment its end marker arrives."""
-    for item in iter_events(source, provider, **options):
+    return _calls_of(iter_events(source, provider, **options))
+
+
+def _calls_of(events: Iterator[StreamEvent]) -> Iterator[ToolCall | InvalidToolCall]:
+    for item in events:
         if isinstance(item, ToolCall | InvalidToolCall):
             yield item
 
 
-async def aiter_tool_calls(
-    source: Source, provider: str | Decoder, **options: Any
+def aiter_tool_calls(
+    source: Source, provider: Provider | Decoder, **options: Unpack[StreamOptions]
 ) -> AsyncIterator[ToolCall | InvalidToolCall]:
     """The async twin of ``iter_tool_calls``."""
-    async for item in aiter_events(source, provider, **options):
+    return _acalls_of(aiter_events(source, provider, **options))
+
+
+async def _acalls_of(events: AsyncIterator[StreamEvent]) -> AsyncGenerator[ToolCall | InvalidToolCall, None]:
+    async for item in events:
         if isinstance(item, ToolCall | InvalidToolCall):
             yield item
 
@@ -372,7 +451,7 @@ async def _read_to_end(items: AsyncIterator[Any], adapter: SourceAdapter) -> Non
             pass
 
 
-def collect_turn(source: Iterable[Any], provider: str | Decoder, **options: Any) -> Turn:
+def collect_turn(source: Iterable[Any], provider: Provider | Decoder, **options: Unpack[StreamOptions]) -> Turn:
     """Read a whole response and return its ``Turn``: text, reasoning, server tools and calls.
 
     A stream that fails raises, as ``iter_events`` does: a turn is only ever built whole.
@@ -381,10 +460,11 @@ def collect_turn(source: Iterable[Any], provider: str | Decoder, **options: Any)
     return Turn.from_events(iter_events(source, provider, **options), slug)
 
 
-async def acollect_turn(source: Source, provider: str | Decoder, **options: Any) -> Turn:
+async def acollect_turn(source: Source, provider: Provider | Decoder, **options: Unpack[StreamOptions]) -> Turn:
     """The async twin of ``collect_turn``."""
+    events = aiter_events(source, provider, **options)
     slug = provider if isinstance(provider, str) else provider.slug
-    return Turn.from_events([item async for item in aiter_events(source, provider, **options)], slug)
+    return Turn.from_events([item async for item in events], slug)
 
 
 async def _aiter(source: Source) -> AsyncGenerator[Any, None]:

@@ -21,9 +21,9 @@ import anyio.abc
 import anyio.to_thread
 
 from ._errors import UsageError
-from ._types import InvalidToolCall, JSONObject, StreamEvent, ToolCall, ToolResult
+from ._types import InvalidToolCall, StreamEvent, ToolCall, ToolResult
 from ._validate import unknown_tool
-from .adapters._base import error_payload
+from .adapters._base import error_payload, failure_payload
 
 __all__ = ("DEFAULT_CONCURRENCY", "run_tools")
 
@@ -188,18 +188,12 @@ async def _outcome(tool: Tool, call: ToolCall, pass_call: bool) -> ToolResult:
             if inspect.isawaitable(output):
                 output = await output
     except Exception as exc:
-        return ToolResult(call, error=_failure(exc), exception=exc)
+        return ToolResult(call, error=failure_payload(exc), exception=exc)
     return ToolResult(call, output)
 
 
 def _is_async(tool: Tool) -> bool:
     return inspect.iscoroutinefunction(tool) or inspect.iscoroutinefunction(getattr(tool, "__call__", None))  # noqa: B004
-
-
-def _failure(exc: Exception) -> JSONObject:
-    text = str(exc)
-    message = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-    return {"ok": False, "errors": [{"kind": "tool_error", "message": message}]}
 
 
 async def _close(iterator: AsyncIterator[Any]) -> None:

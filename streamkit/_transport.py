@@ -23,11 +23,12 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping
 from datetime import UTC
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, Unpack
 
 from . import _pipeline, _redact
 from ._errors import HTTPStatusError, TransportError, UsageError
-from ._types import InvalidToolCall, StreamEvent, ToolCall, Turn
+from ._pipeline import StreamOptions
+from ._types import InvalidToolCall, Provider, StreamEvent, ToolCall, Turn
 from .providers import DECODERS, Decoder
 
 if TYPE_CHECKING:
@@ -322,7 +323,9 @@ def _asource(source: Any, provider: str | Decoder) -> Any:
     return source
 
 
-def iter_events(source: _pipeline.Source | Response, provider: str | Decoder, **options: Any) -> Iterator[StreamEvent]:
+def iter_events(
+    source: _pipeline.Source | Response, provider: Provider | Decoder, **options: Unpack[StreamOptions]
+) -> Iterator[StreamEvent]:
     """Yield text deltas, each call the moment it completes, and last the ``ResponseEnd``.
 
     ``source`` is an ``httpx.Response`` or ``httpx2.Response`` opened with ``client.stream(...)``,
@@ -332,31 +335,35 @@ def iter_events(source: _pipeline.Source | Response, provider: str | Decoder, **
 
 
 def aiter_events(
-    source: _pipeline.Source | Response, provider: str | Decoder, **options: Any
+    source: _pipeline.Source | Response, provider: Provider | Decoder, **options: Unpack[StreamOptions]
 ) -> AsyncIterator[StreamEvent]:
     """The async twin of ``iter_events``; ``source`` may be async or plain."""
     return _pipeline.aiter_events(_asource(source, provider), provider, **options)
 
 
 def iter_tool_calls(
-    source: _pipeline.Source | Response, provider: str | Decoder, **options: Any
+    source: _pipeline.Source | Response, provider: Provider | Decoder, **options: Unpack[StreamOptions]
 ) -> Iterator[ToolCall | InvalidToolCall]:
     """Yield each call, valid or not, the moment its end marker arrives."""
     return _pipeline.iter_tool_calls(_source(source, provider), provider, **options)
 
 
 def aiter_tool_calls(
-    source: _pipeline.Source | Response, provider: str | Decoder, **options: Any
+    source: _pipeline.Source | Response, provider: Provider | Decoder, **options: Unpack[StreamOptions]
 ) -> AsyncIterator[ToolCall | InvalidToolCall]:
     """The async twin of ``iter_tool_calls``."""
     return _pipeline.aiter_tool_calls(_asource(source, provider), provider, **options)
 
 
-def collect_turn(source: _pipeline.Source | Response, provider: str | Decoder, **options: Any) -> Turn:
+def collect_turn(
+    source: _pipeline.Source | Response, provider: Provider | Decoder, **options: Unpack[StreamOptions]
+) -> Turn:
     """Read a whole response and return its ``Turn``: text, reasoning, server tools and calls."""
     return _pipeline.collect_turn(_source(source, provider), provider, **options)
 
 
-async def acollect_turn(source: _pipeline.Source | Response, provider: str | Decoder, **options: Any) -> Turn:
+async def acollect_turn(
+    source: _pipeline.Source | Response, provider: Provider | Decoder, **options: Unpack[StreamOptions]
+) -> Turn:
     """The async twin of ``collect_turn``."""
     return await _pipeline.acollect_turn(_asource(source, provider), provider, **options)

@@ -9,19 +9,26 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import KW_ONLY, dataclass, field
 from types import MappingProxyType
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias, get_args
 
 from ._errors import UsageError
 
 __all__ = (
+    "FINISHES",
     "ISSUE_KINDS",
     "ArgumentIssue",
+    "ArgumentsFragment",
     "ArgumentsPreview",
+    "CallRef",
+    "CallStarted",
     "CallState",
+    "Finish",
     "InvalidToolCall",
     "JSONObject",
     "MessageItem",
     "NO_STATE",
+    "PROVIDERS",
+    "Provider",
     "ReasoningItem",
     "RedactedThinking",
     "ResponseEnd",
@@ -31,11 +38,18 @@ __all__ = (
     "TextDelta",
     "TextSignature",
     "Thinking",
+    "TokenUsage",
     "ToolCall",
     "ToolResult",
     "Turn",
     "TurnItem",
 )
+
+Provider: TypeAlias = Literal[
+    "openai_chat", "openai_responses", "anthropic", "gemini", "cohere", "mistral", "ollama", "bedrock"
+]
+"""A provider's slug: the same in modules, fixtures, the command line and ``DECODERS``."""
+PROVIDERS: tuple[Provider, ...] = get_args(Provider)
 
 JSONObject: TypeAlias = dict[str, Any]
 """A parsed JSON object: the ``input`` of a call."""
@@ -216,15 +230,60 @@ class ToolResult:
 
 
 @dataclass(frozen=True, slots=True)
+class CallRef:
+    """A call known only by its id and tool name: what a framework keeps of a call it ran, to
+    write its result with an adapter without the ``ToolCall`` itself.
+
+    ``id`` is ``None`` for a call the provider gave no id (Gemini 2.5, Ollama), which only the
+    providers that match results by name (Gemini, Ollama) can take back.
+    """
+
+    id: str | None
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
 class TextDelta:
-    """A piece of the assistant's text, in arrival order."""
+    """A piece of the assistant's text, in arrival order.
+
+    Attributes:
+        text: the piece, as received.
+        choice: as for ``ToolCall``.
+        index: the content block (Anthropic, Bedrock, Cohere) or output item (OpenAI Responses)
+            the text belongs to; ``None`` for providers that number neither (OpenAI Chat,
+            Mistral, Ollama, Gemini), and for Cohere's tool plan.
+    """
 
     text: str
     _: KW_ONLY
     choice: int = 0
+    index: int | None = None
 
     def __repr__(self) -> str:
-        return f"TextDelta({_cut(self.text)!r})"
+        where = "" if self.index is None else f", index={self.index}"
+        return f"TextDelta({_cut(self.text)!r}{where})"
+
+
+Finish: TypeAlias = Literal["stop", "tool_calls", "length", "content_filter", "error", "other"]
+"""Why a response ended, in one vocabulary for every provider (``ResponseEnd.finish``)."""
+FINISHES: tuple[Finish, ...] = get_args(Finish)
+
+
+@dataclass(frozen=True, slots=True)
+class TokenUsage:
+    """Token counts in one vocabulary for every provider; ``None`` where the provider gave none.
+
+    Attributes:
+        input_tokens: every input token, cached or not.
+        output_tokens: every output token, reasoning included.
+        cache_read_tokens: the input tokens read from the provider's cache.
+        reasoning_tokens: the output tokens spent on reasoning.
+    """
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    reasoning_tokens: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,10 +294,21 @@ class ResponseEnd:
         stop_reason: the provider's own stop or finish reason, unchanged (``tool_use``,
             ``tool_calls``, ``max_tokens``, ``length``…); ``None`` when it gave none.
         usage: the provider's usage object as sent (merged when it came in pieces).
+        finish: ``stop_reason`` in the vocabulary every provider shares: ``stop``,
+            ``tool_calls`` (also a normal stop after calls, for providers that say only
+            ``STOP``), ``length`` (the output limit: a call still open was truncated),
+            ``content_filter``, ``error`` or ``other`` (any reason not known, or none).
+        tokens: ``usage`` as ``TokenUsage``, the same for every provider; ``None`` without usage.
+
+    ``finish`` and ``tokens`` are read from ``stop_reason`` and ``usage`` (and whether calls
+    came): two ends are equal when those are.
     """
 
     stop_reason: str | None
     usage: dict[str, Any] | None = None
+    _: KW_ONLY
+    finish: Finish = field(default="other", compare=False)
+    tokens: TokenUsage | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,6 +337,51 @@ class ArgumentsPreview:
 
     def __repr__(self) -> str:
         return f"ArgumentsPreview(index={self.index}, name={self.name!r}, partial={_cut(repr(self.partial))})"
+
+
+@dataclass(frozen=True, slots=True)
+class CallStarted:
+    """A call opened (only with ``fragments=True``): what a UI needs to show it before it ends.
+
+    Comes once per call, before its ``ArgumentsFragment``s and before the call itself, with the
+    id and name as known when it opened (OpenAI Chat and its kin send both in the call's first
+    chunk; a call given whole, as Gemini and Ollama give them, opens and ends at once).
+
+    Attributes:
+        index, choice: as for ``ToolCall``: the key its fragments and its call come with.
+        id: the provider's call id, where known yet.
+        name: the tool's name, where known yet.
+    """
+
+    index: int
+    id: str | None
+    name: str | None
+    _: KW_ONLY
+    choice: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentsFragment:
+    """One raw piece of a call's argument text, as the provider streamed it (only with
+    ``fragments=True``), for UIs that stream tool inputs.
+
+    The fragments of a call, joined, are the text its ``ToolCall`` was parsed from (or its
+    ``InvalidToolCall.raw``): nothing is parsed or repaired here, and the call is still parsed
+    once, strictly, at its end. A provider that gives the arguments as an object (Gemini,
+    Ollama) gives no fragments; a whole-arguments repeat that the accumulator drops is not one.
+
+    Attributes:
+        index, choice: as for ``ToolCall``.
+        text: the piece, verbatim.
+    """
+
+    index: int
+    text: str
+    _: KW_ONLY
+    choice: int = 0
+
+    def __repr__(self) -> str:
+        return f"ArgumentsFragment(index={self.index}, text={_cut(self.text, 40)!r})"
 
 
 # -- a turn's opaque state ---------------------------------------------------------------------
@@ -422,7 +537,10 @@ TurnState: TypeAlias = (
     | CallState
 )
 
-StreamEvent: TypeAlias = TextDelta | ToolCall | InvalidToolCall | ResponseEnd | ArgumentsPreview | TurnState
+Progress: TypeAlias = ArgumentsPreview | CallStarted | ArgumentsFragment
+"""What the iterators yield about calls still open, when asked for: never part of a ``Turn``."""
+
+StreamEvent: TypeAlias = TextDelta | ToolCall | InvalidToolCall | ResponseEnd | Progress | TurnState
 """What the rich iterators yield."""
 
 TurnItem: TypeAlias = TextDelta | ToolCall | InvalidToolCall | TurnState
@@ -443,6 +561,17 @@ _TURN_ITEMS = (
 )
 
 
+_PROGRESS = (ArgumentsPreview, CallStarted, ArgumentsFragment)
+
+
+def _joined(texts: list[TextDelta], choice: int) -> TextDelta:
+    """Neighbouring text deltas as one; its ``index`` is theirs when they share one."""
+    index = texts[0].index
+    if any(text.index != index for text in texts):
+        index = None
+    return TextDelta("".join(text.text for text in texts), choice=choice, index=index)
+
+
 @dataclass(frozen=True, slots=True)
 class Turn:
     """Everything one assistant turn produced, in order: what its next request must carry.
@@ -454,6 +583,7 @@ class Turn:
             state tied to them, in arrival order.
         stop_reason, usage: as in ``ResponseEnd``; ``None`` when the stream gave no end.
         choice: the choice this turn is (OpenAI Chat with ``n > 1``, Gemini candidates).
+        finish, tokens: as in ``ResponseEnd``; ``None`` when the stream gave no end.
     """
 
     provider: str
@@ -462,6 +592,8 @@ class Turn:
     usage: dict[str, Any] | None = None
     _: KW_ONLY
     choice: int = 0
+    finish: Finish | None = field(default=None, compare=False)
+    tokens: TokenUsage | None = field(default=None, compare=False)
 
     @classmethod
     def from_events(cls, events: Iterable[StreamEvent], provider: str, *, choice: int = 0) -> Turn:
@@ -469,31 +601,35 @@ class Turn:
         if not isinstance(provider, str):
             raise UsageError(f"provider must be a slug, got {type(provider).__name__}")
         items: list[TurnItem] = []
-        texts: list[str] = []
+        texts: list[TextDelta] = []
         end: ResponseEnd | None = None
         for position, event in enumerate(events):
             if isinstance(event, ResponseEnd):
                 end = event
+                continue
+            if isinstance(event, _PROGRESS):
                 continue
             if not isinstance(event, _TURN_ITEMS):
                 raise UsageError(f"events[{position}] is not a streamkit value: {type(event).__name__}")
             if event.choice != choice:
                 continue
             if isinstance(event, TextDelta):
-                texts.append(event.text)
+                texts.append(event)
                 continue
             if texts:
-                items.append(TextDelta("".join(texts), choice=choice))
+                items.append(_joined(texts, choice))
                 texts = []
             items.append(event)
         if texts:
-            items.append(TextDelta("".join(texts), choice=choice))
+            items.append(_joined(texts, choice))
         return cls(
             provider,
             tuple(items),
             None if end is None else end.stop_reason,
             None if end is None else end.usage,
             choice=choice,
+            finish=None if end is None else end.finish,
+            tokens=None if end is None else end.tokens,
         )
 
     @property

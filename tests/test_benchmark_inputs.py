@@ -17,7 +17,7 @@ from .helpers import one_byte
 @pytest.mark.parametrize(("fragment", "calls"), [(1, 1), (4, 2), (64, 4)])
 def test_generated_streams_decode_to_the_generated_arguments(wire: str, fragment: int, calls: int) -> None:
     case = make_case(wire, 300, fragment, calls)
-    items = list(streamkit.iter_events(chunked(case.data, 37), wire))
+    items = list(streamkit.iter_events(chunked(case.data, 37), case.wire))
     got = [item for item in items if isinstance(item, streamkit.ToolCall | streamkit.InvalidToolCall)]
     assert [call.input for call in got if isinstance(call, streamkit.ToolCall)] == list(case.arguments)
     assert [call.name for call in got] == ["write_file"] * calls

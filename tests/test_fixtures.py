@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from streamkit import StreamError, iter_events
 from streamkit._cli import to_json_line
 
-from .helpers import Fixture, fixtures, one_byte, replay, split_at
+from .helpers import Fixture, fixtures, one_byte, replay, slug, split_at
 
 ALL = fixtures()
 
@@ -18,7 +18,7 @@ def _lines(chunks: list[bytes], provider: str) -> tuple[list[dict[str, object]],
     lines = []
     error = None
     try:
-        for item in iter_events(chunks, provider):
+        for item in iter_events(chunks, slug(provider)):
             line = to_json_line(item)
             if line is not None:
                 lines.append(line)

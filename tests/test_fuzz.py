@@ -64,6 +64,7 @@ from streamkit._limits import Limits
 from streamkit._pipeline import _FRAMERS
 
 from .helpers import Fixture, fixtures, split_at
+from .helpers import slug as as_slug
 from .wire import WIRES, OpenAIChatWire, call, run
 
 ALL = fixtures()
@@ -304,7 +305,7 @@ DECODER_OPTIONS = [
 def test_every_decoder_takes_random_payloads(
     slug: str, early_close: bool, events: list[tuple[str | None, Any]]
 ) -> None:
-    assembler = Assembler(slug, early_close=early_close)
+    assembler = Assembler(as_slug(slug), early_close=early_close)
     with bounded():
         try:
             for event, payload in events:
@@ -556,7 +557,7 @@ def test_odd_types_in_known_fields_are_protocol_errors(slug: str, payload: Any, 
     from streamkit import ProviderProtocolError
 
     with pytest.raises(ProviderProtocolError) as info:
-        Assembler(slug).feed_frame(Frame(None, dump(payload)))
+        Assembler(as_slug(slug)).feed_frame(Frame(None, dump(payload)))
     assert str(info.value).startswith(message)
     assert "type" in str(info.value) if slug == "anthropic" else str(info.value) == message
 

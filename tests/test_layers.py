@@ -13,6 +13,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "streamkit"
 VOCABULARY = {"_errors", "_types", "_events", "_limits"}
 STAGES = {"_sse", "_ndjson", "_awsstream", "_accumulator", "_normalize", "_validate", "providers", "adapters", "_turn"}
 STAGES |= {"_sources", "_preview"}  # source items -> pipeline inputs; argument previews
+STAGES |= {"_ending"}  # the end of a response in the vocabulary every provider shares
 COMPOSER = {"_pipeline", "_detect"}
 # The HTTP edge, in order: each part may use the ones before it. Redaction knows no HTTP
 # library; the response checks and the client helpers take httpx's objects.

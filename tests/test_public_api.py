@@ -42,3 +42,11 @@ def test_values_are_frozen() -> None:
         pass
     else:
         raise AssertionError("ToolCall is mutable")
+
+
+def test_the_values_a_framework_author_needs_are_exported() -> None:
+    for name in ("CallStarted", "ArgumentsFragment", "CallRef", "Provider", "StreamOptions", "call_id"):
+        assert name in streamkit.__all__, name
+    assert streamkit.call_id is streamkit.adapters.call_id
+    assert streamkit.CallStarted.__module__ == "streamkit"  # the public value, not the stage event
+    assert streamkit._events.CallStarted.__module__ == "streamkit._events"

@@ -8,7 +8,7 @@ import pytest
 
 from streamkit import InvalidToolCall, ResponseEnd, iter_events
 
-from .helpers import REAL_STREAMS, one_byte
+from .helpers import REAL_STREAMS, one_byte, slug
 
 pytestmark = pytest.mark.skipif(not REAL_STREAMS.is_dir(), reason="shared/real-streams is not beside the repo")
 
@@ -23,8 +23,8 @@ def lines(name: str, provider: str) -> list[dict[str, object]]:
     from streamkit._cli import to_json_line
 
     data = load(name)
-    whole = [to_json_line(item) for item in iter_events([data], provider)]
-    assert [to_json_line(item) for item in iter_events(one_byte(data), provider)] == whole
+    whole = [to_json_line(item) for item in iter_events([data], slug(provider))]
+    assert [to_json_line(item) for item in iter_events(one_byte(data), slug(provider))] == whole
     return [json.loads(json.dumps(line)) for line in whole if line is not None]
 
 

@@ -21,8 +21,8 @@ def test_the_anthropic_messages_stream_helper(server: LoopbackServer) -> None:
     with client, client.messages.stream(model="m", max_tokens=64, messages=[]) as sdk_stream:
         got = list(streamkit.iter_events(sdk_stream, "anthropic"))
     assert got == [
-        TextDelta("Checking "),
-        TextDelta("both."),
+        TextDelta("Checking ", index=0),
+        TextDelta("both.", index=0),
         ToolCall(1, "toolu_A", "get_weather", {"city": "Paris", "units": "c"}),
         ToolCall(2, "toolu_B", "get_stock", {"ticker": "AAPL"}),
         ResponseEnd("tool_use", {"input_tokens": 377, "output_tokens": 65}),

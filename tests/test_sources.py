@@ -16,7 +16,7 @@ from streamkit._events import Frame
 from streamkit._sources import Payload, SourceAdapter
 from streamkit._sse import SSEDecoder
 
-from .helpers import FIXTURES, Fixture, fixtures, sse
+from .helpers import FIXTURES, Fixture, fixtures, slug, sse
 
 SSE_FIXTURES = [f for f in fixtures() if f.path.suffix == ".sse"]
 
@@ -25,7 +25,7 @@ def outcome(source: Iterable[Any], provider: str) -> tuple[list[object], str | N
     """Every value yielded, then the error's type and message (or None)."""
     got: list[object] = []
     try:
-        got.extend(streamkit.iter_events(source, provider))
+        got.extend(streamkit.iter_events(source, slug(provider)))
     except streamkit.StreamkitError as exc:
         unfinished = [repr(c) for c in getattr(exc, "unfinished", ())]
         return got, f"{type(exc).__name__}: {exc} {unfinished}"

@@ -25,7 +25,7 @@ from streamkit import (
 )
 from streamkit._cli import _dumps, to_json_line
 
-from .helpers import FIXTURES, Fixture, fixtures, one_byte
+from .helpers import FIXTURES, Fixture, fixtures, one_byte, slug
 from .server import LoopbackServer, Reply, split_awkwardly
 
 pytestmark = pytest.mark.anyio
@@ -65,7 +65,7 @@ class Printed:
 async def printed(client: Any, url: str, provider: str) -> Printed:
     out = Printed()
     try:
-        async with streamkit.astream(client, provider, url, json={"stream": True}) as events:
+        async with streamkit.astream(client, slug(provider), url, json={"stream": True}) as events:
             async for item in events:
                 out.add(item)
     except StreamError as exc:
@@ -186,7 +186,7 @@ async def test_error_statuses_carry_the_providers_error(
     server.routes["/err"] = Reply([error_body], status=status, reason="Err", content_type="application/json")
     async with http.AsyncClient() as client:
         with pytest.raises(HTTPStatusError) as info:
-            async with streamkit.astream(client, provider, server.url("/err")):
+            async with streamkit.astream(client, slug(provider), server.url("/err")):
                 raise AssertionError("an error status never opens the stream")
     error = info.value
     assert (error.status_code, error.error_type, error.error_message) == (status, kind, message)

@@ -12,6 +12,8 @@ from typing import Any
 
 from streamkit import StreamError, StreamEvent, iter_events
 
+from .helpers import slug
+
 
 def _sse(payload: object, event: str | None = None) -> bytes:
     data = payload if isinstance(payload, str) else json.dumps(payload)
@@ -101,7 +103,7 @@ def run(chunks: Sequence[bytes] | Any, provider: str, **options: Any) -> tuple[l
     """Every value delivered, and the error that stopped the stream (its unfinished calls included)."""
     items: list[StreamEvent] = []
     try:
-        for item in iter_events(chunks, provider, **options):
+        for item in iter_events(chunks, slug(provider), **options):
             items.append(item)  # noqa: PERF402 - the values before an error must be kept
     except StreamError as exc:
         return items, exc

@@ -23,23 +23,26 @@ from typing import Any, TypeAlias
 import orjson
 
 from .._errors import UsageError
-from .._types import InvalidToolCall, JSONObject, ToolCall, ToolResult
+from .._types import CallRef, InvalidToolCall, JSONObject, ToolCall, ToolResult
 
 __all__ = (
     "TRUNCATED_MESSAGE",
     "Call",
     "Message",
     "Outcome",
+    "Ran",
     "arguments_text",
     "call_id",
     "check_calls",
     "check_outcomes",
     "dumps",
     "error_payload",
+    "failure_payload",
     "function_calls",
     "input_object",
     "mistral_id",
     "name_of",
+    "one_result",
     "result_text",
     "results",
     "safe_id",
@@ -48,9 +51,12 @@ __all__ = (
 Message: TypeAlias = dict[str, Any]
 """One entry of a provider's conversation history (a message, a content block, an item)."""
 Call: TypeAlias = ToolCall | InvalidToolCall
-Outcome: TypeAlias = tuple[ToolCall, Any] | InvalidToolCall | ToolResult
-"""What happened to one call: ``(call, result)`` when it ran, the invalid call, or a
-``ToolResult`` from ``run_tools``."""
+Ran: TypeAlias = ToolCall | CallRef
+"""A call that ran: the ``ToolCall``, or a ``CallRef`` (its id and name) when that is all one kept."""
+Outcome: TypeAlias = tuple[Ran, Any] | tuple[Ran, Any, bool] | InvalidToolCall | ToolResult
+"""What happened to one call: ``(call, result)`` when it ran, ``(call, result, True)`` when the
+tool raised (``result`` then says how: a message, a value or the exception), the invalid call,
+or a ``ToolResult`` from ``run_tools``."""
 
 #: What a model is told about a call cut off by the output limit, instead of the parse error.
 TRUNCATED_MESSAGE = "your arguments were cut off by the output limit; send less per call"
@@ -81,7 +87,7 @@ def input_object(call: Call) -> JSONObject:
     return call.input if call.input is not None else {}
 
 
-def name_of(call: Call) -> str:
+def name_of(call: Call | CallRef) -> str:
     """The tool's name; ``""`` for an invalid call the provider never named."""
     return call.name or ""
 
@@ -89,6 +95,18 @@ def name_of(call: Call) -> str:
 def result_text(result: Any) -> str:
     """A tool's result as text: a string as is, anything else as JSON."""
     return result if isinstance(result, str) else dumps(result)
+
+
+def failure_payload(result: Any) -> JSONObject:
+    """What the model is told about a tool that raised: ``{"ok": false, "errors": [{"kind":
+    "tool_error", "message": ...}]}``, the shape of an invalid call's errors. ``result`` is the
+    exception (its message is ``"Type: text"``), a message, or any JSON value (as JSON text)."""
+    if isinstance(result, BaseException):
+        text = str(result)
+        message = f"{type(result).__name__}: {text}" if text else type(result).__name__
+    else:
+        message = result_text(result)
+    return {"ok": False, "errors": [{"kind": "tool_error", "message": message}]}
 
 
 def error_payload(call: InvalidToolCall) -> JSONObject:
@@ -102,14 +120,18 @@ def error_payload(call: InvalidToolCall) -> JSONObject:
     return {"ok": False, "errors": errors}
 
 
-def call_id(call: Call) -> str:
-    """The call's id, or for a call that has none (Gemini) one derived from the call itself."""
+def call_id(call: Call | CallRef) -> str:
+    """The id adapters write for a call: its own, or for a call that has none (Gemini 2.5,
+    Ollama) one derived from the call itself (``call_`` and 24 letters and digits), the same
+    every time. A framework that needs an id for every call takes this one."""
     if call.id:
         return call.id
+    if isinstance(call, CallRef):
+        raise UsageError(f"the call of {call.name!r} has no id, and this provider needs one; pass the ToolCall")
     return "call_" + _digest(f"{call.choice}:{call.index}:{call.name}:{_fingerprint(call)}", 24)
 
 
-def safe_id(call: Call) -> str:
+def safe_id(call: Call | CallRef) -> str:
     """An id of letters, digits, ``_`` and ``-``, at most 64 long (Anthropic, Bedrock)."""
     given = call_id(call)
     if _SAFE_ID.match(given):
@@ -117,7 +139,7 @@ def safe_id(call: Call) -> str:
     return f"{_UNSAFE.sub('_', given)[:40]}_{_digest(given, 8)}"
 
 
-def mistral_id(call: Call) -> str:
+def mistral_id(call: Call | CallRef) -> str:
     """An id of exactly 9 letters and digits, as Mistral requires."""
     given = call_id(call)
     return given if _MISTRAL_ID.match(given) else _digest(given, 9)
@@ -160,11 +182,11 @@ def check_calls(calls: Iterable[Any], text: str | None) -> list[Call]:
 
 def results(
     outcomes: Iterable[Any],
-    written: Callable[[ToolCall, Any], Message],
-    failed: Callable[[Call, JSONObject], Message],
+    written: Callable[[Ran, Any], Message],
+    failed: Callable[[Call | CallRef, JSONObject], Message],
 ) -> list[Message]:
-    """Each outcome written by ``written(call, result)`` or, for an invalid call or a failed
-    ``ToolResult``, by ``failed(call, payload)`` with the object the model is told."""
+    """Each outcome written by ``written(call, result)`` or, for an invalid call, a tool that
+    raised or a failed ``ToolResult``, by ``failed(call, payload)`` with the object the model is told."""
     out: list[Message] = []
     for item in check_outcomes(outcomes):
         if isinstance(item, InvalidToolCall):
@@ -176,24 +198,38 @@ def results(
             else:
                 assert isinstance(call, ToolCall)  # a ToolResult of an invalid call has an error
                 out.append(written(call, item.output))
+        elif len(item) == 3 and item[2]:
+            out.append(failed(item[0], failure_payload(item[1])))
         else:
-            out.append(written(*item))
+            out.append(written(item[0], item[1]))
     return out
 
 
 def check_outcomes(outcomes: Iterable[Any]) -> list[Outcome]:
-    """The outcomes as a list, each a ``(ToolCall, result)`` pair, an ``InvalidToolCall`` or a
-    ``ToolResult``."""
+    """The outcomes as a list, each a ``(call, result)`` pair, a ``(call, result, is_error)``
+    triple (``call`` a ``ToolCall`` or a ``CallRef``), an ``InvalidToolCall`` or a ``ToolResult``."""
     out = list(outcomes)
     for position, item in enumerate(out):
         ok = isinstance(item, InvalidToolCall | ToolResult) or (
-            isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], ToolCall)
+            isinstance(item, tuple)
+            and len(item) in (2, 3)
+            and isinstance(item[0], ToolCall | CallRef)
+            and (len(item) == 2 or isinstance(item[2], bool))
         )
         if not ok:
             raise UsageError(
-                f"outcomes[{position}] must be a (ToolCall, result) pair, an InvalidToolCall or a ToolResult, "
-                f"got {item!r:.80}"
+                f"outcomes[{position}] must be a (call, result) pair, a (call, result, is_error) triple, "
+                f"an InvalidToolCall or a ToolResult, got {item!r:.80}"
             )
     if not out:
         raise UsageError("there are no results to write")
     return out
+
+
+def one_result(call: Any, result: Any, is_error: Any) -> list[Outcome]:
+    """The outcomes of ``tool_result_message(call, result, is_error=...)``, checked."""
+    if not isinstance(is_error, bool):
+        raise UsageError(f"is_error must be a bool, got {type(is_error).__name__}")
+    if not isinstance(call, ToolCall | CallRef):
+        raise UsageError(f"call must be a ToolCall or a CallRef, got {type(call).__name__}")
+    return [(call, result, is_error)]

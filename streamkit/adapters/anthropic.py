@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .._types import (
+    CallRef,
     InvalidToolCall,
     JSONObject,
     RedactedThinking,
@@ -27,10 +28,12 @@ from ._base import (
     Call,
     Message,
     Outcome,
+    Ran,
     check_calls,
     dumps,
     input_object,
     name_of,
+    one_result,
     result_text,
     results,
     safe_id,
@@ -59,9 +62,14 @@ def tool_results_message(outcomes: Iterable[Outcome]) -> list[Message]:
     return [{"role": "user", "content": results(outcomes, _result, _error)}]
 
 
-def tool_result_message(call: ToolCall, result: Any) -> list[Message]:
-    """The user message carrying one call's result (a string as is, anything else as JSON)."""
-    return tool_results_message([(call, result)])
+def tool_result_message(call: Ran, result: Any, *, is_error: bool = False) -> list[Message]:
+    """The user message carrying one call's result (a string as is, anything else as JSON).
+
+    ``call`` is the ``ToolCall`` or a ``CallRef`` (its id and name). ``is_error=True`` says the
+    tool raised: ``result`` (a message, or the exception) is then written as this provider's
+    error result, as an invalid call's errors are.
+    """
+    return tool_results_message(one_result(call, result, is_error))
 
 
 def error_result_message(call: InvalidToolCall) -> list[Message]:
@@ -73,11 +81,11 @@ def _tool_use(call: Call) -> Message:
     return {"type": "tool_use", "id": safe_id(call), "name": name_of(call), "input": input_object(call)}
 
 
-def _result(call: ToolCall, result: Any) -> Message:
+def _result(call: Ran, result: Any) -> Message:
     return {"type": "tool_result", "tool_use_id": safe_id(call), "content": result_text(result)}
 
 
-def _error(call: Call, payload: JSONObject) -> Message:
+def _error(call: Call | CallRef, payload: JSONObject) -> Message:
     return {
         "type": "tool_result",
         "tool_use_id": safe_id(call),

@@ -12,14 +12,26 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .._types import InvalidToolCall, JSONObject, RedactedThinking, TextDelta, Thinking, ToolCall, Turn, TurnItem
+from .._types import (
+    CallRef,
+    InvalidToolCall,
+    JSONObject,
+    RedactedThinking,
+    TextDelta,
+    Thinking,
+    ToolCall,
+    Turn,
+    TurnItem,
+)
 from ._base import (
     Call,
     Message,
     Outcome,
+    Ran,
     check_calls,
     input_object,
     name_of,
+    one_result,
     result_text,
     results,
     safe_id,
@@ -51,9 +63,14 @@ def tool_results_message(outcomes: Iterable[Outcome]) -> list[Message]:
     return [{"role": "user", "content": results(outcomes, _result, _error)}]
 
 
-def tool_result_message(call: ToolCall, result: Any) -> list[Message]:
-    """The user message carrying one call's result."""
-    return tool_results_message([(call, result)])
+def tool_result_message(call: Ran, result: Any, *, is_error: bool = False) -> list[Message]:
+    """The user message carrying one call's result.
+
+    ``call`` is the ``ToolCall`` or a ``CallRef`` (its id and name). ``is_error=True`` says the
+    tool raised: ``result`` (a message, or the exception) is then written as this provider's
+    error result, as an invalid call's errors are.
+    """
+    return tool_results_message(one_result(call, result, is_error))
 
 
 def error_result_message(call: InvalidToolCall) -> list[Message]:
@@ -61,12 +78,12 @@ def error_result_message(call: InvalidToolCall) -> list[Message]:
     return tool_results_message([call])
 
 
-def _result(call: ToolCall, result: Any) -> Message:
+def _result(call: Ran, result: Any) -> Message:
     block = {"json": result} if isinstance(result, dict) else {"text": result_text(result)}
     return {"toolResult": {"toolUseId": safe_id(call), "content": [block]}}
 
 
-def _error(call: Call, payload: JSONObject) -> Message:
+def _error(call: Call | CallRef, payload: JSONObject) -> Message:
     return {"toolResult": {"toolUseId": safe_id(call), "content": [{"json": payload}], "status": "error"}}
 
 

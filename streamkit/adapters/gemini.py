@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .._types import (
+    CallRef,
     CallState,
     InvalidToolCall,
     JSONObject,
@@ -24,7 +25,7 @@ from .._types import (
     Turn,
     TurnItem,
 )
-from ._base import Call, Message, Outcome, check_calls, input_object, name_of, results
+from ._base import Call, Message, Outcome, Ran, check_calls, input_object, name_of, one_result, results
 from ._history import TurnMessages, check_turn
 
 __all__ = (
@@ -61,9 +62,14 @@ def tool_results_message(outcomes: Iterable[Outcome]) -> list[Message]:
     return [{"role": "user", "parts": results(outcomes, _result, _error)}]
 
 
-def tool_result_message(call: ToolCall, result: Any) -> list[Message]:
-    """The user turn carrying one call's result (an object as is, anything else as ``output``)."""
-    return tool_results_message([(call, result)])
+def tool_result_message(call: Ran, result: Any, *, is_error: bool = False) -> list[Message]:
+    """The user turn carrying one call's result (an object as is, anything else as ``output``).
+
+    ``call`` is the ``ToolCall`` or a ``CallRef`` (its id and name). ``is_error=True`` says the
+    tool raised: ``result`` (a message, or the exception) is then written as this provider's
+    error result, as an invalid call's errors are.
+    """
+    return tool_results_message(one_result(call, result, is_error))
 
 
 def error_result_message(call: InvalidToolCall) -> list[Message]:
@@ -71,18 +77,18 @@ def error_result_message(call: InvalidToolCall) -> list[Message]:
     return tool_results_message([call])
 
 
-def _with_id(call: Call, body: Message) -> Message:
+def _with_id(call: Call | CallRef, body: Message) -> Message:
     if call.id:
         body["id"] = call.id
     return body
 
 
-def _result(call: ToolCall, result: Any) -> Message:
+def _result(call: Ran, result: Any) -> Message:
     response = result if isinstance(result, dict) else {"output": result}
     return {"functionResponse": _with_id(call, {"name": name_of(call), "response": response})}
 
 
-def _error(call: Call, payload: JSONObject) -> Message:
+def _error(call: Call | CallRef, payload: JSONObject) -> Message:
     return {"functionResponse": _with_id(call, {"name": name_of(call), "response": {"error": payload}})}
 
 

@@ -10,15 +10,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .._types import InvalidToolCall, JSONObject, Thinking, ToolCall, Turn
+from .._types import CallRef, InvalidToolCall, JSONObject, Thinking, Turn
 from ._base import (
     Call,
     Message,
     Outcome,
+    Ran,
     call_id,
     check_calls,
     dumps,
     function_calls,
+    one_result,
     result_text,
     results,
 )
@@ -47,9 +49,14 @@ def tool_results_message(outcomes: Iterable[Outcome]) -> list[Message]:
     return results(outcomes, _result, _error)
 
 
-def tool_result_message(call: ToolCall, result: Any) -> list[Message]:
-    """The message carrying one call's result (a string as is, anything else as JSON)."""
-    return tool_results_message([(call, result)])
+def tool_result_message(call: Ran, result: Any, *, is_error: bool = False) -> list[Message]:
+    """The message carrying one call's result (a string as is, anything else as JSON).
+
+    ``call`` is the ``ToolCall`` or a ``CallRef`` (its id and name). ``is_error=True`` says the
+    tool raised: ``result`` (a message, or the exception) is then written as this provider's
+    error result, as an invalid call's errors are.
+    """
+    return tool_results_message(one_result(call, result, is_error))
 
 
 def error_result_message(call: InvalidToolCall) -> list[Message]:
@@ -57,11 +64,11 @@ def error_result_message(call: InvalidToolCall) -> list[Message]:
     return tool_results_message([call])
 
 
-def _result(call: ToolCall, result: Any) -> Message:
+def _result(call: Ran, result: Any) -> Message:
     return {"role": "tool", "tool_call_id": call_id(call), "content": result_text(result)}
 
 
-def _error(call: Call, payload: JSONObject) -> Message:
+def _error(call: Call | CallRef, payload: JSONObject) -> Message:
     return {"role": "tool", "tool_call_id": call_id(call), "content": dumps(payload)}
 
 

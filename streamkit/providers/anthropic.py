@@ -133,7 +133,7 @@ class AnthropicDecoder(TypedEventDecoder):
         if kind.endswith("_tool_result"):  # web_search_tool_result, mcp_tool_result…: whole here
             return [BlockReceived("server_tool_result", block)]
         if kind == "text" and block.get("text"):
-            return [TextReceived(field(block, "text", str, "$.content_block", self, event))]
+            return [TextReceived(field(block, "text", str, "$.content_block", self, event), 0, index)]
         return _NOTHING
 
     def _delta(self, payload: Any, event: str) -> list[Event]:
@@ -148,7 +148,7 @@ class AnthropicDecoder(TypedEventDecoder):
                 return [BlockDelta(index, "input", text)] if text else _NOTHING
             raise self.error("input_json_delta for a block that is not an open tool_use", event=event, index=index)
         if kind == "text_delta":
-            return [TextReceived(field(delta, "text", str, "$.delta", self, event))]
+            return [TextReceived(field(delta, "text", str, "$.delta", self, event), 0, index)]
         if kind == "thinking_delta" or kind == "signature_delta":
             if index not in self._thinking:
                 raise self.error(f"{kind} for a block that is not an open thinking block", event=event, index=index)

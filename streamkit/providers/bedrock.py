@@ -145,7 +145,7 @@ class BedrockDecoder(Decoder):
             raise self.error("a toolUse delta for a block that is not an open tool call", event=event, index=index)
         text = optional(delta, "text", str, "$.delta", self, event)
         if text:
-            return [TextReceived(text)]
+            return [TextReceived(text, 0, index)]
         reasoning = optional(delta, "reasoningContent", dict, "$.delta", self, event)
         if reasoning is not None:
             return self._reasoning(index, reasoning, event)

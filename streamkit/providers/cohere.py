@@ -90,7 +90,7 @@ class CohereDecoder(TypedEventDecoder):
         if "thinking" in content or content.get("type", "text") != "text":
             return _NOTHING  # thinking is not the answer; its deltas carry only a "thinking" key
         text = field(content, "text", str, "$.delta.message.content", self, event)
-        return [TextReceived(text)] if text else _NOTHING
+        return [TextReceived(text, 0, optional(payload, "index", int, "$", self, event))] if text else _NOTHING
 
     def _message_end(self, payload: Any, event: str) -> list[Event]:
         delta = optional(payload, "delta", dict, "$", self, event) or {}

@@ -165,7 +165,7 @@ class OpenAIResponsesDecoder(TypedEventDecoder):
 
     def _text_delta(self, payload: Any, event: str) -> list[Event]:
         text = field(payload, "delta", str, "$", self, event)
-        return [TextReceived(text)] if text else _NOTHING
+        return [TextReceived(text, 0, optional(payload, "output_index", int, "$", self, event))] if text else _NOTHING
 
     def _finished(self, payload: Any, event: str) -> list[Event]:
         response = field(payload, "response", dict, "$", self, event)

@@ -12,7 +12,7 @@ from typing import Any
 from streamkit import ArgumentIssue, InvalidToolCall, TextDelta, ToolCall, iter_events
 from streamkit._types import StreamEvent
 
-from ..helpers import FIXTURES
+from ..helpers import FIXTURES, slug
 
 TEXT = "Checking both."
 WEATHER = {"city": "Paris"}
@@ -22,7 +22,7 @@ STOCK = {"ticker": "AAPL"}
 def decoded(provider: str, case: str = "text_then_two_calls") -> tuple[str, list[ToolCall]]:
     """The text and calls a fixture decodes to (all of them valid)."""
     path = FIXTURES / provider / f"{case}.sse"
-    items = list(iter_events([path.read_bytes()], provider))
+    items = list(iter_events([path.read_bytes()], slug(provider)))
     assert not [item for item in items if isinstance(item, InvalidToolCall)], items
     return _split(items)
 
@@ -160,6 +160,6 @@ STREAMS = {"openai_chat": openai_chat_stream, "anthropic": anthropic_stream}
 
 def read_back(provider: str, message: dict[str, Any]) -> tuple[str, list[ToolCall]]:
     """Decode a written assistant message with the provider's own decoder."""
-    items = list(iter_events([STREAMS[provider](message)], provider))
+    items = list(iter_events([STREAMS[provider](message)], slug(provider)))
     assert not [item for item in items if isinstance(item, InvalidToolCall)], items
     return _split(items)

@@ -49,7 +49,7 @@ def test_placeholder_input_is_ignored_and_the_deltas_are_the_arguments() -> None
 
 def test_text_deltas_come_through_in_order() -> None:
     text = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}}
-    assert run(start(0, "text", text=""), text, stop(0))[0] == TextDelta("Hi")
+    assert run(start(0, "text", text=""), text, stop(0))[0] == TextDelta("Hi", index=0)
 
 
 def test_server_tools_are_never_handed_out() -> None:

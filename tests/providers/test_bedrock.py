@@ -77,7 +77,7 @@ def test_a_call_is_delivered_at_its_block_stop() -> None:
 def test_text_and_calls_keyed_by_content_block_index() -> None:
     out = run(delta(0, text="Hi"), stop(0), start(1, "t1", "a"), args(1, "{}"), stop(1), start(2, "t2", "b"), stop(2))
     assert out == [
-        TextDelta("Hi"),
+        TextDelta("Hi", index=0),  # the content block it came in
         ToolCall(1, "t1", "a", {}),
         ToolCall(2, "t2", "b", {}),
         ResponseEnd("tool_use", USAGE),
@@ -97,7 +97,7 @@ def test_empty_start_and_server_tools_are_not_calls() -> None:
         delta(2, toolResult=[{"text": "result"}]),
         stop(2),
     )
-    assert out == [TextDelta("x"), ResponseEnd("tool_use", USAGE)]
+    assert out == [TextDelta("x", index=0), ResponseEnd("tool_use", USAGE)]
 
 
 def test_reasoning_deltas_are_a_thinking_value_not_a_call() -> None:

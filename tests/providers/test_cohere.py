@@ -60,8 +60,8 @@ def test_tool_plan_and_content_are_text_and_usage_is_kept() -> None:
     typed = {"type": "content-delta", "index": 0, "delta": {"message": {"content": {"type": "thinking"}}}}
     usage = {"tokens": {"input_tokens": 3, "output_tokens": 4}}
     assert run(plan, text, thinking, typed, message_end("COMPLETE", usage=usage)) == [
-        TextDelta("I will"),
-        TextDelta("Hi"),
+        TextDelta("I will"),  # the tool plan has no index
+        TextDelta("Hi", index=0),
         ResponseEnd("COMPLETE", usage),
     ]
 

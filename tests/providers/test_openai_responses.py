@@ -135,7 +135,7 @@ def test_text_is_text_and_server_tool_items_are_not_calls() -> None:
         COMPLETED,
     )
     web_search = ServerToolUse({"type": "web_search_call", "arguments": "{}"})
-    assert out == [TextDelta("Hi"), web_search, ResponseEnd("completed", {"total_tokens": 3})]
+    assert out == [TextDelta("Hi", index=0), web_search, ResponseEnd("completed", {"total_tokens": 3})]
 
 
 def test_incomplete_truncates_open_calls() -> None:
