@@ -153,3 +153,41 @@ def test_the_joined_pieces_do_not_depend_on_how_the_bytes_were_cut(fixture: Fixt
         return out
 
     assert joined(split_at(data, cuts)) == joined([data]) == joined(list(one_byte(data)))
+
+
+#: The index each provider's text carries in a recorded stream: its content block or output item.
+TEXT_INDEXES: dict[str, list[int | None]] = {
+    "anthropic/thinking_then_call": [2],  # the text block after the thinking block and a call
+    "anthropic/text_then_two_calls": [0, 0],
+    "bedrock/reasoning_then_tool_use": [1],  # after the reasoning block
+    "bedrock/text_then_two_calls": [0, 0],
+    "cohere/text_then_two_calls": [None, None],  # Cohere's tool plan has no index
+    "openai_responses/reasoning_then_call": [1, 1],  # the message item after the reasoning item
+    "openai_responses/text_then_two_calls": [1],
+    "gemini/text_then_two_calls": [None, None],
+    "mistral/text_then_two_calls": [None],
+    "ollama/text_then_two_calls": [None, None],
+    "openai_chat/text_then_two_calls": [None],
+}
+
+
+def test_every_provider_has_a_text_index_row() -> None:
+    assert {case.split("/")[0] for case in TEXT_INDEXES} == {fixture.provider for fixture in fixtures()}
+
+
+@pytest.mark.parametrize("case", sorted(TEXT_INDEXES))
+def test_text_carries_its_block_or_item_index(case: str) -> None:
+    (fixture,) = [fixture for fixture in fixtures() if fixture.case == case]
+    texts = [item for item in values(fixture) if isinstance(item, TextDelta)]
+    assert [text.index for text in texts] == TEXT_INDEXES[case]
+    turn = collect_turn([fixture.path.read_bytes()], fixture.provider)
+    joined = [item for item in turn.items if isinstance(item, TextDelta)]
+    assert {text.index for text in joined} == set(TEXT_INDEXES[case])  # each stream's text shares one index
+
+
+def test_a_joined_text_keeps_an_index_only_when_its_pieces_share_it() -> None:
+    from streamkit import Turn
+
+    events = [TextDelta("a", index=0), TextDelta("b", index=0), TextDelta("c", index=1)]
+    assert Turn.from_events(events, "anthropic").items == (TextDelta("abc"),)
+    assert Turn.from_events(events[:2], "anthropic").items == (TextDelta("ab", index=0),)
