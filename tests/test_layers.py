@@ -20,6 +20,9 @@ COMPOSER = {"_pipeline", "_detect"}
 EDGE_PARTS = ("_redact", "_transport", "_client")
 EDGE = set(EDGE_PARTS)
 RUNNER = {"_run_tools"}  # runs the application's tools on the calls; knows no transport
+# Transports for the SDKs' HTTP clients: the pipeline and the detection, not the edge. Each of
+# integrations/httpx.py and integrations/httpx2.py imports its own library, and nothing else does.
+INTEGRATIONS = {"integrations"}
 THIRD_PARTY = {"httpx", "httpx_sse", "httpx2", "anyio"}
 
 
@@ -65,13 +68,18 @@ def test_imports_flow_one_way(path: Path) -> None:
         allowed = VOCABULARY | STAGES | COMPOSER | set(EDGE_PARTS[: EDGE_PARTS.index(me)])
     elif me in RUNNER:
         allowed = VOCABULARY | STAGES
+    elif me in INTEGRATIONS:
+        allowed = VOCABULARY | STAGES | COMPOSER
     else:
         return  # entry points (__init__, _cli, __main__) may use anything
-    streamkit_modules = VOCABULARY | STAGES | COMPOSER | EDGE | RUNNER | {"_cli"}
+    streamkit_modules = VOCABULARY | STAGES | COMPOSER | EDGE | RUNNER | INTEGRATIONS | {"_cli"}
     assert used & streamkit_modules <= allowed, f"{path.name} imports {sorted(used & streamkit_modules - allowed)}"
     third_party = used & THIRD_PARTY
     if me in RUNNER:
         third_party -= {"anyio"}  # the runner's task group; never an HTTP client
+    if me in INTEGRATIONS:
+        assert third_party <= {path.stem}, f"{path.name} imports {sorted(third_party)}"
+        return
     assert not third_party or me in EDGE - {"_redact"}, f"{path.name} imports {sorted(third_party)}"
 
 

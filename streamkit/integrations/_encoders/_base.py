@@ -1,0 +1,81 @@
+"""What every re-emitting encoder shares: the call values, and writing frames back as bytes.
+
+An encoder takes one frame of a provider's stream and the calls that frame completed (as the
+pipeline decoded them) and returns the bytes to write in its place: the calls, each whole, in
+the provider's own wire format, then the frame itself with its call fragments taken out. Every
+other frame is written back as it came. Encoders never decode a call themselves: what a call
+is, where it ends and whether it is valid is the pipeline's answer, given to them.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, TypeAlias
+
+import orjson
+
+from ..._events import Frame
+from ..._types import InvalidToolCall, ToolCall
+
+__all__ = ("Call", "CallStates", "Encoder", "arguments_text", "arguments_value", "dumps", "loads", "sse", "sse_json")
+
+Call: TypeAlias = ToolCall | InvalidToolCall
+#: The provider state tied to each call so far, by ``(choice, index)``: ``{"thoughtSignature": ...}``.
+CallStates: TypeAlias = Mapping[tuple[int, int], Mapping[str, str]]
+
+
+class Encoder(ABC):
+    """Writes one provider's frames back, with each call whole at its end marker."""
+
+    #: "sse" or "ndjson": how the frames are written.
+    framing: ClassVar[str] = "sse"
+
+    @abstractmethod
+    def frame(self, frame: Frame, calls: Sequence[Call], states: CallStates) -> list[bytes]:
+        """The bytes that stand for ``frame``, which completed ``calls`` (in order)."""
+
+    def write(self, frame: Frame) -> bytes:
+        """``frame`` as it came (an SSE event, or an NDJSON line)."""
+        return sse(frame.event, frame.data) if self.framing == "sse" else frame.data.encode() + b"\n"
+
+
+def sse(event: str | None, data: str) -> bytes:
+    """One SSE event: the ``event:`` line when named, a ``data:`` line per line of data, a blank line."""
+    head = f"event: {event}\n" if event is not None else ""
+    body = "".join(f"data: {line}\n" for line in data.split("\n"))
+    return f"{head}{body}\n".encode()
+
+
+def sse_json(event: str | None, payload: Any) -> bytes:
+    return sse(event, dumps(payload))
+
+
+def loads(data: str) -> Any:
+    """The frame's JSON, or ``None`` when it is not JSON (``[DONE]``, a keep-alive)."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def dumps(value: Any) -> str:
+    try:
+        return orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:  # an integer past 64 bits, which orjson does not write
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def arguments_text(call: Call) -> str:
+    """The arguments to write as text: a valid call's input as compact JSON, an invalid call's raw text."""
+    return dumps(call.input) if isinstance(call, ToolCall) else call.raw
+
+
+def arguments_value(call: Call) -> Any:
+    """The arguments to write as a JSON value (Gemini, Ollama): the input, else the raw text's value."""
+    if call.input is not None:
+        return call.input
+    assert isinstance(call, InvalidToolCall)
+    value = loads(call.raw)
+    return call.raw if value is None and call.raw.strip() != "null" else value

@@ -1,0 +1,68 @@
+"""Anthropic Messages, written back.
+
+A ``tool_use`` block's frames (its ``content_block_start``, ``input_json_delta`` fragments and
+``content_block_stop``) are held back; at the block's stop the call is written whole at the
+block's own index: the start as the provider sent it (``input: {}``), one ``input_json_delta``
+with all of the arguments, the stop. A block cut by the output limit is written without a stop,
+with its raw text, just before the ``message_delta`` whose ``stop_reason`` (``max_tokens``) cut
+it, as the provider sent it. Text, thinking (signatures included), server tools, pings and
+errors pass through as they came.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..._events import Frame
+from ..._types import InvalidToolCall
+from ._base import Call, CallStates, Encoder, arguments_text, loads, sse_json
+
+__all__ = ("AnthropicEncoder",)
+
+
+class AnthropicEncoder(Encoder):
+    def __init__(self) -> None:
+        self._starts: dict[int, dict[str, Any]] = {}  # held tool_use blocks: index -> start payload
+
+    def frame(self, frame: Frame, calls: Sequence[Call], states: CallStates) -> list[bytes]:
+        data = frame.data
+        held = False
+        if calls or "tool_use" in data or (self._starts and "content_block_" in data):
+            held = self._hold(loads(data))
+        out = [piece for call in calls for piece in self._call(call)]
+        if not held:
+            out.append(self.write(frame))
+        return out
+
+    def _hold(self, payload: Any) -> bool:
+        """Whether the frame belongs to a client call's block (and is written with the call)."""
+        if not isinstance(payload, dict):
+            return False
+        kind, index = payload.get("type"), payload.get("index")
+        if kind == "content_block_start":
+            block = payload.get("content_block")
+            if isinstance(block, dict) and block.get("type") == "tool_use" and isinstance(index, int):
+                self._starts[index] = payload
+                return True
+            return False
+        return kind in ("content_block_delta", "content_block_stop") and index in self._starts
+
+    def _call(self, call: Call) -> list[bytes]:
+        start = self._starts.pop(call.index, None)
+        block = dict(start["content_block"]) if start is not None else {"type": "tool_use"}
+        if start is None:
+            block |= {"id": call.id, "name": call.name}
+        block["input"] = {}
+        index = call.index
+        delta = {"type": "input_json_delta", "partial_json": arguments_text(call)}
+        out = [
+            sse_json(
+                "content_block_start",
+                {**(start or {"type": "content_block_start"}), "index": index, "content_block": block},
+            ),
+            sse_json("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}),
+        ]
+        if not (isinstance(call, InvalidToolCall) and call.truncated):
+            out.append(sse_json("content_block_stop", {"type": "content_block_stop", "index": index}))
+        return out

@@ -1,0 +1,102 @@
+"""OpenAI Responses, written back.
+
+A ``function_call`` item's events (``response.output_item.added``, the
+``response.function_call_arguments.delta`` fragments, ``.done``, ``response.output_item.done``)
+are held back; at the call's end marker it is written whole at its own ``output_index``: the
+item added as the provider sent it (``arguments: ""``), one delta with all of the arguments,
+the arguments' ``done`` and the item's ``done``. The events written carry the
+``sequence_number`` of the event that ended the call. The ``function_call`` items of the final
+``response.completed`` are given the same arguments, since that event is what an SDK's final
+response is read from. A call whose fragments and final text disagree stays so: its fragments
+go in the delta, the provider's final text in the ``done`` events, and the final response keeps
+its own. A call cut by the output limit is written with its raw text and no ``done`` events,
+just before the ``response.incomplete`` that cut it, which is written as the provider sent it.
+Reasoning, messages, server tools, ``error`` and ``response.failed`` pass through as they came.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..._events import Frame
+from ..._types import InvalidToolCall, ToolCall
+from ._base import Call, CallStates, Encoder, arguments_text, loads, sse_json
+
+__all__ = ("OpenAIResponsesEncoder",)
+
+_ITEM_EVENTS = frozenset({"response.output_item.added", "response.output_item.done"})
+_ARGUMENT_EVENTS = frozenset({"response.function_call_arguments.delta", "response.function_call_arguments.done"})
+
+
+class OpenAIResponsesEncoder(Encoder):
+    def __init__(self) -> None:
+        self._items: dict[int, dict[str, Any]] = {}  # output_index -> the function_call item added
+        self._written: dict[str, str] = {}  # call_id -> the arguments written
+
+    def frame(self, frame: Frame, calls: Sequence[Call], states: CallStates) -> list[bytes]:
+        data = frame.data
+        if not calls and "function_call" not in data:
+            return [self.write(frame)]
+        payload = loads(data)
+        payload = payload if isinstance(payload, dict) else {}
+        kind = payload.get("type")
+        held = kind in _ARGUMENT_EVENTS
+        item = payload.get("item")
+        if kind in _ITEM_EVENTS and isinstance(item, dict) and item.get("type") == "function_call":
+            held = True
+            if kind == "response.output_item.added" and isinstance(payload.get("output_index"), int):
+                self._items.setdefault(payload["output_index"], item)
+        number = payload.get("sequence_number")
+        final = payload.get("arguments", item.get("arguments") if isinstance(item, dict) else None)
+        out = [piece for call in calls for piece in self._call(call, states, number, final)]
+        if not held:
+            if kind in ("response.completed", "response.incomplete") and self._written:
+                out.append(sse_json(frame.event, self._final(payload)))
+            else:
+                out.append(self.write(frame))
+        return out
+
+    def _call(self, call: Call, states: CallStates, number: Any, final: Any) -> list[bytes]:
+        index = call.index
+        item = self._items.pop(index, None)
+        if item is None:
+            item_id = states.get((call.choice, index), {}).get("id")
+            item = {"id": item_id, "type": "function_call", "call_id": call.id, "name": call.name}
+        text = arguments_text(call)
+        item_id = item.get("id")
+        where = {"sequence_number": number, "item_id": item_id, "output_index": index}
+        added = {**item, "arguments": "", "status": "in_progress"}
+        out = [
+            _event("response.output_item.added", {"sequence_number": number, "output_index": index, "item": added}),
+            _event("response.function_call_arguments.delta", {**where, "delta": text}),
+        ]
+        if isinstance(call, InvalidToolCall) and call.truncated:
+            return out
+        if isinstance(call, InvalidToolCall) and any(issue.kind == "arguments_mismatch" for issue in call.errors):
+            text = final  # the fragments and the final text disagree: both are written, as they came
+        elif call.id is not None and isinstance(call, ToolCall):
+            self._written[call.id] = text
+        done = {**item, "arguments": text, "status": "completed"}
+        out += [
+            _event("response.function_call_arguments.done", {**where, "name": call.name, "arguments": text}),
+            _event("response.output_item.done", {"sequence_number": number, "output_index": index, "item": done}),
+        ]
+        return out
+
+    def _final(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """The final event with its function_call items' arguments as written."""
+        response = payload.get("response")
+        if not isinstance(response, dict) or not isinstance(response.get("output"), list):
+            return payload
+        items = [
+            {**item, "arguments": self._written[item["call_id"]]}
+            if isinstance(item, dict) and item.get("type") == "function_call" and item.get("call_id") in self._written
+            else item
+            for item in response["output"]
+        ]
+        return {**payload, "response": {**response, "output": items}}
+
+
+def _event(kind: str, body: dict[str, Any]) -> bytes:
+    return sse_json(kind, {"type": kind, **body})

@@ -1,0 +1,249 @@
+"""The re-emitting core at the wire level: re-emitted bytes decode to the same calls, and again.
+
+Every fixture of every provider the transports serve is re-emitted, then decoded again by
+streamkit: the calls, text, stop reason and usage are those of the original stream, each call
+now whole, and re-emitting the re-emitted bytes changes nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import streamkit
+from streamkit import CallState, InvalidToolCall, Limits, ResponseEnd, StreamError, TextDelta, ToolCall, UsageError
+from streamkit._detect import detect_provider
+from streamkit.integrations._encoders import ENCODERS
+from streamkit.integrations._reemit import Options, Session, path_provider
+
+from .helpers import FIXTURES, Fixture, fixtures, split_at
+
+SERVED = [fixture for fixture in fixtures() if fixture.provider in ENCODERS]
+IDS = [fixture.case for fixture in SERVED]
+
+
+def reemit(chunks: list[bytes], provider: str | None, path: str = "/") -> tuple[bytes, list[Any], StreamError | None]:
+    session = Session(provider, path, None, Limits())
+    out = b"".join(session.feed(chunk) for chunk in chunks) + session.flush()
+    return out, session.calls, session.failure
+
+
+def decoded(data: bytes, provider: str) -> tuple[list[tuple[Any, ...]], str | None]:
+    """What a stream means, chunk-free: its calls (no index, no anomalies), text, end; and its error.
+
+    OpenAI Chat has no per-call end, so a call written whole before an error is still open at it:
+    an open call whose text is a whole object counts as the call it makes, in either stream.
+    """
+    whole = provider in ("openai_chat", "mistral")
+    out: list[tuple[Any, ...]] = []
+    states: list[tuple[Any, ...]] = []  # a call's state may come before or after it: kept apart
+    try:
+        for event in streamkit.iter_events([data], provider):
+            if isinstance(event, CallState):
+                states.append(("state", event.choice, event.index, event.key, event.value))
+            else:
+                out.append(_meaning(event))
+    except StreamError as exc:
+        out += [_unfinished(call) if whole else _meaning(call) for call in exc.unfinished]
+        return [*out, *sorted(states)], type(exc).__name__
+    return [*out, *sorted(states)], None
+
+
+def _meaning(event: object) -> tuple[Any, ...]:
+    if isinstance(event, ToolCall):
+        return ("call", event.choice, event.id, event.name, event.input)
+    if isinstance(event, InvalidToolCall):
+        return ("invalid", event.choice, event.id, event.name, event.raw, tuple(i.kind for i in event.errors))
+    if isinstance(event, TextDelta):
+        return ("text", event.choice, event.text)
+    if isinstance(event, ResponseEnd):
+        return ("end", event.stop_reason, event.usage)
+    return (type(event).__name__,)
+
+
+def _unfinished(call: InvalidToolCall) -> tuple[Any, ...]:
+    """A call an error left open: the call its text makes when that is a whole object."""
+    try:
+        value = json.loads(call.raw)
+    except ValueError:
+        return _meaning(call)
+    return ("call", call.choice, call.id, call.name, value) if isinstance(value, dict) else _meaning(call)
+
+
+def _joined(meaning: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Neighbouring text pieces joined: re-emitting never moves text, but may cut it differently."""
+    out: list[tuple[Any, ...]] = []
+    for item in meaning:
+        if item[0] == "text" and out and out[-1][0] == "text" and out[-1][1] == item[1]:
+            out[-1] = ("text", item[1], out[-1][2] + item[2])
+        else:
+            out.append(item)
+    return out
+
+
+def _expected(fixture: Fixture, original: list[tuple[Any, ...]], failure: StreamError | None) -> list[tuple[Any, ...]]:
+    """The original meaning, less what re-emitting leaves out on purpose."""
+    kept = []
+    for item in original:
+        cut = item[0] == "invalid" and "truncated" in item[5]
+        if cut and fixture.provider == "gemini":
+            continue  # a streamed Gemini call cut off has no whole args to write: MAX_TOKENS says it
+        if cut and failure is not None:
+            continue  # cut with nothing from the provider saying so: the body fails there instead
+        kept.append(item)
+    return kept
+
+
+@pytest.mark.parametrize("fixture", SERVED, ids=IDS)
+def test_the_reemitted_stream_means_what_the_original_meant(fixture: Fixture) -> None:
+    data = fixture.path.read_bytes()
+    out, calls, failure = reemit([data], fixture.provider)
+    original, error = decoded(data, fixture.provider)
+    again, again_error = decoded(out, fixture.provider)
+    wanted = _expected(fixture, original, failure)
+    if failure is None:
+        assert _joined(again) == _joined(wanted)
+        assert again_error == error
+    else:  # the body fails where the original was cut: every call before it is there, whole
+        assert error is not None
+        assert _joined([item for item in again if item[0] != "end"]) == _joined(wanted)
+    assert [_meaning(call) for call in calls] == [_meaning(call) for call in _completed(data, fixture.provider)]
+
+
+def _completed(data: bytes, provider: str) -> list[ToolCall | InvalidToolCall]:
+    """The calls the original stream completed, before any error."""
+    out: list[ToolCall | InvalidToolCall] = []
+    with contextlib.suppress(StreamError):
+        out.extend(streamkit.iter_tool_calls([data], provider))
+    return out
+
+
+@pytest.mark.parametrize("fixture", SERVED, ids=IDS)
+def test_reemitting_is_idempotent(fixture: Fixture) -> None:
+    once, _, _ = reemit([fixture.path.read_bytes()], fixture.provider)
+    twice, _, _ = reemit([once], fixture.provider)
+    assert twice == once
+
+
+@pytest.mark.parametrize("fixture", SERVED, ids=IDS)
+def test_the_provider_is_told_from_the_stream(fixture: Fixture) -> None:
+    data = fixture.path.read_bytes()
+    if detect_provider(data) != fixture.provider:
+        pytest.skip("a stream whose first events do not name its provider")
+    assert reemit([data[:7], data[7:]], None)[0] == reemit([data], fixture.provider)[0]
+
+
+@given(data=st.data())
+def test_chunk_boundaries_never_change_the_bytes(data: st.DataObject) -> None:
+    fixture = data.draw(st.sampled_from(SERVED))
+    whole = fixture.path.read_bytes()
+    cuts = data.draw(st.lists(st.integers(0, len(whole)), max_size=12))
+    assert reemit(split_at(whole, cuts), fixture.provider)[0] == reemit([whole], fixture.provider)[0]
+
+
+def test_parallel_calls_at_index_zero_get_distinct_indices() -> None:
+    data = (FIXTURES / "openai_chat" / "parallel_calls_all_index_zero.sse").read_bytes()
+    out, _, _ = reemit([data], "openai_chat")
+    lines = [line for line in out.decode().split("\n") if '"tool_calls":[' in line]
+    assert lines == [
+        'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,'
+        '"delta":{"tool_calls":[{"index":0,"id":"call_A","type":"function","function":{"name":"get_weather",'
+        '"arguments":"{\\"city\\":\\"Paris\\"}"}}]},"finish_reason":null}]}',
+        'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,'
+        '"delta":{"tool_calls":[{"index":1,"id":"call_B","type":"function","function":{"name":"get_stock",'
+        '"arguments":"{\\"ticker\\":\\"AAPL\\"}"}}]},"finish_reason":null}]}',
+    ]
+
+
+def test_gemini_thought_signatures_stay_with_their_calls() -> None:
+    data = (FIXTURES / "gemini" / "thought_signatures.sse").read_bytes()
+    out, _, _ = reemit([data], "gemini")
+    before, after = streamkit.collect_turn([data], "gemini"), streamkit.collect_turn([out], "gemini")
+    assert after.items == before.items
+    assert [after.call_state(call) for call in after.calls] == [before.call_state(call) for call in before.calls]
+    assert any(before.call_state(call) for call in before.calls)
+
+
+def test_vertex_streamed_arguments_become_one_whole_call() -> None:
+    data = (FIXTURES / "gemini" / "vertex_streamed_arguments.sse").read_bytes()
+    out, _, _ = reemit([data], "gemini")
+    assert b"partialArgs" in data
+    assert b"partialArgs" not in out and b"willContinue" not in out
+    assert streamkit.collect_turn([out], "gemini").calls == streamkit.collect_turn([data], "gemini").calls
+
+
+def test_a_truncated_call_keeps_the_providers_signal() -> None:
+    cases = {
+        "anthropic/max_tokens_truncated": (b'"stop_reason":"max_tokens"', b"content_block_stop"),
+        "cohere/max_tokens_truncated": (b'"finish_reason":"MAX_TOKENS"', b"tool-call-end"),
+        "openai_responses/incomplete_truncated": (b"response.incomplete", b"response.function_call_arguments.done"),
+    }
+    for case, (signal, end) in cases.items():
+        provider = case.split("/")[0]
+        data = (FIXTURES / f"{case}.sse").read_bytes()
+        out, calls, failure = reemit([data], provider)
+        cut = [call for call in calls if isinstance(call, InvalidToolCall)]
+        assert failure is None and cut and all(call.truncated for call in cut)
+        assert signal in out
+        assert out.count(end) == data.count(end)  # no end marker is invented for the cut call
+        assert streamkit.collect_turn([out], provider).calls[-1] == cut[-1]
+
+
+def test_a_call_cut_with_no_signal_fails_the_body() -> None:
+    data = (FIXTURES / "openai_chat" / "no_done.sse").read_bytes()
+    out, _, failure = reemit([data], "openai_chat")
+    assert isinstance(failure, streamkit.IncompleteStreamError)
+    assert failure.unfinished and failure.unfinished[0].truncated
+    assert b"tool_calls" not in out
+
+
+def test_a_stream_error_comes_after_the_completed_calls() -> None:
+    data = (FIXTURES / "openai_chat" / "error_after_completed_call.sse").read_bytes()
+    out, calls, failure = reemit([data], "openai_chat")
+    assert failure is None
+    text = out.decode()
+    assert text.index('"id":"call_A"') < text.index('"error"')
+    assert text.index('"id":"call_B"') < text.index('"error"')  # cut by the error: raw, as it came
+    assert '"arguments":"{\\"ticker\\": \\"AA"' in text
+    assert calls == [ToolCall(0, "call_A", "get_weather", {"city": "Paris"})]
+
+
+def test_a_stream_no_provider_names_passes_through_untouched() -> None:
+    data = b'event: tick\ndata: {"n": 1}\n\n: comment\ndata: plain\n\n'
+    assert reemit([data[:5], data[5:]], None, "/v1/events")[0] == data
+
+
+def test_the_path_names_the_provider_when_the_stream_does_not() -> None:
+    assert path_provider("/v1/chat/completions") == "openai_chat"
+    assert path_provider("/v1beta/models/gemini-2.5-flash:streamGenerateContent") == "gemini"
+    assert path_provider("/v1/messages") == "anthropic"
+    assert path_provider("/v1/embeddings") is None
+    pings = b'event: ping\ndata: {"type": "ping"}\n\n' * 3
+    data = pings + (FIXTURES / "anthropic" / "text_then_two_calls.sse").read_bytes()
+    assert reemit([data], None, "/v1/messages")[0] == reemit([data], "anthropic")[0]
+
+
+def test_options_are_checked_when_the_transport_is_made() -> None:
+    with pytest.raises(UsageError, match="cannot re-emit provider 'bedrock'"):
+        Options("bedrock", None, None, None, asynchronous=False)
+    with pytest.raises(UsageError, match=r"limits must be a streamkit\.Limits"):
+        Options(None, None, None, {"max_calls": 1}, asynchronous=False)  # type: ignore[arg-type]
+
+    async def later(call: object) -> None:
+        pass
+
+    with pytest.raises(UsageError, match="use AsyncTransport"):
+        Options(None, None, later, None, asynchronous=False)
+    assert Options(None, None, later, None, asynchronous=True).on_call is later
+
+
+def test_importing_streamkit_imports_no_integration() -> None:
+    code = "import sys, streamkit; assert not {'httpx2', 'streamkit.integrations'} & set(sys.modules)"
+    subprocess.run([sys.executable, "-c", code], check=True)

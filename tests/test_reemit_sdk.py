@@ -1,0 +1,359 @@
+"""The re-emitting transports under the official SDKs, against the loopback server.
+
+Each case replays a fixture through ``streamkit.integrations.httpx2`` (and ``.httpx`` where the
+SDK takes an httpx client) and checks what the SDK's own final message holds, and that
+``on_call`` saw each call while the SDK was still reading the stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from streamkit import InvalidToolCall, ToolCall
+
+from .helpers import FIXTURES
+from .server import LoopbackServer, Reply, split_awkwardly
+
+openai = pytest.importorskip("openai", minversion="3")
+anthropic = pytest.importorskip("anthropic", minversion="2")
+pytest.importorskip("httpx2")
+
+#: The HTTP libraries each SDK takes a client of (anthropic 2.x takes httpx2 clients only).
+OPENAI_LIBS = ["httpx2", "httpx"]
+MODES = ["sync", "async"]
+
+
+@dataclass
+class Outcome:
+    """What the SDK made of one stream."""
+
+    final: Any = None  # its final message, when it got that far
+    error: BaseException | None = None
+    snapshot: Any = None  # its own accumulated message when it stopped
+    log: list[Any] = field(default_factory=list)  # the SDK's event types and on_call's calls, in order
+
+    @property
+    def calls(self) -> list[ToolCall | InvalidToolCall]:
+        return [item for item in self.log if isinstance(item, ToolCall | InvalidToolCall)]
+
+    def fired_while_streaming(self) -> bool:
+        """Every call reached on_call before the SDK read its last event."""
+        last = max(number for number, item in enumerate(self.log) if isinstance(item, str))
+        return bool(self.calls) and all(self.log.index(call) < last for call in self.calls)
+
+
+def _client(lib: str, mode: str, outcome: Outcome | None) -> Any:
+    """An http client of ``lib`` with the re-emitting transport (none when ``outcome`` is None)."""
+    library = importlib.import_module(lib)
+    if outcome is None:
+        return library.AsyncClient() if mode == "async" else library.Client()
+    integration = importlib.import_module(f"streamkit.integrations.{lib}")
+    if mode == "sync":
+        return library.Client(transport=integration.Transport(on_call=outcome.log.append))
+
+    async def on_call(call: ToolCall | InvalidToolCall) -> None:
+        await asyncio.sleep(0)
+        outcome.log.append(call)
+
+    return library.AsyncClient(transport=integration.AsyncTransport(on_call=on_call))
+
+
+@dataclass(frozen=True)
+class Api:
+    """How one SDK streams one API: its client classes, path, stream helper and final message."""
+
+    path: str
+    base: str
+    clients: tuple[str, str, str]  # module, sync class, async class
+    open: Callable[[Any], Any]
+    final: Callable[[Any], Any]
+    snapshot: Callable[[Any], Any]
+
+
+CHAT = Api(
+    "/v1/chat/completions",
+    "/v1",
+    ("openai", "OpenAI", "AsyncOpenAI"),
+    lambda client: client.chat.completions.stream(model="gpt-4o", messages=[]),
+    lambda stream: stream.get_final_completion(),
+    lambda stream: stream.current_completion_snapshot,
+)
+RESPONSES = Api(
+    "/v1/responses",
+    "/v1",
+    ("openai", "OpenAI", "AsyncOpenAI"),
+    lambda client: client.responses.stream(model="o4-mini", input="Weather in Paris?"),
+    lambda stream: stream.get_final_response(),
+    lambda stream: None,
+)
+MESSAGES = Api(
+    "/v1/messages",
+    "",
+    ("anthropic", "Anthropic", "AsyncAnthropic"),
+    lambda client: client.messages.stream(model="claude-sonnet-4-5", max_tokens=1024, messages=[]),
+    lambda stream: stream.get_final_message(),
+    lambda stream: stream.current_message_snapshot,
+)
+
+
+def run(server: LoopbackServer, api: Api, reply: Reply, lib: str, mode: str, *, plain: bool = False) -> Outcome:
+    """Stream ``reply`` through the SDK, with the transport (or ``plain``, the SDK alone)."""
+    server.routes[api.path] = reply
+    outcome = Outcome()
+    module, sync_class, async_class = api.clients
+    sdk = getattr(importlib.import_module(module), async_class if mode == "async" else sync_class)
+    http_client = _client(lib, mode, None if plain else outcome)
+    client = sdk(base_url=server.url(api.base), api_key="sk-test", max_retries=0, http_client=http_client)
+    if mode == "sync":
+        with client:
+            stream = None
+            try:
+                with api.open(client) as stream:
+                    for event in stream:
+                        outcome.log.append(event.type)
+                    outcome.final = api.final(stream)
+            except Exception as exc:
+                outcome.error = exc
+            outcome.snapshot = None if stream is None else api.snapshot(stream)
+        return outcome
+
+    async def stream_it() -> None:
+        async with client:
+            stream = None
+            try:
+                async with api.open(client) as stream:
+                    async for event in stream:
+                        outcome.log.append(event.type)
+                    outcome.final = await api.final(stream)
+            except Exception as exc:
+                outcome.error = exc
+            outcome.snapshot = None if stream is None else api.snapshot(stream)
+
+    asyncio.run(stream_it())
+    return outcome
+
+
+def fixture(path: str) -> Reply:
+    """A fixture's bytes, cut inside every multi-byte character and every CRLF."""
+    return Reply(split_awkwardly((FIXTURES / path).read_bytes()))
+
+
+def cut_after(path: str, marker: bytes) -> Reply:
+    """A fixture's events up to the first that holds ``marker``; then the connection drops."""
+    events = (FIXTURES / path).read_bytes().split(b"\n\n")
+    upto = next(number for number, event in enumerate(events) if marker in event)
+    return Reply([event + b"\n\n" for event in events[: upto + 1]], cut=True)
+
+
+def tool_calls(message: Any) -> list[tuple[Any, ...]]:
+    return [(call.id, call.function.name, call.function.arguments) for call in message.tool_calls or []]
+
+
+def blocks(message: Any) -> list[tuple[Any, ...]]:
+    out: list[tuple[Any, ...]] = []
+    for block in message.content:
+        if block.type == "text":
+            out.append(("text", block.text))
+        elif block.type == "tool_use":
+            out.append(("tool_use", block.id, block.name, block.input))
+        else:
+            out.append((block.type,))
+    return out
+
+
+# -- OpenAI Chat Completions -------------------------------------------------------------------
+
+PARIS = ("call_A", "get_weather", '{"city":"Paris"}')
+AAPL = ("call_B", "get_stock", '{"ticker":"AAPL"}')
+
+
+@pytest.mark.parametrize("lib", OPENAI_LIBS)
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("case", "calls"),
+    [
+        ("parallel_calls_all_index_zero", [PARIS, AAPL]),
+        ("index_missing", [PARIS, AAPL]),
+        ("arguments_resent_after_deltas", [PARIS]),
+        ("gateway_arguments_object", [PARIS]),
+    ],
+)
+def test_openai_chat_gets_each_call_whole(
+    server: LoopbackServer, lib: str, mode: str, case: str, calls: list[tuple[str, str, str]]
+) -> None:
+    outcome = run(server, CHAT, fixture(f"openai_chat/{case}.sse"), lib, mode)
+    assert outcome.error is None
+    choice = outcome.final.choices[0]
+    assert (choice.finish_reason, tool_calls(choice.message)) == ("tool_calls", calls)
+    assert [call.id for call in outcome.calls] == [call[0] for call in calls]
+    assert outcome.fired_while_streaming()
+
+
+@pytest.mark.parametrize(
+    ("case", "alone"),
+    [
+        (
+            "parallel_calls_all_index_zero",
+            [("call_Acall_B", "get_weatherget_stock", '{"city": "Paris"}{"ticker": "AAPL"}')],
+        ),
+        (
+            "arguments_resent_after_deltas",
+            [("call_Acall_A", "get_weatherget_weather", '{"city": "Paris"}{"city": "Paris"}')],
+        ),
+    ],
+)
+def test_openai_chat_alone_misassembles_these_streams(
+    server: LoopbackServer, case: str, alone: list[tuple[str, str, str]]
+) -> None:
+    outcome = run(server, CHAT, fixture(f"openai_chat/{case}.sse"), "httpx2", "sync", plain=True)
+    assert tool_calls(outcome.final.choices[0].message) == alone
+
+
+@pytest.mark.parametrize("lib", OPENAI_LIBS)
+@pytest.mark.parametrize("mode", MODES)
+def test_openai_chat_sees_a_truncated_call_as_truncated(server: LoopbackServer, lib: str, mode: str) -> None:
+    outcome = run(server, CHAT, fixture("openai_chat/length_truncated.sse"), lib, mode)
+    assert isinstance(outcome.error, openai.LengthFinishReasonError)
+    choice = outcome.snapshot.choices[0]
+    assert choice.finish_reason == "length"
+    assert tool_calls(choice.message) == [("call_A", "write_file", '{"path": "a.txt", "content": "Once upon')]
+    [call] = outcome.calls
+    assert isinstance(call, InvalidToolCall) and call.truncated
+    assert outcome.fired_while_streaming()
+
+
+@pytest.mark.parametrize("lib", OPENAI_LIBS)
+@pytest.mark.parametrize("mode", MODES)
+def test_openai_chat_raises_the_stream_error_after_the_completed_call(
+    server: LoopbackServer, lib: str, mode: str
+) -> None:
+    outcome = run(server, CHAT, fixture("openai_chat/error_after_completed_call.sse"), lib, mode)
+    assert isinstance(outcome.error, openai.APIError)
+    assert "The server had an error" in str(outcome.error)
+    assert tool_calls(outcome.snapshot.choices[0].message) == [PARIS, ("call_B", "get_stock", '{"ticker": "AA')]
+    assert outcome.calls == [ToolCall(0, "call_A", "get_weather", {"city": "Paris"})]
+    assert outcome.fired_while_streaming()
+
+
+@pytest.mark.parametrize("lib", OPENAI_LIBS)
+@pytest.mark.parametrize("mode", MODES)
+def test_openai_chat_sees_a_cut_connection(server: LoopbackServer, lib: str, mode: str) -> None:
+    reply = cut_after("openai_chat/parallel_calls_all_index_zero.sse", b"get_stock")
+    outcome = run(server, CHAT, reply, lib, mode)
+    alone = run(server, CHAT, reply, lib, mode, plain=True)
+    assert outcome.error is not None and type(outcome.error) is type(alone.error)
+    assert tool_calls(outcome.snapshot.choices[0].message) == [PARIS]
+    assert outcome.calls == [ToolCall(0, "call_A", "get_weather", {"city": "Paris"})]
+    assert outcome.fired_while_streaming()
+
+
+# -- OpenAI Responses --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lib", OPENAI_LIBS)
+@pytest.mark.parametrize("mode", MODES)
+def test_openai_responses_keeps_reasoning_items_and_gets_each_call(server: LoopbackServer, lib: str, mode: str) -> None:
+    outcome = run(server, RESPONSES, fixture("openai_responses/reasoning_text_and_two_calls.sse"), lib, mode)
+    alone = run(server, RESPONSES, fixture("openai_responses/reasoning_text_and_two_calls.sse"), lib, mode, plain=True)
+    assert outcome.error is None
+    assert outcome.final.to_dict() == alone.final.to_dict()
+    reasoning, message, *calls = outcome.final.output
+    assert (reasoning.id, reasoning.encrypted_content) == ("rs_7", "gAAAAABfinal-Zx_9w==")
+    assert message.content[0].text == "Checking Paris."
+    assert [(call.id, call.call_id, call.name, call.arguments) for call in calls] == [
+        ("fc_7", "call_P", "get_weather", '{"city":"Paris"}'),
+        ("fc_8", "call_Q", "get_stock", '{"ticker":"AAPL"}'),
+    ]
+    assert [call.id for call in outcome.calls] == ["call_P", "call_Q"]
+    assert outcome.fired_while_streaming()
+
+
+@pytest.mark.parametrize("lib", OPENAI_LIBS)
+@pytest.mark.parametrize("mode", MODES)
+def test_openai_responses_sees_a_truncated_call_as_incomplete(server: LoopbackServer, lib: str, mode: str) -> None:
+    outcome = run(server, RESPONSES, fixture("openai_responses/incomplete_truncated.sse"), lib, mode)
+    assert isinstance(outcome.error, RuntimeError)
+    assert "response.completed" in str(outcome.error)
+    assert "response.function_call_arguments.done" not in outcome.log
+    assert outcome.log[-1] == "response.incomplete"
+    [call] = outcome.calls
+    assert isinstance(call, InvalidToolCall) and call.truncated
+    assert outcome.fired_while_streaming()
+
+
+# -- Anthropic Messages ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", ["text_then_two_calls", "thinking_then_call", "server_tool_then_client_tool"])
+def test_anthropic_final_message_is_the_one_the_sdk_makes_alone(server: LoopbackServer, mode: str, case: str) -> None:
+    outcome = run(server, MESSAGES, fixture(f"anthropic/{case}.sse"), "httpx2", mode)
+    alone = run(server, MESSAGES, fixture(f"anthropic/{case}.sse"), "httpx2", mode, plain=True)
+    assert outcome.error is None
+    assert outcome.final.to_dict() == alone.final.to_dict()
+    assert outcome.fired_while_streaming()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_anthropic_gets_each_call_whole(server: LoopbackServer, mode: str) -> None:
+    outcome = run(server, MESSAGES, fixture("anthropic/text_then_two_calls.sse"), "httpx2", mode)
+    assert (outcome.final.stop_reason, blocks(outcome.final)) == (
+        "tool_use",
+        [
+            ("text", "Checking both."),
+            ("tool_use", "toolu_A", "get_weather", {"city": "Paris", "units": "c"}),
+            ("tool_use", "toolu_B", "get_stock", {"ticker": "AAPL"}),
+        ],
+    )
+    assert [call.id for call in outcome.calls] == ["toolu_A", "toolu_B"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_anthropic_keeps_thinking_signatures(server: LoopbackServer, mode: str) -> None:
+    outcome = run(server, MESSAGES, fixture("anthropic/thinking_then_call.sse"), "httpx2", mode)
+    thinking, redacted, *_ = outcome.final.content
+    assert thinking.signature and thinking.signature in (FIXTURES / "anthropic/thinking_then_call.sse").read_text()
+    assert redacted.data in (FIXTURES / "anthropic/thinking_then_call.sse").read_text()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_anthropic_sees_a_truncated_call_as_max_tokens(server: LoopbackServer, mode: str) -> None:
+    outcome = run(server, MESSAGES, fixture("anthropic/max_tokens_truncated.sse"), "httpx2", mode)
+    assert outcome.final.stop_reason == "max_tokens"
+    assert blocks(outcome.final) == [
+        ("tool_use", "toolu_A", "get_weather", {"city": "Paris"}),
+        ("tool_use", "toolu_B", "write_file", {"path": "notes.txt"}),
+    ]
+    first, cut = outcome.calls
+    assert isinstance(first, ToolCall) and isinstance(cut, InvalidToolCall) and cut.truncated
+    assert outcome.fired_while_streaming()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_anthropic_raises_the_stream_error_after_the_completed_call(server: LoopbackServer, mode: str) -> None:
+    outcome = run(server, MESSAGES, fixture("anthropic/error_midstream.sse"), "httpx2", mode)
+    assert isinstance(outcome.error, anthropic.APIStatusError)
+    assert "overloaded_error" in str(outcome.error)
+    assert blocks(outcome.snapshot)[0] == ("tool_use", "toolu_A", "get_weather", {"city": "Oslo"})
+    assert outcome.calls == [ToolCall(0, "toolu_A", "get_weather", {"city": "Oslo"})]
+    assert outcome.fired_while_streaming()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_anthropic_sees_a_cut_connection(server: LoopbackServer, mode: str) -> None:
+    reply = cut_after("anthropic/text_then_two_calls.sse", b'"index":2')
+    outcome = run(server, MESSAGES, reply, "httpx2", mode)
+    alone = run(server, MESSAGES, reply, "httpx2", mode, plain=True)
+    assert outcome.error is not None and type(outcome.error) is type(alone.error)
+    assert blocks(outcome.snapshot) == [
+        ("text", "Checking both."),
+        ("tool_use", "toolu_A", "get_weather", {"city": "Paris", "units": "c"}),
+    ]
+    assert outcome.calls == [ToolCall(1, "toolu_A", "get_weather", {"city": "Paris", "units": "c"})]
+    assert outcome.fired_while_streaming()
