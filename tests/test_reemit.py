@@ -7,7 +7,9 @@ now whole, and re-emitting the re-emitted bytes changes nothing.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import importlib
 import json
 import subprocess
 import sys
@@ -24,6 +26,7 @@ from streamkit.integrations._encoders import ENCODERS
 from streamkit.integrations._reemit import Options, Session, path_provider
 
 from .helpers import FIXTURES, Fixture, fixtures, split_at
+from .server import LoopbackServer, Reply
 
 SERVED = [fixture for fixture in fixtures() if fixture.provider in ENCODERS]
 IDS = [fixture.case for fixture in SERVED]
@@ -247,3 +250,41 @@ def test_options_are_checked_when_the_transport_is_made() -> None:
 def test_importing_streamkit_imports_no_integration() -> None:
     code = "import sys, streamkit; assert not {'httpx2', 'streamkit.integrations'} & set(sys.modules)"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# -- the transports themselves, with no SDK above them --------------------------------------------
+
+
+@pytest.mark.parametrize("lib", ["httpx", "httpx2"])
+def test_what_is_not_a_stream_passes_through_untouched(server: LoopbackServer, lib: str) -> None:
+    library = pytest.importorskip(lib)
+    integration = importlib.import_module(f"streamkit.integrations.{lib}")
+    stream = (FIXTURES / "openai_chat" / "parallel_calls_all_index_zero.sse").read_bytes()
+    server.routes["/v1/models"] = Reply([b'{"data": []}'], content_type="application/json", chunked=False)
+    server.routes["/v1/chat/completions"] = Reply([stream], status=500, reason="Server Error")
+    server.routes["/v1/responses"] = Reply([stream], gzip=True)
+    with library.Client(transport=integration.Transport()) as client:
+        plain = client.get(server.url("/v1/models"))
+        assert (plain.content, plain.headers["content-length"]) == (b'{"data": []}', "12")
+        assert client.post(server.url("/v1/chat/completions")).content == stream
+        assert client.post(server.url("/v1/responses")).content == stream  # compressed: not the stream's bytes
+
+
+@pytest.mark.parametrize("lib", ["httpx", "httpx2"])
+def test_a_stream_is_reemitted_and_loses_its_content_length(server: LoopbackServer, lib: str) -> None:
+    library = pytest.importorskip(lib)
+    integration = importlib.import_module(f"streamkit.integrations.{lib}")
+    stream = (FIXTURES / "openai_chat" / "parallel_calls_all_index_zero.sse").read_bytes()
+    server.routes["/v1/chat/completions"] = Reply([stream], chunked=False)
+    seen: list[Any] = []
+    with library.Client(transport=integration.Transport(on_call=seen.append)) as client:
+        response = client.post(server.url("/v1/chat/completions"))
+    assert "content-length" not in response.headers
+    assert response.content == reemit([stream], "openai_chat")[0]
+    assert [call.id for call in seen] == ["call_A", "call_B"]
+
+    async def read() -> bytes:
+        async with library.AsyncClient(transport=integration.AsyncTransport(provider="openai_chat")) as client:
+            return bytes((await client.post(server.url("/v1/chat/completions"))).content)
+
+    assert asyncio.run(read()) == response.content

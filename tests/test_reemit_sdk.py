@@ -357,3 +357,54 @@ def test_anthropic_sees_a_cut_connection(server: LoopbackServer, mode: str) -> N
     ]
     assert outcome.calls == [ToolCall(1, "toolu_A", "get_weather", {"city": "Paris", "units": "c"})]
     assert outcome.fired_while_streaming()
+
+
+# -- Google Gemini (google-genai) ------------------------------------------------------------
+
+PARIS_SIGNED = ("get_weather", {"city": "Paris"}, b"\n,\x01r\xc8\xda|-\xf3\xf9X\xf6\xc1")
+RECIPE = {
+    "recipe": {
+        "name": "Lasagna",
+        "ingredients": [{"amount": "16 oz", "name": "noodles"}, {"amount": "1 lb", "name": "beef"}],
+        "servings": 6,
+        "vegetarian": False,
+        "notes": None,
+    }
+}
+ITEMS = {"operations": [{"action": "add", "price": 0.5}, {"action": "add", "price": 0.3}]}
+
+
+@pytest.mark.parametrize(
+    ("case", "calls"),
+    [
+        ("thought_signatures", [PARIS_SIGNED, ("get_weather", {"city": "Rome"}, None)]),
+        (
+            "vertex_streamed_arguments",
+            [("cookRecipe", RECIPE, b"\x12\xa5\x02\x01\xb7\x1d\xd7m\xf8"), ("writeItems", ITEMS, None)],
+        ),
+    ],
+)
+def test_google_genai_gets_each_call_whole_with_its_signature(
+    server: LoopbackServer, case: str, calls: list[tuple[Any, ...]]
+) -> None:
+    genai = pytest.importorskip("google.genai")
+    import httpx2
+
+    from streamkit.integrations.httpx2 import Transport
+
+    server.routes["/v1/models/gemini-2.5-flash:streamGenerateContent"] = fixture(f"gemini/{case}.sse")
+    log: list[Any] = []
+    got = []
+    with httpx2.Client(transport=Transport(on_call=log.append)) as http:
+        retry = genai.types.HttpRetryOptions(attempts=1)
+        options = genai.types.HttpOptions(base_url=server.url(""), httpx_client=http, retry_options=retry)
+        client = genai.Client(api_key="k", http_options=options)
+        for chunk in client.models.generate_content_stream(model="gemini-2.5-flash", contents="hi"):
+            log.append("chunk")
+            for part in chunk.candidates[0].content.parts or []:
+                if part.function_call:
+                    assert part.function_call.partial_args is None
+                    got.append((part.function_call.name, part.function_call.args, part.thought_signature))
+    assert got == calls
+    assert [call.name for call in Outcome(log=log).calls] == [call[0] for call in calls]
+    assert Outcome(log=log).fired_while_streaming()
