@@ -408,3 +408,25 @@ def test_google_genai_gets_each_call_whole_with_its_signature(
     assert got == calls
     assert [call.name for call in Outcome(log=log).calls] == [call[0] for call in calls]
     assert Outcome(log=log).fired_while_streaming()
+
+
+def test_google_genai_async_client_takes_the_async_transport(server: LoopbackServer) -> None:
+    genai = pytest.importorskip("google.genai")
+    import httpx2
+
+    from streamkit.integrations.httpx2 import AsyncTransport
+
+    server.routes["/v1/models/gemini-2.5-flash:streamGenerateContent"] = fixture("gemini/vertex_streamed_arguments.sse")
+
+    async def calls() -> list[tuple[Any, ...]]:
+        got = []
+        async with httpx2.AsyncClient(transport=AsyncTransport()) as http:
+            retry = genai.types.HttpRetryOptions(attempts=1)
+            options = genai.types.HttpOptions(base_url=server.url(""), httpx_async_client=http, retry_options=retry)
+            client = genai.Client(api_key="k", http_options=options)
+            async for chunk in await client.aio.models.generate_content_stream(model="gemini-2.5-flash", contents="hi"):
+                parts = chunk.candidates[0].content.parts or []
+                got += [(part.function_call.name, part.function_call.args) for part in parts if part.function_call]
+        return got
+
+    assert asyncio.run(calls()) == [("cookRecipe", RECIPE), ("writeItems", ITEMS)]
