@@ -288,3 +288,18 @@ def test_a_stream_is_reemitted_and_loses_its_content_length(server: LoopbackServ
             return bytes((await client.post(server.url("/v1/chat/completions"))).content)
 
     assert asyncio.run(read()) == response.content
+
+
+def test_tools_check_each_call_and_an_invalid_one_keeps_its_raw_text() -> None:
+    tools = {"get_weather": {"type": "object", "properties": {"city": {"type": "integer"}}}, "get_stock": {}}
+    options = Options("openai_chat", tools, None, None, asynchronous=False)
+    session = options.session("/v1/chat/completions", 200, {"content-type": "text/event-stream"})
+    assert session is not None
+    data = (FIXTURES / "openai_chat" / "parallel_calls_all_index_zero.sse").read_bytes()
+    out = session.feed(data) + session.flush()
+    weather, stock = session.calls
+    assert isinstance(weather, InvalidToolCall) and [issue.kind for issue in weather.errors] == ["schema"]
+    assert stock == ToolCall(1, "call_B", "get_stock", {"ticker": "AAPL"}, anomalies=("index_reused",))
+    assert [call.id for call in streamkit.iter_tool_calls([out], "openai_chat", tools=tools)] == ["call_A", "call_B"]
+    again = next(streamkit.iter_tool_calls([out], "openai_chat", tools=tools))
+    assert isinstance(again, InvalidToolCall) and again.raw == weather.raw
