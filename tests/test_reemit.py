@@ -13,6 +13,7 @@ import importlib
 import json
 import subprocess
 import sys
+from contextlib import aclosing
 from typing import Any
 
 import pytest
@@ -303,3 +304,43 @@ def test_tools_check_each_call_and_an_invalid_one_keeps_its_raw_text() -> None:
     assert [call.id for call in streamkit.iter_tool_calls([out], "openai_chat", tools=tools)] == ["call_A", "call_B"]
     again = next(streamkit.iter_tool_calls([out], "openai_chat", tools=tools))
     assert isinstance(again, InvalidToolCall) and again.raw == weather.raw
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("lib", ["httpx", "httpx2"])
+async def test_the_async_transport_runs_under_both_backends(server: LoopbackServer, lib: str) -> None:
+    library = pytest.importorskip(lib)
+    integration = importlib.import_module(f"streamkit.integrations.{lib}")
+    stream = (FIXTURES / "anthropic" / "text_then_two_calls.sse").read_bytes()
+    server.routes["/v1/messages"] = Reply([stream])
+    seen: list[Any] = []
+    async with library.AsyncClient(transport=integration.AsyncTransport(on_call=seen.append)) as client:
+        response = await client.post(server.url("/v1/messages"))
+    assert response.content == reemit([stream], "anthropic")[0]
+    assert [call.id for call in seen] == ["toolu_A", "toolu_B"]
+
+
+@pytest.mark.parametrize("lib", ["httpx", "httpx2"])
+def test_a_body_closed_early_closes_the_connection_under_it(server: LoopbackServer, lib: str) -> None:
+    library = pytest.importorskip(lib)
+    integration = importlib.import_module(f"streamkit.integrations.{lib}")
+    head = (FIXTURES / "anthropic" / "text_then_two_calls.sse").read_bytes()[:400]
+    server.routes["/v1/messages"] = Reply([head], endless=lambda number: b'event: ping\ndata: {"type": "ping"}\n\n')
+
+    async def read_a_little() -> None:
+        async with (
+            library.AsyncClient(transport=integration.AsyncTransport()) as client,
+            client.stream("POST", server.url("/v1/messages")) as response,
+            aclosing(response.aiter_raw()) as raw,
+        ):
+            async for _ in raw:
+                break
+
+    asyncio.run(read_a_little())
+    with (
+        library.Client(transport=integration.Transport()) as client,
+        client.stream("POST", server.url("/v1/messages")) as response,
+    ):
+        next(response.iter_raw())
+    assert all(connection.closed.wait(5) for connection in server.connections)
+    assert len(server.connections) == 2

@@ -244,12 +244,18 @@ def reemit(
     chunks: Iterable[bytes], session: Session, on_call: OnCall | None, error: Callable[[str], Exception]
 ) -> Generator[bytes, None, None]:
     """The re-emitted body: ``on_call`` sees each call before the bytes that hold it are yielded."""
-    for chunk in chunks:
-        out = session.feed(chunk)
-        _report(session, on_call)
-        if out:
-            yield out
-        _check(session, error)
+    iterator = iter(chunks)
+    try:
+        for chunk in iterator:
+            out = session.feed(chunk)
+            _report(session, on_call)
+            if out:
+                yield out
+            _check(session, error)
+    finally:  # the inner body's own generator, closed however this one ends
+        close = getattr(iterator, "close", None)
+        if close is not None:
+            close()
     out = session.flush()
     _report(session, on_call)
     if out:
@@ -261,12 +267,18 @@ async def areemit(
     chunks: AsyncIterable[bytes], session: Session, on_call: OnCall | None, error: Callable[[str], Exception]
 ) -> AsyncGenerator[bytes, None]:
     """The async twin of ``reemit``; an ``on_call`` that returns an awaitable is awaited."""
-    async for chunk in chunks:
-        out = session.feed(chunk)
-        await _areport(session, on_call)
-        if out:
-            yield out
-        _check(session, error)
+    iterator = aiter(chunks)
+    try:
+        async for chunk in iterator:
+            out = session.feed(chunk)
+            await _areport(session, on_call)
+            if out:
+                yield out
+            _check(session, error)
+    finally:  # as above: trio warns about an async generator left unfinished
+        aclose = getattr(iterator, "aclose", None)
+        if aclose is not None:
+            await aclose()
     out = session.flush()
     await _areport(session, on_call)
     if out:
