@@ -21,25 +21,37 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import streamkit
-from streamkit import CallState, InvalidToolCall, Limits, ResponseEnd, StreamError, TextDelta, ToolCall, UsageError
+from streamkit import (
+    CallState,
+    InvalidToolCall,
+    Limits,
+    Provider,
+    ResponseEnd,
+    StreamError,
+    TextDelta,
+    ToolCall,
+    UsageError,
+)
 from streamkit._detect import detect_provider
 from streamkit.integrations._encoders import ENCODERS
 from streamkit.integrations._reemit import Options, Session, path_provider
 
-from .helpers import FIXTURES, Fixture, fixtures, split_at
+from .helpers import FIXTURES, Fixture, fixtures, slug, split_at
 from .server import LoopbackServer, Reply
 
 SERVED = [fixture for fixture in fixtures() if fixture.provider in ENCODERS]
 IDS = [fixture.case for fixture in SERVED]
 
 
-def reemit(chunks: list[bytes], provider: str | None, path: str = "/") -> tuple[bytes, list[Any], StreamError | None]:
+def reemit(
+    chunks: list[bytes], provider: Provider | None, path: str = "/"
+) -> tuple[bytes, list[Any], StreamError | None]:
     session = Session(provider, path, None, Limits())
     out = b"".join(session.feed(chunk) for chunk in chunks) + session.flush()
     return out, session.calls, session.failure
 
 
-def decoded(data: bytes, provider: str) -> tuple[list[tuple[Any, ...]], str | None]:
+def decoded(data: bytes, provider: Provider) -> tuple[list[tuple[Any, ...]], str | None]:
     """What a stream means, chunk-free: its calls (no index, no anomalies), text, end; and its error.
 
     OpenAI Chat has no per-call end, so a call written whole before an error is still open at it:
@@ -121,7 +133,7 @@ def test_the_reemitted_stream_means_what_the_original_meant(fixture: Fixture) ->
     assert [_meaning(call) for call in calls] == [_meaning(call) for call in _completed(data, fixture.provider)]
 
 
-def _completed(data: bytes, provider: str) -> list[ToolCall | InvalidToolCall]:
+def _completed(data: bytes, provider: Provider) -> list[ToolCall | InvalidToolCall]:
     """The calls the original stream completed, before any error."""
     out: list[ToolCall | InvalidToolCall] = []
     with contextlib.suppress(StreamError):
@@ -193,7 +205,7 @@ def test_a_truncated_call_keeps_the_providers_signal() -> None:
         "openai_responses/incomplete_truncated": (b"response.incomplete", b"response.function_call_arguments.done"),
     }
     for case, (signal, end) in cases.items():
-        provider = case.split("/")[0]
+        provider = slug(case.split("/")[0])
         data = (FIXTURES / f"{case}.sse").read_bytes()
         out, calls, failure = reemit([data], provider)
         cut = [call for call in calls if isinstance(call, InvalidToolCall)]

@@ -41,7 +41,7 @@ from .._limits import DEFAULT_LIMITS, Limits
 from .._ndjson import NDJSONDecoder
 from .._pipeline import Assembler
 from .._sse import SSEDecoder
-from .._types import CallState, InvalidToolCall, ToolCall
+from .._types import PROVIDERS, InvalidToolCall, Provider, ToolCall
 from .._validate import Toolset, as_toolset
 from ._encoders import ENCODERS
 from ._encoders._base import Call
@@ -68,6 +68,11 @@ def path_provider(path: str) -> str | None:
     return next((slug for suffix, slug in _PATHS if path.endswith(suffix)), None)
 
 
+def _reemittable(name: str | None) -> Provider | None:
+    """``name`` as the slug of a provider the transports re-emit, else ``None``."""
+    return next((slug for slug in PROVIDERS if slug == name and slug in ENCODERS), None)
+
+
 def kept_headers(raw: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
     """A re-emitted response's headers: the same, without a ``Content-Length`` the new body would break."""
     return [(name, value) for name, value in raw if name.lower() != b"content-length"]
@@ -78,7 +83,7 @@ class Options:
 
     def __init__(
         self,
-        provider: str | None,
+        provider: Provider | None,
         tools: Toolset | Iterable[Any] | Mapping[str, Any] | None,
         on_call: OnCall | None,
         limits: Limits | None,
@@ -125,16 +130,15 @@ class Session:
         failure: the error that ended the body, once there is one (nothing is re-emitted after).
     """
 
-    def __init__(self, provider: str | None, path: str, toolset: Toolset | None, limits: Limits) -> None:
+    def __init__(self, provider: Provider | None, path: str, toolset: Toolset | None, limits: Limits) -> None:
         self._path = path
         self._toolset = toolset
         self._limits = limits
         self._head = bytearray()
         self._decided = False
-        self.provider: str | None = None
+        self.provider: Provider | None = None
         self._passing = False  # no provider: the bytes go through untouched
         self._after_error = False  # the provider reported an error: the rest goes through as it came
-        self._states: dict[tuple[int, int], dict[str, str]] = {}
         self.calls: list[Call] = []
         self.failure: StreamError | None = None
         if provider is not None:
@@ -188,12 +192,12 @@ class Session:
             self.failure = IncompleteStreamError("calls completed after the last frame", provider=self.provider)
         return out
 
-    def _start(self, provider: str | None) -> None:
+    def _start(self, name: str | None) -> None:
         self._decided = True
-        if provider not in ENCODERS:
+        provider = _reemittable(name)
+        if provider is None:
             self._passing = True
             return
-        assert provider is not None
         self.provider = provider
         self._assembler = Assembler(provider, limits=self._limits, tools=self._toolset)
         self._encoder = ENCODERS[provider]()
@@ -217,7 +221,7 @@ class Session:
             if isinstance(error, ProviderError):
                 calls += error.unfinished  # cut by the error: written as they were, raw, unended
             try:
-                out += self._encoder.frame(frame, calls, self._states)
+                out += self._encoder.frame(frame, calls)
             except StreamError as exc:
                 error = exc
             if isinstance(error, ProviderError):
@@ -230,12 +234,7 @@ class Session:
         return b"".join(out)
 
     def _take(self, values: Iterable[object]) -> list[Call]:
-        calls: list[Call] = []
-        for value in values:
-            if isinstance(value, ToolCall | InvalidToolCall):
-                calls.append(value)
-            elif isinstance(value, CallState):
-                self._states.setdefault((value.choice, value.index), {})[value.key] = value.value
+        calls = [value for value in values if isinstance(value, ToolCall | InvalidToolCall)]
         self.calls += calls
         return calls
 

@@ -26,6 +26,7 @@ from typing import Any
 import httpx
 
 from .._limits import Limits
+from .._types import Provider
 from .._validate import Toolset
 from ._reemit import OnCall, Options, Session, areemit, kept_headers, reemit
 
@@ -37,7 +38,7 @@ class Transport(httpx.BaseTransport):
         self,
         inner: httpx.BaseTransport | None = None,
         *,
-        provider: str | None = None,
+        provider: Provider | None = None,
         tools: Toolset | Iterable[Any] | Mapping[str, Any] | None = None,
         on_call: OnCall | None = None,
         limits: Limits | None = None,
@@ -67,7 +68,7 @@ class AsyncTransport(httpx.AsyncBaseTransport):
         self,
         inner: httpx.AsyncBaseTransport | None = None,
         *,
-        provider: str | None = None,
+        provider: Provider | None = None,
         tools: Toolset | Iterable[Any] | Mapping[str, Any] | None = None,
         on_call: OnCall | None = None,
         limits: Limits | None = None,

@@ -26,6 +26,7 @@ from typing import Any
 import httpx2
 
 from .._limits import Limits
+from .._types import Provider
 from .._validate import Toolset
 from ._reemit import OnCall, Options, Session, areemit, kept_headers, reemit
 
@@ -37,7 +38,7 @@ class Transport(httpx2.BaseTransport):
         self,
         inner: httpx2.BaseTransport | None = None,
         *,
-        provider: str | None = None,
+        provider: Provider | None = None,
         tools: Toolset | Iterable[Any] | Mapping[str, Any] | None = None,
         on_call: OnCall | None = None,
         limits: Limits | None = None,
@@ -67,7 +68,7 @@ class AsyncTransport(httpx2.AsyncBaseTransport):
         self,
         inner: httpx2.AsyncBaseTransport | None = None,
         *,
-        provider: str | None = None,
+        provider: Provider | None = None,
         tools: Toolset | Iterable[Any] | Mapping[str, Any] | None = None,
         on_call: OnCall | None = None,
         limits: Limits | None = None,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar, TypeAlias
 
 import orjson
@@ -19,11 +19,9 @@ import orjson
 from ..._events import Frame
 from ..._types import InvalidToolCall, ToolCall
 
-__all__ = ("Call", "CallStates", "Encoder", "arguments_text", "arguments_value", "dumps", "loads", "sse", "sse_json")
+__all__ = ("Call", "Encoder", "arguments_text", "arguments_value", "dumps", "loads", "sse", "sse_json")
 
 Call: TypeAlias = ToolCall | InvalidToolCall
-#: The provider state tied to each call so far, by ``(choice, index)``: ``{"thoughtSignature": ...}``.
-CallStates: TypeAlias = Mapping[tuple[int, int], Mapping[str, str]]
 
 
 class Encoder(ABC):
@@ -33,7 +31,7 @@ class Encoder(ABC):
     framing: ClassVar[str] = "sse"
 
     @abstractmethod
-    def frame(self, frame: Frame, calls: Sequence[Call], states: CallStates) -> list[bytes]:
+    def frame(self, frame: Frame, calls: Sequence[Call]) -> list[bytes]:
         """The bytes that stand for ``frame``, which completed ``calls`` (in order)."""
 
     def write(self, frame: Frame) -> bytes:

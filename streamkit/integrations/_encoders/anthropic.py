@@ -16,7 +16,7 @@ from typing import Any
 
 from ..._events import Frame
 from ..._types import InvalidToolCall
-from ._base import Call, CallStates, Encoder, arguments_text, loads, sse_json
+from ._base import Call, Encoder, arguments_text, loads, sse_json
 
 __all__ = ("AnthropicEncoder",)
 
@@ -25,7 +25,7 @@ class AnthropicEncoder(Encoder):
     def __init__(self) -> None:
         self._starts: dict[int, dict[str, Any]] = {}  # held tool_use blocks: index -> start payload
 
-    def frame(self, frame: Frame, calls: Sequence[Call], states: CallStates) -> list[bytes]:
+    def frame(self, frame: Frame, calls: Sequence[Call]) -> list[bytes]:
         data = frame.data
         held = False
         if calls or "tool_use" in data or (self._starts and "content_block_" in data):

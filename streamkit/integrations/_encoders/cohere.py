@@ -15,7 +15,7 @@ from typing import Any
 
 from ..._events import Frame
 from ..._types import InvalidToolCall
-from ._base import Call, CallStates, Encoder, arguments_text, loads, sse_json
+from ._base import Call, Encoder, arguments_text, loads, sse_json
 
 __all__ = ("CohereEncoder",)
 
@@ -26,7 +26,7 @@ class CohereEncoder(Encoder):
     def __init__(self) -> None:
         self._starts: dict[int, tuple[str | None, dict[str, Any]]] = {}  # index -> (event, start payload)
 
-    def frame(self, frame: Frame, calls: Sequence[Call], states: CallStates) -> list[bytes]:
+    def frame(self, frame: Frame, calls: Sequence[Call]) -> list[bytes]:
         held = False
         if calls or "tool-call-" in frame.data:
             payload = loads(frame.data)

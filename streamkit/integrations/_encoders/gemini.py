@@ -16,13 +16,13 @@ from typing import Any
 
 from ..._events import Frame
 from ..._types import InvalidToolCall
-from ._base import Call, CallStates, Encoder, arguments_value, loads, sse_json
+from ._base import Call, Encoder, arguments_value, loads, sse_json
 
 __all__ = ("GeminiEncoder",)
 
 
 class GeminiEncoder(Encoder):
-    def frame(self, frame: Frame, calls: Sequence[Call], states: CallStates) -> list[bytes]:
+    def frame(self, frame: Frame, calls: Sequence[Call]) -> list[bytes]:
         if not calls and "functionCall" not in frame.data:
             return [self.write(frame)]
         payload = loads(frame.data)
@@ -34,7 +34,7 @@ class GeminiEncoder(Encoder):
                 candidates.append(candidate)
                 continue
             choice = candidate.get("index", number)
-            parts = [_part(call, states) for call in calls if call.choice == choice and _whole(call)]
+            parts = [_part(call) for call in calls if call.choice == choice and _whole(call)]
             rebuilt = _rebuild(candidate, parts)
             if rebuilt is not None:
                 candidates.append(rebuilt)
@@ -50,11 +50,11 @@ def _whole(call: Call) -> bool:
     return True
 
 
-def _part(call: Call, states: CallStates) -> dict[str, Any]:
+def _part(call: Call) -> dict[str, Any]:
     function: dict[str, Any] = {} if call.id is None else {"id": call.id}
     function |= {"name": call.name, "args": arguments_value(call)}
     part: dict[str, Any] = {"functionCall": function}
-    signature = states.get((call.choice, call.index), {}).get("thoughtSignature")
+    signature = call.state.get("thoughtSignature")
     if signature is not None:
         part["thoughtSignature"] = signature
     return part

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..._events import Frame
-from ._base import Call, CallStates, Encoder, arguments_value, dumps, loads
+from ._base import Call, Encoder, arguments_value, dumps, loads
 
 __all__ = ("OllamaEncoder",)
 
@@ -25,7 +25,7 @@ class OllamaEncoder(Encoder):
         self._head: dict[str, Any] = {}  # model, created_at
         self._count = 0
 
-    def frame(self, frame: Frame, calls: Sequence[Call], states: CallStates) -> list[bytes]:
+    def frame(self, frame: Frame, calls: Sequence[Call]) -> list[bytes]:
         if not calls and "tool_calls" not in frame.data:
             return [self.write(frame)]
         line = loads(frame.data)

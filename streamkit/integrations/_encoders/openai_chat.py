@@ -22,7 +22,7 @@ from typing import Any
 from ..._errors import IncompleteStreamError
 from ..._events import Frame
 from ..._types import InvalidToolCall
-from ._base import Call, CallStates, Encoder, arguments_text, loads, sse_json
+from ._base import Call, Encoder, arguments_text, loads, sse_json
 
 __all__ = ("OpenAIChatEncoder",)
 
@@ -35,7 +35,7 @@ class OpenAIChatEncoder(Encoder):
         self._envelope: dict[str, Any] | None = None  # the first chunk's id, model, created…
         self._counts: dict[int, int] = {}  # choice -> calls written
 
-    def frame(self, frame: Frame, calls: Sequence[Call], states: CallStates) -> list[bytes]:
+    def frame(self, frame: Frame, calls: Sequence[Call]) -> list[bytes]:
         if not calls and "tool_calls" not in frame.data:
             return [self.write(frame)]
         payload = loads(frame.data)

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..._events import Frame
 from ..._types import InvalidToolCall, ToolCall
-from ._base import Call, CallStates, Encoder, arguments_text, loads, sse_json
+from ._base import Call, Encoder, arguments_text, loads, sse_json
 
 __all__ = ("OpenAIResponsesEncoder",)
 
@@ -34,7 +34,7 @@ class OpenAIResponsesEncoder(Encoder):
         self._items: dict[int, dict[str, Any]] = {}  # output_index -> the function_call item added
         self._written: dict[str, str] = {}  # call_id -> the arguments written
 
-    def frame(self, frame: Frame, calls: Sequence[Call], states: CallStates) -> list[bytes]:
+    def frame(self, frame: Frame, calls: Sequence[Call]) -> list[bytes]:
         data = frame.data
         if not calls and "function_call" not in data:
             return [self.write(frame)]
@@ -49,7 +49,7 @@ class OpenAIResponsesEncoder(Encoder):
                 self._items.setdefault(payload["output_index"], item)
         number = payload.get("sequence_number")
         final = payload.get("arguments", item.get("arguments") if isinstance(item, dict) else None)
-        out = [piece for call in calls for piece in self._call(call, states, number, final)]
+        out = [piece for call in calls for piece in self._call(call, number, final)]
         if not held:
             if kind in ("response.completed", "response.incomplete") and self._written:
                 out.append(sse_json(frame.event, self._final(payload)))
@@ -57,12 +57,11 @@ class OpenAIResponsesEncoder(Encoder):
                 out.append(self.write(frame))
         return out
 
-    def _call(self, call: Call, states: CallStates, number: Any, final: Any) -> list[bytes]:
+    def _call(self, call: Call, number: Any, final: Any) -> list[bytes]:
         index = call.index
         item = self._items.pop(index, None)
         if item is None:
-            item_id = states.get((call.choice, index), {}).get("id")
-            item = {"id": item_id, "type": "function_call", "call_id": call.id, "name": call.name}
+            item = {"id": call.state.get("id"), "type": "function_call", "call_id": call.id, "name": call.name}
         text = arguments_text(call)
         item_id = item.get("id")
         where = {"sequence_number": number, "item_id": item_id, "output_index": index}
