@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -392,3 +392,23 @@ def test_closed_standard_streams_are_no_traceback() -> None:
     with cli(*ARGS, stderr=subprocess.PIPE, preexec_fn=close(1)) as proc:
         _, err = proc.communicate(timeout=60)
     assert (proc.returncode, err) == (0, b"")  # like a reader that left before the first line
+
+
+@pytest.mark.parametrize(
+    ("path", "first"),
+    [
+        (FIXTURES / "bedrock" / "text_then_two_calls.bin", 16),  # an event-stream prelude, no line end in it
+        (CASE, CASE.read_bytes().index(b"\n\n") + 2),  # the first SSE event
+    ],
+    ids=["bedrock", "anthropic"],
+)
+def test_auto_reads_only_as_far_as_the_first_telling_bytes(path: Path, first: int) -> None:
+    """A pipe that has sent only the first bytes is not waited on: the command decodes as they come."""
+    from streamkit._cli import _detect
+
+    def blocks() -> Iterator[bytes]:
+        yield path.read_bytes()[:first]
+        raise AssertionError("read past the bytes that tell the provider")
+
+    slug, head = _detect(blocks())
+    assert (slug, head) == (path.parent.name, path.read_bytes()[:first])
