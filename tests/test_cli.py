@@ -8,9 +8,11 @@ import io
 import json
 import os
 import signal
+import struct
 import subprocess
 import sys
 import threading
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -412,3 +414,17 @@ def test_auto_reads_only_as_far_as_the_first_telling_bytes(path: Path, first: in
 
     slug, head = _detect(blocks())
     assert (slug, head) == (path.parent.name, path.read_bytes()[:first])
+
+
+def test_a_damaged_event_stream_says_which_checksum_in_one_line(tmp_path: Path) -> None:
+    data = bytearray((FIXTURES / "bedrock" / "text_then_two_calls.bin").read_bytes())
+    data[3] ^= 0x01  # the first message's total length: its prelude no longer matches its CRC
+    (stored,) = struct.unpack_from(">I", data, 8)
+    path = tmp_path / "damaged.bin"
+    path.write_bytes(data)
+    result = replay(["replay", str(path), "--provider", "bedrock"])
+    assert (result.code, result.stdout) == (1, "")
+    assert result.stderr == (
+        f"streamkit: error: bedrock: the prelude's checksum does not match its bytes "
+        f"(CRC32 0x{stored:08x} stored, 0x{zlib.crc32(data[:8]):08x} computed), in the event-stream message at byte 0\n"
+    )
