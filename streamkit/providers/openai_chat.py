@@ -120,7 +120,7 @@ class OpenAIChatDecoder(Decoder):
                         if fast is not None:
                             yield from fast
                             continue
-                    events = self._chunk(payload, frame.event)  # the fast path was just tried
+                    events = self.exact(self._chunk(payload, frame.event), payload, data)  # fast path tried
                     yield from events
                     continue
             events = self.feed(frame)
