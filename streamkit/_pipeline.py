@@ -168,6 +168,7 @@ class Assembler:
         self._called = False  # a call was delivered: a normal stop then finishes as tool_calls
         self.error: StreamError | None = None
         self._received = False  # any input at all: an empty body gets its own message
+        self._tail = b""  # the last bytes fed: whether the input ended between two SSE events
 
     @property
     def finished(self) -> bool:
@@ -179,7 +180,9 @@ class Assembler:
             if not isinstance(data, bytes | bytearray | memoryview):
                 raise UsageError(f"Assembler.feed takes bytes, got {type(data).__name__}")
             data = bytes(data)
-        self._received = self._received or bool(data)
+        if data:
+            self._received = True
+            self._tail = data[-4:] if len(data) >= 4 else (self._tail + data)[-4:]
         return self._guard(lambda out: self._frames(self._framer.feed(data), out))
 
     def feed_frame(self, frame: Frame) -> list[StreamEvent]:
@@ -193,11 +196,20 @@ class Assembler:
         return self._guard(lambda out: self._events(self._decoder.feed_payload(payload, event), out))
 
     def flush(self) -> list[StreamEvent]:
-        """End of input: raises ``IncompleteStreamError`` if the end-of-stream marker is missing."""
+        """End of input: raises ``IncompleteStreamError`` if the end-of-stream marker is missing.
+
+        A provider whose end is the end of input once every choice has finished (Gemini, an
+        OpenAI-compatible server that sends no ``[DONE]``) ends normally only if the bytes end
+        between two events: an SSE event cut off at the end is dropped by the framer, and the
+        response it belonged to is not whole.
+        """
 
         def finish(out: list[StreamEvent]) -> None:
             self._frames(self._framer.flush(), out)
-            self._events(self._decoder.flush(), out)
+            events = self._decoder.flush()
+            if self.framing == "sse" and self._tail and not _ends_between_events(self._tail):
+                events = [event for event in events if type(event) is not ResponseEnded]
+            self._events(events, out)
             if not self._accumulator.finished:
                 message = "the stream ended before the provider's end-of-stream marker"
                 if not self._received:
@@ -289,6 +301,17 @@ def _log_anomalies(provider: str, call: ToolCall | InvalidToolCall, known: int) 
         _log.debug("%s: call index %d: %s", provider, call.index, anomaly)
 
 
+def _ends_between_events(tail: bytes) -> bool:
+    """Whether SSE bytes end with a blank line (a line end right after a line end)."""
+    if tail.endswith(b"\r\n"):
+        tail = tail[:-2]
+    elif tail.endswith((b"\n", b"\r")):
+        tail = tail[:-1]
+    else:
+        return False
+    return tail.endswith((b"\n", b"\r"))
+
+
 def _as_invalid(call: ToolCall | InvalidToolCall) -> InvalidToolCall:
     assert isinstance(call, InvalidToolCall)  # drained calls are always marked truncated
     return call
@@ -306,17 +329,16 @@ def _make_decoder(provider: Provider | Decoder, *, early_close: bool) -> Decoder
     return cls(early_close=early_close)
 
 
-def _feed(assembler: Assembler, value: bytes | Frame | Payload | None) -> list[StreamEvent]:
+def _feed(assembler: Assembler, value: bytes | Frame | Payload) -> list[StreamEvent]:
     if type(value) is bytes:
         return assembler.feed(value)
-    if type(value) is Payload:
+    if isinstance(value, Payload):
         return assembler.feed_payload(value.payload, value.event)
-    if type(value) is Frame:
-        return assembler.feed_frame(value)
-    return []  # None: the source implies no input
+    assert isinstance(value, Frame)
+    return assembler.feed_frame(value)
 
 
-def _adapt(assembler: Assembler, adapter: SourceAdapter, item: Any) -> bytes | Frame | Payload | None:
+def _adapt(assembler: Assembler, adapter: SourceAdapter, item: Any) -> bytes | Frame | Payload:
     """``adapter.adapt(item)``; a text line that cannot be UTF-8 fails the stream as bad bytes do."""
     try:
         return adapter.adapt(item)
@@ -373,8 +395,6 @@ def _events_of(source: Iterable[Any], assembler: Assembler) -> Iterator[StreamEv
                     for _ in items:  # as in _read_to_end
                         pass
                 break
-        else:
-            yield from _feed(assembler, adapter.end())
     except TransportError as exc:
         exc.provider, exc.unfinished = assembler.provider, assembler._unfinished()
         raise
@@ -402,9 +422,6 @@ async def _aevents_of(source: Source, assembler: Assembler) -> AsyncGenerator[St
             if assembler.finished:
                 await _read_to_end(items, adapter)
                 break
-        else:
-            for value in _feed(assembler, adapter.end()):
-                yield value
     except TransportError as exc:
         exc.provider, exc.unfinished = assembler.provider, assembler._unfinished()
         raise

@@ -17,9 +17,12 @@ recognized by its shape alone, so no SDK is ever imported:
   mistralai's ``CompletionEvent(data=...)``.
 
 The kind is fixed by the first item; a source that switches kinds is a usage error, never
-guessed at. boto3's ``converse_stream()`` events (``{"contentBlockDelta": {...}}``) are unwrapped
-into the event name and its payload for decoders framed as an AWS event stream, just as the
-binary frames carry them.
+guessed at. The official SDKs consume OpenAI Chat's ``data: [DONE]`` and end without yielding
+it, so the end of a source of objects or dicts is read as the end of the bytes: the response
+is whole when every choice finished (see ``providers.openai_chat``), and cut otherwise.
+boto3's ``converse_stream()`` events (``{"contentBlockDelta": {...}}``) are unwrapped into the
+event name and its payload for decoders framed as an AWS event stream, just as the binary
+frames carry them.
 """
 
 from __future__ import annotations
@@ -32,12 +35,6 @@ from ._errors import UsageError
 from ._events import Frame
 
 __all__ = ("Payload", "SourceAdapter")
-
-#: Providers whose stream ends with ``data: [DONE]``. The official SDKs (openai, mistralai)
-#: consume that line and end their iteration without yielding it, so when a source of SDK
-#: objects or dicts ends normally, the marker is supplied here.
-_DONE_PROVIDERS = frozenset({"openai_chat", "mistral"})
-_DONE = Frame(None, "[DONE]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,12 +86,6 @@ class SourceAdapter:
     def drains_after_end(self) -> bool:
         """Whether the rest of the source is read after the end marker: SDK objects only."""
         return self._kind == "object"
-
-    def end(self) -> Frame | None:
-        """The input the end of a normal source implies: ``[DONE]`` for SDK objects and dicts."""
-        if self._kind in ("object", "dict") and self._provider in _DONE_PROVIDERS:
-            return _DONE
-        return None
 
 
 _KIND_NAMES = {
