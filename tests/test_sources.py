@@ -91,8 +91,8 @@ class PydanticLike:
     def __init__(self, wire: dict[str, Any], snake: dict[str, Any]) -> None:
         self._wire, self._snake = wire, snake
 
-    def model_dump(self, *, mode: str, by_alias: bool, exclude_unset: bool) -> dict[str, Any]:
-        assert (mode, exclude_unset) == ("json", True)
+    def model_dump(self, *, mode: str, by_alias: bool, exclude_unset: bool, warnings: bool) -> dict[str, Any]:
+        assert (mode, exclude_unset, warnings) == ("json", True, False)
         return self._wire if by_alias else self._snake
 
 
@@ -112,19 +112,10 @@ class GenaiLike:
         return self._payload
 
 
-def with_nulls(value: Any) -> Any:
-    """Add ``None`` members everywhere, as an SDK object's unset optional fields dump."""
-    if isinstance(value, dict):
-        return {**{k: with_nulls(v) for k, v in value.items()}, "unset_field": None}
-    if isinstance(value, list):
-        return [with_nulls(v) for v in value]
-    return value
-
-
 WRAPPERS: dict[str, Callable[[dict[str, Any]], object]] = {
-    "model_dump": lambda p: PydanticLike(with_nulls(p), {"wrong": "snake_case names"}),
-    "to_dict": lambda p: StainlessLike(with_nulls(p)),
-    "to_json_dict": lambda p: GenaiLike(with_nulls(p)),
+    "model_dump": lambda p: PydanticLike(p, {"wrong": "snake_case names"}),
+    "to_dict": StainlessLike,
+    "to_json_dict": GenaiLike,
 }
 
 
@@ -136,10 +127,12 @@ def test_sdk_like_objects_mean_what_the_bytes_mean(name: str, wrap: str) -> None
     assert outcome(objects, provider) == outcome([data], provider)
 
 
-def test_none_members_mean_absent() -> None:
-    # An openai_chat "index": null would be a protocol error; left out, the call is keyed by order.
+def test_null_members_mean_what_wire_nulls_mean() -> None:
+    # An SDK object's dump keeps the nulls the wire sent, and nothing the wire did not send.
     chunk = {"choices": [{"index": 0, "delta": {"content": None, "tool_calls": None}, "finish_reason": "stop"}]}
-    assert outcome([StainlessLike(chunk)], "openai_chat") == ([streamkit.ResponseEnd("stop")], None)
+    for wrap in WRAPPERS.values():
+        assert outcome([wrap(chunk)], "openai_chat") == outcome([sse(chunk)], "openai_chat")
+    assert outcome([sse(chunk)], "openai_chat") == ([streamkit.ResponseEnd("stop")], None)
 
 
 def test_an_sdk_source_of_openai_chat_cut_before_its_finish_reason_is_incomplete() -> None:
