@@ -498,8 +498,13 @@ def _source_failure(exc: Exception, assembler: Assembler) -> StreamkitError:
         status = _http_status(exc)
         if status is not None and status >= 400:
             detail = ": ".join(part for part in (kind, message) if part)
+            headers = getattr(getattr(exc, "response", None), "headers", None)
             error = HTTPStatusError(
-                f"HTTP {status}: {detail}", status_code=status, error_type=kind, error_message=message
+                f"HTTP {status}: {detail}",
+                status_code=status,
+                error_type=kind,
+                error_message=message,
+                headers=dict(headers) if isinstance(headers, Mapping) else None,
             )
         else:
             error = ProviderError(message, type=kind)

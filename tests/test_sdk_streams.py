@@ -157,6 +157,7 @@ def test_an_answer_that_is_not_2xx_read_by_the_sdk_is_an_http_status_error(serve
         "RESOURCE_EXHAUSTED",
         "Resource exhausted.",
     )
+    assert error.retryable and error.headers["content-type"] == "application/json"
 
 
 def test_an_anthropic_error_event_is_a_provider_error(server: LoopbackServer) -> None:
