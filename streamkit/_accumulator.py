@@ -19,8 +19,8 @@ Rules (every rule about which sequences of events are legal lives in this module
    open can be drained with their raw text.
 7. ``Limits``: a call's argument text is counted fragment by fragment (one addition each) and
    stopped as soon as it passes ``max_argument_bytes``; a call that would open past
-   ``max_open_calls`` or ``max_calls``, and a call or a stop for a choice past
-   ``max_choices``, are refused. Each raises ``LimitExceededError`` before
+   ``max_open_calls`` or ``max_calls``, and a call, text, reasoning or a stop for a choice
+   past ``max_choices``, are refused. Each raises ``LimitExceededError`` before
    anything more is stored, so memory stays bounded whatever the stream sends.
 
 The events about a turn's opaque state (reasoning blocks, signatures, server-side tools) are
@@ -150,7 +150,7 @@ class Accumulator:
         self._ids: dict[str, tuple[int, int]] = {}
         self._notes: dict[tuple[int, int], list[str]] = {}
         self._states: dict[tuple[int, int], dict[str, str]] = {}  # state for calls not started yet
-        self._choices: set[int] = set()  # choices with calls or a stop reason
+        self._choices: set[int] = set()  # choices with calls, text, turn state or a stop reason
         self._handlers: dict[type, Callable[[Any], Sequence[Output]]] = {
             CallStarted: self._start,
             ArgumentsDelta: self._delta,
@@ -298,6 +298,8 @@ class Accumulator:
         return (event,)
 
     def _text(self, event: TextReceived | TurnEvent) -> Sequence[Output]:
+        if event.choice not in self._choices:  # text and reasoning are held per choice too
+            self._check_choice(event.choice, None)
         return (event,)
 
     def _stop(self, event: StopReceived) -> Sequence[Output]:

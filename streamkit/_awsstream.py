@@ -4,8 +4,10 @@ Each binary message is a 12-byte prelude (total length, headers length, both uin
 big-endian, and the CRC32 of those 8 bytes), the headers, the payload, and the CRC32 of
 everything before it. Both CRCs are checked, the prelude's before its lengths are trusted;
 a bad CRC, an impossible length, a bad header or a message cut at the end of input is a
-``FramingError`` naming the byte offset of the message. The layout and the header value types
-follow botocore ``botocore/eventstream.py`` and
+``FramingError`` naming the byte offset of the message; a message longer than
+``max_event_bytes`` is a ``LimitExceededError``, raised on its prelude. Bad bytes, or a message
+that makes no frame, fail after the frames before them in the same read, never instead of them.
+The layout and the header value types follow botocore ``botocore/eventstream.py`` and
 https://docs.aws.amazon.com/lexv2/latest/dg/event-stream-encoding.html.
 
 A message becomes a ``Frame`` by its ``:message-type`` header:
@@ -30,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from ._errors import FramingError, StreamError
+from ._errors import FramingError, LimitExceededError, StreamError
 from ._events import Frame
 
 __all__ = (
@@ -106,7 +108,16 @@ class EventStreamDecoder:
         self._failure: StreamError | None = None
 
     def feed(self, chunk: bytes) -> list[Frame]:
-        return [self._frame(message) for message in self.feed_messages(chunk)]
+        out: list[Frame] = []
+        try:
+            # extend takes the frames one by one: those before a bad message stay in ``out``.
+            out.extend(self._frame(message) for message in self.feed_messages(chunk))
+        except StreamError as exc:
+            # A message that makes no frame fails like bad bytes: after the frames before it.
+            if not out:
+                raise
+            self._failure = exc
+        return out
 
     def flush(self) -> list[Frame]:
         """End of input: any bytes left are a message cut short."""
@@ -177,7 +188,11 @@ class EventStreamDecoder:
                 f"the total length {total} is shorter than the prelude, {headers_length} bytes of headers and the CRC"
             )
         if total > self._max:
-            raise self._error(f"a message of {total} bytes is larger than max_event_bytes={self._max}")
+            raise LimitExceededError(
+                f"a message of {total} bytes at byte {self._offset} is larger than the limit",
+                limit="max_event_bytes",
+                value=self._max,
+            )
         return int(total)
 
     def _message(self, data: bytes, view: memoryview, pos: int, total: int) -> EventStreamMessage:

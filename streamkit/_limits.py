@@ -37,7 +37,8 @@ DEFAULT_MAX_ARGUMENT_BYTES = 8 * 1024 * 1024
 DEFAULT_MAX_OPEN_CALLS = 256
 #: The most calls in one response, delivered or open.
 DEFAULT_MAX_CALLS = 1024
-#: The most choices in one response (OpenAI's ``n``) that carry calls or a stop reason.
+#: The most choices in one response (OpenAI's ``n``) that carry anything: text, reasoning, calls
+#: or a stop reason.
 DEFAULT_MAX_CHOICES = 128
 #: The deepest nesting of arrays and objects in one call's arguments (``{}`` is depth 1).
 DEFAULT_MAX_DEPTH = 64
@@ -59,8 +60,8 @@ class Limits:
             ``max_event_bytes`` instead.
         max_open_calls: the most calls open at once.
         max_calls: the most calls in one response.
-        max_choices: the most choices in one response that carry calls or a stop reason:
-            each one holds a little state, so their number is bounded too.
+        max_choices: the most choices in one response that carry text, reasoning, calls or a
+            stop reason: each one holds a little state, so their number is bounded too.
         max_depth: the deepest nesting of one call's arguments; deeper is ``too_deep``. At most
             ``MAX_DEPTH_CEILING`` (512).
         max_event_bytes: the largest frame buffered before its end arrives.

@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import sys
 from typing import Any
 
 import orjson
 
 from ._events import RawCall
+from ._json import INEXACT_FLOAT, big_integer_at, has_lone_surrogate, loads_exact
 from ._limits import DEFAULT_MAX_DEPTH
 from ._types import ArgumentIssue, InvalidToolCall, JSONObject, ToolCall
 
@@ -50,12 +50,7 @@ _UNTRUSTED = {
     ),
 }
 
-# orjson reads an integer beyond the 64-bit range as a float; such a float is at least this big.
-_INEXACT_FLOAT = 9.2e18
 _JSON_SPACE = " \t\n\r"
-# An integer literal (no fraction, no exponent): orjson's "number is infinity" at one means the
-# integer is past the float range, not that a float overflowed.
-_INTEGER = re.compile(r"-?[0-9]+(?![0-9.eE])")
 
 
 def normalize(raw: RawCall, max_depth: int = DEFAULT_MAX_DEPTH) -> ToolCall | InvalidToolCall:
@@ -119,7 +114,7 @@ def parse_arguments(
     except orjson.JSONDecodeError as exc:
         if exc.msg.startswith("depth limit exceeded"):
             return None, _too_deep(max_depth), None
-        if not exc.msg.startswith("number is infinity") or not _INTEGER.match(arguments, exc.pos):
+        if not big_integer_at(arguments, exc.msg, exc.pos):
             return None, _decode_issue(arguments, exc), None
         # orjson reads an integer beyond 64 bits as a float, and one of 309 digits or more
         # overflows: read the text exactly, as strictly, with the standard library.
@@ -134,7 +129,7 @@ def parse_arguments(
     if too_deep:
         return None, _too_deep(max_depth), None
     if inexact:
-        value = json.loads(arguments)
+        value = loads_exact(arguments)
     return value, None, None
 
 
@@ -142,7 +137,7 @@ def _parse_exact(text: str, first: orjson.JSONDecodeError) -> tuple[Any, Argumen
     """The standard library's exact parse, held to orjson's rules: no ``NaN``/``Infinity``, no
     float that overflows, no lone surrogate. Runs only for text orjson could not read."""
     try:
-        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        value = loads_exact(text)
     except json.JSONDecodeError as exc:
         if exc.msg == "Extra data":
             return None, _concatenated(exc.pos)
@@ -155,37 +150,9 @@ def _parse_exact(text: str, first: orjson.JSONDecodeError) -> tuple[Any, Argumen
             message = f"an integer has more than {digits} digits, more than can be read exactly"
             return None, ArgumentIssue("invalid_json", message, position=first.pos)
         return None, ArgumentIssue("invalid_json", f"the arguments are not valid JSON: {exc}")
-    if _has_lone_surrogate(value):
+    if has_lone_surrogate(value):
         return None, ArgumentIssue("invalid_json", "the arguments are not valid JSON: a lone surrogate escape")
     return value, None
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _finite_float(text: str) -> float:
-    number = float(text)
-    if number in (math.inf, -math.inf):
-        raise ValueError("number is infinity when parsed as double")
-    return number
-
-
-def _has_lone_surrogate(value: Any) -> bool:
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if type(item) is dict:
-            stack.extend(item)
-            stack.extend(item.values())
-        elif type(item) is list:
-            stack.extend(item)
-        elif type(item) is str:
-            try:
-                item.encode()
-            except UnicodeEncodeError:
-                return True
-    return False
 
 
 _JSON_LEAVES = (str, int, float, bool, type(None))
@@ -283,7 +250,7 @@ def _scan(value: object, max_depth: int) -> tuple[bool, bool]:
             elif kind is list:
                 nested = True
                 below.extend(item)
-            elif kind is float and (item >= _INEXACT_FLOAT or item <= -_INEXACT_FLOAT):
+            elif kind is float and (item >= INEXACT_FLOAT or item <= -INEXACT_FLOAT):
                 inexact = True
         if nested:
             depth += 1

@@ -7,7 +7,11 @@ this module hands each stage's output to the next, the moment it appears, so a c
 delivered as soon as its end marker has been read.
 
 Errors are enriched here, at the boundary: the provider slug, and the raw text of every call
-still open when the stream failed.
+still open when the stream failed. A source whose own iteration raises (an SDK's stream
+raising its ``APIError`` for an error event, a connection that drops) fails the same way, after
+the calls completed before: a failure to read (a connection, a timeout) becomes a
+``TransportError``, anything else the source raised a ``ProviderError``, with the source's
+exception as ``__cause__``.
 """
 
 from __future__ import annotations
@@ -21,7 +25,16 @@ from . import _events
 from ._accumulator import Accumulator, PreviewingAccumulator
 from ._awsstream import EventStreamDecoder
 from ._ending import finish_of, tokens_of
-from ._errors import FramingError, IncompleteStreamError, StreamError, TransportError, UsageError
+from ._errors import (
+    FramingError,
+    HTTPStatusError,
+    IncompleteStreamError,
+    ProviderError,
+    StreamError,
+    StreamkitError,
+    TransportError,
+    UsageError,
+)
 from ._events import TURN_EVENTS, Frame, RawCall, RawPreview, ResponseEnded, TextReceived
 from ._limits import DEFAULT_LIMITS, Limits
 from ._ndjson import NDJSONDecoder
@@ -56,6 +69,8 @@ __all__ = (
     "iter_events",
     "iter_tool_calls",
 )
+
+_log = logging.getLogger(__name__)
 
 #: What ``iter_events`` and its kin accept: any iterable of the items ``_sources`` recognizes
 #: (bytes, text lines, SSE events, dicts, SDK event objects).
@@ -168,6 +183,7 @@ class Assembler:
         self._called = False  # a call was delivered: a normal stop then finishes as tool_calls
         self.error: StreamError | None = None
         self._received = False  # any input at all: an empty body gets its own message
+        self._tail = b""  # the last bytes fed: whether the input ended between two SSE events
 
     @property
     def finished(self) -> bool:
@@ -179,7 +195,9 @@ class Assembler:
             if not isinstance(data, bytes | bytearray | memoryview):
                 raise UsageError(f"Assembler.feed takes bytes, got {type(data).__name__}")
             data = bytes(data)
-        self._received = self._received or bool(data)
+        if data:
+            self._received = True
+            self._tail = data[-4:] if len(data) >= 4 else (self._tail + data)[-4:]
         return self._guard(lambda out: self._frames(self._framer.feed(data), out))
 
     def feed_frame(self, frame: Frame) -> list[StreamEvent]:
@@ -193,11 +211,20 @@ class Assembler:
         return self._guard(lambda out: self._events(self._decoder.feed_payload(payload, event), out))
 
     def flush(self) -> list[StreamEvent]:
-        """End of input: raises ``IncompleteStreamError`` if the end-of-stream marker is missing."""
+        """End of input: raises ``IncompleteStreamError`` if the end-of-stream marker is missing.
+
+        A provider whose end is the end of input once every choice has finished (Gemini, an
+        OpenAI-compatible server that sends no ``[DONE]``) ends normally only if the bytes end
+        between two events: an SSE event cut off at the end is dropped by the framer, and the
+        response it belonged to is not whole.
+        """
 
         def finish(out: list[StreamEvent]) -> None:
             self._frames(self._framer.flush(), out)
-            self._events(self._decoder.flush(), out)
+            events = self._decoder.flush()
+            if self.framing == "sse" and self._tail and not _ends_between_events(self._tail):
+                events = [event for event in events if type(event) is not ResponseEnded]
+            self._events(events, out)
             if not self._accumulator.finished:
                 message = "the stream ended before the provider's end-of-stream marker"
                 if not self._received:
@@ -289,6 +316,17 @@ def _log_anomalies(provider: str, call: ToolCall | InvalidToolCall, known: int) 
         _log.debug("%s: call index %d: %s", provider, call.index, anomaly)
 
 
+def _ends_between_events(tail: bytes) -> bool:
+    """Whether SSE bytes end with a blank line (a line end right after a line end)."""
+    if tail.endswith(b"\r\n"):
+        tail = tail[:-2]
+    elif tail.endswith((b"\n", b"\r")):
+        tail = tail[:-1]
+    else:
+        return False
+    return tail.endswith((b"\n", b"\r"))
+
+
 def _as_invalid(call: ToolCall | InvalidToolCall) -> InvalidToolCall:
     assert isinstance(call, InvalidToolCall)  # drained calls are always marked truncated
     return call
@@ -306,17 +344,16 @@ def _make_decoder(provider: Provider | Decoder, *, early_close: bool) -> Decoder
     return cls(early_close=early_close)
 
 
-def _feed(assembler: Assembler, value: bytes | Frame | Payload | None) -> list[StreamEvent]:
+def _feed(assembler: Assembler, value: bytes | Frame | Payload) -> list[StreamEvent]:
     if type(value) is bytes:
         return assembler.feed(value)
-    if type(value) is Payload:
+    if isinstance(value, Payload):
         return assembler.feed_payload(value.payload, value.event)
-    if type(value) is Frame:
-        return assembler.feed_frame(value)
-    return []  # None: the source implies no input
+    assert isinstance(value, Frame)
+    return assembler.feed_frame(value)
 
 
-def _adapt(assembler: Assembler, adapter: SourceAdapter, item: Any) -> bytes | Frame | Payload | None:
+def _adapt(assembler: Assembler, adapter: SourceAdapter, item: Any) -> bytes | Frame | Payload:
     """``adapter.adapt(item)``; a text line that cannot be UTF-8 fails the stream as bad bytes do."""
     try:
         return adapter.adapt(item)
@@ -363,21 +400,14 @@ def iter_events(
 def _events_of(source: Iterable[Any], assembler: Assembler) -> Iterator[StreamEvent]:
     adapter = SourceAdapter(assembler.provider, assembler.framing)
     items = iter(source)
-    try:
-        for item in items:
-            yield from _feed(assembler, _adapt(assembler, adapter, item))
-            if assembler.error is not None:
-                raise assembler.error
-            if assembler.finished:
-                if adapter.drains_after_end:
-                    for _ in items:  # as in _read_to_end
-                        pass
-                break
-        else:
-            yield from _feed(assembler, adapter.end())
-    except TransportError as exc:
-        exc.provider, exc.unfinished = assembler.provider, assembler._unfinished()
-        raise
+    while (item := _next(items, assembler)) is not _END:
+        yield from _feed(assembler, _adapt(assembler, adapter, item))
+        if assembler.error is not None:
+            raise assembler.error
+        if assembler.finished:
+            if adapter.drains_after_end:
+                _drain(items)
+            break
     yield from assembler.flush()
     if assembler.error is not None:
         raise assembler.error
@@ -394,7 +424,7 @@ async def _aevents_of(source: Source, assembler: Assembler) -> AsyncGenerator[St
     adapter = SourceAdapter(assembler.provider, assembler.framing)
     items = _aiter(source)
     try:
-        async for item in items:
+        while (item := await _anext(items, assembler)) is not _END:
             for value in _feed(assembler, _adapt(assembler, adapter, item)):
                 yield value
             if assembler.error is not None:
@@ -402,18 +432,105 @@ async def _aevents_of(source: Source, assembler: Assembler) -> AsyncGenerator[St
             if assembler.finished:
                 await _read_to_end(items, adapter)
                 break
-        else:
-            for value in _feed(assembler, adapter.end()):
-                yield value
-    except TransportError as exc:
-        exc.provider, exc.unfinished = assembler.provider, assembler._unfinished()
-        raise
     finally:
         await items.aclose()
     for value in assembler.flush():
         yield value
     if assembler.error is not None:
         raise assembler.error
+
+
+#: What ``_next`` returns when the source is done.
+_END: Any = object()
+
+
+def _next(items: Iterator[Any], assembler: Assembler) -> Any:
+    """The source's next item, or ``_END``; a failure of the source's own iteration is wrapped."""
+    try:
+        return next(items, _END)
+    except StreamkitError as exc:
+        _enrich(exc, assembler)
+        raise
+    except Exception as exc:
+        raise _source_failure(exc, assembler) from exc
+
+
+async def _anext(items: AsyncIterator[Any], assembler: Assembler) -> Any:
+    try:
+        return await anext(items, _END)
+    except StreamkitError as exc:
+        _enrich(exc, assembler)
+        raise
+    except Exception as exc:
+        raise _source_failure(exc, assembler) from exc
+
+
+def _enrich(exc: StreamkitError, assembler: Assembler) -> StreamkitError:
+    """A streamkit error raised by the source itself (the transport's): add what the stream knows."""
+    if isinstance(exc, TransportError | StreamError):
+        if exc.provider is None or isinstance(exc, TransportError):
+            exc.provider = assembler.provider
+        if not exc.unfinished:
+            exc.unfinished = assembler._unfinished()
+    return exc
+
+
+#: Where a failure to read comes from: the HTTP stack under every SDK.
+_TRANSPORT_MODULES = frozenset({"httpx", "httpcore", "h11", "h2", "anyio", "aiohttp", "urllib3", "requests", "ssl"})
+_TRANSPORT_NAMES = frozenset({"APIConnectionError", "APITimeoutError"})  # openai's and anthropic's
+
+
+def _source_failure(exc: Exception, assembler: Assembler) -> StreamkitError:
+    """The source's own exception as a streamkit error: a failure to read, or the provider's error.
+
+    SDKs raise their own exception both for an answer that is not 2xx (on the first read: the
+    request is sent lazily) and for an error event inside a 200 stream; the HTTP status tells
+    them apart.
+    """
+    error: StreamkitError
+    if isinstance(exc, OSError | EOFError) or any(
+        kind.__name__ in _TRANSPORT_NAMES or kind.__module__.partition(".")[0] in _TRANSPORT_MODULES
+        for kind in type(exc).__mro__
+    ):
+        error = TransportError(f"reading the stream failed: {type(exc).__name__}: {exc}")
+    else:
+        kind, message = _reported(exc)
+        status = _http_status(exc)
+        if status is not None and status >= 400:
+            detail = ": ".join(part for part in (kind, message) if part)
+            headers = getattr(getattr(exc, "response", None), "headers", None)
+            error = HTTPStatusError(
+                f"HTTP {status}: {detail}",
+                status_code=status,
+                error_type=kind,
+                error_message=message,
+                headers=dict(headers) if isinstance(headers, Mapping) else None,
+            )
+        else:
+            error = ProviderError(message, type=kind)
+    return _enrich(error, assembler)
+
+
+def _http_status(exc: Exception) -> int | None:
+    for holder in (exc, getattr(exc, "response", None)):
+        status = getattr(holder, "status_code", None)
+        if type(status) is int:
+            return status
+    return None
+
+
+def _reported(exc: Exception) -> tuple[str | None, str]:
+    """The provider's error type and message, from the error body an SDK exception carries
+    (openai, anthropic: ``body``; google-genai: ``details``), else from the exception itself."""
+    for body in (getattr(exc, "body", None), getattr(exc, "details", None)):
+        error = body.get("error") if isinstance(body, dict) else None
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            kind = error.get("type") or error.get("status") or error.get("code")
+            return (None if kind is None else str(kind)), error["message"]
+    kind = getattr(exc, "type", None) or getattr(exc, "status", None)
+    message = getattr(exc, "message", None)
+    text = message if isinstance(message, str) and message else str(exc) or type(exc).__name__
+    return (kind if isinstance(kind, str) else None), text
 
 
 def iter_tool_calls(
@@ -442,13 +559,25 @@ async def _acalls_of(events: AsyncIterator[StreamEvent]) -> AsyncGenerator[ToolC
             yield item
 
 
+def _drain(items: Iterator[Any]) -> None:
+    """Read an SDK's stream to its end after the provider's end marker, as ``_read_to_end`` does."""
+    try:
+        for _ in items:
+            pass
+    except Exception as exc:  # after the end marker: nothing the source says changes the response
+        _log.debug("the source raised after the end of the response: %s", type(exc).__name__)
+
+
 async def _read_to_end(items: AsyncIterator[Any], adapter: SourceAdapter) -> None:
     # An SDK's stream reads its body to the end after the provider's end marker, and ends;
     # reading it that far lets it close its response and its async generators (trio warns
     # about an async generator left unfinished).
     if adapter.drains_after_end:
-        async for _ in items:
-            pass
+        try:
+            async for _ in items:
+                pass
+        except Exception as exc:  # as in _drain
+            _log.debug("the source raised after the end of the response: %s", type(exc).__name__)
 
 
 def collect_turn(source: Iterable[Any], provider: Provider | Decoder, **options: Unpack[StreamOptions]) -> Turn:

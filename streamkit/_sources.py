@@ -12,14 +12,18 @@ recognized by its shape alone, so no SDK is ever imported:
 - an SDK's event object: anything with ``model_dump`` (pydantic v2: openai, anthropic,
   google-genai, mistral, cohere), ``to_dict`` or ``to_json_dict``. It is dumped by its wire
   names (``by_alias``: google-genai's ``functionCall``, not ``function_call``), and fields that
-  are unset or ``None`` are left out: they mean absent. The raw chunk inside the events of
+  are unset are left out: what is left is what the wire sent, its ``null`` members included
+  (Vertex's ``"nullValue": null`` is a value, not an absence). The raw chunk inside the events of
   openai's ``.stream()`` helper is taken, not the helper's snapshot, and the chunk inside
   mistralai's ``CompletionEvent(data=...)``.
 
 The kind is fixed by the first item; a source that switches kinds is a usage error, never
-guessed at. boto3's ``converse_stream()`` events (``{"contentBlockDelta": {...}}``) are unwrapped
-into the event name and its payload for decoders framed as an AWS event stream, just as the
-binary frames carry them.
+guessed at. The official SDKs consume OpenAI Chat's ``data: [DONE]`` and end without yielding
+it, so the end of a source of objects or dicts is read as the end of the bytes: the response
+is whole when every choice finished (see ``providers.openai_chat``), and cut otherwise.
+boto3's ``converse_stream()`` events (``{"contentBlockDelta": {...}}``) are unwrapped into the
+event name and its payload for decoders framed as an AWS event stream, just as the binary
+frames carry them.
 """
 
 from __future__ import annotations
@@ -32,12 +36,6 @@ from ._errors import UsageError
 from ._events import Frame
 
 __all__ = ("Payload", "SourceAdapter")
-
-#: Providers whose stream ends with ``data: [DONE]``. The official SDKs (openai, mistralai)
-#: consume that line and end their iteration without yielding it, so when a source of SDK
-#: objects or dicts ends normally, the marker is supplied here.
-_DONE_PROVIDERS = frozenset({"openai_chat", "mistral"})
-_DONE = Frame(None, "[DONE]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,12 +88,6 @@ class SourceAdapter:
         """Whether the rest of the source is read after the end marker: SDK objects only."""
         return self._kind == "object"
 
-    def end(self) -> Frame | None:
-        """The input the end of a normal source implies: ``[DONE]`` for SDK objects and dicts."""
-        if self._kind in ("object", "dict") and self._provider in _DONE_PROVIDERS:
-            return _DONE
-        return None
-
 
 _KIND_NAMES = {
     "bytes": "bytes",
@@ -144,15 +136,17 @@ def _sse_event(item: Any) -> Frame:
 
 
 def _model_dump(item: Any) -> Any:
-    return _drop_none(item.model_dump(mode="json", by_alias=True, exclude_unset=True))
+    # ``warnings=False``: a gateway's value the SDK types otherwise (openai's ``arguments`` as an
+    # object where the type says string) is dumped as received, not warned about.
+    return item.model_dump(mode="json", by_alias=True, exclude_unset=True, warnings=False)
 
 
 def _to_dict(item: Any) -> Any:
-    return _drop_none(item.to_dict())
+    return item.to_dict()
 
 
 def _to_json_dict(item: Any) -> Any:
-    return _drop_none(item.to_json_dict())
+    return item.to_json_dict()
 
 
 _DUMPERS: tuple[tuple[str, Callable[[Any], Any]], ...] = (
@@ -182,15 +176,6 @@ def _raw_event(dump: Callable[[Any], Any]) -> Callable[[Any], Any]:
         return payload
 
     return unwrap
-
-
-def _drop_none(value: Any) -> Any:
-    """Leave out ``None`` object members at every depth: in an SDK object they mean absent."""
-    if isinstance(value, dict):
-        return {key: _drop_none(item) for key, item in value.items() if item is not None}
-    if isinstance(value, list):
-        return [_drop_none(item) for item in value]
-    return value
 
 
 def _event_name(payload: Any) -> str | None:

@@ -12,7 +12,7 @@ from botocore.eventstream import EventStreamBuffer
 from hypothesis import given
 from hypothesis import strategies as st
 
-from streamkit import FramingError
+from streamkit import FramingError, LimitExceededError
 from streamkit._awsstream import EventStreamDecoder, EventStreamMessage
 from streamkit._events import Frame
 
@@ -210,7 +210,10 @@ def test_impossible_lengths() -> None:
         frames([_with_prelude(20, 10, b"\x00" * 8)])
     with pytest.raises(FramingError, match="the headers length 131073 is over the limit of 131072"):
         frames([_with_prelude(200_000, 128 * 1024 + 1, b"")])
-    with pytest.raises(FramingError, match="a message of 1000 bytes is larger than max_event_bytes=999"):
+    with pytest.raises(
+        LimitExceededError,
+        match="a message of 1000 bytes at byte 0 is larger than the limit: limit max_event_bytes=999",
+    ):
         frames([_with_prelude(1000, 0, b"")], max_event_bytes=999)
 
 

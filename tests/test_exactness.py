@@ -189,3 +189,62 @@ def test_glued_objects_with_a_huge_integer_are_still_concatenated_json(slug: str
     result, _ = one_call(slug, first + '{"m": 2}')
     assert isinstance(result, InvalidToolCall)
     assert [(e.kind, e.position) for e in result.errors] == [("concatenated_json", len(first))]
+
+
+# -- arguments that arrive as an object: read exactly from the frame's text too ----------------------
+
+NUMBERS = {"thirty": 123456789012345678901234567890, "u64": 2**64, "i64_low": -(2**63) - 1, "small": 7, "x": 1.5}
+HUGE = {"huge": -(10**400) - 7}  # past the float range: orjson fails on the frame itself
+
+
+def _object_wire(slug: str, arguments: dict[str, object]) -> bytes:
+    """One call whose arguments are a JSON object on the wire, in ``slug``'s own shape."""
+    function = {"name": "f", "arguments": arguments}
+    if slug in ("openai_chat", "mistral"):
+        entry = {"index": 0, "id": "c", "type": "function", "function": function}
+        chunk = {"choices": [{"index": 0, "delta": {"tool_calls": [entry]}, "finish_reason": "tool_calls"}]}
+        return f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode()
+    if slug == "ollama":
+        first = {"model": "m", "message": {"role": "assistant", "content": "", "tool_calls": [{"function": function}]}}
+        last = {"model": "m", "message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "stop"}
+        return f"{json.dumps({**first, 'done': False})}\n{json.dumps(last)}\n".encode()
+    if slug == "gemini":
+        part = {"functionCall": {"name": "f", "args": arguments}}
+        chunk = {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}]}
+        return f"data: {json.dumps(chunk)}\n\n".encode()
+    assert slug == "anthropic"
+    block = {"type": "tool_use", "id": "c", "name": "f", "input": arguments}
+    start = {"type": "content_block_start", "index": 0, "content_block": block}
+    return (
+        WIRES["anthropic"].begin()
+        + f"event: content_block_start\ndata: {json.dumps(start)}\n\n".encode()
+        + WIRES["anthropic"].end_call(0)
+        + WIRES["anthropic"].finish()
+    )
+
+
+OBJECT_SLUGS = ["anthropic", "gemini", "mistral", "ollama", "openai_chat"]
+
+
+@pytest.mark.parametrize("numbers", [NUMBERS, {**NUMBERS, **HUGE}], ids=["beyond-64-bits", "beyond-floats"])
+@pytest.mark.parametrize("slug", OBJECT_SLUGS)
+def test_integers_in_object_arguments_are_exact(slug: str, numbers: dict[str, object], tmp_path: Path) -> None:
+    data = _object_wire(slug, numbers)
+    items, error = run([data], slug)
+    assert error is None
+    (result,) = [item for item in items if isinstance(item, ToolCall | InvalidToolCall)]
+    assert isinstance(result, ToolCall) and result.input == numbers
+    assert [type(v) for v in result.input.values()] == [type(v) for v in numbers.values()]
+    path = tmp_path / "stream"
+    path.write_bytes(data)
+    replayed = replay(["replay", str(path), "--provider", slug])
+    assert replayed.code == 0 and json.loads(replayed.stdout.splitlines()[0])["input"] == numbers
+    assert '"thirty":123456789012345678901234567890' in replayed.stdout
+
+
+def test_a_frame_with_nan_next_to_a_huge_integer_is_still_not_json() -> None:
+    data = b'data: {"choices": [], "n": 1' + b"0" * 400 + b', "x": NaN}\n\n'
+    _, error = run([data], "openai_chat")
+    assert isinstance(error, ProviderProtocolError) and "event data is not JSON (NaN is not a JSON number)" in str(
+        error
+    )

@@ -22,7 +22,7 @@ from streamkit import (
     ToolCall,
 )
 
-from .helpers import replay
+from .helpers import FIXTURES, replay
 from .wire import WIRES, Wire, call, run
 
 SLUGS = sorted(WIRES)
@@ -164,3 +164,17 @@ def test_replay_prints_what_was_complete_then_the_unfinished_call_and_says_why(t
         '"message":"the arguments were cut off before the call ended (output limit reached or stream ended)"}]}',
     ]
     assert result.stderr == f"streamkit: error: {incomplete('anthropic', 1)}\n"
+
+
+@pytest.mark.parametrize(("slug", "stem"), [("gemini", "text_then_two_calls"), ("openai_chat", "cerebras_no_done")])
+def test_an_end_at_the_end_of_input_needs_bytes_that_end_between_events(slug: str, stem: str) -> None:
+    # Gemini, and OpenAI-compatible servers with no [DONE], end where the bytes end once every
+    # choice finished; an event cut off after that (its usage, say) is dropped, so not an end.
+    data = (FIXTURES / slug / f"{stem}.sse").read_bytes()
+    items, error = run([data], slug)
+    assert error is None and isinstance(items[-1], ResponseEnd)
+    for tail in (b'data: {"usageMetadata": {"promptTok', b"data: {}\n", b"\n: keep-alive"):
+        cut, cut_error = run([data + tail], slug)
+        assert isinstance(cut_error, IncompleteStreamError), tail
+        assert cut == items[:-1]
+    assert run([data + b": keep-alive\n\n"], slug) == (items, None)

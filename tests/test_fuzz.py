@@ -427,7 +427,10 @@ def test_a_stream_cut_anywhere_keeps_what_was_complete(fixture: Fixture) -> None
     A prefix decodes either to the full run's calls and text (it holds the end marker) or to an
     error; the values delivered before the error are exactly the first values of the full run,
     and every unfinished call is one the full run has, cut off, with the raw text received so
-    far. No prefix ever loses a call without an error.
+    far. No prefix ever loses a call without an error, with one exception that cannot be told
+    apart: OpenAI-compatible servers that send no ``[DONE]`` end the response with the bytes
+    once every choice has finished, so a prefix that ends between two events just then is
+    that end, and holds the first values of the full run.
     """
     data = fixture.path.read_bytes()
     full, full_error = drive([data], fixture.provider)
@@ -439,9 +442,12 @@ def test_a_stream_cut_anywhere_keeps_what_was_complete(fixture: Fixture) -> None
             items, error = drive([data[:cut]], fixture.provider)
             if error is None:
                 assert full_error is None, cut
-                assert [i for i in items if type(i) is not ResponseEnd] == [
-                    i for i in full if type(i) is not ResponseEnd
-                ]
+                got = [i for i in items if type(i) is not ResponseEnd]
+                whole = [i for i in full if type(i) is not ResponseEnd]
+                if got != whole and fixture.provider in ("openai_chat", "mistral"):
+                    assert data[:cut].endswith((b"\n\n", b"\r\n\r\n")) and got == whole[: len(got)], cut
+                    continue
+                assert got == whole, cut
                 continue
             assert isinstance(error, StreamError), cut
             assert items == full[: len(items)], cut

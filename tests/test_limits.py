@@ -177,13 +177,14 @@ def test_choices_hold_at_the_limit_and_stop_one_past_it() -> None:
     assert (error.limit, error.value, error.index) == ("max_choices", 2, 0)
     assert str(error) == "openai_chat: call index 0: too many choices (choice 2): limit max_choices=2"
     assert items == [ToolCall(0, "c0", "f", {}, choice=0), ToolCall(0, "c1", "f", {}, choice=1)]
-    # A stop reason alone opens a choice too; text alone holds nothing and is not counted.
+    # Text alone opens a choice too (it must finish before the end), as a stop reason does.
     stops = b"".join(choice_chunk(n, {"content": "hi"}) + choice_chunk(n, {}, "stop") for n in range(3))
     _, error = run([stops], "openai_chat", limits=Limits(max_choices=2))
     assert isinstance(error, LimitExceededError)
     assert str(error) == "openai_chat: too many choices (choice 2): limit max_choices=2"
     texts = b"".join(choice_chunk(n, {"content": "hi"}) for n in range(300)) + b"data: [DONE]\n\n"
-    assert run([texts], "openai_chat", limits=Limits(max_choices=2))[1] is None
+    items, error = run([texts], "openai_chat", limits=Limits(max_choices=2))
+    assert isinstance(error, LimitExceededError) and len(items) == 2
 
 
 # -- max_depth -----------------------------------------------------------------------------------

@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 import streamkit
-from streamkit import ResponseEnd, TextDelta, ToolCall
+from streamkit import (
+    HTTPStatusError,
+    IncompleteStreamError,
+    Provider,
+    ProviderError,
+    ResponseEnd,
+    StreamkitError,
+    TextDelta,
+    ToolCall,
+    TransportError,
+)
 
-from .helpers import FIXTURES
+from .helpers import FIXTURES, sse
 from .server import LoopbackServer, Reply, split_awkwardly
 
 ANTHROPIC = (FIXTURES / "anthropic" / "text_then_two_calls.sse").read_bytes()
@@ -39,3 +51,197 @@ def test_the_openai_chat_stream_helper(server: LoopbackServer) -> None:
         ToolCall(0, "call_A", "get_weather", {"city": "Paris"}),
         ToolCall(1, "call_B", "get_stock", {"ticker": "AAPL"}),
     ]
+
+
+# -- what an SDK's own iteration raises, and how its streams end ------------------------------------
+
+PARIS = ToolCall(0, "call_A", "get_weather", {"city": "Paris"})
+
+
+def outcome(source: Any, provider: Provider, **options: Any) -> tuple[list[object], StreamkitError | None]:
+    got: list[object] = []
+    try:
+        got.extend(streamkit.iter_events(source, provider, **options))
+    except StreamkitError as exc:
+        return got, exc
+    return got, None
+
+
+def openai_chunk(*calls: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    delta: dict[str, Any] = {"tool_calls": list(calls)} if calls else {}
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "gpt-4o",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+def entry(index: int, arguments: Any, call_id: str | None = None, name: str | None = None) -> dict[str, Any]:
+    function: dict[str, Any] = {"arguments": arguments}
+    if name is not None:
+        function["name"] = name
+    return {"index": index, **({"id": call_id, "type": "function"} if call_id else {}), "function": function}
+
+
+OPENAI_CALLS = [
+    openai_chunk(entry(0, '{"city": "Paris"}', "call_A", "get_weather")),
+    openai_chunk(entry(1, '{"ticker": "AA', "call_B", "get_stock")),
+]
+OPENAI_ERROR = {"error": {"message": "The server had an error while processing your request.", "type": "server_error"}}
+
+
+def openai_client(server: LoopbackServer, body: bytes, **reply: Any) -> Any:
+    openai = pytest.importorskip("openai")
+    server.routes["/v1/chat/completions"] = Reply([body], **reply)
+    return openai.OpenAI(base_url=server.url("/v1"), api_key="sk-test", max_retries=0)
+
+
+def test_an_openai_error_event_is_a_provider_error_after_the_calls_before_it(server: LoopbackServer) -> None:
+    openai = pytest.importorskip("openai")
+    client = openai_client(server, sse(*OPENAI_CALLS, OPENAI_ERROR))
+    with client:
+        stream = client.chat.completions.create(model="gpt-4o", messages=[], stream=True)
+        got, error = outcome(stream, "openai_chat", early_close=True)
+    assert got == [PARIS]
+    assert isinstance(error, ProviderError) and isinstance(error.__cause__, openai.APIError)
+    assert (error.provider, error.type, error.message) == (
+        "openai_chat",
+        "server_error",
+        "The server had an error while processing your request.",
+    )
+    assert [(c.id, c.raw, c.truncated) for c in error.unfinished] == [("call_B", '{"ticker": "AA', True)]
+
+
+@pytest.mark.anyio
+async def test_an_openai_error_event_through_the_async_client(server: LoopbackServer) -> None:
+    openai = pytest.importorskip("openai")
+    server.routes["/v1/chat/completions"] = Reply([sse(*OPENAI_CALLS, OPENAI_ERROR)])
+    client = openai.AsyncOpenAI(base_url=server.url("/v1"), api_key="sk-test", max_retries=0)
+    got: list[object] = []
+    async with client:
+        stream = await client.chat.completions.create(model="gpt-4o", messages=[], stream=True)
+        with pytest.raises(ProviderError) as info:
+            async for item in streamkit.aiter_events(stream, "openai_chat", early_close=True):
+                got.append(item)  # noqa: PERF401 - kept one by one: the iteration raises
+    assert got == [PARIS]
+    assert isinstance(info.value.__cause__, openai.APIError)
+    assert [c.raw for c in info.value.unfinished] == ['{"ticker": "AA']
+
+
+def test_a_connection_cut_under_the_sdk_is_a_transport_error(server: LoopbackServer) -> None:
+    client = openai_client(server, sse(*OPENAI_CALLS), cut=True, cut_mid_chunk=True)
+    with client:
+        got, error = outcome(client.chat.completions.create(model="m", messages=[], stream=True), "openai_chat")
+    assert got == []
+    assert isinstance(error, TransportError) and error.__cause__ is not None
+    assert error.provider == "openai_chat"
+    assert [c.raw for c in error.unfinished] == ['{"city": "Paris"}', '{"ticker": "AA']
+
+
+def test_an_answer_that_is_not_2xx_read_by_the_sdk_is_an_http_status_error(server: LoopbackServer) -> None:
+    genai = pytest.importorskip("google.genai")
+    server.routes["/v1/models/g:streamGenerateContent"] = Reply(
+        [b'{"error": {"code": 429, "message": "Resource exhausted.", "status": "RESOURCE_EXHAUSTED"}}'],
+        status=429,
+        reason="Too Many Requests",
+        content_type="application/json",
+    )
+    client = genai.Client(api_key="k", http_options=genai.types.HttpOptions(base_url=server.url("")))
+    got, error = outcome(client.models.generate_content_stream(model="g", contents="hi"), "gemini")
+    assert got == []
+    assert isinstance(error, HTTPStatusError) and isinstance(error.__cause__, genai.errors.ClientError)
+    assert (error.status_code, error.error_type, error.error_message) == (
+        429,
+        "RESOURCE_EXHAUSTED",
+        "Resource exhausted.",
+    )
+    assert error.retryable and error.headers["content-type"] == "application/json"
+
+
+def test_an_anthropic_error_event_is_a_provider_error(server: LoopbackServer) -> None:
+    anthropic = pytest.importorskip("anthropic")
+    server.routes["/v1/messages"] = Reply(
+        split_awkwardly((FIXTURES / "anthropic" / "error_midstream.sse").read_bytes())
+    )
+    client = anthropic.Anthropic(base_url=server.url(""), api_key="sk-test", max_retries=0)
+    with client:
+        stream = client.messages.create(model="m", max_tokens=64, messages=[], stream=True)
+        got, error = outcome(stream, "anthropic")
+    assert got == [ToolCall(0, "toolu_A", "get_weather", {"city": "Oslo"})]
+    assert isinstance(error, ProviderError) and isinstance(error.__cause__, anthropic.APIStatusError)
+    assert (error.type, error.message, str(error)) == (
+        "overloaded_error",
+        "Overloaded",
+        "anthropic reported an error overloaded_error: Overloaded",
+    )
+    assert [(c.id, c.raw) for c in error.unfinished] == [("toolu_B", '{"city": "Ber')]
+
+
+def test_a_google_genai_error_event_is_a_provider_error(server: LoopbackServer) -> None:
+    genai = pytest.importorskip("google.genai")
+    call = {"functionCall": {"name": "get_weather", "args": {"city": "Paris"}}}
+    body = sse(
+        {"candidates": [{"content": {"role": "model", "parts": [call]}, "index": 0}]},
+        {"error": {"code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE"}},
+    )
+    server.routes["/v1/models/g:streamGenerateContent"] = Reply([body])
+    client = genai.Client(api_key="k", http_options=genai.types.HttpOptions(base_url=server.url("")))
+    got, error = outcome(client.models.generate_content_stream(model="g", contents="hi"), "gemini")
+    assert got == [ToolCall(0, None, "get_weather", {"city": "Paris"})]
+    assert isinstance(error, ProviderError) and isinstance(error.__cause__, genai.errors.ServerError)
+    assert (error.type, error.message, error.unfinished) == ("UNAVAILABLE", "The model is overloaded.", ())
+
+
+def test_a_mistral_error_event_is_a_provider_error(server: LoopbackServer) -> None:
+    pytest.importorskip("mistralai")
+    from mistralai.client import Mistral
+
+    opened = openai_chunk({"id": "a1B2c3D4e", "function": {"name": "get_weather", "arguments": '{"city": "Pa'}})
+    error_event = {"object": "error", "message": "Service unavailable, please retry", "type": "internal_error"}
+    server.routes["/v1/chat/completions"] = Reply([sse(opened, error_event)])
+    client = Mistral(api_key="k", server_url=server.url(""))
+    stream = client.chat.stream(model="m", messages=[{"role": "user", "content": "hi"}])  # type: ignore[arg-type]
+    got, error = outcome(stream, "mistral")
+    assert got == []
+    assert isinstance(error, ProviderError) and type(error.__cause__).__name__ == "ResponseValidationError"
+    assert [(c.id, c.raw) for c in error.unfinished] == [("a1B2c3D4e", '{"city": "Pa')]
+
+
+def test_an_openai_sdk_stream_cut_without_done_is_incomplete(server: LoopbackServer) -> None:
+    client = openai_client(server, sse(*OPENAI_CALLS))  # the body ends cleanly, with no finish_reason
+    with client:
+        got, error = outcome(client.chat.completions.create(model="m", messages=[], stream=True), "openai_chat")
+    assert got == []
+    assert isinstance(error, IncompleteStreamError)
+    assert [c.raw for c in error.unfinished] == ['{"city": "Paris"}', '{"ticker": "AA']
+
+
+def test_an_openai_sdk_stream_without_done_but_finished_is_whole(server: LoopbackServer) -> None:
+    finished = [OPENAI_CALLS[0], openai_chunk(entry(1, '{"ticker": "AAPL"}', "call_B", "get_stock"), finish="stop")]
+    client = openai_client(server, sse(*finished))  # Cerebras: no [DONE]
+    with client:
+        got, error = outcome(client.chat.completions.create(model="m", messages=[], stream=True), "openai_chat")
+    assert (got, error) == ([PARIS, ToolCall(1, "call_B", "get_stock", {"ticker": "AAPL"}), ResponseEnd("stop")], None)
+
+
+def test_openai_chunks_with_object_arguments_dump_without_a_warning(server: LoopbackServer) -> None:
+    # The type says string; a gateway sends an object. Warnings are errors in this suite.
+    data = (FIXTURES / "openai_chat" / "gateway_arguments_object.sse").read_bytes()
+    client = openai_client(server, data)
+    with client:
+        got, error = outcome(client.chat.completions.create(model="m", messages=[], stream=True), "openai_chat")
+    assert (got, error) == outcome([data], "openai_chat")
+
+
+def test_google_genai_null_values_in_vertex_partial_args(server: LoopbackServer) -> None:
+    genai = pytest.importorskip("google.genai")
+    data = (FIXTURES / "gemini" / "vertex_streamed_arguments.sse").read_bytes()
+    server.routes["/v1/models/g:streamGenerateContent"] = Reply(split_awkwardly(data))
+    client = genai.Client(api_key="k", http_options=genai.types.HttpOptions(base_url=server.url("")))
+    got, error = outcome(client.models.generate_content_stream(model="g", contents="hi"), "gemini")
+    expected, _ = outcome([data], "gemini")
+    assert error is None
+    assert [item for item in got if isinstance(item, ToolCall)] == [i for i in expected if isinstance(i, ToolCall)]
+    assert any(item.input.get("recipe", {}).get("notes", 0) is None for item in got if isinstance(item, ToolCall))

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import streamkit
-from streamkit import IncompleteStreamError, InvalidToolCall, ProviderError, ToolCall, UsageError
+from streamkit import IncompleteStreamError, ProviderError, ToolCall, UsageError
 from streamkit._events import Frame
 from streamkit._sources import Payload, SourceAdapter
 from streamkit._sse import SSEDecoder
@@ -91,8 +91,8 @@ class PydanticLike:
     def __init__(self, wire: dict[str, Any], snake: dict[str, Any]) -> None:
         self._wire, self._snake = wire, snake
 
-    def model_dump(self, *, mode: str, by_alias: bool, exclude_unset: bool) -> dict[str, Any]:
-        assert (mode, exclude_unset) == ("json", True)
+    def model_dump(self, *, mode: str, by_alias: bool, exclude_unset: bool, warnings: bool) -> dict[str, Any]:
+        assert (mode, exclude_unset, warnings) == ("json", True, False)
         return self._wire if by_alias else self._snake
 
 
@@ -112,19 +112,10 @@ class GenaiLike:
         return self._payload
 
 
-def with_nulls(value: Any) -> Any:
-    """Add ``None`` members everywhere, as an SDK object's unset optional fields dump."""
-    if isinstance(value, dict):
-        return {**{k: with_nulls(v) for k, v in value.items()}, "unset_field": None}
-    if isinstance(value, list):
-        return [with_nulls(v) for v in value]
-    return value
-
-
 WRAPPERS: dict[str, Callable[[dict[str, Any]], object]] = {
-    "model_dump": lambda p: PydanticLike(with_nulls(p), {"wrong": "snake_case names"}),
-    "to_dict": lambda p: StainlessLike(with_nulls(p)),
-    "to_json_dict": lambda p: GenaiLike(with_nulls(p)),
+    "model_dump": lambda p: PydanticLike(p, {"wrong": "snake_case names"}),
+    "to_dict": StainlessLike,
+    "to_json_dict": GenaiLike,
 }
 
 
@@ -136,24 +127,34 @@ def test_sdk_like_objects_mean_what_the_bytes_mean(name: str, wrap: str) -> None
     assert outcome(objects, provider) == outcome([data], provider)
 
 
-def test_none_members_mean_absent() -> None:
-    # An openai_chat "index": null would be a protocol error; left out, the call is keyed by order.
-    chunk = {"choices": [{"index": 0, "delta": {"content": None, "tool_calls": None}, "finish_reason": None}]}
-    assert outcome([StainlessLike(chunk)], "openai_chat") == ([streamkit.ResponseEnd(None)], None)
+def test_null_members_mean_what_wire_nulls_mean() -> None:
+    # An SDK object's dump keeps the nulls the wire sent, and nothing the wire did not send.
+    chunk = {"choices": [{"index": 0, "delta": {"content": None, "tool_calls": None}, "finish_reason": "stop"}]}
+    for wrap in WRAPPERS.values():
+        assert outcome([wrap(chunk)], "openai_chat") == outcome([sse(chunk)], "openai_chat")
+    assert outcome([sse(chunk)], "openai_chat") == ([streamkit.ResponseEnd("stop")], None)
 
 
-def test_an_sdk_source_of_openai_chat_ends_with_done_supplied() -> None:
-    # The openai SDK consumes [DONE]; a call cut before its finish_reason is still truncated.
+def test_an_sdk_source_of_openai_chat_cut_before_its_finish_reason_is_incomplete() -> None:
+    # The openai SDK consumes [DONE], and ends as quietly when the body just stops: calls open
+    # with no finish_reason at the end of the source were cut off, as at the end of the bytes.
     _, data = case("openai_chat/text_then_two_calls")
     chunks = payloads(data)
     cut = [c for c in chunks if not any(ch.get("finish_reason") for ch in c.get("choices", []))]
-    got, error = outcome([StainlessLike(c) for c in cut], "openai_chat")
-    assert error is None
-    calls = [item for item in got if isinstance(item, InvalidToolCall)]
-    assert [(c.id, c.raw, c.truncated) for c in calls] == [
-        ("call_A", '{"city": "Paris"}', True),
-        ("call_B", '{"ticker": "AAPL"}', True),
-    ]
+    for source in ([StainlessLike(c) for c in cut], cut):
+        got: list[object] = []
+        with pytest.raises(IncompleteStreamError) as info:
+            got.extend(streamkit.iter_events(source, "openai_chat"))
+        assert got == [streamkit.TextDelta("Checking both.")]
+        assert [(c.id, c.raw, c.truncated) for c in info.value.unfinished] == [
+            ("call_A", '{"city": "Paris"}', True),
+            ("call_B", '{"ticker": "AAPL"}', True),
+        ]
+
+
+def test_an_sdk_source_of_openai_chat_ends_when_every_choice_finished() -> None:
+    _, data = case("openai_chat/text_then_two_calls")
+    assert outcome([StainlessLike(c) for c in payloads(data)], "openai_chat") == outcome([data], "openai_chat")
 
 
 def test_an_sdk_source_of_anthropic_without_message_stop_is_incomplete() -> None:
@@ -194,7 +195,6 @@ def test_boto3_events_are_unwrapped_for_event_stream_decoders() -> None:
     assert adapter.adapt({"contentBlockDelta": delta}) == Payload(delta, "contentBlockDelta")
     with pytest.raises(UsageError, match=r"^item 2 of the source must be one \{event type: payload\} pair"):
         adapter.adapt({"messageStop": {}, "metadata": {}})
-    assert adapter.end() is None
 
 
 def test_sse_event_default_name_means_no_name() -> None:

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import replace
 from typing import Any, ClassVar, TypeVar
 
 import orjson
 
 from .._errors import ProviderProtocolError
-from .._events import Event, Frame, ResponseEnded
+from .._events import ArgumentsValue, CallReceived, Event, Frame, ResponseEnded
+from .._json import big_integer_at, has_lone_surrogate, loads_exact, may_be_inexact, twin
 
 __all__ = ("Decoder", "TypedEventDecoder", "ends", "field", "optional")
 
@@ -40,7 +42,8 @@ class Decoder(ABC):
         data = frame.data
         if not data or data.isspace():
             return []  # data-only keep-alives (an empty ``data:`` line) carry nothing
-        return self.feed_payload(self.load(data, frame.event), frame.event)
+        payload = self.load(data, frame.event)
+        return self.exact(self.feed_payload(payload, frame.event), payload, data)
 
     def feed_frames(self, frames: Iterable[Frame]) -> Iterator[Event]:
         """The events of many frames, in order, decoded lazily (one frame at a time).
@@ -67,8 +70,40 @@ class Decoder(ABC):
         try:
             return orjson.loads(data)
         except orjson.JSONDecodeError as exc:
-            excerpt = data[:80] + ("..." if len(data) > 80 else "")
-            raise self.error(f"event data is not JSON ({exc.msg}): {excerpt!r}", event=event) from None
+            if big_integer_at(data, exc.msg, exc.pos):
+                return self._load_exact(data, event)
+            raise self._not_json(data, exc.msg, event) from None
+
+    def exact(self, events: list[Event], payload: Any, data: str) -> list[Event]:
+        """``events`` decoded from ``payload`` (orjson's read of ``data``), with each arguments
+        value read again exactly when orjson may have read an integer in it as a float.
+
+        Only the whole values a call's arguments arrive as are checked (Gemini's ``args``,
+        Ollama's ``arguments``, an object in OpenAI Chat's), so frames of text fragments cost
+        nothing more.
+        """
+        for item in events:
+            if _holds_value(item) and may_be_inexact(_value(item)):
+                break
+        else:
+            return events
+        exact = self._load_exact(data, None)
+        return [
+            _with_value(item, twin(payload, exact, _value(item))) if _holds_value(item) else item for item in events
+        ]
+
+    def _load_exact(self, data: str, event: str | None) -> Any:
+        try:
+            value = loads_exact(data)
+        except (ValueError, RecursionError) as exc:  # json.JSONDecodeError is a ValueError
+            raise self._not_json(data, str(exc), event) from None
+        if has_lone_surrogate(value):
+            raise self._not_json(data, "a lone surrogate escape", event)
+        return value
+
+    def _not_json(self, data: str, reason: str, event: str | None) -> ProviderProtocolError:
+        excerpt = data[:80] + ("..." if len(data) > 80 else "")
+        return self.error(f"event data is not JSON ({reason}): {excerpt!r}", event=event)
 
     def error(self, message: str, *, event: str | None = None, index: int | None = None) -> ProviderProtocolError:
         return ProviderProtocolError(message, provider=self.slug, event=event, index=index)
@@ -89,6 +124,25 @@ class TypedEventDecoder(Decoder):
             raise self.error("event data has no 'type'", event=event)
         handler = self._HANDLERS.get(kind)
         return handler(self, payload, kind) if handler is not None else []
+
+
+def _holds_value(item: Event) -> bool:
+    kind = type(item)
+    return kind is ArgumentsValue or kind is CallReceived
+
+
+def _value(item: Event) -> Any:
+    if isinstance(item, ArgumentsValue):
+        return item.value
+    assert isinstance(item, CallReceived)
+    return item.arguments
+
+
+def _with_value(item: Event, value: Any) -> Event:
+    if isinstance(item, ArgumentsValue):
+        return replace(item, value=value)
+    assert isinstance(item, CallReceived)
+    return replace(item, arguments=value)
 
 
 def ends(events: list[Event]) -> bool:

@@ -80,7 +80,7 @@ class AnthropicDecoder(TypedEventDecoder):
                             if text:
                                 yield delta_type(index, text)
                             continue
-                events = self.feed_payload(payload, frame.event)
+                events = self.exact(self.feed_payload(payload, frame.event), payload, frame.data)
             yield from events
             if ends(events):
                 return

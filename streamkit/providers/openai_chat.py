@@ -1,10 +1,12 @@
 """OpenAI Chat Completions stream, and the OpenAI-compatible servers and gateways.
 
 There is no per-call end event: a choice's ``finish_reason`` (whatever its value) ends all of
-that choice's calls, and ``data: [DONE]`` ends the stream. With ``early_close=True`` a call also
-ends when a later call of the same choice starts; a fragment for it after that is then a
-protocol error, never appended. Calls are keyed by (choice index, tool-call index), so ``n > 1``
-works.
+that choice's calls open when it arrives, and ``data: [DONE]`` ends the stream. Some servers
+never send ``[DONE]`` (Cerebras): input that ends once every choice that carried anything has a
+``finish_reason``, with nothing opened since, is a whole response; else it was cut. With
+``early_close=True`` a call also ends when a later call of the same choice starts; a fragment
+for it after that is then a protocol error, never appended. Calls are keyed by (choice index,
+tool-call index), so ``n > 1`` works.
 
 Compatible servers bend the format; each rule below is recorded on the call as an anomaly
 (protocols.md §10 lists the sources):
@@ -19,7 +21,9 @@ Compatible servers bend the format; each rule below is recorded on the call as a
 - ``arguments`` as a JSON object rather than a string is taken whole (``arguments_object``).
 - The full arguments re-sent after the deltas are recognized and dropped
   (``arguments_resent``), never glued into ``{...}{...}``.
-- A second ``finish_reason`` for a choice changes nothing: each call is delivered once.
+- A second ``finish_reason`` for a choice ends only the calls opened since the first (DeepInfra
+  and Z.ai send each parallel call whole in its own chunk, each with ``finish_reason``): each
+  call is delivered once, and the response ends once.
 - Chunks with empty ``choices`` (usage, Azure's prompt filter results) and choices without a
   ``delta`` (Azure's asynchronous filter annotations) carry no call data.
 
@@ -83,6 +87,11 @@ class _Choice:
     def next_free(self, wanted: int) -> int:
         return wanted if wanted not in self.used else max(self.used) + 1
 
+    @property
+    def settled(self) -> bool:
+        """Finished, with nothing opened since: the end of input cuts nothing off."""
+        return self.finished and not self.open and self.thinking is None
+
 
 class OpenAIChatDecoder(Decoder):
     slug = "openai_chat"
@@ -100,6 +109,12 @@ class OpenAIChatDecoder(Decoder):
             self._done = True
             return [ResponseEnded()]
         return super().feed(frame)
+
+    def flush(self) -> list[Event]:
+        if not self._done and self._choices and all(state.settled for state in self._choices.values()):
+            self._done = True
+            return [ResponseEnded()]  # no [DONE], but every choice finished: the response is whole
+        return _NOTHING
 
     def feed_frames(self, frames: Iterable[Frame]) -> Iterator[Event]:
         # ``feed`` on each frame with ``feed_payload`` inline: ``[DONE]`` and data that is not
@@ -120,7 +135,7 @@ class OpenAIChatDecoder(Decoder):
                         if fast is not None:
                             yield from fast
                             continue
-                    events = self._chunk(payload, frame.event)  # the fast path was just tried
+                    events = self.exact(self._chunk(payload, frame.event), payload, data)  # fast path tried
                     yield from events
                     continue
             events = self.feed(frame)
@@ -233,6 +248,8 @@ class OpenAIChatDecoder(Decoder):
                 out.append(BlockEnded(state.thinking, ci))
                 state.thinking = None
             if content:
+                if state is None:
+                    state = self._state(ci)  # a choice with text must finish too
                 out.append(TextReceived(content, ci))
             if tool_calls:
                 if not isinstance(tool_calls, list):
@@ -247,10 +264,11 @@ class OpenAIChatDecoder(Decoder):
         if reason is None:
             return
         state = self._state(ci)
-        if not state.finished:
-            if state.thinking is not None:
-                out.append(BlockEnded(state.thinking, ci))
-                state.thinking = None
+        if state.thinking is not None:
+            out.append(BlockEnded(state.thinking, ci))
+            state.thinking = None
+        if not state.finished or state.open:
+            # A later finish_reason only ends the calls opened since the first.
             state.finished = True
             state.open.clear()
             out.append(StopReceived(reason, reason in _CUT_REASONS, ci))

@@ -17,6 +17,7 @@ from streamkit import (
     Assembler,
     IncompleteStreamError,
     InvalidToolCall,
+    LimitExceededError,
     ProviderError,
     ProviderProtocolError,
     ResponseEnd,
@@ -29,7 +30,7 @@ from streamkit import (
 from streamkit._types import StreamEvent
 
 from ..damage import damage
-from ..eventstream_encode import error, event, exception
+from ..eventstream_encode import encode_message, error, event, exception
 from ..helpers import FIXTURES, events, split_at
 
 START = event("messageStart", {"role": "assistant", "p": "abc"})
@@ -317,3 +318,47 @@ def test_any_damaged_event_gives_values_or_a_typed_error(
         assembler.flush()
     except StreamkitError:
         pass  # every failure is one of streamkit's own errors, never a TypeError or KeyError
+
+
+# -- a bad message: the calls completed before it first, and nothing after the end is read -------
+
+BAD_MESSAGES = {
+    "no-event-type": encode_message([(":message-type", 7, "event")], b"{}"),
+    "bad-message-type": encode_message([(":message-type", 7, "weird")], b"{}"),
+    "payload-not-utf8": encode_message([(":message-type", 7, "event"), (":event-type", 7, "x")], b'{"a":"\xff"}'),
+}
+
+
+def outcome(chunks: list[bytes]) -> tuple[list[object], str | None]:
+    got: list[object] = []
+    try:
+        got.extend(iter_events(chunks, "bedrock"))
+    except StreamkitError as exc:
+        return got, type(exc).__name__
+    return got, None
+
+
+@pytest.mark.parametrize("bad", sorted(BAD_MESSAGES))
+@given(cuts=st.lists(st.integers(min_value=0, max_value=1 << 12), max_size=6))
+def test_a_bad_message_fails_after_the_calls_before_it_at_any_chunking(bad: str, cuts: list[int]) -> None:
+    data = START + start(1, "t1", "a") + args(1, "{}") + stop(1) + BAD_MESSAGES[bad] + message_stop() + METADATA
+    expected = ([ToolCall(1, "t1", "a", {})], "FramingError")
+    assert outcome([data]) == expected
+    assert outcome(split_at(data, [c % (len(data) + 1) for c in cuts])) == expected
+
+
+@pytest.mark.parametrize("bad", sorted(BAD_MESSAGES))
+@given(cuts=st.lists(st.integers(min_value=0, max_value=1 << 12), max_size=6))
+def test_a_bad_message_after_the_end_is_never_read(bad: str, cuts: list[int]) -> None:
+    data = START + start(1, "t1", "a") + args(1, "{}") + stop(1) + message_stop() + METADATA + BAD_MESSAGES[bad]
+    expected = ([ToolCall(1, "t1", "a", {}), ResponseEnd("tool_use", USAGE)], None)
+    assert outcome([data]) == expected
+    assert outcome(split_at(data, [c % (len(data) + 1) for c in cuts])) == expected
+
+
+def test_a_message_past_max_event_bytes_is_a_limit() -> None:
+    big = args(1, "x" * 500)
+    with pytest.raises(LimitExceededError) as info:
+        events(START + start(1, "t1", "a") + big, "bedrock", max_event_bytes=len(big) - 1)
+    assert (info.value.limit, info.value.value, info.value.provider) == ("max_event_bytes", len(big) - 1, "bedrock")
+    assert [c.raw for c in info.value.unfinished] == [""]

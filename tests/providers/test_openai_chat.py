@@ -11,6 +11,8 @@ import pytest
 from streamkit import (
     IncompleteStreamError,
     InvalidToolCall,
+    LimitExceededError,
+    Limits,
     ProviderError,
     ProviderProtocolError,
     ResponseEnd,
@@ -245,3 +247,65 @@ def test_reasoning_between_argument_fragments_is_kept_and_closed() -> None:
         BlockEnded(1),
         ArgumentsDelta(0, " "),
     ]
+
+
+# -- finish_reason per call, and streams with no [DONE] ---------------------------------------------
+
+
+def test_each_finish_reason_ends_the_calls_opened_since_the_last() -> None:
+    # DeepInfra and Z.ai: each parallel call whole in its own chunk, each with a finish_reason.
+    out = events(
+        sse(chunk(tc(0, "a", "f", "{}"), finish="tool_calls"), chunk(tc(1, "b", "g", '{"x": 1}'), finish="tool_calls"))
+        + b"data: [DONE]\n\n",
+        "openai_chat",
+    )
+    assert out == [ToolCall(0, "a", "f", {}), ToolCall(1, "b", "g", {"x": 1}), ResponseEnd("tool_calls")]
+
+
+def test_a_later_length_finish_cuts_the_calls_opened_since() -> None:
+    out = calls(chunk(tc(0, "a", "f", "{}"), finish="tool_calls"), chunk(tc(1, "b", "g", '{"x": 1}'), finish="length"))
+    assert out[0] == ToolCall(0, "a", "f", {})
+    assert isinstance(out[1], InvalidToolCall) and out[1].truncated
+
+
+NO_DONE = [chunk(content="Hi"), chunk(tc(0, "a", "f", "{}")), chunk(finish="tool_calls")]
+
+
+def test_no_done_after_every_choice_finished_is_a_whole_response() -> None:
+    # Cerebras ends every stream right after the chunk with finish_reason and usage.
+    assert events(sse(*NO_DONE), "openai_chat") == [
+        TextDelta("Hi"),
+        ToolCall(0, "a", "f", {}),
+        ResponseEnd("tool_calls"),
+    ]
+    assert events(sse(chunk(content="Hi", finish="stop")).replace(b"\n", b"\r\n"), "openai_chat") == [
+        TextDelta("Hi"),
+        ResponseEnd("stop"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("payloads", "tail"),
+    [
+        pytest.param(NO_DONE[:2], b"", id="no-finish-reason"),
+        pytest.param([chunk(content="Hi")], b"", id="text-with-no-finish-reason"),
+        pytest.param([*NO_DONE, chunk(content="more", choice=1)], b"", id="a-second-choice-never-finished"),
+        pytest.param([*NO_DONE, chunk(tc(1, "b", "g", "{}"))], b"", id="a-call-opened-after-the-finish"),
+        pytest.param([*NO_DONE, chunk(reasoning_content="hm")], b"", id="reasoning-after-the-finish"),
+        pytest.param(NO_DONE, b'data: {"choices": [], "usa', id="cut-inside-the-next-event"),
+        pytest.param(NO_DONE, b"data: [DONE]\n", id="cut-before-the-blank-line"),
+        pytest.param([{"choices": [], "usage": {"total_tokens": 1}}], b"", id="no-choice-at-all"),
+    ],
+)
+def test_no_done_is_still_incomplete_when_anything_was_cut(payloads: list[dict[str, Any]], tail: bytes) -> None:
+    with pytest.raises(IncompleteStreamError, match="ended before the provider's end-of-stream marker"):
+        events(sse(*payloads) + tail, "openai_chat")
+
+
+def test_choices_with_only_reasoning_or_text_count_against_max_choices() -> None:
+    for delta in ({"reasoning_content": "hm"}, {"content": "hi"}):
+        many = [chunk(choice=n, **delta) for n in range(3)]
+        with pytest.raises(LimitExceededError) as info:
+            events(sse(*many, done=True), "openai_chat", limits=Limits(max_choices=2))
+        assert (info.value.limit, info.value.value) == ("max_choices", 2)
+        assert len(events(sse(*many[:2], done=True), "openai_chat", limits=Limits(max_choices=2))) > 1

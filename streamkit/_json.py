@@ -1,0 +1,106 @@
+"""JSON text -> Python values with every integer exact, at orjson's speed where that is free.
+
+orjson reads an integer beyond the 64-bit range as a float (``123456789012345678901234567890``
+comes back as ``1.2345678901234568e+29``), and fails on one of 309 digits or more ("number is
+infinity"). The standard library reads both exactly, more slowly. So text is read by orjson,
+and read again by ``loads_exact`` only when orjson's value may be inexact (``may_be_inexact``)
+or orjson failed on such an integer (``big_integer_at``). ``loads_exact`` keeps orjson's rules:
+no ``NaN`` or ``Infinity``, no float that overflows.
+
+This module belongs to the vocabulary: every stage may import it, and it imports nothing from
+streamkit.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+__all__ = ("INEXACT_FLOAT", "big_integer_at", "has_lone_surrogate", "loads_exact", "may_be_inexact", "twin")
+
+#: orjson reads an integer beyond the 64-bit range as a float; such a float is at least this big.
+INEXACT_FLOAT = 9.2e18
+# An integer literal (no fraction, no exponent).
+_INTEGER = re.compile(r"-?[0-9]+(?![0-9.eE])")
+
+
+def big_integer_at(text: str, message: str, position: int) -> bool:
+    """Whether orjson's error is an integer too big for a float, not a float that overflowed."""
+    return message.startswith("number is infinity") and _INTEGER.match(text, position) is not None
+
+
+def may_be_inexact(value: Any) -> bool:
+    """Whether a value orjson read holds a float that may be an integer it read inexactly."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
+        elif kind is float and (item >= INEXACT_FLOAT or item <= -INEXACT_FLOAT):
+            return True
+    return False
+
+
+def loads_exact(text: str) -> Any:
+    """The standard library's exact read, held to orjson's rules.
+
+    Raises ``json.JSONDecodeError`` for text that is not JSON, ``ValueError`` for ``NaN``,
+    ``Infinity``, a float that overflows or an integer longer than Python reads, and
+    ``RecursionError`` for nesting too deep to read this way.
+    """
+    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if number in (math.inf, -math.inf):
+        raise ValueError("number is infinity when parsed as double")
+    return number
+
+
+def has_lone_surrogate(value: Any) -> bool:
+    """Whether a string in ``value`` holds a lone surrogate (orjson refuses ``"\\ud800"``)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is dict:
+            stack.extend(item)
+            stack.extend(item.values())
+        elif type(item) is list:
+            stack.extend(item)
+        elif type(item) is str:
+            try:
+                item.encode()
+            except UnicodeEncodeError:
+                return True
+    return False
+
+
+_MISSING: Any = object()
+
+
+def twin(read: Any, exact: Any, node: Any) -> Any:
+    """The value in ``exact`` at the place ``node`` (found by identity) has in ``read``.
+
+    ``read`` and ``exact`` are two reads of the same text, so they have the same shape; the
+    result is ``node`` itself when it is not inside ``read``.
+    """
+    stack = [(read, exact)]
+    while stack:
+        mine, theirs = stack.pop()
+        if mine is node:
+            return theirs
+        if type(mine) is dict and type(theirs) is dict:
+            stack.extend((value, theirs.get(key, _MISSING)) for key, value in mine.items())
+        elif type(mine) is list and type(theirs) is list:
+            stack.extend(zip(mine, theirs, strict=False))
+    return node
