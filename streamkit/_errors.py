@@ -274,5 +274,17 @@ class HTTPStatusError(TransportError):
         return self.status_code in (408, 409, 429) or 500 <= self.status_code <= 599
 
 
+class Passthrough(Exception):
+    """The caller's own exception, raised inside a source (a ``tee``), on its way out unchanged.
+
+    The pipeline turns what a source's iteration raises into a streamkit error; a callback of the
+    caller's failing is not the stream failing, so its exception is carried past that and re-raised.
+    """
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(error)
+        self.error = error
+
+
 class UsageError(StreamkitError, ValueError):
     """The caller misused the API: an unknown provider slug, a bad option value."""

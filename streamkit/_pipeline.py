@@ -29,6 +29,7 @@ from ._errors import (
     FramingError,
     HTTPStatusError,
     IncompleteStreamError,
+    Passthrough,
     ProviderError,
     StreamError,
     StreamkitError,
@@ -448,6 +449,8 @@ def _next(items: Iterator[Any], assembler: Assembler) -> Any:
     """The source's next item, or ``_END``; a failure of the source's own iteration is wrapped."""
     try:
         return next(items, _END)
+    except Passthrough as exc:
+        raise exc.error from None
     except StreamkitError as exc:
         _enrich(exc, assembler)
         raise
@@ -458,6 +461,8 @@ def _next(items: Iterator[Any], assembler: Assembler) -> Any:
 async def _anext(items: AsyncIterator[Any], assembler: Assembler) -> Any:
     try:
         return await anext(items, _END)
+    except Passthrough as exc:
+        raise exc.error from None
     except StreamkitError as exc:
         _enrich(exc, assembler)
         raise

@@ -26,7 +26,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeAlias, Unpack
 
 from . import _pipeline, _redact
-from ._errors import HTTPStatusError, TransportError, UsageError
+from ._errors import HTTPStatusError, Passthrough, TransportError, UsageError
 from ._pipeline import StreamOptions
 from ._types import InvalidToolCall, Provider, StreamEvent, ToolCall, Turn
 from .providers import DECODERS, Decoder
@@ -276,6 +276,13 @@ async def acheck(response: Response, framing: str, provider: str) -> None:
 # -- reading a response ----------------------------------------------------------------------
 
 
+def _tee(tee: Tee, chunk: bytes) -> None:
+    try:
+        tee(chunk)
+    except Exception as exc:  # the caller's own failure (a full disk), not the stream's
+        raise Passthrough(exc) from exc
+
+
 def read_body(response: Response, framing: str, provider: str, tee: Tee | None, checked: bool) -> Iterator[bytes]:
     """The body's bytes, as the consumer asks for them; the response is closed at the end."""
     if not checked:
@@ -284,7 +291,7 @@ def read_body(response: Response, framing: str, provider: str, tee: Tee | None, 
     try:
         for chunk in response.iter_bytes():
             if tee is not None:
-                tee(chunk)
+                _tee(tee, chunk)
             yield chunk
     except http.HTTPError as exc:
         raise read_error(exc, response.request, during="reading the response of") from exc
@@ -303,7 +310,7 @@ async def aread_body(
     try:
         async for chunk in chunks:
             if tee is not None:
-                tee(chunk)
+                _tee(tee, chunk)
             yield chunk
     except http.HTTPError as exc:
         raise read_error(exc, response.request, during="reading the response of") from exc

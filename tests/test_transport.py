@@ -341,6 +341,28 @@ async def test_an_exception_in_the_consumer_releases_the_connection(http: Module
         await assert_released(server, client)
 
 
+async def test_a_failing_tee_raises_its_own_exception_after_the_calls_before_it(
+    http: ModuleType, server: LoopbackServer
+) -> None:
+    """The tee is the caller's code: its failure is not the stream's, so it comes out unchanged."""
+    server.routes["/s"] = Reply(drip(ANTHROPIC))
+    seen: list[bytes] = []
+
+    def tee(chunk: bytes) -> None:
+        if b"content_block_stop" in b"".join(seen) and len(seen) > 10:
+            raise OSError(28, "No space left on device")
+        seen.append(chunk)
+
+    calls: list[object] = []
+    async with one_slot(http) as client:
+        with pytest.raises(OSError, match="No space left on device") as info:
+            async with streamkit.astream(client, "anthropic", server.url("/s"), tee=tee) as events:
+                calls.extend([call async for call in events.tool_calls()])
+        await assert_released(server, client)
+    assert type(info.value) is OSError
+    assert len(calls) < len(ANTHROPIC_CALLS)
+
+
 async def test_cancelling_releases_the_connection(http: ModuleType, server: LoopbackServer) -> None:
     server.routes["/s"] = Reply(drip(ANTHROPIC), delay=0.05)
     got: list[object] = []
