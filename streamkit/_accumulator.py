@@ -21,7 +21,8 @@ Rules (every rule about which sequences of events are legal lives in this module
    stopped as soon as it passes ``max_argument_bytes``; a call that would open past
    ``max_open_calls`` or ``max_calls``, and a call, text, reasoning or a stop for a choice
    past ``max_choices``, are refused. Each raises ``LimitExceededError`` before
-   anything more is stored, so memory stays bounded whatever the stream sends.
+   anything more is stored, so memory stays bounded whatever the stream sends. Usage is
+   merged into one dict, and what it holds counts against ``max_turn_bytes``.
 
 The events about a turn's opaque state (reasoning blocks, signatures, server-side tools) are
 not calls: they pass through unchanged, in order, for the turn stage.
@@ -60,7 +61,7 @@ from ._events import (
     TurnEvent,
     UsageReceived,
 )
-from ._limits import DEFAULT_LIMITS, Limits
+from ._limits import DEFAULT_LIMITS, KEY_BYTES, Limits, TurnBudget, held_size
 from ._types import NO_STATE
 
 __all__ = ("Accumulator", "Output", "PreviewingAccumulator")
@@ -135,9 +136,18 @@ class _Slot:
 class Accumulator:
     """Feed provider events one at a time; get ``RawCall``s, text and the end marker back."""
 
-    def __init__(self, provider: str, limits: Limits = DEFAULT_LIMITS, *, fragments: bool = False) -> None:
+    def __init__(
+        self,
+        provider: str,
+        limits: Limits = DEFAULT_LIMITS,
+        budget: TurnBudget | None = None,
+        *,
+        fragments: bool = False,
+    ) -> None:
         self.provider = provider
         self._fragments = fragments
+        self._budget = TurnBudget(limits.max_turn_bytes) if budget is None else budget
+        self._usage_sizes: dict[str, int] = {}  # usage key -> what its value counts in the budget
         self._max_argument_bytes = limits.max_argument_bytes
         self._max_open_calls = limits.max_open_calls
         self._max_calls = limits.max_calls
@@ -311,7 +321,13 @@ class Accumulator:
 
     def _usage(self, event: UsageReceived) -> Sequence[Output]:
         # Merged into one dict in place: copying the merged dict on every event would cost time
-        # in proportion to its size each time, the square of the usage in all.
+        # in proportion to its size each time, the square of the usage in all. What it holds
+        # counts in the turn's budget, each key by its latest value.
+        sizes, budget = self._usage_sizes, self._budget
+        for key, value in event.usage.items():
+            size = KEY_BYTES + held_size(value, budget.limit)
+            budget.add(size - sizes.get(key, 0), "usage")
+            sizes[key] = size
         if self.usage is None:
             self.usage = dict(event.usage)
         else:
@@ -418,12 +434,13 @@ class PreviewingAccumulator(Accumulator):
         self,
         provider: str,
         limits: Limits = DEFAULT_LIMITS,
+        budget: TurnBudget | None = None,
         *,
         every: int = 1,
         growth: float = 1.0,
         fragments: bool = False,
     ) -> None:
-        super().__init__(provider, limits, fragments=fragments)
+        super().__init__(provider, limits, budget, fragments=fragments)
         self._every = every
         self._growth = growth
         self._progress: dict[tuple[int, int], list[int]] = {}  # key -> [length, next due length]

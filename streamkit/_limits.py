@@ -4,7 +4,9 @@ Each limit has a ``DEFAULT_*`` constant, generous enough that no real response r
 tight enough that memory stays bounded. ``Limits`` groups them; the pipeline hands each stage
 the values it enforces. A stream that goes past ``max_argument_bytes``, ``max_open_calls``,
 ``max_calls``, ``max_choices`` or ``max_event_bytes`` stops with ``LimitExceededError`` naming the limit and its
-value (the calls completed before are delivered, the open ones come with their raw text). A
+value (the calls completed before are delivered, the open ones come with their raw text);
+so does a turn whose state (reasoning, signatures, server tool input, usage) grows past
+``max_turn_bytes``, counted by a ``TurnBudget`` that the stages holding such state share. A
 call whose arguments nest deeper than ``max_depth`` is an ``InvalidToolCall`` of kind
 ``too_deep``: like any bad arguments, it is a value the model can be told about.
 
@@ -15,8 +17,9 @@ This module belongs to the vocabulary: every stage may import it, and it imports
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import Any
 
-from ._errors import UsageError
+from ._errors import LimitExceededError, UsageError
 
 __all__ = (
     "DEFAULT_LIMITS",
@@ -26,8 +29,12 @@ __all__ = (
     "DEFAULT_MAX_DEPTH",
     "DEFAULT_MAX_EVENT_BYTES",
     "DEFAULT_MAX_OPEN_CALLS",
+    "DEFAULT_MAX_TURN_BYTES",
+    "KEY_BYTES",
     "MAX_DEPTH_CEILING",
     "Limits",
+    "TurnBudget",
+    "held_size",
 )
 
 #: The largest argument text of one call, counted in characters (code points) as the fragments
@@ -47,6 +54,11 @@ DEFAULT_MAX_DEPTH = 64
 MAX_DEPTH_CEILING = 512
 #: The largest frame (an SSE event with all its lines, an NDJSON line) buffered before it ends.
 DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
+#: The most a response's turn state may hold at once: reasoning text and signatures, server tool
+#: input and starts, usage, and the keys of its blocks (call arguments have their own limit).
+DEFAULT_MAX_TURN_BYTES = 16 * 1024 * 1024
+#: What one key of per-block state is counted as (the key, its entry, the block's own object).
+KEY_BYTES = 128
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -65,6 +77,10 @@ class Limits:
         max_depth: the deepest nesting of one call's arguments; deeper is ``too_deep``. At most
             ``MAX_DEPTH_CEILING`` (512).
         max_event_bytes: the largest frame buffered before its end arrives.
+        max_turn_bytes: the most the turn's state beside the calls may hold at once: the text
+            and signatures of reasoning blocks and the input of server tools until each block
+            ends, each block's start and key (counted as ``KEY_BYTES`` for the key), and usage.
+            Characters of text; other values by the size of their contents.
     """
 
     max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES
@@ -73,6 +89,7 @@ class Limits:
     max_choices: int = DEFAULT_MAX_CHOICES
     max_depth: int = DEFAULT_MAX_DEPTH
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
+    max_turn_bytes: int = DEFAULT_MAX_TURN_BYTES
 
     def __post_init__(self) -> None:
         for item in fields(self):
@@ -84,3 +101,49 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()
+
+
+class TurnBudget:
+    """The bytes one response's turn state holds, counted against ``max_turn_bytes``.
+
+    Every stage that keeps turn state until later (the turn stage its open blocks, the
+    accumulator the usage) adds what it keeps and releases what it hands out, so the total is
+    what is held at that moment. Going past the limit raises ``LimitExceededError``.
+    """
+
+    __slots__ = ("held", "limit")
+
+    def __init__(self, limit: int = DEFAULT_MAX_TURN_BYTES) -> None:
+        self.limit = limit
+        self.held = 0
+
+    def add(self, size: int, what: str) -> None:
+        self.held += size
+        if self.held > self.limit:
+            raise LimitExceededError(
+                f"the turn's state grew to {self.held} bytes with {what}", limit="max_turn_bytes", value=self.limit
+            )
+
+    def release(self, size: int) -> None:
+        self.held -= size
+
+
+def held_size(value: Any, cap: int) -> int:
+    """About how many bytes a JSON-like value holds: characters of text, 8 for any other value or
+    entry. The walk stops once past ``cap`` (a value that contains itself never ends)."""
+    total = 0
+    stack = [value]
+    while stack and total <= cap:
+        item = stack.pop()
+        if isinstance(item, str):
+            total += len(item)
+        elif isinstance(item, dict):
+            total += 8 * len(item)
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            total += 8 * len(item)
+            stack.extend(item)
+        else:
+            total += 8
+    return total

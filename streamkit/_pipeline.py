@@ -37,7 +37,7 @@ from ._errors import (
     UsageError,
 )
 from ._events import TURN_EVENTS, Frame, RawCall, RawPreview, ResponseEnded, TextReceived
-from ._limits import DEFAULT_LIMITS, Limits
+from ._limits import DEFAULT_LIMITS, Limits, TurnBudget
 from ._ndjson import NDJSONDecoder
 from ._normalize import normalize
 from ._preview import NO_PREVIEW, PartialJSON
@@ -172,15 +172,17 @@ class Assembler:
             limits = replace(limits, max_event_bytes=max_event_bytes)
         self._toolset = None if tools is None else as_toolset(tools)
         self._decoder = _make_decoder(provider, early_close=early_close)
+        self._decoder.limits = limits
         self.provider = self._decoder.slug
         self.framing = self._decoder.framing
         self._framer = _FRAMERS[self._decoder.framing](max_event_bytes=limits.max_event_bytes)
+        budget = TurnBudget(limits.max_turn_bytes)  # shared by the stages that hold turn state
         self._accumulator = _make_accumulator(
-            self.provider, limits, previews, preview_every, preview_growth, fragments=bool(fragments)
+            self.provider, limits, budget, previews, preview_every, preview_growth, fragments=bool(fragments)
         )
         self._max_depth = limits.max_depth
         self._partials: dict[tuple[int, int], PartialJSON] = {}  # open calls being previewed
-        self._turn = TurnStage(self.provider)
+        self._turn = TurnStage(self.provider, budget)
         self._called = False  # a call was delivered: a normal stop then finishes as tool_calls
         self.error: StreamError | None = None
         self._received = False  # any input at all: an empty body gets its own message
@@ -366,19 +368,26 @@ def _adapt(assembler: Assembler, adapter: SourceAdapter, item: Any) -> bytes | F
 
 
 def _make_accumulator(
-    provider: str, limits: Limits, previews: bool, every: int | None, growth: float | None, *, fragments: bool
+    provider: str,
+    limits: Limits,
+    budget: TurnBudget,
+    previews: bool,
+    every: int | None,
+    growth: float | None,
+    *,
+    fragments: bool,
 ) -> Accumulator:
     if not previews:
         if every is not None or growth is not None:
             raise UsageError("preview_every and preview_growth need previews=True")
-        return Accumulator(provider, limits, fragments=fragments)
+        return Accumulator(provider, limits, budget, fragments=fragments)
     every = 1 if every is None else every
     growth = 1.0 if growth is None else growth
     if isinstance(every, bool) or not isinstance(every, int) or every < 1:
         raise UsageError(f"preview_every must be an int of at least 1, got {every!r}")
     if isinstance(growth, bool) or not isinstance(growth, int | float) or not 1.0 <= growth <= MAX_PREVIEW_GROWTH:
         raise UsageError(f"preview_growth must be a number from 1.0 to {MAX_PREVIEW_GROWTH:g}, got {growth!r}")
-    return PreviewingAccumulator(provider, limits, every=every, growth=float(growth), fragments=fragments)
+    return PreviewingAccumulator(provider, limits, budget, every=every, growth=float(growth), fragments=fragments)
 
 
 def _assembler(provider: Provider | Decoder, options: Mapping[str, Any]) -> Assembler:

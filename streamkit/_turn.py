@@ -13,6 +13,9 @@ Rules (every rule about the order of turn events lives here):
 4. A fragment or end for a block that is not open, or a second start, is a protocol error.
 5. At the end of the stream, a block still open (cut by the output limit) is handed out as it
    is, so nothing received is lost.
+6. What an open block holds (its start, its fragments) and the key of every block seen count
+   against ``max_turn_bytes`` in the response's ``TurnBudget``; a block's contents are
+   released when it is handed out, its key is kept (it is never reused).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import orjson
 
 from ._errors import ProviderProtocolError
 from ._events import BlockDelta, BlockEnded, BlockReceived, BlockStarted, CallDetail, TurnEvent
+from ._limits import KEY_BYTES, TurnBudget, held_size
 from ._types import (
     CallState,
     MessageItem,
@@ -42,13 +46,14 @@ _PARTS = frozenset({"text", "signature", "input"})
 
 
 class _Block:
-    __slots__ = ("block", "index", "kind", "parts")
+    __slots__ = ("block", "held", "index", "kind", "parts")
 
-    def __init__(self, index: int, kind: str, block: dict[str, Any]) -> None:
+    def __init__(self, index: int, kind: str, block: dict[str, Any], held: int) -> None:
         self.index = index
         self.kind = kind
         self.block = block
         self.parts: dict[str, list[str]] = {}
+        self.held = held  # bytes counted in the budget for the start and the fragments
 
 
 _WHOLE: dict[str, Callable[[dict[str, Any], int], TurnState]] = {
@@ -64,8 +69,9 @@ _WHOLE: dict[str, Callable[[dict[str, Any], int], TurnState]] = {
 class TurnStage:
     """Feed turn events in stream order; get the public values back as each block completes."""
 
-    def __init__(self, provider: str) -> None:
+    def __init__(self, provider: str, budget: TurnBudget | None = None) -> None:
         self.provider = provider
+        self._budget = TurnBudget() if budget is None else budget
         self._open: dict[tuple[int, int], _Block] = {}
         self._done: set[tuple[int, int]] = set()
 
@@ -74,13 +80,17 @@ class TurnStage:
             block = self._require(event.choice, event.index, "BlockDelta")
             if event.part not in _PARTS:
                 raise self._error(event.index, "BlockDelta", f"unknown part {event.part!r}")
+            self._budget.add(len(event.text), f"the {event.part} of block {event.index}")
+            block.held += len(event.text)
             block.parts.setdefault(event.part, []).append(event.text)
             return []
         if type(event) is BlockStarted:
             key = (event.choice, event.index)
             if key in self._open or key in self._done:
                 raise self._error(event.index, "BlockStarted", "a second start for the same block")
-            self._open[key] = _Block(event.index, event.kind, event.block)
+            held = held_size(event.block, self._budget.limit)
+            self._budget.add(KEY_BYTES + held, f"the start of block {event.index}")
+            self._open[key] = _Block(event.index, event.kind, event.block, held)
             return []
         if type(event) is BlockEnded:
             self._require(event.choice, event.index, "BlockEnded")
@@ -100,6 +110,7 @@ class TurnStage:
     def _close(self, key: tuple[int, int]) -> TurnState:
         block = self._open.pop(key)
         self._done.add(key)
+        self._budget.release(block.held)  # handed out: the key alone stays
         parts = block.parts
         if block.kind == "thinking":
             signature = parts.get("signature")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import tracemalloc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 import pytest
 
@@ -22,16 +22,19 @@ from streamkit import (
     UsageError,
 )
 from streamkit._limits import (
+    DEFAULT_LIMITS,
     DEFAULT_MAX_ARGUMENT_BYTES,
     DEFAULT_MAX_CALLS,
     DEFAULT_MAX_CHOICES,
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_EVENT_BYTES,
     DEFAULT_MAX_OPEN_CALLS,
+    DEFAULT_MAX_TURN_BYTES,
 )
 from streamkit._pipeline import _FRAMERS
 from streamkit._sse import SSEDecoder
 
+from .helpers import slug
 from .wire import WIRES, OpenAIChatWire, call, run
 
 SLUGS = sorted(WIRES)
@@ -45,9 +48,11 @@ def test_defaults_are_the_documented_constants() -> None:
         max_choices=DEFAULT_MAX_CHOICES,
         max_depth=DEFAULT_MAX_DEPTH,
         max_event_bytes=DEFAULT_MAX_EVENT_BYTES,
+        max_turn_bytes=DEFAULT_MAX_TURN_BYTES,
     )
     assert (DEFAULT_MAX_ARGUMENT_BYTES, DEFAULT_MAX_OPEN_CALLS, DEFAULT_MAX_CALLS) == (8 << 20, 256, 1024)
     assert (DEFAULT_MAX_CHOICES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_EVENT_BYTES) == (128, 64, 16 << 20)
+    assert DEFAULT_MAX_TURN_BYTES == 16 << 20
 
 
 @pytest.mark.parametrize(
@@ -58,6 +63,7 @@ def test_defaults_are_the_documented_constants() -> None:
         ({"max_argument_bytes": 1.5}, "Limits.max_argument_bytes must be a positive integer, got 1.5"),
         ({"max_event_bytes": True}, "Limits.max_event_bytes must be a positive integer, got True"),
         ({"max_depth": 513}, "Limits.max_depth must be at most 512, got 513"),
+        ({"max_turn_bytes": 0}, "Limits.max_turn_bytes must be a positive integer, got 0"),
     ],
 )
 def test_bad_limits_are_usage_errors_naming_the_field(options: dict[str, object], message: str) -> None:
@@ -409,3 +415,164 @@ def test_a_frame_limit_error_is_the_same_however_the_bytes_are_chunked() -> None
                 decoder.feed(data[start : start + size])
         messages.add(str(info.value))
     assert messages == {"an SSE event grew past the limit: limit max_event_bytes=100"}
+
+
+# -- what a turn holds beside its calls --------------------------------------------------------------
+
+
+def data(payload: object, event: str | None = None) -> bytes:
+    return (f"event: {event}\n" if event else "").encode() + b"data: " + json.dumps(payload).encode() + b"\n\n"
+
+
+def anthropic(block: Mapping[str, object] | None = None, index: int = 0) -> bytes:
+    head = data({"type": "message_start", "message": {"id": "m", "usage": {"input_tokens": 1}}})
+    return head + (data({"type": "content_block_start", "index": index, "content_block": block}) if block else b"")
+
+
+def anthropic_delta(delta: dict[str, object], index: int = 0) -> bytes:
+    return data({"type": "content_block_delta", "index": index, "delta": delta})
+
+
+def gemini(*parts: dict[str, object], candidate: int = 0, **extra: object) -> bytes:
+    return data({"candidates": [{"index": candidate, "content": {"role": "model", "parts": list(parts)}}], **extra})
+
+
+def bedrock_reasoning() -> Meter:
+    from .eventstream_encode import event
+
+    piece = event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"reasoningContent": {"text": _X}}})
+    return Meter(event("messageStart", {"role": "assistant"}), endless(piece, _SOME))
+
+
+_X = "x" * 4096
+_SOME = 8 * 1024 * 1024  # enough input to pass every limit below many times over
+_SERVER_TOOL = {"type": "server_tool_use", "id": "s", "name": "web_search"}
+#: Streams that make streamkit hold turn state until the end: each must stop at max_turn_bytes.
+TURN_STATE: dict[str, Callable[[], Meter]] = {
+    "anthropic thinking text": lambda: Meter(
+        anthropic({"type": "thinking", "thinking": ""}),
+        endless(anthropic_delta({"type": "thinking_delta", "thinking": _X}), _SOME),
+    ),
+    "anthropic signature": lambda: Meter(
+        anthropic({"type": "thinking", "thinking": ""}),
+        endless(anthropic_delta({"type": "signature_delta", "signature": _X}), _SOME),
+    ),
+    "anthropic server tool input": lambda: Meter(
+        anthropic(_SERVER_TOOL), endless(anthropic_delta({"type": "input_json_delta", "partial_json": _X}), _SOME)
+    ),
+    "anthropic thinking block keys": lambda: Meter(
+        anthropic(),
+        (
+            data({"type": "content_block_start", "index": n, "content_block": {"type": "thinking", "thinking": ""}})
+            + data({"type": "content_block_stop", "index": n})
+            for n in range(_SOME // 200)
+        ),
+    ),
+    "anthropic server tool starts": lambda: Meter(
+        anthropic(),
+        (
+            data({"type": "content_block_start", "index": n, "content_block": {**_SERVER_TOOL, "p": _X}})
+            for n in range(_SOME // 4096)
+        ),
+    ),
+    "bedrock reasoningContent": bedrock_reasoning,
+    "openai_chat reasoning_content": lambda: Meter(
+        b"", endless(data({"choices": [{"index": 0, "delta": {"reasoning_content": _X}}]}), _SOME)
+    ),
+    "gemini thought text": lambda: Meter(b"", endless(gemini({"text": _X, "thought": True}), _SOME)),
+    "gemini usage keys": lambda: Meter(
+        b"", (gemini({"text": "a"}, usageMetadata={f"k{n}": _X}) for n in range(_SOME // 4096))
+    ),
+}
+_PROVIDER = {"anthropic": "anthropic", "bedrock": "bedrock", "openai_chat": "openai_chat", "gemini": "gemini"}
+
+
+def peak_of(source: Meter, provider: str, limits: Limits = DEFAULT_LIMITS) -> tuple[int, BaseException | None]:
+    """The peak memory while the values are read and dropped (nothing kept but the error)."""
+    tracemalloc.start()
+    try:
+        try:
+            for _ in streamkit.iter_events(source, slug(provider), limits=limits):
+                pass
+        except streamkit.StreamError as exc:
+            return tracemalloc.get_traced_memory()[1], exc
+        return tracemalloc.get_traced_memory()[1], None
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("case", sorted(TURN_STATE))
+def test_turn_state_stops_at_max_turn_bytes_with_bounded_memory(case: str) -> None:
+    source = TURN_STATE[case]()
+    peak, error = peak_of(source, _PROVIDER[case.split()[0]], limits=Limits(max_turn_bytes=_LIMIT))
+    assert isinstance(error, LimitExceededError), error
+    assert (error.limit, error.value) == ("max_turn_bytes", _LIMIT)
+    assert str(error).startswith(f"{case.split()[0]}: the turn's state grew to ")
+    assert source.taken < 2 * _LIMIT + 64 * 1024
+    assert peak < 4 * _LIMIT
+
+
+def test_turn_state_is_released_as_each_block_is_handed_out() -> None:
+    # 100 thinking blocks of 10 KiB each, one after the other: 1 MB in all, but never more than
+    # one block (and the keys) held at once, so a limit of 64 KiB is never reached.
+    blocks = b"".join(
+        data({"type": "content_block_start", "index": n, "content_block": {"type": "thinking", "thinking": ""}})
+        + anthropic_delta({"type": "thinking_delta", "thinking": "y" * 10240}, n)
+        + data({"type": "content_block_stop", "index": n})
+        for n in range(100)
+    )
+    end = data({"type": "message_delta", "delta": {"stop_reason": "end_turn"}}) + data({"type": "message_stop"})
+    items, error = run([anthropic() + blocks + end], "anthropic", limits=Limits(max_turn_bytes=64 * 1024))
+    assert error is None
+    assert [len(item.text) for item in items if isinstance(item, streamkit.Thinking)] == [10240] * 100
+
+
+def test_usage_replaced_by_later_values_counts_once() -> None:
+    # Gemini repeats its usage in every chunk: what is held is the latest value of each key.
+    chunks = [gemini({"text": "a"}, usageMetadata={"promptTokenCount": n, "note": "z" * 1000}) for n in range(500)]
+    end = data({"candidates": [{"index": 0, "content": {"parts": []}, "finishReason": "STOP"}]})
+    items, error = run([*chunks, end], "gemini", limits=Limits(max_turn_bytes=4096))
+    assert error is None and items[-1] == ResponseEnd("STOP", {"promptTokenCount": 499, "note": "z" * 1000})
+
+
+def test_gemini_streamed_string_pieces_count_against_max_argument_bytes() -> None:
+    piece = {"jsonPath": "$.a", "stringValue": _X, "willContinue": True}
+    head = gemini({"functionCall": {"name": "f", "partialArgs": [piece], "willContinue": True}})
+    body = gemini({"functionCall": {"partialArgs": [piece], "willContinue": True}})
+    source = Meter(head, endless(body, _SOME))
+    peak, error = peak_of(source, "gemini", limits=Limits(max_argument_bytes=_LIMIT))
+    assert isinstance(error, LimitExceededError) and (error.limit, error.index) == ("max_argument_bytes", 0)
+    assert str(error).startswith("gemini: call index 0: the streamed arguments grew to ")
+    assert source.taken < _LIMIT + 64 * 1024
+    assert peak < 4 * _LIMIT
+
+
+def test_gemini_streamed_pieces_hold_at_the_limit() -> None:
+    pieces = [{"jsonPath": "$.a", "stringValue": "x" * 97, "willContinue": True}] * 9
+    last = {"jsonPath": "$.a", "stringValue": "x" * 97}
+    chunk = gemini({"functionCall": {"name": "f", "partialArgs": [*pieces, last]}}, candidate=0)
+    end = data({"candidates": [{"index": 0, "content": {"parts": []}, "finishReason": "STOP"}]})
+    items, error = run([chunk, end], "gemini", limits=Limits(max_argument_bytes=1000))  # 10 * (3 + 97)
+    assert error is None and items[0] == ToolCall(0, None, "f", {"a": "x" * 970})
+    _, error = run([chunk, end], "gemini", limits=Limits(max_argument_bytes=999))
+    assert isinstance(error, LimitExceededError) and error.limit == "max_argument_bytes"
+
+
+def test_gemini_candidates_with_only_text_count_against_max_choices() -> None:
+    source = Meter(b"", (gemini({"text": "a"}, candidate=n) for n in range(_SOME // 64)))
+    peak, error = peak_of(source, "gemini", limits=Limits(max_choices=100))
+    assert isinstance(error, LimitExceededError) and (error.limit, error.value) == ("max_choices", 100)
+    assert source.taken < 100_000
+    assert peak < 256 * 1024
+
+
+def test_a_responses_call_announced_again_and_again_holds_no_new_ids() -> None:
+    # The decoder's lookup maps took every id of every announcement; the accumulator now also
+    # refuses a changed item id, but the decoder holds nothing more whatever follows.
+    from streamkit.providers.openai_responses import OpenAIResponsesDecoder
+
+    decoder = OpenAIResponsesDecoder()
+    for n in range(100):
+        item = {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}", "name": "f"}
+        decoder.feed_payload({"type": "response.output_item.added", "output_index": 0, "item": item})
+    assert (decoder._by_item, decoder._by_call) == ({"fc_0": 0}, {"call_0": 0})

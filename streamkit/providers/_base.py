@@ -16,9 +16,10 @@ from typing import Any, ClassVar, TypeVar
 
 import orjson
 
-from .._errors import ProviderProtocolError
+from .._errors import LimitExceededError, ProviderProtocolError
 from .._events import ArgumentsValue, CallReceived, Event, Frame, ResponseEnded
 from .._json import big_integer_at, has_lone_surrogate, loads_exact, may_be_inexact, twin
+from .._limits import DEFAULT_LIMITS, Limits
 
 __all__ = ("Decoder", "TypedEventDecoder", "ends", "field", "optional")
 
@@ -34,6 +35,9 @@ class Decoder(ABC):
     framing: ClassVar[str] = "sse"
     #: Whether the provider lacks per-call end markers, so that ``early_close`` means something.
     supports_early_close: ClassVar[bool] = False
+    #: The limits of the response, for a decoder that holds state of its own that they bound
+    #: (Gemini's streamed arguments, its candidates); the ``Assembler`` sets its own.
+    limits: Limits = DEFAULT_LIMITS
 
     def __init__(self, *, early_close: bool = False) -> None:
         self.early_close = early_close
@@ -107,6 +111,11 @@ class Decoder(ABC):
 
     def error(self, message: str, *, event: str | None = None, index: int | None = None) -> ProviderProtocolError:
         return ProviderProtocolError(message, provider=self.slug, event=event, index=index)
+
+    def past_limit(self, limit: str, message: str, *, index: int | None = None) -> LimitExceededError:
+        return LimitExceededError(
+            message, limit=limit, value=getattr(self.limits, limit), provider=self.slug, index=index
+        )
 
 
 class TypedEventDecoder(Decoder):

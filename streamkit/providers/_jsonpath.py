@@ -58,13 +58,15 @@ class PathAssembler:
     ``value`` is read before that), so a long string costs time linear in its length.
     """
 
-    __slots__ = ("_open", "_pieces", "_place", "_root")
+    __slots__ = ("_open", "_pieces", "_place", "_root", "size")
 
     def __init__(self) -> None:
         self._root: dict[str, Any] = {}
         self._open: tuple[Segment, ...] | None = None  # the string path still being continued
         self._place: tuple[Any, Segment] = (self._root, "")  # its container and key
         self._pieces: list[str] = []
+        #: Characters received: each piece's path and its string (a number or a literal as 8).
+        self.size = 0
 
     @property
     def value(self) -> dict[str, Any]:
@@ -80,6 +82,7 @@ class PathAssembler:
         return self._open
 
     def add(self, path: str, value: Any, *, continues: bool) -> None:
+        self.size += len(path) + (len(value) if isinstance(value, str) else 8)
         segments = parse_path(path)
         if self._open is not None and segments != self._open:
             raise PathError(f"a value for {path} while the string at {_show(self._open)} was still continuing")

@@ -13,6 +13,8 @@ value; string pieces joined while ``willContinue``) build its object; bare
 ``partialArgs`` part whose ``functionCall.willContinue`` is not true. The object is delivered
 then, whole. A piece that cannot be placed exactly is a protocol error. A streamed call cut
 before its last piece is truncated, and its raw text is the object built so far, as JSON.
+Its pieces count against ``max_argument_bytes`` as they arrive (each path and string, in
+characters), as text fragments do; the candidates against ``max_choices``.
 
 There is no per-call end marker beyond the part itself and no end-of-stream event: the last
 chunk carries ``finishReason`` and then the connection closes, so ``flush()`` ends the response
@@ -120,6 +122,8 @@ class GeminiDecoder(Decoder):
         choice = number if choice is None else choice
         state = self._candidates.get(choice)
         if state is None:
+            if len(self._candidates) >= self.limits.max_choices:  # each holds a little state
+                raise self.past_limit("max_choices", f"too many candidates (candidate {choice})")
             state = self._candidates[choice] = _Candidate()
         content = optional(candidate, "content", dict, where, self, event) or {}
         parts = optional(content, "parts", list, f"{where}.content", self, event) or []
@@ -229,6 +233,9 @@ class GeminiDecoder(Decoder):
                 assembler.add(json_path, value, continues=bool(piece.get("willContinue")))
             except PathError as exc:
                 raise self.error(f"{path}: {exc}", event=event, index=index) from None
+            if assembler.size > self.limits.max_argument_bytes:
+                message = f"the streamed arguments grew to {assembler.size} characters"
+                raise self.past_limit("max_argument_bytes", message, index=index)
 
     def _finish(
         self,

@@ -97,10 +97,13 @@ class OpenAIResponsesDecoder(TypedEventDecoder):
             return _NOTHING
         call_id = optional(item, "call_id", str, "$.item", self, event)
         item_id = optional(item, "id", str, "$.item", self, event)
-        if item_id is not None:
-            self._by_item[item_id] = index
-        if call_id is not None:
-            self._by_call[call_id] = index
+        if index not in self._parts and index not in self._ended:
+            # Only a call's first announcement names it: a stream announcing one index again and
+            # again with new ids would otherwise grow these maps without bound.
+            if item_id is not None:
+                self._by_item[item_id] = index
+            if call_id is not None:
+                self._by_call[call_id] = index
         self._parts.setdefault(index, [])  # the same item announced twice keeps its fragments
         out: list[Event] = [CallStarted(index, call_id, optional(item, "name", str, "$.item", self, event))]
         if item_id is not None:
