@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import itertools
 import json
+import subprocess
+import sys
 import tracemalloc
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 
 import pytest
 
@@ -34,6 +37,8 @@ from streamkit._limits import (
 from streamkit._pipeline import _FRAMERS
 from streamkit._sse import SSEDecoder
 
+from .ceilings import CASES as CEILING_CASES
+from .ceilings import EVENTSTREAM
 from .helpers import slug
 from .wire import WIRES, OpenAIChatWire, call, run
 
@@ -576,3 +581,35 @@ def test_a_responses_call_announced_again_and_again_holds_no_new_ids() -> None:
         item = {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}", "name": "f"}
         decoder.feed_payload({"type": "response.output_item.added", "output_index": 0, "item": item})
     assert (decoder._by_item, decoder._by_call) == ({"fc_0": 0}, {"call_0": 0})
+
+
+# -- memory ceilings, measured in a fresh interpreter ------------------------------------------------
+
+#: Ceilings, generous on purpose (the measured figures are in the notes printed by the test):
+#: the peak as a multiple of a limit on bytes, and in bytes per unit of a limit on a count.
+_BYTES_CEILING = 4.0
+_PER_UNIT_CEILING = 2048
+_COUNTS = {"max_open_calls", "max_calls", "max_choices"}
+
+
+@pytest.fixture(scope="module")
+def measured() -> dict[str, dict[str, object]]:
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.ceilings"], cwd=root, capture_output=True, text=True, timeout=600, check=True
+    )
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    for row in rows:  # the figures, shown with pytest -s
+        print(f"{row['case']}: {row.get('ratio', row.get('error'))}")  # noqa: T201
+    return {row["case"]: row for row in rows}
+
+
+@pytest.mark.parametrize("case", [*sorted(CEILING_CASES), EVENTSTREAM])
+def test_each_limit_keeps_the_peak_memory_under_its_ceiling(
+    measured: dict[str, dict[str, object]], case: str, record_property: Callable[[str, object], None]
+) -> None:
+    row = measured[case]
+    record_property("peak_per_limit", row.get("ratio"))
+    assert "error" not in row, row["error"]
+    ceiling = _PER_UNIT_CEILING if row["limit"] in _COUNTS else _BYTES_CEILING
+    assert isinstance(row["ratio"], float | int) and row["ratio"] < ceiling, row
