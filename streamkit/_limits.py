@@ -117,11 +117,13 @@ class TurnBudget:
         self.limit = limit
         self.held = 0
 
-    def add(self, size: int, what: str) -> None:
+    def add(self, size: int, what: str, index: int | None = None) -> None:
+        """Count ``size`` more bytes held for ``what`` (of block ``index``, when given)."""
         self.held += size
         if self.held > self.limit:
+            of = "" if index is None else f" of block {index}"
             raise LimitExceededError(
-                f"the turn's state grew to {self.held} bytes with {what}", limit="max_turn_bytes", value=self.limit
+                f"the turn's state grew to {self.held} bytes with {what}{of}", limit="max_turn_bytes", value=self.limit
             )
 
     def release(self, size: int) -> None:

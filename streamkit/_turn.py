@@ -80,7 +80,7 @@ class TurnStage:
             block = self._require(event.choice, event.index, "BlockDelta")
             if event.part not in _PARTS:
                 raise self._error(event.index, "BlockDelta", f"unknown part {event.part!r}")
-            self._budget.add(len(event.text), f"the {event.part} of block {event.index}")
+            self._budget.add(len(event.text), event.part, event.index)
             block.held += len(event.text)
             block.parts.setdefault(event.part, []).append(event.text)
             return []
@@ -89,7 +89,7 @@ class TurnStage:
             if key in self._open or key in self._done:
                 raise self._error(event.index, "BlockStarted", "a second start for the same block")
             held = held_size(event.block, self._budget.limit)
-            self._budget.add(KEY_BYTES + held, f"the start of block {event.index}")
+            self._budget.add(KEY_BYTES + held, "the start", event.index)
             self._open[key] = _Block(event.index, event.kind, event.block, held)
             return []
         if type(event) is BlockEnded:
