@@ -88,3 +88,11 @@ def test_importing_streamkit_loads_no_http_client_and_no_validator() -> None:
     code = "import sys, streamkit; print(sorted(m for m in ('httpx', 'httpx2', 'jsonschema_rs') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout == "[]\n"
+
+
+@pytest.mark.parametrize(("module", "library", "other"), [("httpx", "httpx", "httpx2"), ("httpx2", "httpx2", "httpx")])
+def test_each_integration_loads_its_own_library_alone(module: str, library: str, other: str) -> None:
+    loaded = f"sorted(m for m in {(library, other)!r} if m in sys.modules)"
+    code = f"import sys, streamkit.integrations.{module}; print({loaded})"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout == f"[{library!r}]\n"

@@ -306,6 +306,38 @@ def test_a_stream_is_reemitted_and_loses_its_content_length(server: LoopbackServ
     assert asyncio.run(read()) == response.content
 
 
+def test_a_cut_body_raises_each_librarys_own_protocol_error_with_the_cause(server: LoopbackServer) -> None:
+    """Typed use of both libraries, an explicit inner transport: the error is the reading client's own."""
+    import httpx
+    import httpx2
+
+    from streamkit.integrations import httpx as on_httpx
+    from streamkit.integrations import httpx2 as on_httpx2
+
+    server.routes["/v1/chat/completions"] = Reply([(FIXTURES / "openai_chat" / "no_done.sse").read_bytes()])
+    url = server.url("/v1/chat/completions")
+    with (
+        httpx.Client(transport=on_httpx.Transport(httpx.HTTPTransport())) as client,
+        pytest.raises(httpx.RemoteProtocolError, match="streamkit stopped the stream") as one,
+    ):
+        client.post(url)
+    with (
+        httpx2.Client(transport=on_httpx2.Transport(httpx2.HTTPTransport())) as client2,
+        pytest.raises(httpx2.RemoteProtocolError, match="streamkit stopped the stream") as two,
+    ):
+        client2.post(url)
+
+    async def post() -> None:
+        async with httpx2.AsyncClient(transport=on_httpx2.AsyncTransport(httpx2.AsyncHTTPTransport())) as client:
+            await client.post(url)
+
+    with pytest.raises(httpx2.RemoteProtocolError) as three:
+        asyncio.run(post())
+    for error in (one.value, two.value, three.value):
+        assert isinstance(error.__cause__, streamkit.IncompleteStreamError)
+    assert not isinstance(two.value, httpx.RemoteProtocolError)
+
+
 def test_tools_check_each_call_and_an_invalid_one_keeps_its_raw_text() -> None:
     tools = {"get_weather": {"type": "object", "properties": {"city": {"type": "integer"}}}, "get_stock": {}}
     options = Options("openai_chat", tools, None, None, asynchronous=False)

@@ -24,8 +24,7 @@ connection cut in the middle does; the transport shell raises its library's
 ``RemoteProtocolError`` with the streamkit error as its cause.
 
 Nothing here does IO or imports an HTTP library: ``Session`` is sans-IO, and ``reemit`` and
-``areemit`` drive it over the chunks of a response body for the shells in ``httpx`` and
-``httpx2``.
+``areemit`` drive it over the chunks of a response body for the transport shells (``_shell``).
 """
 
 from __future__ import annotations

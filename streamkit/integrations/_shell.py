@@ -1,0 +1,152 @@
+"""The transports' shells, written once for both libraries: ``httpx`` and ``httpx2`` only name theirs.
+
+httpx2 is httpx under another name, with the same classes; what differs is which module they
+come from. So a shell knows its library only as the module its public subclass names in
+``library``: the ``Response`` and the byte streams are made from that module at run time, and
+this module imports no HTTP library (``import streamkit.integrations.httpx`` loads httpx alone).
+The public subclass also subclasses its library's transport base and gives the shell its type
+arguments, so a type checker sees the library's own types in every signature.
+
+The re-emitting itself (``Session``, ``reemit``, ``areemit``) is in ``_reemit``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncGenerator, Callable, Generator, Iterable, Mapping
+from types import ModuleType
+from typing import Any, ClassVar, Generic, TypeVar, cast
+
+from .._limits import Limits
+from .._types import Provider
+from .._validate import Toolset
+from ._reemit import OnCall, Options, Session, areemit, kept_headers, reemit
+
+__all__ = ("AsyncShell", "SyncShell")
+
+_Inner = TypeVar("_Inner")
+_Request = TypeVar("_Request")
+_Response = TypeVar("_Response")
+
+
+class _Shell(Generic[_Inner, _Request, _Response]):
+    """What both transports share: the options, the inner transport, the re-emitted response.
+
+    Args:
+        inner: the transport that sends the requests (default: the library's ``HTTPTransport()``
+            or ``AsyncHTTPTransport()``).
+        provider: the provider's slug; by default it is told from the stream and the request path.
+        tools: the tools sent to the provider, to check each call against its schema (``Toolset``).
+        on_call: called with each ``ToolCall`` or ``InvalidToolCall`` the moment it completes, while
+            the SDK is still reading the stream (the async transport awaits a coroutine function).
+        limits: the ``streamkit.Limits`` one response may reach.
+    """
+
+    #: The HTTP library's module, set by the public subclass.
+    library: ModuleType
+    _asynchronous: ClassVar[bool]
+
+    def __init__(
+        self,
+        inner: _Inner | None = None,
+        *,
+        provider: Provider | None = None,
+        tools: Toolset | Iterable[Any] | Mapping[str, Any] | None = None,
+        on_call: OnCall | None = None,
+        limits: Limits | None = None,
+    ) -> None:
+        self._options = Options(provider, tools, on_call, limits, asynchronous=self._asynchronous)
+        self._inner: Any = self._default_inner() if inner is None else inner
+
+    def _default_inner(self) -> Any:
+        raise NotImplementedError
+
+    def _reemitted(self, request: Any, response: Any, body: type[_Body | _AsyncBody]) -> _Response:
+        """``response`` itself to pass through, or a new one whose body is re-emitted."""
+        session = self._options.session(request.url.path, response.status_code, response.headers)
+        if session is None:
+            return cast(_Response, response)
+        library = self.library
+        stream = body(response.stream, session, self._options.on_call, library.RemoteProtocolError)
+        reemitted = library.Response(
+            response.status_code,
+            headers=kept_headers(response.headers.raw),
+            stream=stream,
+            extensions=response.extensions,
+        )
+        return cast(_Response, reemitted)
+
+
+class SyncShell(_Shell[_Inner, _Request, _Response]):
+    """The library's ``BaseTransport`` methods, for ``Transport``."""
+
+    _asynchronous = False
+
+    def _default_inner(self) -> Any:
+        return self.library.HTTPTransport()
+
+    def handle_request(self, request: _Request) -> _Response:
+        response = self._inner.handle_request(request)
+        return self._reemitted(request, response, _on(_Body, self.library.SyncByteStream))
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class AsyncShell(_Shell[_Inner, _Request, _Response]):
+    """The library's ``AsyncBaseTransport`` methods, for ``AsyncTransport``."""
+
+    _asynchronous = True
+
+    def _default_inner(self) -> Any:
+        return self.library.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: _Request) -> _Response:
+        response = await self._inner.handle_async_request(request)
+        return self._reemitted(request, response, _on(_AsyncBody, self.library.AsyncByteStream))
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+_B = TypeVar("_B", bound="type[_Body | _AsyncBody]")
+
+
+@functools.cache
+def _on(body: _B, stream: type) -> _B:
+    """``body`` made a subclass of the library's byte-stream class, which its ``Response`` requires."""
+    return cast(_B, type(body.__name__, (body, stream), {"__module__": __name__}))
+
+
+class _Body:
+    """A re-emitted body, read with the library's sync client; closing it closes the inner body."""
+
+    def __init__(self, inner: Any, session: Session, on_call: OnCall | None, error: Callable[[str], Exception]) -> None:
+        self._inner, self._session, self._on_call, self._error = inner, session, on_call, error
+        self._body: Generator[bytes, None, None] | None = None
+
+    def __iter__(self) -> Generator[bytes, None, None]:
+        self._body = reemit(self._inner, self._session, self._on_call, self._error)
+        return self._body
+
+    def close(self) -> None:
+        if self._body is not None:
+            self._body.close()
+        self._inner.close()
+
+
+class _AsyncBody:
+    """The async twin of ``_Body``."""
+
+    def __init__(self, inner: Any, session: Session, on_call: OnCall | None, error: Callable[[str], Exception]) -> None:
+        self._inner, self._session, self._on_call, self._error = inner, session, on_call, error
+        self._body: AsyncGenerator[bytes, None] | None = None
+
+    def __aiter__(self) -> AsyncGenerator[bytes, None]:
+        self._body = areemit(self._inner, self._session, self._on_call, self._error)
+        return self._body
+
+    async def aclose(self) -> None:
+        if self._body is not None:
+            await self._body.aclose()
+        await self._inner.aclose()
