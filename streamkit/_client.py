@@ -32,7 +32,21 @@ if TYPE_CHECKING:
 __all__ = ("AsyncEventStream", "EventStream", "astream", "stream")
 
 
-class AsyncEventStream:
+class _Opened:
+    """What both event streams keep of their response: its head, and its URL redacted for the repr."""
+
+    def __init__(self, response: Response, provider: Provider | Decoder) -> None:
+        self.provider = slug_of(provider)
+        self.status_code = response.status_code
+        self.headers = response.headers
+        self._response = response
+        self._url = _redact.redact_url(response.request.url)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} provider={self.provider!r} status={self.status_code} url={self._url!r}>"
+
+
+class AsyncEventStream(_Opened):
     """An open streamed response, as an async iterator of ``StreamEvent``s (read it once).
 
     ``tool_calls()`` keeps only the calls. ``status_code`` and ``headers`` are the response's.
@@ -41,11 +55,7 @@ class AsyncEventStream:
     def __init__(
         self, response: Response, provider: Provider | Decoder, tee: Tee | None, options: StreamOptions
     ) -> None:
-        self.provider = slug_of(provider)
-        self.status_code = response.status_code
-        self.headers = response.headers
-        self._response = response
-        self._url = _redact.redact_url(response.request.url)
+        super().__init__(response, provider)
         body = aread_body(response, framing_of(provider), self.provider, tee, checked=True)
         self._events = cast(AsyncGenerator[StreamEvent, None], _pipeline.aiter_events(body, provider, **options))
 
@@ -60,9 +70,6 @@ class AsyncEventStream:
         """Stop reading and close the response; the connection goes back to the client."""
         await self._events.aclose()
         await self._response.aclose()
-
-    def __repr__(self) -> str:
-        return f"<AsyncEventStream provider={self.provider!r} status={self.status_code} url={self._url!r}>"
 
 
 class _AsyncCalls:
@@ -80,17 +87,13 @@ class _AsyncCalls:
                 return item
 
 
-class EventStream:
+class EventStream(_Opened):
     """The sync twin of ``AsyncEventStream``: an iterator of ``StreamEvent``s."""
 
     def __init__(
         self, response: Response, provider: Provider | Decoder, tee: Tee | None, options: StreamOptions
     ) -> None:
-        self.provider = slug_of(provider)
-        self.status_code = response.status_code
-        self.headers = response.headers
-        self._response = response
-        self._url = _redact.redact_url(response.request.url)
+        super().__init__(response, provider)
         body = read_body(response, framing_of(provider), self.provider, tee, checked=True)
         self._events = cast(Generator[StreamEvent, None, None], _pipeline.iter_events(body, provider, **options))
 
@@ -105,9 +108,6 @@ class EventStream:
         """Stop reading and close the response; the connection goes back to the client."""
         self._events.close()
         self._response.close()
-
-    def __repr__(self) -> str:
-        return f"<EventStream provider={self.provider!r} status={self.status_code} url={self._url!r}>"
 
 
 def _library(client: object, kind: str, caller: str, twin: str) -> ModuleType:

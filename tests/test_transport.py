@@ -286,6 +286,14 @@ async def test_secrets_never_appear_in_errors_or_reprs(http: ModuleType, server:
         assert SECRET not in str(error) and SECRET not in repr(error)
 
 
+def test_the_sync_event_stream_shows_the_head_and_a_redacted_url(http: ModuleType, server: LoopbackServer) -> None:
+    server.routes["/ok"] = Reply([ANTHROPIC])
+    with http.Client() as client, streamkit.stream(client, "anthropic", server.url(f"/ok?key={SECRET}")) as events:
+        assert (events.provider, events.status_code) == ("anthropic", 200)
+        assert events.headers["content-type"] == "text/event-stream"
+        assert repr(events) == f"<EventStream provider='anthropic' status=200 url='{server.url('/ok?key=[REDACTED]')}'>"
+
+
 async def test_a_read_timeout_is_a_transport_error_after_the_delivered_calls(
     http: ModuleType, server: LoopbackServer
 ) -> None:
