@@ -14,16 +14,16 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
-from typing import Any
-
-import anyio
-import anyio.abc
-import anyio.to_thread
+from typing import TYPE_CHECKING, Any
 
 from ._errors import UsageError
 from ._types import InvalidToolCall, StreamEvent, ToolCall, ToolResult
 from ._validate import unknown_tool
 from .adapters._base import error_payload, failure_payload
+
+if TYPE_CHECKING:
+    import anyio
+    import anyio.abc
 
 __all__ = ("DEFAULT_CONCURRENCY", "run_tools")
 
@@ -65,8 +65,10 @@ async def run_tools(
         ``tool_results`` attribute. A cancellation of the caller cancels every tool too.
         ``UsageError`` for a bad argument, or an item that is not a streamkit value.
     """
+    import anyio  # imported where it is used: ``import streamkit`` does without it
+
     _check(tools, concurrency, pass_call)
-    run = _Run(tools, concurrency, pass_call)
+    run = _Run(tools, anyio.CapacityLimiter(concurrency), pass_call)
     iterator = _aiter(events)
     failure: Exception | None = None
     async with anyio.create_task_group() as group:
@@ -86,10 +88,10 @@ async def run_tools(
 class _Run:
     """One run: the tools, the bound on how many run at once, and a slot per call, in call order."""
 
-    def __init__(self, tools: Mapping[str, Tool], concurrency: int, pass_call: bool) -> None:
+    def __init__(self, tools: Mapping[str, Tool], limiter: anyio.CapacityLimiter, pass_call: bool) -> None:
         self.tools = tools
         self.pass_call = pass_call
-        self.limiter = anyio.CapacityLimiter(concurrency)
+        self.limiter = limiter
         self.slots: list[ToolResult | None] = []
         self.seen: set[tuple[object, ...]] = set()
 
@@ -115,9 +117,7 @@ class _Run:
             await _close(iterator)  # left early: an async generator's own cleanup runs now, not at collection
             raise
 
-    async def run(
-        self, call: ToolCall, slot: int, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
-    ) -> None:
+    async def run(self, call: ToolCall, slot: int, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         """Run one call's tool into its slot. The stream is read on once the tool has begun (an
         async tool up to its first wait, a sync one handed to its thread), or is queued for its turn."""
         queued = self.limiter.available_tokens < 1
@@ -182,6 +182,8 @@ async def _outcome(tool: Tool, call: ToolCall, pass_call: bool) -> ToolResult:
         if _is_async(tool):
             output = await bound()
         else:
+            import anyio.to_thread
+
             # A thread cannot be stopped: anyio waits for it even when cancelled, and its output
             # is kept before the cancellation is taken.
             output = await anyio.to_thread.run_sync(bound)

@@ -84,8 +84,9 @@ def test_imports_flow_one_way(path: Path) -> None:
 
 
 def test_importing_streamkit_loads_no_http_client_and_no_validator() -> None:
-    """``import streamkit`` pays for httpx, httpx2 and jsonschema-rs only when they are used."""
-    code = "import sys, streamkit; print(sorted(m for m in ('httpx', 'httpx2', 'jsonschema_rs') if m in sys.modules))"
+    """``import streamkit`` pays for httpx, httpx2, jsonschema-rs and anyio only when they are used."""
+    lazy = ("anyio", "httpx", "httpx2", "jsonschema_rs")
+    code = f"import sys, streamkit; print(sorted(m for m in {lazy!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout == "[]\n"
 
