@@ -119,8 +119,12 @@ def where(request: Any) -> str:
 
 
 def excerpt(body: bytes, secrets: Sequence[str]) -> str:
-    """The start of a body, for a message: its whitespace folded, scrubbed, and only then cut."""
-    text = scrub(" ".join(body.decode("utf-8", "replace").split()), secrets)
+    """The start of a body, for a message: its whitespace folded, scrubbed, and only then cut.
+
+    Only as much is scrubbed as can reach the excerpt: a secret that starts in it, whole.
+    """
+    text = " ".join(body.decode("utf-8", "replace").split())
+    text = scrub(text[: EXCERPT_CHARS + max(map(len, secrets), default=0)], secrets)
     return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 3] + "..."
 
 

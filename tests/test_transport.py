@@ -93,11 +93,14 @@ async def test_every_fixture_over_http(http: ModuleType, server: LoopbackServer,
     assert server.requests[0].method == "POST" and json.loads(server.requests[0].body) == {"stream": True}
 
 
-async def test_gzip_body(http: ModuleType, server: LoopbackServer) -> None:
+async def test_gzip_body_and_its_tee(http: ModuleType, server: LoopbackServer) -> None:
     server.routes["/gz"] = Reply([ANTHROPIC], gzip=True, gzip_piece=5)
-    async with http.AsyncClient() as client, streamkit.astream(client, "anthropic", server.url("/gz")) as events:
+    seen: list[bytes] = []
+    url = server.url("/gz")
+    async with http.AsyncClient() as client, streamkit.astream(client, "anthropic", url, tee=seen.append) as events:
         got = [call async for call in events.tool_calls()]
     assert got == ANTHROPIC_CALLS
+    assert b"".join(seen) == ANTHROPIC  # the body as sent, gzip undone
 
 
 async def test_a_slow_drip_delivers_each_call_before_the_body_ends(http: ModuleType, server: LoopbackServer) -> None:
