@@ -60,7 +60,8 @@ class AsyncEventStream:
         self._url = _redact.redact_url(response.request.url)
         body = aread_body(response, framing_of(provider), self.provider, tee, checked=True)
         events = cast(AsyncGenerator[StreamEvent, None], _pipeline.aiter_events(body, provider, **options))
-        self._events = ascrubbed(events, _redact.secrets(response.request))
+        secrets = _redact.secrets(response.request)
+        self._events = ascrubbed(events, secrets) if secrets else events
 
     def __aiter__(self) -> AsyncIterator[StreamEvent]:
         return self._events
@@ -105,8 +106,9 @@ class EventStream:
         self._response = response
         self._url = _redact.redact_url(response.request.url)
         body = read_body(response, framing_of(provider), self.provider, tee, checked=True)
-        events = _pipeline.iter_events(body, provider, **options)
-        self._events = scrubbed(events, _redact.secrets(response.request))
+        events = cast(Generator[StreamEvent, None, None], _pipeline.iter_events(body, provider, **options))
+        secrets = _redact.secrets(response.request)
+        self._events = scrubbed(events, secrets) if secrets else events
 
     def __iter__(self) -> Iterator[StreamEvent]:
         return self._events
