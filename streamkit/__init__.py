@@ -2,8 +2,8 @@
 
 Bytes are framed (SSE), decoded per provider, accumulated per call and parsed once, at each
 call's end marker, by one shared normalizer. Every stage is sans-IO; the iterators here drive
-them over an httpx response or any iterable of bytes, text lines, SSE events, dicts or SDK
-event objects, and ``astream``/``stream`` send the request themselves.
+them over an httpx or httpx2 response or any iterable of bytes, text lines, SSE events, dicts or
+SDK event objects, and ``astream``/``stream`` send the request themselves.
 """
 
 from __future__ import annotations

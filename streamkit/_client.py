@@ -19,7 +19,19 @@ from typing import TYPE_CHECKING, Any, Unpack, cast
 from . import _pipeline, _redact
 from ._errors import UsageError
 from ._pipeline import StreamOptions
-from ._transport import Tee, acheck, aread_body, check, framing_of, library, read_body, read_error, slug_of
+from ._transport import (
+    Tee,
+    acheck,
+    aread_body,
+    ascrubbed,
+    check,
+    framing_of,
+    library,
+    read_body,
+    read_error,
+    scrubbed,
+    slug_of,
+)
 from ._types import InvalidToolCall, Provider, StreamEvent, ToolCall
 from .providers import Decoder
 
@@ -57,7 +69,9 @@ class AsyncEventStream(_Opened):
     ) -> None:
         super().__init__(response, provider)
         body = aread_body(response, framing_of(provider), self.provider, tee, checked=True)
-        self._events = cast(AsyncGenerator[StreamEvent, None], _pipeline.aiter_events(body, provider, **options))
+        events = cast(AsyncGenerator[StreamEvent, None], _pipeline.aiter_events(body, provider, **options))
+        secrets = _redact.secrets(response.request)
+        self._events = ascrubbed(events, secrets) if secrets else events
 
     def __aiter__(self) -> AsyncIterator[StreamEvent]:
         return self._events
@@ -95,7 +109,9 @@ class EventStream(_Opened):
     ) -> None:
         super().__init__(response, provider)
         body = read_body(response, framing_of(provider), self.provider, tee, checked=True)
-        self._events = cast(Generator[StreamEvent, None, None], _pipeline.iter_events(body, provider, **options))
+        events = cast(Generator[StreamEvent, None, None], _pipeline.iter_events(body, provider, **options))
+        secrets = _redact.secrets(response.request)
+        self._events = scrubbed(events, secrets) if secrets else events
 
     def __iter__(self) -> Iterator[StreamEvent]:
         return self._events
@@ -129,9 +145,14 @@ def _build(client: Any, http: ModuleType, method: str, url: Any, **parts: Any) -
 
 @contextmanager
 def _sending(request: Request, http: ModuleType) -> Iterator[None]:
-    """The library's errors while a request is sent, as streamkit's: a bad scheme is the caller's."""
+    """The library's errors while a request is sent, as streamkit's: a bad scheme is the caller's.
+
+    Meanwhile the library's log records are scrubbed of the request's secrets: httpx logs the
+    URL of each request, ``key=`` and all.
+    """
     try:
-        yield
+        with _redact.logging_scrubbed(http.__name__, _redact.secrets(request)):
+            yield
     except http.UnsupportedProtocol as exc:
         raise UsageError(f"cannot send {_redact.where(request)}: {exc}") from None
     except http.HTTPError as exc:

@@ -229,7 +229,7 @@ class LimitExceededError(StreamError):
 
 
 class TransportError(StreamkitError):
-    """The HTTP exchange failed; raised only by the transport edge, the httpx error as ``__cause__``.
+    """The HTTP exchange failed; raised only by the HTTP edge, the httpx or httpx2 error as ``__cause__``.
 
     When the connection failed in the middle of a stream, the calls completed before were
     delivered, and ``unfinished`` holds the calls that were still open, with their raw text.

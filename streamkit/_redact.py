@@ -1,19 +1,41 @@
-"""Credentials out of everything streamkit shows: the request's secrets, URLs, excerpts.
+"""Credentials out of everything streamkit shows: messages, excerpts, reprs and log records.
 
 The secrets of a request are the values of its auth headers, the ``key=`` parameters (and kin)
-of its URL and the URL's password; every message, excerpt and repr the HTTP edge builds is
-scrubbed of them.
+of its URL and the URL's password. Every message, excerpt, error field and repr the HTTP edge
+builds is scrubbed of them, and of every run of ``MIN_RUN`` or more of a secret's characters:
+a secret cut by an excerpt, or by the end of what was read, shows no more than a few. Text is
+scrubbed before it is cut. The same holds for the errors raised while its body is decoded (a
+provider's in-stream error that echoes the key). While streamkit sends a request, the HTTP
+library's own log records (``HTTP Request: POST ...?key=...``) are scrubbed too.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-__all__ = ("EXCERPT_CHARS", "excerpt", "redact_url", "scrub", "secrets", "where")
+__all__ = (
+    "EXCERPT_CHARS",
+    "MIN_RUN",
+    "excerpt",
+    "logging_scrubbed",
+    "redact_url",
+    "scrub",
+    "scrub_error",
+    "secrets",
+    "where",
+)
 
 #: How much of an error body is shown.
 EXCERPT_CHARS = 300
+#: The shortest run of a secret's characters that counts as showing it.
+MIN_RUN = 8
+#: Shorter secrets are not looked for: they would blank out ordinary words.
+_MIN_SECRET = 4
 
 _SECRET_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie"}
@@ -50,18 +72,103 @@ def redact_url(url: Any) -> str:
     return urlunsplit(parts._replace(netloc=netloc, query=query))
 
 
-def scrub(text: str, secrets: list[str]) -> str:
+def scrub(text: str, secrets: Sequence[str]) -> str:
+    """``text`` with each secret, and each run of ``MIN_RUN`` characters of one, as ``[REDACTED]``.
+
+    A header value with a scheme (``Bearer sk-...``) is replaced whole; its token is among the
+    secrets on its own, and only the token's runs are looked for, so "Bearer s" stays readable.
+    """
+    spans: list[tuple[int, int]] = []
     for secret in secrets:
-        if len(secret) >= 4:  # shorter values would blank out ordinary words
-            text = text.replace(secret, _REDACTED)
-    return text
+        if len(secret) < _MIN_SECRET:
+            continue
+        width = len(secret) if " " in secret else min(len(secret), MIN_RUN)
+        for piece in {secret[i : i + width] for i in range(len(secret) - width + 1)}:
+            start = text.find(piece)
+            while start != -1:
+                spans.append((start, start + width))
+                start = text.find(piece, start + 1)
+    if not spans:
+        return text
+    pieces: list[str] = []
+    done = 0  # text[:done] is written
+    run_start, run_end = -1, -1
+    for start, end in sorted(spans):
+        if start > run_end:  # a new run: write the one before it
+            if run_end >= 0:
+                pieces += (text[done:run_start], _REDACTED)
+                done = run_end
+            run_start = start
+        run_end = max(run_end, end)
+    pieces += (text[done:run_start], _REDACTED, text[run_end:])
+    return "".join(pieces)
+
+
+def scrub_error(exc: BaseException, secrets: Sequence[str]) -> None:
+    """Scrub an error's message and its text fields in place: a provider may echo the key."""
+    if not secrets:
+        return
+    for name, value in list(vars(exc).items()):
+        if isinstance(value, str):
+            setattr(exc, name, scrub(value, secrets))
+    exc.args = tuple(scrub(arg, secrets) if isinstance(arg, str) else arg for arg in exc.args)
 
 
 def where(request: Any) -> str:
     return f"{request.method} {redact_url(request.url)}"
 
 
-def excerpt(body: bytes) -> str:
-    text = body[: EXCERPT_CHARS * 4].decode("utf-8", "replace")
-    text = " ".join(text.split())
+def excerpt(body: bytes, secrets: Sequence[str]) -> str:
+    """The start of a body, for a message: its whitespace folded, scrubbed, and only then cut.
+
+    Only as much is scrubbed as can reach the excerpt: a secret that starts in it, whole.
+    """
+    text = " ".join(body.decode("utf-8", "replace").split())
+    text = scrub(text[: EXCERPT_CHARS + max(map(len, secrets), default=0)], secrets)
     return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 3] + "..."
+
+
+# -- the HTTP library's log records ----------------------------------------------------------
+
+#: The secrets of the request streamkit is sending in this context, or None when it sends none.
+_SENDING: ContextVar[Sequence[str] | None] = ContextVar("streamkit_sending", default=None)
+
+
+class _LogScrubber(logging.Filter):
+    """Scrubs the records of an HTTP library's logger made while streamkit sends a request.
+
+    httpx and httpx2 log each request's URL at INFO (``HTTP Request: POST https://...?key=...``).
+    The filter sits on their logger for good, but acts only in the context of a request
+    streamkit sends: the caller's own requests are logged as the library logs them.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        secrets = _SENDING.get()
+        if secrets is None:
+            return True
+        if isinstance(record.args, tuple):
+            record.args = tuple(redact_url(arg) if _is_url(arg) else arg for arg in record.args)
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):  # a malformed record: logging reports it itself
+            return True
+        record.msg, record.args = scrub(message, secrets), ()
+        return True
+
+
+def _is_url(value: object) -> bool:
+    return type(value).__name__ == "URL" and hasattr(value, "password") and hasattr(value, "params")
+
+
+_SCRUBBER = _LogScrubber()
+
+
+@contextmanager
+def logging_scrubbed(logger: str, secrets: Sequence[str]) -> Iterator[None]:
+    """While the block runs (sending a request), ``logger``'s records are scrubbed of ``secrets``."""
+    logging.getLogger(logger).addFilter(_SCRUBBER)  # once: a logger keeps a filter only once
+    token = _SENDING.set(tuple(secrets))
+    try:
+        yield
+    finally:
+        _SENDING.reset(token)

@@ -20,13 +20,13 @@ import json as jsonlib
 import re
 import sys
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Mapping, Sequence
 from datetime import UTC
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, TypeAlias, Unpack
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, Unpack, cast
 
 from . import _pipeline, _redact
-from ._errors import HTTPStatusError, Passthrough, TransportError, UsageError
+from ._errors import HTTPStatusError, Passthrough, StreamkitError, TransportError, UsageError
 from ._pipeline import StreamOptions
 from ._types import InvalidToolCall, Provider, StreamEvent, ToolCall, Turn
 from .providers import DECODERS, Decoder
@@ -63,6 +63,7 @@ CONTENT_TYPES: Mapping[str, tuple[str, ...]] = {
 ERROR_BODY_LIMIT = 64 * 1024
 
 Tee = Callable[[bytes], object]
+T = TypeVar("T")
 
 _LIBRARIES = frozenset({"httpx", "httpx2"})
 
@@ -132,7 +133,7 @@ def _error_details(body: bytes) -> tuple[str | None, str | None]:
 def _status_error(response: Response, body: bytes) -> HTTPStatusError:
     secrets = _redact.secrets(response.request)
     kind, message = _error_details(body)
-    excerpt = _redact.scrub(_redact.excerpt(body), secrets)
+    excerpt = _redact.excerpt(body, secrets)
     detail = ": ".join(_redact.scrub(part, secrets) for part in (kind, message) if part) or excerpt or "(no body)"
     reason = f" {response.reason_phrase}" if response.reason_phrase else ""
     return HTTPStatusError(
@@ -186,13 +187,17 @@ def _accepted(response: Response, framing: str) -> bool:
 
 
 def _refusal(response: Response, framing: str, provider: str, body: bytes) -> TransportError:
-    """The error for a response that ``_accepted`` refused, with the start of its body."""
+    """The error for a response that ``_accepted`` refused, with the start of its body.
+
+    Only the first ``ERROR_BODY_LIMIT`` bytes count, however many were read.
+    """
+    body = body[:ERROR_BODY_LIMIT]
     if not response.is_success:
         return _status_error(response, body)
     expected = CONTENT_TYPES[framing]
     content_type = response.headers.get("content-type", "")
     hint = " (Gemini streams SSE only with alt=sse in the URL)" if "json" in content_type else ""
-    excerpt = _redact.scrub(_redact.excerpt(body), _redact.secrets(response.request))
+    excerpt = _redact.excerpt(body, _redact.secrets(response.request))
     return TransportError(
         f"{provider} streams {' or '.join(expected)}, but {_redact.where(response.request)} answered "
         f"HTTP {response.status_code} with {content_type or 'no Content-Type'}{hint}: {excerpt!r}"
@@ -318,16 +323,44 @@ async def aread_body(
         await release(response, chunks)
 
 
-def _source(source: Any, provider: str | Decoder) -> Any:
-    if _response_library(source) is not None:
-        return read_body(source, framing_of(provider), slug_of(provider), None, checked=False)
-    return source
+def scrubbed(events: Iterator[T], secrets: Sequence[str]) -> Generator[T, None, None]:
+    """``events``, with the errors raised while decoding them scrubbed of ``secrets``.
+
+    A provider's in-stream error may echo the request's key (``invalid x-api-key: sk-...``).
+    """
+    try:
+        yield from events
+    except StreamkitError as exc:
+        _redact.scrub_error(exc, secrets)
+        raise
 
 
-def _asource(source: Any, provider: str | Decoder) -> Any:
-    if _response_library(source) is not None:
-        return aread_body(source, framing_of(provider), slug_of(provider), None, checked=False)
-    return source
+async def ascrubbed(events: AsyncGenerator[T, None], secrets: Sequence[str]) -> AsyncGenerator[T, None]:
+    """The async twin of ``scrubbed``; closing it closes ``events``."""
+    try:
+        async for item in events:
+            yield item
+    except StreamkitError as exc:
+        _redact.scrub_error(exc, secrets)
+        raise
+    finally:
+        await events.aclose()
+
+
+def _opened(source: Any, provider: str | Decoder, *, sync: bool) -> tuple[Any, list[str]]:
+    """What the pipeline reads from ``source``, and the secrets its errors are scrubbed of.
+
+    A response gives its body's bytes, checked first, and its request's secrets; any other
+    source is read as it is, with none.
+    """
+    if _response_library(source) is None:
+        return source, []
+    read = read_body if sync else aread_body
+    try:
+        secrets = _redact.secrets(source.request)
+    except RuntimeError:  # a response built by hand, without a request: no secrets either
+        secrets = []
+    return read(source, framing_of(provider), slug_of(provider), None, checked=False), secrets
 
 
 def iter_events(
@@ -338,39 +371,59 @@ def iter_events(
     ``source`` is an ``httpx.Response`` or ``httpx2.Response`` opened with ``client.stream(...)``,
     or any iterable of bytes chunks, text lines, SSE events, dicts or SDK event objects.
     """
-    return _pipeline.iter_events(_source(source, provider), provider, **options)
+    items, secrets = _opened(source, provider, sync=True)
+    events = _pipeline.iter_events(items, provider, **options)
+    return scrubbed(events, secrets) if secrets else events
 
 
 def aiter_events(
     source: _pipeline.Source | Response, provider: Provider | Decoder, **options: Unpack[StreamOptions]
 ) -> AsyncIterator[StreamEvent]:
     """The async twin of ``iter_events``; ``source`` may be async or plain."""
-    return _pipeline.aiter_events(_asource(source, provider), provider, **options)
+    items, secrets = _opened(source, provider, sync=False)
+    events = cast(AsyncGenerator[StreamEvent, None], _pipeline.aiter_events(items, provider, **options))
+    return ascrubbed(events, secrets) if secrets else events
 
 
 def iter_tool_calls(
     source: _pipeline.Source | Response, provider: Provider | Decoder, **options: Unpack[StreamOptions]
 ) -> Iterator[ToolCall | InvalidToolCall]:
     """Yield each call, valid or not, the moment its end marker arrives."""
-    return _pipeline.iter_tool_calls(_source(source, provider), provider, **options)
+    items, secrets = _opened(source, provider, sync=True)
+    calls = _pipeline.iter_tool_calls(items, provider, **options)
+    return scrubbed(calls, secrets) if secrets else calls
 
 
 def aiter_tool_calls(
     source: _pipeline.Source | Response, provider: Provider | Decoder, **options: Unpack[StreamOptions]
 ) -> AsyncIterator[ToolCall | InvalidToolCall]:
     """The async twin of ``iter_tool_calls``."""
-    return _pipeline.aiter_tool_calls(_asource(source, provider), provider, **options)
+    items, secrets = _opened(source, provider, sync=False)
+    calls = cast(
+        AsyncGenerator[ToolCall | InvalidToolCall, None], _pipeline.aiter_tool_calls(items, provider, **options)
+    )
+    return ascrubbed(calls, secrets) if secrets else calls
 
 
 def collect_turn(
     source: _pipeline.Source | Response, provider: Provider | Decoder, **options: Unpack[StreamOptions]
 ) -> Turn:
     """Read a whole response and return its ``Turn``: text, reasoning, server tools and calls."""
-    return _pipeline.collect_turn(_source(source, provider), provider, **options)
+    items, secrets = _opened(source, provider, sync=True)
+    try:
+        return _pipeline.collect_turn(items, provider, **options)
+    except StreamkitError as exc:
+        _redact.scrub_error(exc, secrets)
+        raise
 
 
 async def acollect_turn(
     source: _pipeline.Source | Response, provider: Provider | Decoder, **options: Unpack[StreamOptions]
 ) -> Turn:
     """The async twin of ``collect_turn``."""
-    return await _pipeline.acollect_turn(_asource(source, provider), provider, **options)
+    items, secrets = _opened(source, provider, sync=False)
+    try:
+        return await _pipeline.acollect_turn(items, provider, **options)
+    except StreamkitError as exc:
+        _redact.scrub_error(exc, secrets)
+        raise

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import calendar
+import string
 
+import httpx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from streamkit import HTTPStatusError, ProviderError
-from streamkit._transport import retry_after
+from streamkit._redact import EXCERPT_CHARS, MIN_RUN
+from streamkit._transport import ERROR_BODY_LIMIT, _refusal, retry_after
 
 RETRYABLE_STATUSES = {400: False, 401: False, 403: False, 404: False, 413: False, 422: False}
 RETRYABLE_STATUSES |= {408: True, 409: True, 429: True, 500: True, 502: True, 503: True, 504: True, 529: True}
@@ -69,3 +74,42 @@ OCT_21_2015 = calendar.timegm((2015, 10, 21, 7, 28, 0))
 )
 def test_retry_after_in_seconds(headers: dict[str, str], seconds: float | None) -> None:
     assert retry_after(headers, now=OCT_21_2015 - 12) == seconds
+
+
+# -- no run of a secret survives a cut -------------------------------------------------------
+
+SECRET_CHARS = string.ascii_letters + string.digits + "-_"
+#: Where a body is cut: the excerpt (with and without its "..."), the byte window the excerpt
+#: was once taken from, and the end of what is read of an error body.
+CUTS = (EXCERPT_CHARS - 3, EXCERPT_CHARS, EXCERPT_CHARS * 4, ERROR_BODY_LIMIT)
+JSON_HEAD = '{"error": {"type": "authentication_error", "message": "'
+
+
+def runs_shown(secret: str, texts: list[str]) -> list[str]:
+    runs = {secret[i : i + MIN_RUN] for i in range(len(secret) - MIN_RUN + 1)}
+    return sorted(run for run in runs if any(run in text for text in texts))
+
+
+@given(
+    secret=st.text(SECRET_CHARS, min_size=MIN_RUN, max_size=64),
+    cut=st.sampled_from(CUTS),
+    shift=st.integers(-70, 2),
+    as_json=st.booleans(),
+    status=st.sampled_from([401, 200]),
+    auth=st.sampled_from(["x-api-key", "authorization"]),
+)
+def test_no_run_of_a_secret_survives_any_cut(
+    secret: str, cut: int, shift: int, as_json: bool, status: int, auth: str
+) -> None:
+    head = JSON_HEAD if as_json else ""
+    filler = "." * max(0, cut + shift - len(head))  # the secret starts at cut + shift
+    text = f"{head}{filler}{secret} was sent{'.' * 80}" + ('"}}' if as_json else "")
+    headers = {auth: f"Bearer {secret}" if auth == "authorization" else secret}
+    request = httpx.Request("POST", "https://api.example/v1/messages", headers=headers)
+    content_type = "application/json" if status != 200 else "text/html"
+    response = httpx.Response(status, request=request, headers={"content-type": content_type})
+    error = _refusal(response, "sse", "anthropic", text.encode())
+    shown = [str(error), repr(error)]
+    if isinstance(error, HTTPStatusError):
+        shown += [error.body_excerpt, error.error_message or "", error.error_type or ""]
+    assert runs_shown(secret, shown) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -448,3 +449,29 @@ def test_live_ends_quietly_when_the_reader_of_its_lines_leaves(server: LoopbackS
         proc.stdout.close()
         assert proc.wait(60) == 0
         assert proc.stderr.read() == b""
+
+
+def test_an_error_event_that_echoes_the_key_shows_no_key(server: LoopbackServer, body: Path) -> None:
+    echo = {"type": "error", "error": {"type": "authentication_error", "message": f"invalid x-api-key: {KEY}"}}
+    server.routes["/v1/stream"] = Reply([b"event: error\ndata: " + json.dumps(echo).encode() + b"\n\n"])
+    result = replay(live(server, "anthropic", body))
+    assert (result.code, result.stdout) == (1, "")
+    assert result.stderr == (
+        "streamkit: error: anthropic reported an error authentication_error: invalid x-api-key: [REDACTED]\n"
+    )
+
+
+def test_gemini_sends_its_key_in_a_header_and_no_log_record_shows_it(
+    server: LoopbackServer, body: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)  # every logger, every level
+    server.routes["/v1/stream"] = Reply([(FIXTURES / "gemini" / "no_arguments.sse").read_bytes()])
+    assert replay(live(server, "gemini", body)).code == 0
+    url = server.url(f"/v1/stream?alt=sse&key={KEY}")  # a key the caller put in the URL
+    assert replay(["live", "--provider", "gemini", "--url", url, "--body", str(body)]).code == 0
+    header, query = server.requests
+    assert (header.target, header.headers["x-goog-api-key"]) == ("/v1/stream", KEY)
+    assert query.target == f"/v1/stream?alt=sse&key={KEY}"  # sent as given, and only sent
+    messages = [record.getMessage() for record in caplog.records]
+    assert f'HTTP Request: POST {server.url("/v1/stream?alt=sse&key=[REDACTED]")} "HTTP/1.1 200 OK"' in messages
+    assert [message for message in messages if KEY[:8] in message or KEY[-8:] in message] == []

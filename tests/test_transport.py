@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import time
 from collections.abc import Callable
@@ -16,6 +17,7 @@ import pytest
 import streamkit
 from streamkit import (
     HTTPStatusError,
+    Provider,
     ResponseEnd,
     StreamError,
     StreamEvent,
@@ -24,6 +26,8 @@ from streamkit import (
     UsageError,
 )
 from streamkit._cli import _dumps, to_json_line
+from streamkit._redact import EXCERPT_CHARS, MIN_RUN
+from streamkit._transport import ERROR_BODY_LIMIT
 
 from .helpers import FIXTURES, Fixture, fixtures, one_byte, slug
 from .server import LoopbackServer, Reply, split_awkwardly
@@ -89,11 +93,14 @@ async def test_every_fixture_over_http(http: ModuleType, server: LoopbackServer,
     assert server.requests[0].method == "POST" and json.loads(server.requests[0].body) == {"stream": True}
 
 
-async def test_gzip_body(http: ModuleType, server: LoopbackServer) -> None:
+async def test_gzip_body_and_its_tee(http: ModuleType, server: LoopbackServer) -> None:
     server.routes["/gz"] = Reply([ANTHROPIC], gzip=True, gzip_piece=5)
-    async with http.AsyncClient() as client, streamkit.astream(client, "anthropic", server.url("/gz")) as events:
+    seen: list[bytes] = []
+    url = server.url("/gz")
+    async with http.AsyncClient() as client, streamkit.astream(client, "anthropic", url, tee=seen.append) as events:
         got = [call async for call in events.tool_calls()]
     assert got == ANTHROPIC_CALLS
+    assert b"".join(seen) == ANTHROPIC  # the body as sent, gzip undone
 
 
 async def test_a_slow_drip_delivers_each_call_before_the_body_ends(http: ModuleType, server: LoopbackServer) -> None:
@@ -292,6 +299,99 @@ def test_the_sync_event_stream_shows_the_head_and_a_redacted_url(http: ModuleTyp
         assert (events.provider, events.status_code) == ("anthropic", 200)
         assert events.headers["content-type"] == "text/event-stream"
         assert repr(events) == f"<EventStream provider='anthropic' status=200 url='{server.url('/ok?key=[REDACTED]')}'>"
+
+
+@pytest.mark.parametrize(
+    "start",
+    [EXCERPT_CHARS - 16, EXCERPT_CHARS - 12, ERROR_BODY_LIMIT - 12, ERROR_BODY_LIMIT - 8],
+    ids=["excerpt-16", "excerpt-12", "read_limit-12", "read_limit-8"],
+)
+async def test_a_key_cut_by_an_excerpt_or_the_read_limit_shows_no_run(
+    http: ModuleType, server: LoopbackServer, start: int
+) -> None:
+    body = b"." * start + SECRET.encode() + b"." * 100
+    server.routes["/e"] = Reply(drip(body, 4096), status=401, content_type="text/plain")
+    async with http.AsyncClient() as client:
+        with pytest.raises(HTTPStatusError) as info:
+            async with streamkit.astream(client, "anthropic", server.url("/e"), headers={"x-api-key": SECRET}):
+                pass
+    error = info.value
+    runs = {SECRET[i : i + MIN_RUN] for i in range(len(SECRET) - MIN_RUN + 1)}
+    assert [run for run in runs for text in (str(error), repr(error), error.body_excerpt) if run in text] == []
+
+
+ECHOING = {
+    # An in-stream error that echoes the request's key, after a completed call.
+    "anthropic": cut_inside(ANTHROPIC, b'event: content_block_stop\ndata: {"type":"content_block_stop","index":1}\n\n')
+    + b"event: error\n"
+    + b'data: {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key: '
+    + SECRET.encode()
+    + b'"}}\n\n',
+    "openai_chat": b'data: {"error": {"message": "Incorrect API key provided: '
+    + SECRET.encode()
+    + b'", "type": "invalid_request_error", "code": "invalid_api_key"}}\n\n',
+}
+ECHOED = {
+    "anthropic": "anthropic reported an error authentication_error: invalid x-api-key: [REDACTED]",
+    "openai_chat": "openai_chat reported an error invalid_request_error: Incorrect API key provided: [REDACTED]",
+}
+
+
+@pytest.mark.parametrize("provider", sorted(ECHOING))
+async def test_an_error_in_the_stream_never_shows_the_key(
+    http: ModuleType, server: LoopbackServer, provider: Provider
+) -> None:
+    server.routes["/s"] = Reply([ECHOING[provider]])
+    headers = {"Authorization": f"Bearer {SECRET}", "x-api-key": SECRET}
+    errors: list[StreamError] = []
+    async with http.AsyncClient(headers=headers) as client:
+        with pytest.raises(StreamError) as sent:
+            async with streamkit.astream(client, provider, server.url("/s")) as events:
+                async for _ in events:
+                    pass
+        errors.append(sent.value)
+        async with client.stream("POST", server.url("/s")) as response:
+            with pytest.raises(StreamError) as given:
+                async for _ in streamkit.aiter_tool_calls(response, provider):
+                    pass
+        errors.append(given.value)
+        async with client.stream("POST", server.url("/s")) as response:
+            with pytest.raises(StreamError) as turn:
+                await streamkit.acollect_turn(response, provider)
+        errors.append(turn.value)
+
+    def sync() -> None:
+        with http.Client(headers=headers) as client:
+            with pytest.raises(StreamError) as sent, streamkit.stream(client, provider, server.url("/s")) as events:
+                list(events)
+            errors.append(sent.value)
+            with client.stream("POST", server.url("/s")) as response, pytest.raises(StreamError) as given:
+                list(streamkit.iter_events(response, provider))
+            errors.append(given.value)
+
+    await anyio.to_thread.run_sync(sync)
+    for error in errors:
+        assert isinstance(error, streamkit.ProviderError)
+        assert str(error) == ECHOED[provider]
+        assert SECRET not in repr(error) and SECRET not in error.message
+    assert server.requests[0].headers["x-api-key"] == SECRET
+
+
+async def test_no_log_record_shows_a_credential(
+    http: ModuleType, server: LoopbackServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)  # every logger, every level
+    server.routes["/s"] = Reply([ANTHROPIC])
+    url = server.url(f"/s?alt=sse&key={SECRET}")
+    async with http.AsyncClient() as client:
+        async with streamkit.astream(client, "anthropic", url, headers={"x-api-key": SECRET}) as events:
+            assert [call async for call in events.tool_calls()] == ANTHROPIC_CALLS
+        sent = [record.getMessage() for record in caplog.records]
+        caplog.clear()
+        await client.get(server.url("/s?key=mine"))  # the caller's own request: logged as the library logs it
+    assert f'HTTP Request: POST {server.url("/s?alt=sse&key=[REDACTED]")} "HTTP/1.1 200 OK"' in sent
+    assert [message for message in sent if SECRET[:8] in message or SECRET[-8:] in message] == []
+    assert f'HTTP Request: GET {server.url("/s?key=mine")} "HTTP/1.1 200 OK"' in caplog.messages
 
 
 async def test_a_read_timeout_is_a_transport_error_after_the_delivered_calls(
