@@ -175,3 +175,11 @@ def test_the_quickstart_output_is_what_its_first_command_prints(monkeypatch: pyt
     monkeypatch.chdir(ROOT)
     result = replay(shlex.split(first)[1:])
     assert (result.code, result.stdout) == (0, shown)
+
+
+def test_the_api_reference_names_every_public_name() -> None:
+    import streamkit
+
+    page = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    missing = [name for name in streamkit.__all__ if f"streamkit.{name}" not in page]
+    assert missing == []
