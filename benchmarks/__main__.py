@@ -335,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     replay = measure.measure_replay(config, progress)
     progress.close()
     skipped += skipped_lines(timings)
-    skipped.append("concurrency over loopback HTTP: streamkit has no HTTP transport yet (in memory only)")
+    skipped.append("concurrency over loopback HTTP: not measured; the concurrency figures are in memory")
     results: dict[str, Any] = {
         "command": "python -m benchmarks" + (" --quick" if args.quick else ""),
         "argv": list(argv if argv is not None else sys.argv[1:]),

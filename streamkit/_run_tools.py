@@ -60,10 +60,11 @@ async def run_tools(
         ``tool_results_message`` writes the list.
 
     Raises:
-        The stream's own error, after cancelling the tools still running; the results made
-        before it (a sync tool cannot be interrupted and is left to finish) are on the error's
-        ``tool_results`` attribute. A cancellation of the caller cancels every tool too.
-        ``UsageError`` for a bad argument, or an item that is not a streamkit value.
+        StreamkitError: the stream's own error, after cancelling the tools still running; the
+            results made before it (a sync tool cannot be interrupted and is left to finish)
+            are on the error's ``tool_results`` attribute. A cancellation of the caller
+            cancels every tool too.
+        UsageError: a bad argument, or an item that is not a streamkit value.
     """
     import anyio  # imported where it is used: ``import streamkit`` does without it
 

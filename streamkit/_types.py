@@ -121,7 +121,7 @@ class ToolCall:
         name: the tool's name.
         input: the arguments, always a JSON object.
         choice: the choice the call belongs to (OpenAI Chat with ``n > 1``), else 0.
-        anomalies: the reconciliation rules that fired for this call (see the README).
+        anomalies: the reconciliation rules that fired for this call (listed under "Anomalies" in docs/providers.md).
         state: the provider's opaque per-call state, to send back with the call unchanged:
             ``{"thoughtSignature": ...}`` for a Gemini call that carried one, ``{"id": "fc_..."}``
             for an OpenAI Responses ``function_call`` item; empty for every other call.

@@ -3,8 +3,8 @@
 It follows the layout botocore's ``EventStreamBuffer`` decodes (and the tests check that it
 does): prelude (total length, headers length, CRC32 of those 8 bytes), headers, payload, CRC32
 of all that. ``python -m tests.eventstream_encode`` rewrites ``fixtures/bedrock/*.bin``; their
-event bodies follow the shapes of AWS's ConverseStream reference and of the recorded streams
-summed up in protocols.md §9 (ids and padding invented).
+event bodies follow the shapes of AWS's ConverseStream reference and of recorded Bedrock streams
+(ids and padding invented).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from streamkit._events import Frame
 from .eventstream_encode import Header, encode_message, error, event, exception
 from .helpers import one_byte, split_at
 
-# The test vector of protocols.md §9, decoded there with botocore.
+# A ConverseStream contentBlockDelta message whose decoding was checked with botocore.
 VECTOR = bytes.fromhex(
     "000000b400000057756ab5ea0b3a6576656e742d74797065070011636f6e74656e74426c6f636b44656c74610d3a636f"
     "6e74656e742d747970650700106170706c69636174696f6e2f6a736f6e0d3a6d6573736167652d747970650700056576"

@@ -125,8 +125,8 @@ def test_any_chunking_gives_the_same_frames(lines_: list[tuple[str, str]], cuts:
 
 
 def test_a_long_line_byte_by_byte_is_kept_in_one_buffer() -> None:
-    # Constant cost per byte: re-joining the buffer on every byte would be quadratic (peers.md
-    # lists parsers that took 123x the time for 16x the deltas), and a list of tiny pieces
+    # Constant cost per byte: re-joining the buffer on every byte would be quadratic (parsers
+    # that do so have been measured at 123x the time for 16x the deltas), and a list of tiny pieces
     # would cost a Python object per piece. The line grows in one buffer, read at its end.
     decoder = NDJSONDecoder()
     line = b'{"x": "' + b"a" * 100_000 + b'"}'

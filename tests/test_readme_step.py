@@ -1,4 +1,4 @@
-"""The README's tool-loop step runs as written, for OpenAI Chat and for Anthropic."""
+"""The documented tool-loop step (docs/validation.md) runs as written, for OpenAI Chat and for Anthropic."""
 
 from __future__ import annotations
 
@@ -10,21 +10,12 @@ from typing import Any
 
 from .helpers import FIXTURES, ROOT
 
-TOOLS = [
-    {"name": "get_weather", "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}},
-    {"name": "get_stock", "input_schema": {"type": "object", "properties": {"ticker": {"type": "string"}}}},
-]
-
 
 def readme_step() -> Any:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Validation and history") :]
-    (code,) = re.findall(r"```python\n(.*?)```", section[: section.index("\n## ", 5)], flags=re.DOTALL)
-
-    async def run(name: str, arguments: dict[str, Any]) -> Any:
-        return {"get_weather": {"temp_c": 21}, "get_stock": "182.5"}[name]
-
-    namespace: dict[str, Any] = {"TOOLS": TOOLS, "run": run}
+    """The page's first example, which defines the tools, ``run`` and ``step``."""
+    page = (ROOT / "docs" / "validation.md").read_text(encoding="utf-8")
+    code = re.findall(r"```python\n(.*?)```", page, flags=re.DOTALL)[0]
+    namespace: dict[str, Any] = {}
     exec(code, namespace)
     return namespace["step"]
 

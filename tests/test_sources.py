@@ -264,7 +264,7 @@ def test_the_raw_chunk_inside_an_sdk_helper_event_is_taken() -> None:
 
 
 MISTRAL_CHUNKS: list[dict[str, Any]] = [
-    # Mistral's shape: OpenAI Chat chunks, each call whole in one delta (protocols.md, Mistral).
+    # Mistral's shape: OpenAI Chat chunks, each call whole in one delta (Mistral's streaming format).
     {
         "id": "c1",
         "model": "mistral-large",

@@ -375,19 +375,17 @@ def test_turn_from_events_joins_text_runs_and_keeps_the_end() -> None:
         Turn.from_events(["x"], "openai_chat")  # type: ignore[list-item]
 
 
-# -- the README's agent loop runs as written ------------------------------------------------------
+# -- the documented agent loop (docs/turns.md) runs as written ---------------------------------------
 
 
-def test_the_readme_agent_turn_runs() -> None:
+def test_the_documented_agent_turn_runs() -> None:
     import re
 
     from .helpers import FIXTURES, ROOT
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Whole turns") :]
-    (code,) = re.findall(r"```python\n(.*?)```", section[: section.index("\n## ", 5)], flags=re.DOTALL)
-    tools = [{"name": "get_weather", "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}}]
-    namespace: dict[str, Any] = {"TOOLS": tools, "run": lambda name, arguments: {"temp_c": 21}}
+    page = (ROOT / "docs" / "turns.md").read_text(encoding="utf-8")
+    code = re.findall(r"```python\n(.*?)```", page, flags=re.DOTALL)[0]
+    namespace: dict[str, Any] = {}
     exec(code, namespace)
     history: list[Any] = []
     data = (FIXTURES / "anthropic" / "thinking_then_call.sse").read_bytes()

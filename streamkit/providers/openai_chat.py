@@ -9,7 +9,7 @@ for it after that is then a protocol error, never appended. Calls are keyed by (
 tool-call index), so ``n > 1`` works.
 
 Compatible servers bend the format; each rule below is recorded on the call as an anomaly
-(protocols.md §10 lists the sources):
+(the gateways' own documentation and issue trackers are the sources):
 
 - ``index`` missing: a fragment with no id and no name continues the open call; one with a new
   id or name starts the next call (``index_missing``).

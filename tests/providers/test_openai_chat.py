@@ -1,4 +1,4 @@
-"""OpenAI Chat Completions and the compatible gateways' quirks (peers.md part c)."""
+"""OpenAI Chat Completions and the compatible gateways' quirks."""
 
 from __future__ import annotations
 

@@ -1,0 +1,185 @@
+"""Every Python example in the README and the docs runs as written.
+
+Each ```` ```python ```` block is run on its own, from the repository root, as a user would run
+it: a block with a top-level ``await`` runs in an event loop. The official SDKs and the raw
+HTTP examples find their server through the environment variables the SDKs read themselves
+(``ANTHROPIC_BASE_URL``, ``OPENAI_BASE_URL``, ``GOOGLE_GEMINI_BASE_URL``,
+``AWS_ENDPOINT_URL_BEDROCK_RUNTIME``), here pointing at the loopback server, which answers each
+provider's endpoint with the repository's own fixture of that provider. A block followed
+directly by a ```` ```text ```` block must print exactly that text. A block preceded by
+``<!-- not run: why -->`` is only compiled; there are few. A ```` ```console ```` block of
+``$ streamkit replay ...`` must show exactly what that command prints, and the README's
+Quickstart output is what its first command prints.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import contextlib
+import gc
+import inspect
+import io
+import re
+import shlex
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .helpers import FIXTURES, ROOT, replay
+from .server import LoopbackServer, Reply
+
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+BLOCK = re.compile(
+    r"(?:<!-- (?P<mark>[^>]*?) -->\n)?```python\n(?P<code>.*?)```\n(?:\s*```text\n(?P<output>.*?)```)?", re.DOTALL
+)
+SDKS = {"openai", "anthropic", "google", "boto3", "mistralai"}  # the sdk-tests extra
+
+
+@dataclass(frozen=True)
+class Example:
+    page: Path
+    line: int
+    code: str
+    mark: str | None
+    output: str | None
+
+    @property
+    def name(self) -> str:
+        return f"{self.page.relative_to(ROOT)}:{self.line}"
+
+
+def examples() -> list[Example]:
+    found = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for match in BLOCK.finditer(text):
+            line = text.count("\n", 0, match.start("code"))
+            found.append(Example(page, line, match["code"], match["mark"], match["output"]))
+    return found
+
+
+class Endpoints(dict[str, Reply]):
+    """The loopback server's routes, matched on the end of the path (model names vary)."""
+
+    def get(self, path: str, default: Any = None) -> Any:
+        return next((reply for suffix, reply in self.items() if path.endswith(suffix)), default)
+
+
+def fixture_reply(name: str, content_type: str = "text/event-stream") -> Reply:
+    data = (FIXTURES / name).read_bytes()
+    return Reply([data[i : i + 97] for i in range(0, len(data), 97)], content_type=content_type)
+
+
+@pytest.fixture
+def providers(monkeypatch: pytest.MonkeyPatch) -> Iterator[LoopbackServer]:
+    """The loopback server as every provider's endpoint, the SDKs pointed at it."""
+    server = LoopbackServer()
+    server.routes = Endpoints(
+        {
+            "/v1/messages": fixture_reply("anthropic/text_then_two_calls.sse"),
+            "/v1/chat/completions": fixture_reply("openai_chat/text_then_two_calls.sse"),
+            "/v1/responses": fixture_reply("openai_responses/text_then_two_calls.sse"),
+            ":streamGenerateContent": fixture_reply("gemini/text_then_two_calls.sse"),
+            "/converse-stream": fixture_reply("bedrock/text_then_two_calls.bin", "application/vnd.amazon.eventstream"),
+        }
+    )
+    for name in ("GOOGLE_API_KEY", "AWS_PROFILE", "AWS_SESSION_TOKEN", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"):
+        monkeypatch.delenv(name, raising=False)
+    environment = {
+        "ANTHROPIC_BASE_URL": server.url(""),
+        "ANTHROPIC_API_KEY": "sk-ant-test",
+        "OPENAI_BASE_URL": server.url("/v1"),
+        "OPENAI_API_KEY": "sk-test",
+        "GOOGLE_GEMINI_BASE_URL": server.url(""),
+        "GEMINI_API_KEY": "test-key",
+        "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": server.url(""),
+        "AWS_ACCESS_KEY_ID": "test",
+        "AWS_SECRET_ACCESS_KEY": "test",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(ROOT)
+    yield server
+    server.close()
+
+
+def run(example: Example) -> str:
+    """Run the block as a script (top-level ``await`` in an event loop) and return its output."""
+    code = compile(example.code, example.name, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    namespace: dict[str, Any] = {"__name__": "__main__"}
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        if code.co_flags & inspect.CO_COROUTINE:
+            asyncio.run(eval(code, namespace))
+        else:
+            exec(code, namespace)
+    del namespace
+    gc.collect()  # what the example left open is reported here, against this example
+    return out.getvalue()
+
+
+EXAMPLES = examples()
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[e.name for e in EXAMPLES])
+def test_the_example_runs(example: Example, providers: LoopbackServer) -> None:
+    if example.mark is not None and example.mark.startswith("not run:"):
+        compile(example.code, example.name, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+        return
+    assert example.mark is None, f"{example.name}: unknown mark {example.mark!r}"
+    try:
+        printed = run(example)
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in SDKS:
+            raise
+        pytest.skip(f"{exc.name} is not installed (the sdk-tests extra)")
+    if example.output is not None:
+        assert printed == example.output
+
+
+def test_the_examples_are_found_and_few_are_not_run() -> None:
+    assert len(EXAMPLES) >= 15
+    assert len({e.page for e in EXAMPLES}) >= 6
+    not_run = [e.name for e in EXAMPLES if e.mark is not None]
+    assert len(not_run) <= 3, not_run
+
+
+CONSOLE = re.compile(r"```console\n\$ streamkit (?P<args>.*?)\n(?P<output>.*?)```", re.DOTALL)
+SESSIONS = [
+    (page, match["args"], match["output"])
+    for page in PAGES
+    for match in CONSOLE.finditer(page.read_text(encoding="utf-8"))
+]
+
+
+@pytest.mark.parametrize(("page", "args", "output"), SESSIONS, ids=[f"{p.name}:{a}" for p, a, _ in SESSIONS])
+def test_the_command_line_sessions_print_what_they_show(
+    page: Path, args: str, output: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    result = replay(shlex.split(args))
+    assert (result.code, result.stdout) == (0, output)
+
+
+def test_the_quickstart_output_is_what_its_first_command_prints(monkeypatch: pytest.MonkeyPatch) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    quickstart = readme[readme.index("## Quickstart") :]
+    commands, shown = re.findall(r"```(?:sh|text)\n(.*?)```", quickstart, flags=re.DOTALL)[:2]
+    first = commands.splitlines()[0].split(" && ", 1)[1]
+    assert first.startswith("streamkit ")
+    monkeypatch.chdir(ROOT)
+    result = replay(shlex.split(first)[1:])
+    assert (result.code, result.stdout) == (0, shown)
+
+
+def test_the_api_reference_names_every_public_name() -> None:
+    import streamkit
+
+    page = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    missing = [name for name in streamkit.__all__ if f"streamkit.{name}" not in page]
+    assert missing == []
