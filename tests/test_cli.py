@@ -272,7 +272,16 @@ def cli(*args: str, **popen: Any) -> subprocess.Popen[bytes]:
     """``python -m streamkit`` in a child process, importing this checkout, killed after a minute
     (so that a command that waits for input it should not need fails its test, never hangs it)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), **popen.pop("env", {})}
-    proc = subprocess.Popen([sys.executable, "-m", "streamkit", *args], env=env, **popen)
+    then = popen.pop("preexec_fn", None)
+
+    def child() -> None:
+        # A job started in the background by a non-interactive shell (as CI may run the suite)
+        # inherits SIGINT ignored, and Python then never raises KeyboardInterrupt: restore it.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        if then is not None:
+            then()
+
+    proc = subprocess.Popen([sys.executable, "-m", "streamkit", *args], env=env, preexec_fn=child, **popen)
     watchdog = threading.Timer(60, proc.kill)
     watchdog.daemon = True
     watchdog.start()
