@@ -1,0 +1,237 @@
+"""One streaming request per provider, built from a conversation in streamkit's own terms.
+
+The framework integrations that send their requests themselves (LangChain, the OpenAI Agents
+SDK, LiteLLM) each translate their framework's messages into the entries below, once; this
+module writes them in the provider's wire shape. History is written by the exit adapters
+(``ADAPTERS[slug].turn_messages`` and ``tool_results_message``), so an assistant ``Turn``
+decoded from the same provider goes back with its thinking signatures and reasoning items as
+received, and a tool's result or an invalid call's error is worded as everywhere else.
+
+Base URLs follow each official SDK: OpenAI's and Mistral's include the ``/v1`` prefix,
+Anthropic's and Gemini's do not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+from .._errors import UsageError
+from .._types import JSONObject, Turn
+from ..adapters import ADAPTERS
+from ..adapters._base import Message, Outcome
+
+__all__ = ("PROVIDERS", "Entry", "Request", "Results", "Tool", "User", "build")
+
+#: What a tool declares when it takes no arguments.
+NO_PARAMETERS: JSONObject = {"type": "object", "properties": {}}
+#: Anthropic requires ``max_tokens``; this is what is sent when the caller sets none.
+ANTHROPIC_MAX_TOKENS = 4096
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool offered to the model: its name, what it does, and its arguments' JSON Schema."""
+
+    name: str
+    description: str = ""
+    parameters: JSONObject = field(default_factory=lambda: dict(NO_PARAMETERS))
+
+
+@dataclass(frozen=True)
+class User:
+    """A user message of plain text."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Results:
+    """A turn's tool results, as the adapters take them (``ToolResult``, ``(call, result)``…)."""
+
+    outcomes: tuple[Outcome, ...]
+
+
+Entry: TypeAlias = User | Turn | Results
+"""One entry of the conversation: a user message, an assistant ``Turn``, or tool results."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """What to send: ``streamkit.astream(client, provider, url, json=body, headers=headers)``."""
+
+    url: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _Wire:
+    """A provider's request: where it goes, how the key is sent, and how the body is laid out."""
+
+    base_url: str
+    path: str
+    auth: Callable[[str], dict[str, str]]
+    body: Callable[[str, list[Message], str | None, Sequence[Tool], int | None], dict[str, Any]]
+    merge_roles: bool  # consecutive messages of one role are joined (the API wants them alternating)
+
+
+def _bearer(key: str) -> dict[str, str]:
+    return {"authorization": f"Bearer {key}"}
+
+
+def _openai_chat(
+    model: str, history: list[Message], system: str | None, tools: Sequence[Tool], limit: int | None
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": model, "messages": _system_first(system, history), "stream": True}
+    body["stream_options"] = {"include_usage": True}
+    if tools:
+        body["tools"] = [{"type": "function", "function": _function(tool)} for tool in tools]
+    if limit is not None:
+        body["max_completion_tokens"] = limit
+    return body
+
+
+def _mistral(
+    model: str, history: list[Message], system: str | None, tools: Sequence[Tool], limit: int | None
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": model, "messages": _system_first(system, history), "stream": True}
+    if tools:
+        body["tools"] = [{"type": "function", "function": _function(tool)} for tool in tools]
+    if limit is not None:
+        body["max_tokens"] = limit
+    return body
+
+
+def _openai_responses(
+    model: str, history: list[Message], system: str | None, tools: Sequence[Tool], limit: int | None
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": model, "input": history, "stream": True}
+    if system is not None:
+        body["instructions"] = system
+    if tools:
+        body["tools"] = [{"type": "function", **_function(tool)} for tool in tools]
+    if limit is not None:
+        body["max_output_tokens"] = limit
+    return body
+
+
+def _anthropic(
+    model: str, history: list[Message], system: str | None, tools: Sequence[Tool], limit: int | None
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": model, "max_tokens": limit or ANTHROPIC_MAX_TOKENS, "messages": history}
+    body["stream"] = True
+    if system is not None:
+        body["system"] = system
+    if tools:
+        body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools]
+    return body
+
+
+def _gemini(
+    model: str, history: list[Message], system: str | None, tools: Sequence[Tool], limit: int | None
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"contents": history}
+    if system is not None:
+        body["systemInstruction"] = {"parts": [{"text": system}]}
+    if tools:
+        # parametersJsonSchema takes JSON Schema as it is; `parameters` wants Gemini's OpenAPI subset.
+        declarations = [
+            {"name": t.name, "description": t.description, "parametersJsonSchema": t.parameters} for t in tools
+        ]
+        body["tools"] = [{"functionDeclarations": declarations}]
+    if limit is not None:
+        body["generationConfig"] = {"maxOutputTokens": limit}
+    return body
+
+
+def _function(tool: Tool) -> dict[str, Any]:
+    return {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+
+
+def _system_first(system: str | None, history: list[Message]) -> list[Message]:
+    return [{"role": "system", "content": system}, *history] if system is not None else history
+
+
+_WIRES: dict[str, _Wire] = {
+    "anthropic": _Wire(
+        "https://api.anthropic.com",
+        "/v1/messages",
+        lambda key: {"x-api-key": key, "anthropic-version": "2023-06-01"},
+        _anthropic,
+        merge_roles=True,
+    ),
+    "gemini": _Wire(
+        "https://generativelanguage.googleapis.com",
+        "/v1beta/models/{model}:streamGenerateContent?alt=sse",
+        lambda key: {"x-goog-api-key": key},
+        _gemini,
+        merge_roles=True,
+    ),
+    "mistral": _Wire("https://api.mistral.ai/v1", "/chat/completions", _bearer, _mistral, merge_roles=False),
+    "openai_chat": _Wire("https://api.openai.com/v1", "/chat/completions", _bearer, _openai_chat, merge_roles=False),
+    "openai_responses": _Wire("https://api.openai.com/v1", "/responses", _bearer, _openai_responses, merge_roles=False),
+}
+
+#: The providers a request can be built for.
+PROVIDERS: tuple[str, ...] = tuple(sorted(_WIRES))
+
+
+def build(
+    provider: str,
+    model: str,
+    entries: Sequence[Entry],
+    *,
+    system: str | None = None,
+    tools: Sequence[Tool] = (),
+    base_url: str | None = None,
+    api_key: str | None = None,
+    max_tokens: int | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> Request:
+    """The streaming request that continues ``entries``; ``extra`` is merged into the body last
+    (``{"thinking": {...}}``, ``{"temperature": 0}``…), so it can set anything the API takes."""
+    wire = _WIRES.get(provider)
+    if wire is None:
+        raise UsageError(
+            f"no request can be built for provider {provider!r}; the providers are: {', '.join(PROVIDERS)}"
+        )
+    history = [message for entry in entries for message in _messages(provider, entry)]
+    if wire.merge_roles:
+        history = _merged(history)
+    body = wire.body(model, history, system, tools, max_tokens)
+    body.update(extra or {})
+    url = (base_url if base_url is not None else wire.base_url).rstrip("/") + wire.path.format(model=model)
+    return Request(url, wire.auth(api_key) if api_key is not None else {}, body)
+
+
+def _messages(provider: str, entry: Entry) -> list[Message]:
+    adapter = ADAPTERS[provider]
+    if isinstance(entry, Turn):
+        return adapter.turn_messages(entry)
+    if isinstance(entry, Results):
+        return adapter.tool_results_message(entry.outcomes)
+    if isinstance(entry, User):
+        return [_user(provider, entry.text)]
+    raise UsageError(f"a conversation entry is a User, a Turn or Results, not {type(entry).__name__}")
+
+
+def _user(provider: str, text: str) -> Message:
+    if provider == "gemini":
+        return {"role": "user", "parts": [{"text": text}]}
+    if provider == "anthropic":
+        return {"role": "user", "content": [{"type": "text", "text": text}]}
+    return {"role": "user", "content": text}
+
+
+def _merged(history: list[Message]) -> list[Message]:
+    """Consecutive messages of one role as one: a user's text after tool results, two turns' results."""
+    out: list[Message] = []
+    for message in history:
+        parts = "parts" if "parts" in message else "content"
+        if out and out[-1]["role"] == message["role"] and parts in out[-1]:
+            out[-1] = {**out[-1], parts: [*out[-1][parts], *message[parts]]}
+        else:
+            out.append(message)
+    return out

@@ -1,0 +1,268 @@
+"""The requests the framework integrations send: one conversation, each provider's wire shape.
+
+The bodies are compared whole. The last test sends a request to the loopback server, decodes
+the recorded Anthropic thinking turn it answers, and checks that the next request carries the
+thinking block and its signature byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+import streamkit
+from streamkit import CallRef, InvalidToolCall, TextDelta, Thinking, ToolCall, Turn, UsageError
+from streamkit.integrations._chat import PROVIDERS, Results, Tool, User, build
+
+from .helpers import FIXTURES
+from .server import LoopbackServer, Reply
+
+WEATHER = Tool("get_weather", "The weather in a city.", {"type": "object", "properties": {"city": {"type": "string"}}})
+CALL = ToolCall(0, "call_1", "get_weather", {"city": "Paris"})
+
+
+def conversation(provider: str) -> list[Any]:
+    turn = Turn(provider, (TextDelta("Checking."), CALL))
+    return [User("Weather in Paris?"), turn, Results(((CALL, {"temp": 21}),)), User("And now?")]
+
+
+def test_the_providers() -> None:
+    assert PROVIDERS == ("anthropic", "gemini", "mistral", "openai_chat", "openai_responses")
+
+
+def test_openai_chat() -> None:
+    request = build(
+        "openai_chat",
+        "gpt-4o",
+        conversation("openai_chat"),
+        system="Be brief.",
+        tools=[WEATHER],
+        api_key="sk-1",
+        max_tokens=100,
+    )
+    assert request.url == "https://api.openai.com/v1/chat/completions"
+    assert request.headers == {"authorization": "Bearer sk-1"}
+    assert request.body == {
+        "model": "gpt-4o",
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "Weather in Paris?"},
+            {
+                "role": "assistant",
+                "content": "Checking.",
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_1", "content": '{"temp":21}'},
+            {"role": "user", "content": "And now?"},
+        ],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": "get_weather",
+                    "description": "The weather in a city.",
+                    "parameters": WEATHER.parameters,
+                },
+            }
+        ],
+        "max_completion_tokens": 100,
+    }
+
+
+def test_openai_responses() -> None:
+    request = build(
+        "openai_responses",
+        "gpt-5",
+        conversation("openai_responses"),
+        system="Be brief.",
+        tools=[WEATHER],
+        base_url="http://127.0.0.1:9/v1/",
+        max_tokens=100,
+    )
+    assert request.url == "http://127.0.0.1:9/v1/responses"
+    assert request.headers == {}
+    assert request.body == {
+        "model": "gpt-5",
+        "input": [
+            {"role": "user", "content": "Weather in Paris?"},
+            {"type": "message", "role": "assistant", "content": "Checking."},
+            {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": '{"city":"Paris"}'},
+            {"type": "function_call_output", "call_id": "call_1", "output": '{"temp":21}'},
+            {"role": "user", "content": "And now?"},
+        ],
+        "stream": True,
+        "instructions": "Be brief.",
+        "tools": [
+            {
+                "type": "function",
+                "name": "get_weather",
+                "description": "The weather in a city.",
+                "parameters": WEATHER.parameters,
+            }
+        ],
+        "max_output_tokens": 100,
+    }
+
+
+def test_anthropic_joins_the_results_and_the_next_user_text_into_one_message() -> None:
+    request = build(
+        "anthropic",
+        "claude-sonnet-4-5",
+        conversation("anthropic"),
+        system="Be brief.",
+        tools=[WEATHER],
+        api_key="sk-ant",
+        extra={"thinking": {"type": "enabled", "budget_tokens": 1024}},
+    )
+    assert request.url == "https://api.anthropic.com/v1/messages"
+    assert request.headers == {"x-api-key": "sk-ant", "anthropic-version": "2023-06-01"}
+    assert request.body == {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 4096,
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Checking."},
+                    {"type": "tool_use", "id": "call_1", "name": "get_weather", "input": {"city": "Paris"}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "call_1", "content": '{"temp":21}'},
+                    {"type": "text", "text": "And now?"},
+                ],
+            },
+        ],
+        "stream": True,
+        "system": "Be brief.",
+        "tools": [{"name": "get_weather", "description": "The weather in a city.", "input_schema": WEATHER.parameters}],
+        "thinking": {"type": "enabled", "budget_tokens": 1024},
+    }
+
+
+def test_gemini() -> None:
+    request = build(
+        "gemini",
+        "gemini-2.5-flash",
+        conversation("gemini"),
+        system="Be brief.",
+        tools=[WEATHER],
+        api_key="g-key",
+        max_tokens=100,
+    )
+    assert request.url == (
+        "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+    )
+    assert request.headers == {"x-goog-api-key": "g-key"}
+    assert request.body == {
+        "contents": [
+            {"role": "user", "parts": [{"text": "Weather in Paris?"}]},
+            {
+                "role": "model",
+                "parts": [
+                    {"text": "Checking."},
+                    {"functionCall": {"name": "get_weather", "args": {"city": "Paris"}, "id": "call_1"}},
+                ],
+            },
+            {
+                "role": "user",
+                "parts": [
+                    {"functionResponse": {"name": "get_weather", "response": {"temp": 21}, "id": "call_1"}},
+                    {"text": "And now?"},
+                ],
+            },
+        ],
+        "systemInstruction": {"parts": [{"text": "Be brief."}]},
+        "tools": [
+            {
+                "functionDeclarations": [
+                    {
+                        "name": "get_weather",
+                        "description": "The weather in a city.",
+                        "parametersJsonSchema": WEATHER.parameters,
+                    }
+                ]
+            }
+        ],
+        "generationConfig": {"maxOutputTokens": 100},
+    }
+
+
+def test_mistral_uses_its_own_ids_and_max_tokens() -> None:
+    request = build("mistral", "mistral-large", conversation("mistral"), max_tokens=50)
+    assert request.url == "https://api.mistral.ai/v1/chat/completions"
+    messages = request.body["messages"]
+    mistral_id = messages[1]["tool_calls"][0]["id"]
+    assert len(mistral_id) == 9 and mistral_id.isalnum()
+    assert messages[2] == {"role": "tool", "name": "get_weather", "tool_call_id": mistral_id, "content": '{"temp":21}'}
+    assert (request.body["max_tokens"], "stream_options" in request.body) == (50, False)
+
+
+def test_an_invalid_call_goes_back_with_streamkits_message() -> None:
+    cut = InvalidToolCall(0, "toolu_9", "get_weather", '{"city": "Par', (streamkit.ArgumentIssue("truncated", "cut"),))
+    turn = Turn("anthropic", (cut,))
+    request = build("anthropic", "m", [User("hi"), turn, Results((cut,))])
+    result = request.body["messages"][2]["content"][0]
+    assert (result["tool_use_id"], result["is_error"]) == ("toolu_9", True)
+    assert json.loads(result["content"]) == {
+        "ok": False,
+        "errors": [
+            {"kind": "truncated", "message": "your arguments were cut off by the output limit; send less per call"}
+        ],
+    }
+
+
+def test_a_result_by_reference() -> None:
+    request = build("openai_chat", "m", [Results(((CallRef("call_1", "get_weather"), "sunny"),))])
+    assert request.body["messages"] == [{"role": "tool", "tool_call_id": "call_1", "content": "sunny"}]
+
+
+def test_an_unknown_provider_or_entry_is_a_usage_error() -> None:
+    with pytest.raises(
+        UsageError, match=r"no request can be built for provider 'bedrock'; the providers are: anthropic, "
+    ):
+        build("bedrock", "m", [])
+    with pytest.raises(UsageError, match="a conversation entry is a User, a Turn or Results, not str"):
+        build("openai_chat", "m", ["hi"])  # type: ignore[list-item]
+
+
+@pytest.mark.anyio
+async def test_a_thinking_turn_goes_back_with_its_signature(server: LoopbackServer) -> None:
+    server.routes["/v1/messages"] = Reply([(FIXTURES / "anthropic" / "thinking_then_call.sse").read_bytes()])
+    first = build(
+        "anthropic",
+        "claude-sonnet-4-5",
+        [User("Weather in Paris?")],
+        tools=[WEATHER],
+        base_url=server.url(""),
+        api_key="sk-ant",
+    )
+    async with (
+        httpx.AsyncClient() as client,
+        streamkit.astream(client, "anthropic", first.url, json=first.body, headers=first.headers) as events,
+    ):
+        turn = Turn.from_events([event async for event in events], "anthropic")
+    thinking = [item for item in turn.items if isinstance(item, Thinking)]
+    calls = [item for item in turn.items if isinstance(item, ToolCall)]
+    assert thinking and thinking[0].signature and calls
+    following = build(
+        "anthropic", "claude-sonnet-4-5", [User("Weather in Paris?"), turn, Results(((calls[0], "sunny"),))]
+    )
+    sent = json.loads(server.requests[0].body)
+    assert sent == first.body and server.requests[0].headers["x-api-key"] == "sk-ant"
+    assistant = following.body["messages"][1]["content"]
+    assert assistant[0] == {"type": "thinking", "thinking": thinking[0].text, "signature": thinking[0].signature}
