@@ -2,17 +2,23 @@
 
 Rules (every rule about which sequences of events are legal lives in this module):
 
-1. A call is keyed by ``(choice, index)``. It is *open* from its start until its end marker,
-   then *delivered*; a key is never reused.
+1. A call is keyed by ``(choice, index)`` and is in one state of ``TRANSITIONS``: ``IDLE``
+   (never started), ``OPEN`` (started, no arguments yet), ``TEXT`` (text fragments came),
+   ``VALUE`` (a whole arguments value came) or ``DELIVERED`` (handed out; a key is never
+   reused). ``TRANSITIONS[state][event type]`` is the state a call event leads to; a pair
+   missing from the table is a ``ProviderProtocolError`` naming the state, the event, the call
+   index and the provider. Decoders only translate and route: they never judge an order.
 2. ``id`` and ``name`` are set once. The same value again is noted as an anomaly, never
    concatenated; a different non-empty value is a protocol error.
 3. Argument fragments go into a per-call list, joined once at the end marker: the cost is
    linear in the size of the arguments. Every ``_PACK_AT`` fragments the list is packed into
    UTF-8 bytes, so an open call holds about one byte per byte of its arguments rather than a
-   string object per fragment. Arguments are either text fragments or one whole value, never
-   both.
-4. A fragment, a value or an end marker for a call that never started, or for a call already
-   delivered, is a protocol error naming the index and the event. Exactly one delivery per call.
+   string object per fragment. An empty fragment is kept (a call of only empty fragments has
+   the text ``""``) but is no text: the call stays ``OPEN``.
+4. ``ArgumentsFinal`` (OpenAI Responses) ends a call with the provider's final text, compared
+   with the joined fragments: a call without fragments takes it (``arguments_in_done``), a
+   different text is noted (``final_arguments_differ``) and never picked. The second end
+   marker of a delivered call is a repeat. The arguments are held here only, once.
 5. A stop reason closes the choice's open calls, as complete or as cut off, as the decoder
    says; the end-of-stream marker closes any call still open as cut off.
 6. An error reported by the provider stops the stream (``ProviderError``); the calls still
@@ -25,7 +31,7 @@ Rules (every rule about which sequences of events are legal lives in this module
    merged into one dict, and what it holds counts against ``max_turn_bytes``.
 
 The events about a turn's opaque state (reasoning blocks, signatures, server-side tools) are
-not calls: they pass through unchanged, in order, for the turn stage.
+not calls: they pass through unchanged, in order, for the turn stage (which owns their rules).
 
 The accumulator never parses arguments: it hands each ``RawCall`` on, and the composer passes
 it to the normalizer. ``PreviewingAccumulator`` also hands on, now and then, a ``RawPreview``
@@ -45,6 +51,7 @@ from ._events import (
     TURN_EVENTS,
     AnomalyNoted,
     ArgumentsDelta,
+    ArgumentsFinal,
     ArgumentsRepeated,
     ArgumentsValue,
     CallDetail,
@@ -64,7 +71,7 @@ from ._events import (
 from ._limits import DEFAULT_LIMITS, KEY_BYTES, Limits, TurnBudget, held_size
 from ._types import NO_STATE
 
-__all__ = ("Accumulator", "Output", "PreviewingAccumulator")
+__all__ = ("CALL_EVENTS", "STATES", "TRANSITIONS", "Accumulator", "Output", "PreviewingAccumulator")
 
 Output = RawCall | TextReceived | ResponseEnded | RawPreview | TurnEvent | CallStarted | ArgumentsDelta
 _NOTHING: tuple[Output, ...] = ()
@@ -75,13 +82,91 @@ _UNSET: Any = object()
 _PACK_AT = 64
 _log = logging.getLogger(__name__)
 
+# -- the call's life, as a table ------------------------------------------------------------------
+#
+# Everything that decides whether a call event is legal lives in ``TRANSITIONS``; the handlers
+# below only do the work of a transition the table allows (and the checks on values that no
+# state can express: an id or a name that changes, two different whole values, the limits).
+
+IDLE = "IDLE"  # never started: no slot, not delivered (notes and call state may wait here)
+OPEN = "OPEN"  # started; no arguments yet
+TEXT = "TEXT"  # started; text fragments came
+VALUE = "VALUE"  # started; a whole arguments value came
+DELIVERED = "DELIVERED"  # handed out as a RawCall: the key is never reused
+STATES = (IDLE, OPEN, TEXT, VALUE, DELIVERED)
+
+#: The events that belong to one call, keyed by ``(choice, index)``: the table's columns.
+CALL_EVENTS: tuple[type, ...] = (
+    CallStarted,
+    ArgumentsDelta,
+    ArgumentsRepeated,
+    ArgumentsValue,
+    ArgumentsFinal,
+    CallEnded,
+    CallReceived,
+    CallDetail,
+    AnomalyNoted,
+)
+
+#: ``TRANSITIONS[state][event type]``: the state the event leads to. A missing pair is illegal.
+TRANSITIONS: dict[str, dict[type, str]] = {
+    IDLE: {
+        CallStarted: OPEN,
+        CallReceived: DELIVERED,  # a whole call at once: started, given its value, ended
+        CallDetail: IDLE,  # held until the call starts
+        AnomalyNoted: IDLE,  # held until the call starts
+    },
+    OPEN: {
+        CallStarted: OPEN,  # the identity again: set once, repeats noted
+        ArgumentsDelta: TEXT,
+        ArgumentsRepeated: TEXT,
+        ArgumentsValue: VALUE,
+        ArgumentsFinal: DELIVERED,  # no fragments: the final text is the arguments
+        CallEnded: DELIVERED,
+        CallReceived: DELIVERED,
+        CallDetail: OPEN,
+        AnomalyNoted: OPEN,
+    },
+    TEXT: {
+        CallStarted: TEXT,
+        ArgumentsDelta: TEXT,  # the hot path, written inline in ``feed_all``
+        ArgumentsRepeated: TEXT,
+        ArgumentsFinal: DELIVERED,  # compared with the joined fragments
+        CallEnded: DELIVERED,
+        CallDetail: TEXT,
+        AnomalyNoted: TEXT,
+    },
+    VALUE: {
+        CallStarted: VALUE,
+        ArgumentsValue: VALUE,  # the same value again is a repeat; another is an error
+        CallEnded: DELIVERED,
+        CallReceived: DELIVERED,
+        CallDetail: VALUE,
+        AnomalyNoted: VALUE,
+    },
+    DELIVERED: {
+        ArgumentsFinal: DELIVERED,  # OpenAI Responses' second end marker: a repeat
+        AnomalyNoted: DELIVERED,  # too late to matter: dropped
+    },
+}
+
+#: What a missing pair means, by state: the text of the protocol error.
+_WHY = {
+    IDLE: "the call never started",
+    OPEN: "the call is open",
+    TEXT: "a whole arguments value after text fragments",
+    VALUE: "text after a whole arguments value",
+    DELIVERED: "the call was already delivered",
+}
+
 
 class _Slot:
     """One open call. Its text is ``packed`` (UTF-8, once packing began) then ``parts``."""
 
-    __slots__ = ("anomalies", "id", "index", "name", "packed", "parts", "size", "state", "value")
+    __slots__ = ("anomalies", "id", "index", "name", "packed", "parts", "phase", "size", "state", "value")
 
     def __init__(self, index: int, id: str | None, name: str | None) -> None:  # noqa: A002
+        self.phase = OPEN  # the call's state in ``TRANSITIONS``
         self.index = index
         self.id = id
         self.name = name
@@ -128,10 +213,6 @@ class _Slot:
             self.pack()  # one decode of one buffer: the text is never held three times over
         return self.packed.decode("utf-8", "surrogatepass")
 
-    def has_text(self) -> bool:
-        """Whether any fragment had text."""
-        return bool(self.packed) or any(self.parts)
-
 
 class Accumulator:
     """Feed provider events one at a time; get ``RawCall``s, text and the end marker back."""
@@ -161,22 +242,30 @@ class Accumulator:
         self._notes: dict[tuple[int, int], list[str]] = {}
         self._states: dict[tuple[int, int], dict[str, str]] = {}  # state for calls not started yet
         self._choices: set[int] = set()  # choices with calls, text, turn state or a stop reason
-        self._handlers: dict[type, Callable[[Any], Sequence[Output]]] = {
+        self._handlers: dict[type, Callable[[Any], Sequence[Output]]] = dict.fromkeys(CALL_EVENTS, self._call_event)
+        self._handlers.update(dict.fromkeys(TURN_EVENTS, self._text))
+        self._handlers.update(
+            {
+                CallDetail: self._call_event,  # a turn event that also belongs to one call
+                TextReceived: self._text,
+                StopReceived: self._stop,
+                UsageReceived: self._usage,
+                ResponseEnded: self._response_ended,
+                ErrorReceived: self._error,
+            }
+        )
+        #: The work of each allowed transition, by event type: ``(key, slot or None, event)``.
+        self._actions: dict[type, Callable[[tuple[int, int], Any, Any], Sequence[Output]]] = {
             CallStarted: self._start,
             ArgumentsDelta: self._delta,
             ArgumentsRepeated: self._repeated,
             ArgumentsValue: self._value,
+            ArgumentsFinal: self._final,
             CallEnded: self._end,
             CallReceived: self._received,
+            CallDetail: self._detail,
             AnomalyNoted: self._anomaly,
-            TextReceived: self._text,
-            StopReceived: self._stop,
-            UsageReceived: self._usage,
-            ResponseEnded: self._response_ended,
-            ErrorReceived: self._error,
         }
-        self._handlers.update(dict.fromkeys(TURN_EVENTS, self._text))
-        self._handlers[CallDetail] = self._detail
 
     def feed(self, event: Event) -> Sequence[Output]:
         return self._handlers[type(event)](event)
@@ -196,8 +285,8 @@ class Accumulator:
         for event in events:
             if type(event) is ArgumentsDelta:  # the hot path: one event per fragment
                 slot = opened.get((event.choice, event.index))
-                if slot is not None and slot.value is _UNSET:
-                    # ``_delta`` for an open call, with ``_Slot.add`` written inline: this loop
+                if slot is not None and slot.phase is TEXT:
+                    # ``(TEXT, ArgumentsDelta) -> TEXT`` with ``_Slot.add`` written inline: this loop
                     # runs once per fragment, and a method call here is a measurable share.
                     parts = slot.parts
                     parts.append(event.text)
@@ -215,12 +304,36 @@ class Accumulator:
         """Close every open call as cut off, for an error that carries their raw text."""
         return [self._close(key, truncated=True) for key in list(self._open)]
 
-    # -- handlers -----------------------------------------------------------------------------
+    def state_of(self, index: int, choice: int = 0) -> str:
+        """The call's state in ``TRANSITIONS``."""
+        slot = self._open.get((choice, index))
+        if slot is not None:
+            return slot.phase
+        return DELIVERED if (choice, index) in self._delivered else IDLE
 
-    def _start(self, event: CallStarted) -> Sequence[Output]:
+    # -- the table ------------------------------------------------------------------------------
+
+    def _call_event(self, event: Any) -> Sequence[Output]:
+        """Look the call's state and the event up in ``TRANSITIONS``, then do the work."""
         key = (event.choice, event.index)
         slot = self._open.get(key)
-        if slot is None:
+        state = slot.phase if slot is not None else DELIVERED if key in self._delivered else IDLE
+        kind = type(event)
+        after = TRANSITIONS[state].get(kind)
+        if after is None:
+            message = f"not allowed in state {state}: {_WHY[state]}"
+            raise ProviderProtocolError(
+                message, provider=self.provider, index=event.index, event=kind.__name__, state=state
+            )
+        out = self._actions[kind](key, slot, event)
+        if after is not state and after is not DELIVERED and (after is not TEXT or event.text):
+            self._open[key].phase = after  # an empty fragment is kept, but is no text: still OPEN
+        return out
+
+    # -- the work of each transition ------------------------------------------------------------
+
+    def _start(self, key: tuple[int, int], slot: _Slot | None, event: CallStarted) -> Sequence[Output]:
+        if slot is None:  # IDLE -> OPEN
             self._check_new(key, event.id, "CallStarted")
             self._open[key] = slot = _Slot(event.index, event.id, event.name)
             for note in self._notes.pop(key, ()):
@@ -230,31 +343,24 @@ class Accumulator:
         self._merge_identity(key, slot, event.id, event.name, "CallStarted")
         return _NOTHING
 
-    def _delta(self, event: ArgumentsDelta) -> Sequence[Output]:
-        slot = self._require_open(event.choice, event.index, "ArgumentsDelta")
-        if slot.value is not _UNSET:
-            raise self._error_for(event.index, "ArgumentsDelta", "text fragments after a whole arguments value")
+    def _delta(self, key: tuple[int, int], slot: _Slot, event: ArgumentsDelta) -> Sequence[Output]:
         if not slot.add(event.text, self._max_argument_bytes):
             raise self._too_long(slot)
         return (event,) if self._fragments else _NOTHING
 
-    def _repeated(self, event: ArgumentsRepeated) -> Sequence[Output]:
+    def _repeated(self, key: tuple[int, int], slot: _Slot, event: ArgumentsRepeated) -> Sequence[Output]:
         """A fragment that may be the whole arguments sent again after the deltas.
 
         A fragment equal to all the text before it can never complete a valid object (the text
         before it is either a complete object or an unbalanced prefix), so dropping it is safe.
         """
-        slot = self._require_open(event.choice, event.index, "ArgumentsDelta")
         if slot.size and slot.size == len(event.text) and slot.text() == event.text:
             self._note(slot, "arguments_resent")
             return _NOTHING
-        return self._delta(ArgumentsDelta(event.index, event.text, event.choice))
+        return self._delta(key, slot, ArgumentsDelta(event.index, event.text, event.choice))
 
-    def _value(self, event: ArgumentsValue) -> Sequence[Output]:
-        slot = self._require_open(event.choice, event.index, "ArgumentsValue")
-        if slot.has_text():
-            raise self._error_for(event.index, "ArgumentsValue", "a whole arguments value after text fragments")
-        if slot.value is not _UNSET:
+    def _value(self, key: tuple[int, int], slot: _Slot, event: ArgumentsValue) -> Sequence[Output]:
+        if slot.value is not _UNSET:  # VALUE -> VALUE
             if slot.value != event.value:
                 raise self._error_for(event.index, "ArgumentsValue", "two different arguments values for one call")
             self._note(slot, "arguments_resent")
@@ -262,43 +368,50 @@ class Accumulator:
         slot.value = event.value
         return _NOTHING
 
-    def _end(self, event: CallEnded) -> Sequence[Output]:
-        self._require_open(event.choice, event.index, "CallEnded")
-        return (self._close((event.choice, event.index), truncated=False),)
+    def _final(self, key: tuple[int, int], slot: _Slot | None, event: ArgumentsFinal) -> Sequence[Output]:
+        if slot is None:  # DELIVERED -> DELIVERED: the second end marker
+            return _NOTHING
+        final, text = event.text, _UNSET
+        out: Sequence[Output] = _NOTHING
+        if slot.phase is TEXT:
+            text = slot.text()
+            if final is not None and text != final:
+                # One of the two is wrong, and nothing says which: the normalizer never picks.
+                self._note(slot, "final_arguments_differ")
+        elif final:  # no fragments at all: the final text has nothing to contradict
+            out = self.feed(ArgumentsDelta(event.index, final, event.choice))  # counted, previewed
+            self._note(slot, "arguments_in_done")
+        return (*out, self._close(key, truncated=False, text=text))
 
-    def _received(self, event: CallReceived) -> Sequence[Output]:
-        key = (event.choice, event.index)
-        slot = self._open.get(key)
+    def _end(self, key: tuple[int, int], slot: _Slot, event: CallEnded) -> Sequence[Output]:
+        return (self._close(key, truncated=False),)
+
+    def _received(self, key: tuple[int, int], slot: _Slot | None, event: CallReceived) -> Sequence[Output]:
         opened: Sequence[Output] = _NOTHING
-        if slot is None:
-            opened = self._start(CallStarted(event.index, event.id, event.name, event.choice))
+        if slot is None:  # IDLE -> DELIVERED
+            opened = self._start(key, None, CallStarted(event.index, event.id, event.name, event.choice))
+            slot = self._open[key]
         else:
             self._merge_identity(key, slot, event.id, event.name, "CallReceived")
-        self._value(ArgumentsValue(event.index, event.arguments, event.choice))
+        self._value(key, slot, ArgumentsValue(event.index, event.arguments, event.choice))
         return (*opened, self._close(key, truncated=False))
 
-    def _anomaly(self, event: AnomalyNoted) -> Sequence[Output]:
-        key = (event.choice, event.index)
-        slot = self._open.get(key)
+    def _anomaly(self, key: tuple[int, int], slot: _Slot | None, event: AnomalyNoted) -> Sequence[Output]:
         if slot is not None:
             self._note(slot, event.anomaly)
-        elif key not in self._delivered:
+        elif key not in self._delivered:  # IDLE: held until the call starts
             self._notes.setdefault(key, []).append(event.anomaly)
         return _NOTHING
 
-    def _detail(self, event: CallDetail) -> Sequence[Output]:
+    def _detail(self, key: tuple[int, int], slot: _Slot | None, event: CallDetail) -> Sequence[Output]:
         """Provider state for one call: kept for its ``RawCall``, and passed on for the turn.
 
         It may come before the call starts (held until it does), never after its delivery.
         """
-        key = (event.choice, event.index)
-        slot = self._open.get(key)
         if slot is not None:
             state = slot.state
             if state is None:
                 state = slot.state = {}
-        elif key in self._delivered:
-            raise self._error_for(event.index, "CallDetail", "call state arrived for a call that was already delivered")
         else:
             state = self._states.setdefault(key, {})
         known = state.setdefault(event.key, event.value)
@@ -306,6 +419,8 @@ class Accumulator:
             message = f"call state {event.key!r} changed from {known!r} to {event.value!r}"
             raise self._error_for(event.index, "CallDetail", message)
         return (event,)
+
+    # -- events about the response --------------------------------------------------------------
 
     def _text(self, event: TextReceived | TurnEvent) -> Sequence[Output]:
         if event.choice not in self._choices:  # text and reasoning are held per choice too
@@ -346,8 +461,6 @@ class Accumulator:
     # -- rules ----------------------------------------------------------------------------------
 
     def _check_new(self, key: tuple[int, int], call_id: str | None, event: str) -> None:
-        if key in self._delivered:
-            raise self._error_for(key[1], event, "a call at an index that was already delivered")
         if len(self._open) >= self._max_open_calls:
             raise self._limit("max_open_calls", self._max_open_calls, key[1], "too many calls open at once")
         if len(self._open) + len(self._delivered) >= self._max_calls:
@@ -388,18 +501,13 @@ class Accumulator:
             else:
                 raise self._error_for(slot.index, event, f"tool name changed from {slot.name!r} to {name!r}")
 
-    def _require_open(self, choice: int, index: int, event: str) -> _Slot:
-        slot = self._open.get((choice, index))
-        if slot is None:
-            if (choice, index) in self._delivered:
-                raise self._error_for(index, event, "arrived for a call that was already delivered")
-            raise self._error_for(index, event, "arrived for a call that never started")
-        return slot
-
-    def _close(self, key: tuple[int, int], *, truncated: bool) -> RawCall:
+    def _close(self, key: tuple[int, int], *, truncated: bool, text: Any = _UNSET) -> RawCall:
+        """Deliver the call; ``text`` is its joined text when the caller has already joined it."""
         slot = self._open.pop(key)
         self._delivered.add(key)
-        arguments = slot.value if slot.value is not _UNSET else slot.text()
+        arguments = slot.value
+        if arguments is _UNSET:
+            arguments = slot.text() if text is _UNSET else text
         state = NO_STATE if slot.state is None else slot.state
         return RawCall(slot.index, slot.id, slot.name, arguments, key[0], truncated, tuple(slot.anomalies), state)
 

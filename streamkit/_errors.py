@@ -100,7 +100,11 @@ def _hex_escaped(data: bytes) -> str:
 
 
 class ProviderProtocolError(StreamError):
-    """A frame or a sequence of events breaks the provider's protocol."""
+    """A frame or a sequence of events breaks the provider's protocol.
+
+    ``state`` is the call's state in the accumulator's table (``"IDLE"``, ``"DELIVERED"``…)
+    when the error is an event the table has no entry for in that state, else ``None``.
+    """
 
     def __init__(
         self,
@@ -109,10 +113,12 @@ class ProviderProtocolError(StreamError):
         provider: str | None = None,
         index: int | None = None,
         event: str | None = None,
+        state: str | None = None,
     ) -> None:
         self.provider = provider
         self.index = index
         self.event = event
+        self.state = state
         self.detail = message
         super().__init__(self._render())
 

@@ -24,6 +24,7 @@ from ._errors import StreamError
 __all__ = (
     "AnomalyNoted",
     "ArgumentsDelta",
+    "ArgumentsFinal",
     "ArgumentsRepeated",
     "ArgumentsValue",
     "BlockDelta",
@@ -173,6 +174,21 @@ class ArgumentsValue:
 
 
 @dataclass(frozen=True, slots=True)
+class ArgumentsFinal:
+    """A call's end marker that also carries the provider's final arguments text.
+
+    OpenAI Responses ends each call twice (``function_call_arguments.done``, then the item's
+    ``output_item.done``), each time with the whole ``arguments``: the first ends the call and
+    is compared with the joined fragments, the second is a repeat. ``text`` is ``None`` when the
+    end event carried no arguments.
+    """
+
+    index: int
+    text: str | None
+    choice: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class CallEnded:
     """The provider's end marker for one call: parse it now."""
 
@@ -313,6 +329,7 @@ Event: TypeAlias = (
     | ArgumentsDelta
     | ArgumentsRepeated
     | ArgumentsValue
+    | ArgumentsFinal
     | CallEnded
     | CallReceived
     | AnomalyNoted

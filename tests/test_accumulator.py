@@ -6,13 +6,15 @@ from typing import Any
 
 import pytest
 
-from streamkit import ProviderError, ProviderProtocolError
-from streamkit._accumulator import Accumulator
+from streamkit import LimitExceededError, Limits, ProviderError, ProviderProtocolError
+from streamkit._accumulator import CALL_EVENTS, STATES, TRANSITIONS, Accumulator
 from streamkit._events import (
     AnomalyNoted,
     ArgumentsDelta,
+    ArgumentsFinal,
     ArgumentsRepeated,
     ArgumentsValue,
+    CallDetail,
     CallEnded,
     CallReceived,
     CallStarted,
@@ -172,3 +174,92 @@ def test_usage_is_merged_in_place_never_copied_per_event() -> None:
     assert acc.usage is merged and given == {"input": 1}  # one dict, never the event's own
     assert merged == {"input": 1, **{f"k{n}": n for n in range(1000)}}
     assert Counted.listed <= 1000  # each event's own keys, once
+
+
+# -- the table, walked pair by pair ----------------------------------------------------------------
+
+#: Events that bring call 0 into each state of the table.
+_INTO: dict[str, list[Event]] = {
+    "IDLE": [],
+    "OPEN": [CallStarted(0, "c", "f")],
+    "TEXT": [CallStarted(0, "c", "f"), ArgumentsDelta(0, '{"a"')],
+    "VALUE": [CallStarted(0, "c", "f"), ArgumentsValue(0, {"a": 1})],
+    "DELIVERED": [CallStarted(0, "c", "f"), CallEnded(0)],
+}
+#: One event of each type for call 0, consistent with the events above where it is legal.
+_SAMPLES: dict[type, Event] = {
+    CallStarted: CallStarted(0, "c", "f"),
+    ArgumentsDelta: ArgumentsDelta(0, ": 1}"),
+    ArgumentsRepeated: ArgumentsRepeated(0, ": 1}"),
+    ArgumentsValue: ArgumentsValue(0, {"a": 1}),
+    ArgumentsFinal: ArgumentsFinal(0, '{"a": 1}'),
+    CallEnded: CallEnded(0),
+    CallReceived: CallReceived(0, "c", "f", {"a": 1}),
+    CallDetail: CallDetail(0, "id", "fc_1"),
+    AnomalyNoted: AnomalyNoted(0, "id_repeated"),
+}
+
+
+def test_the_table_names_every_state_and_only_call_events() -> None:
+    assert set(TRANSITIONS) == set(STATES) == set(_INTO)
+    assert set(_SAMPLES) == set(CALL_EVENTS)
+    for row in TRANSITIONS.values():
+        assert set(row) <= set(CALL_EVENTS) and set(row.values()) <= set(STATES)
+
+
+@pytest.mark.parametrize("state", STATES)
+@pytest.mark.parametrize("kind", CALL_EVENTS, ids=lambda kind: kind.__name__)
+def test_every_pair_is_the_tables_transition_or_the_typed_error_naming_both(state: str, kind: type) -> None:
+    acc = Accumulator("test")
+    for event in _INTO[state]:
+        acc.feed(event)
+    assert acc.state_of(0) == state
+    after = TRANSITIONS[state].get(kind)
+    if after is None:
+        with pytest.raises(ProviderProtocolError) as info:
+            acc.feed(_SAMPLES[kind])
+        error = info.value
+        assert (error.provider, error.index, error.event, error.state) == ("test", 0, kind.__name__, state)
+        assert str(error).startswith(f"test, event '{kind.__name__}', call index 0: not allowed in state {state}: ")
+    else:
+        acc.feed(_SAMPLES[kind])
+        assert acc.state_of(0) == after
+
+
+def test_an_empty_fragment_is_kept_but_leaves_the_call_open() -> None:
+    acc = Accumulator("test")
+    acc.feed(CallStarted(0, "c", "f"))
+    acc.feed(ArgumentsDelta(0, ""))
+    assert acc.state_of(0) == "OPEN"
+    assert list(acc.feed(CallEnded(0))) == [RawCall(0, "c", "f", "")]
+
+
+@pytest.mark.parametrize(
+    ("events", "arguments", "anomalies"),
+    [
+        pytest.param([ArgumentsDelta(0, "{}"), ArgumentsFinal(0, "{}")], "{}", (), id="equal"),
+        pytest.param(
+            [ArgumentsDelta(0, "{}"), ArgumentsFinal(0, "{ }")], "{}", ("final_arguments_differ",), id="differ"
+        ),
+        pytest.param([ArgumentsFinal(0, '{"a": 1}')], '{"a": 1}', ("arguments_in_done",), id="in-done"),
+        pytest.param([ArgumentsFinal(0, "")], None, (), id="empty-in-done"),
+        pytest.param([ArgumentsDelta(0, "{}"), ArgumentsFinal(0, None)], "{}", (), id="no-final-text"),
+        pytest.param([ArgumentsFinal(0, None)], None, (), id="nothing"),
+    ],
+)
+def test_the_final_arguments_are_compared_at_the_calls_end(
+    events: list[Event], arguments: str | None, anomalies: tuple[str, ...]
+) -> None:
+    out = run(CallStarted(0, "c", "f"), *events, ArgumentsFinal(0, "repeat"))  # the repeat changes nothing
+    assert out == [RawCall(0, "c", "f", arguments, anomalies=anomalies)]
+
+
+def test_the_final_text_of_a_call_without_fragments_is_a_fragment_and_counts_against_the_limit() -> None:
+    acc = Accumulator("test", fragments=True)
+    acc.feed(CallStarted(0, "c", "f"))
+    out = list(acc.feed(ArgumentsFinal(0, "{}")))
+    assert out == [ArgumentsDelta(0, "{}"), RawCall(0, "c", "f", "{}", anomalies=("arguments_in_done",))]
+    small = Accumulator("test", Limits(max_argument_bytes=3))
+    small.feed(CallStarted(0, "c", "f"))
+    with pytest.raises(LimitExceededError, match="the arguments grew to 8 characters"):
+        small.feed(ArgumentsFinal(0, '{"a": 1}'))

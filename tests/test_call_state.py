@@ -128,7 +128,8 @@ def test_state_while_the_call_is_open_is_kept_for_it() -> None:
 def test_state_after_the_call_was_delivered_is_a_protocol_error() -> None:
     acc = Accumulator("x")
     acc.feed(CallReceived(0, None, "f", {}))
-    with pytest.raises(ProviderProtocolError, match="call state arrived for a call that was already delivered"):
+    message = "event 'CallDetail', call index 0: not allowed in state DELIVERED: the call was already delivered"
+    with pytest.raises(ProviderProtocolError, match=message):
         acc.feed(CallDetail(0, "k", "v"))
 
 

@@ -47,6 +47,7 @@ from streamkit._cli import _dumps, to_json_line
 from streamkit._events import (
     AnomalyNoted,
     ArgumentsDelta,
+    ArgumentsFinal,
     ArgumentsRepeated,
     ArgumentsValue,
     CallEnded,
@@ -197,6 +198,7 @@ ACCUMULATOR_EVENTS = st.one_of(
     st.builds(ArgumentsRepeated, _INDEX, _FRAGMENTS, _CHOICE),
     st.builds(ArgumentsValue, _INDEX, st.none() | st.just({"a": 1}) | st.just([1]), _CHOICE),
     st.builds(CallEnded, _INDEX, _CHOICE),
+    st.builds(ArgumentsFinal, _INDEX, st.none() | _FRAGMENTS, _CHOICE),
     st.builds(CallReceived, _INDEX, _IDS, _NAMES, st.none() | st.just({}) | st.just("{}"), _CHOICE),
     st.builds(AnomalyNoted, _INDEX, st.sampled_from(["index_reused", "id_repeated"]), _CHOICE),
     st.builds(StopReceived, st.none() | st.sampled_from(["stop", "length"]), st.booleans(), _CHOICE),
