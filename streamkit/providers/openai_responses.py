@@ -10,7 +10,9 @@ Responses-compatible servers, only by ``output_index`` or ``call_id``: each is a
 order. The end marker is ``response.function_call_arguments.done`` or, when a server sends
 none, ``response.output_item.done``: the first ends the call, the second is then only a repeat.
 
-Both end events carry the server's final ``arguments`` text. When it is not the joined
+Both end events carry the server's final ``arguments`` text, handed on as ``ArgumentsFinal``:
+the accumulator, which holds the fragments (the decoder keeps none), compares the two at the
+call's end and takes the second end marker as a repeat. When the final text is not the joined
 fragments, one of the two is wrong (a lost or repeated fragment, a gateway rewriting one side)
 and nothing says which. streamkit never picks: the call is delivered as an ``InvalidToolCall``
 whose ``raw`` is the joined fragments, with the issue ``arguments_mismatch`` and the anomaly
@@ -41,11 +43,10 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from .._events import (
-    AnomalyNoted,
     ArgumentsDelta,
+    ArgumentsFinal,
     BlockReceived,
     CallDetail,
-    CallEnded,
     CallStarted,
     ErrorReceived,
     Event,
@@ -80,8 +81,8 @@ class OpenAIResponsesDecoder(TypedEventDecoder):
 
     def __init__(self, *, early_close: bool = False) -> None:
         super().__init__(early_close=early_close)
-        self._parts: dict[int, list[str]] = {}  # open calls by output_index: their fragments
-        self._ended: set[int] = set()  # calls whose end marker was read
+        self._seen: set[int] = set()  # output indexes of the function_call items announced
+        self._open: set[int] = set()  # ... and not yet ended: an empty fragment for one is nothing
         self._by_item: dict[str, int] = {}  # item id -> output_index
         self._by_call: dict[str, int] = {}  # call id -> output_index
 
@@ -97,20 +98,20 @@ class OpenAIResponsesDecoder(TypedEventDecoder):
             return _NOTHING
         call_id = optional(item, "call_id", str, "$.item", self, event)
         item_id = optional(item, "id", str, "$.item", self, event)
-        if index not in self._parts and index not in self._ended:
+        if index not in self._seen:
             # Only a call's first announcement names it: a stream announcing one index again and
             # again with new ids would otherwise grow these maps without bound.
+            self._seen.add(index)
+            self._open.add(index)
             if item_id is not None:
                 self._by_item[item_id] = index
             if call_id is not None:
                 self._by_call[call_id] = index
-        self._parts.setdefault(index, [])  # the same item announced twice keeps its fragments
         out: list[Event] = [CallStarted(index, call_id, optional(item, "name", str, "$.item", self, event))]
         if item_id is not None:
             out.append(CallDetail(index, "id", item_id))
         arguments = optional(item, "arguments", str, "$.item", self, event)
         if arguments:  # a server that sends the arguments with the item, not as fragments
-            self._parts[index].append(arguments)
             out.append(ArgumentsDelta(index, arguments))
         return out
 
@@ -133,25 +134,14 @@ class OpenAIResponsesDecoder(TypedEventDecoder):
     def _arguments_delta(self, payload: Any, event: str) -> list[Event]:
         index = self._index(payload, event)
         text = field(payload, "delta", str, "$", self, event)
-        parts = self._parts.get(index)
-        if parts is not None and text:
-            parts.append(text)
-        # A fragment for an ended or unknown call goes on: the accumulator names the error.
-        return [ArgumentsDelta(index, text)] if text or parts is None else _NOTHING
+        if not text and index in self._open:
+            return _NOTHING  # an empty fragment of an open call carries nothing
+        # A fragment for an ended or unknown call goes on too: the accumulator's table rejects it.
+        return [ArgumentsDelta(index, text)]
 
     def _end(self, index: int, final: str | None) -> list[Event]:
-        parts = self._parts.pop(index, None)
-        if parts is None:
-            return _NOTHING if index in self._ended else [CallEnded(index)]
-        self._ended.add(index)
-        out: list[Event] = []
-        if final is not None:
-            if not parts:
-                out += [ArgumentsDelta(index, final), AnomalyNoted(index, "arguments_in_done")] if final else []
-            elif "".join(parts) != final:
-                out.append(AnomalyNoted(index, "final_arguments_differ"))
-        out.append(CallEnded(index))
-        return out
+        self._open.discard(index)
+        return [ArgumentsFinal(index, final)]  # the first ends the call; a second is a repeat
 
     def _arguments_done(self, payload: Any, event: str) -> list[Event]:
         index = self._index(payload, event)

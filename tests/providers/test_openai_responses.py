@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gc
+import json
 import re
+import tracemalloc
 from typing import Any
 
 import pytest
@@ -20,6 +23,8 @@ from streamkit import (
     TextDelta,
     ToolCall,
 )
+from streamkit._events import ArgumentsDelta, ArgumentsFinal, Frame
+from streamkit.providers.openai_responses import OpenAIResponsesDecoder
 
 from ..helpers import events, sse
 
@@ -195,3 +200,46 @@ def test_done_marker_from_a_compatible_server_ends_the_stream() -> None:
 def test_bad_sequences_and_shapes(payloads: list[dict[str, Any]], message: str) -> None:
     with pytest.raises(ProviderProtocolError, match=re.escape(message)):
         run(*payloads, COMPLETED)
+
+
+# -- the arguments are held once, by the accumulator -------------------------------------------------
+
+
+def frame(payload: dict[str, Any]) -> Frame:
+    return Frame(payload["type"], json.dumps(payload))
+
+
+def test_the_decoder_keeps_no_fragment_and_hands_the_final_text_on() -> None:
+    decoder = OpenAIResponsesDecoder()
+    fragment = frame(delta("fc_1", "x" * 4096))
+    decoder.feed(frame(added(0, "fc_1", "call_1", "f")))
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(256):  # 1 MiB of arguments, each fragment's event dropped at once
+            (event,) = decoder.feed(fragment)
+            assert type(event) is ArgumentsDelta and len(event.text) == 4096
+            del event
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert held < 64 * 1024  # the 1 MiB of fragments is not held here (it was, once per call)
+    assert decoder.feed(frame(args_done("fc_1", 0, "{}"))) == [ArgumentsFinal(0, "{}")]
+    assert decoder.feed(frame(item_done(0, "{}"))) == [ArgumentsFinal(0, "{}")]  # the accumulator's repeat
+
+
+def test_an_open_call_holds_its_arguments_about_once() -> None:
+    assembler = Assembler("openai_responses")
+    assembler.feed(sse(added(0, "fc_1", "call_1", "f"), named=True))
+    chunk = sse(*[delta("fc_1", "x" * 4096)] * 16, named=True)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(16):  # 1 MiB of arguments in 4 KiB fragments, the call still open
+            assert assembler.feed(chunk) == []
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert (1 << 20) <= held < 1.2 * (1 << 20)
