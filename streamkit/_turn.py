@@ -10,7 +10,8 @@ Rules (every rule about the order of turn events lives here):
 3. A server tool's ``input`` fragments are JSON (Anthropic's ``input_json_delta``): joined and
    parsed once at the end, since its block is sent back with ``input`` as an object. No
    fragment keeps the start's own ``input``.
-4. A fragment or end for a block that is not open, or a second start, is a protocol error.
+4. A fragment or end for a block that is not open, a second start, or a fragment of a part its
+   kind of block has not (a thinking delta in a server tool's block), is a protocol error.
 5. At the end of the stream, a block still open (cut by the output limit) is handed out as it
    is, so nothing received is lost.
 6. What an open block holds (its start, its fragments) and the key of every block seen count
@@ -42,7 +43,9 @@ from ._types import (
 
 __all__ = ("TurnStage",)
 
-_PARTS = frozenset({"text", "signature", "input"})
+#: The parts each kind of block is made of.
+_PARTS = {"thinking": frozenset({"text", "signature"}), "server_tool_use": frozenset({"input"})}
+_ANY_PART = frozenset({"text", "signature", "input"})
 
 
 class _Block:
@@ -78,8 +81,9 @@ class TurnStage:
     def feed(self, event: TurnEvent) -> list[TurnState]:
         if type(event) is BlockDelta:
             block = self._require(event.choice, event.index, "BlockDelta")
-            if event.part not in _PARTS:
-                raise self._error(event.index, "BlockDelta", f"unknown part {event.part!r}")
+            if event.part not in _PARTS.get(block.kind, ()):
+                message = f"unknown part {event.part!r}" if event.part not in _ANY_PART else f"no {event.part!r} part"
+                raise self._error(event.index, "BlockDelta", f"{message} in a {block.kind} block")
             self._budget.add(len(event.text), event.part, event.index)
             block.held += len(event.text)
             block.parts.setdefault(event.part, []).append(event.text)

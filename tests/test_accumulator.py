@@ -27,6 +27,8 @@ from streamkit._events import (
     UsageReceived,
 )
 
+from . import helpers
+
 
 def run(*events: Event) -> list[object]:
     acc = Accumulator("test")
@@ -263,3 +265,42 @@ def test_the_final_text_of_a_call_without_fragments_is_a_fragment_and_counts_aga
     small.feed(CallStarted(0, "c", "f"))
     with pytest.raises(LimitExceededError, match="the arguments grew to 8 characters"):
         small.feed(ArgumentsFinal(0, '{"a": 1}'))
+
+
+# -- decoders translate, the table judges ---------------------------------------------------------
+
+_STRAY_FRAGMENTS = [
+    pytest.param(
+        "anthropic",
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": ""}},
+        None,
+        id="anthropic",
+    ),
+    pytest.param(
+        "bedrock", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": ""}}}, "contentBlockDelta", id="bedrock"
+    ),
+    pytest.param(
+        "openai_responses",
+        {"type": "response.function_call_arguments.delta", "output_index": 0, "delta": ""},
+        None,
+        id="openai_responses",
+    ),
+]
+
+
+@pytest.mark.parametrize(("slug", "payload", "name"), _STRAY_FRAGMENTS)
+def test_a_fragment_for_no_open_call_is_translated_and_the_table_rejects_it(
+    slug: str, payload: dict[str, Any], name: str | None
+) -> None:
+    from streamkit import Assembler
+    from streamkit.providers import DECODERS
+
+    assert DECODERS[slug]().feed_payload(payload, name) == [ArgumentsDelta(0, "")]  # even an empty one
+    with pytest.raises(ProviderProtocolError) as info:
+        Assembler(helpers.slug(slug)).feed_payload(payload, name)
+    assert (info.value.provider, info.value.event, info.value.state, info.value.index) == (
+        slug,
+        "ArgumentsDelta",
+        "IDLE",
+        0,
+    )

@@ -218,7 +218,9 @@ def test_a_signature_delta_outside_a_thinking_block_is_a_protocol_error() -> Non
         {"type": "message_start", "message": {"id": "m1"}},
         {"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "x"}},
     )
-    with pytest.raises(ProviderProtocolError, match="signature_delta for a block that is not an open thinking block"):
+    with pytest.raises(
+        ProviderProtocolError, match="event 'BlockDelta', call index 0: arrived for a block that is not open"
+    ):
         list(iter_events([data], "anthropic"))
 
 
@@ -429,6 +431,20 @@ def test_a_server_tool_input_that_is_not_json_is_a_protocol_error() -> None:
     with pytest.raises(ProviderProtocolError, match=r"a server tool's input is not JSON") as info:
         list(iter_events([data], "anthropic"))
     assert (info.value.provider, info.value.index) == ("anthropic", 0)
+
+
+def test_a_thinking_delta_in_a_server_tools_block_is_a_protocol_error() -> None:
+    data = sse(
+        {"type": "message_start", "message": {"id": "m1"}},
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {}},
+        },
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "x"}},
+    )
+    with pytest.raises(ProviderProtocolError, match="call index 0: no 'text' part in a server_tool_use block"):
+        list(iter_events([data], "anthropic"))
 
 
 def test_the_turn_stage_refuses_events_for_blocks_that_are_not_open() -> None:

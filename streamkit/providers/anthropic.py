@@ -146,15 +146,15 @@ class AnthropicDecoder(TypedEventDecoder):
                 return [ArgumentsDelta(index, text)] if text else _NOTHING
             if index in self._server:
                 return [BlockDelta(index, "input", text)] if text else _NOTHING
-            raise self.error("input_json_delta for a block that is not an open tool_use", event=event, index=index)
+            return [ArgumentsDelta(index, text)]  # no open block: the accumulator's table rejects it
         if kind == "text_delta":
             return [TextReceived(field(delta, "text", str, "$.delta", self, event), 0, index)]
         if kind == "thinking_delta" or kind == "signature_delta":
-            if index not in self._thinking:
-                raise self.error(f"{kind} for a block that is not an open thinking block", event=event, index=index)
+            # A thinking block's part; for a block that is no open thinking block, the turn stage
+            # rejects it.
             if kind == "thinking_delta":
                 text = field(delta, "thinking", str, "$.delta", self, event)
-                return [BlockDelta(index, "text", text)] if text else _NOTHING
+                return [BlockDelta(index, "text", text)] if text or index not in self._thinking else _NOTHING
             return [BlockDelta(index, "signature", field(delta, "signature", str, "$.delta", self, event))]
         return _NOTHING  # citation deltas carry no call data
 

@@ -123,9 +123,7 @@ class BedrockDecoder(Decoder):
             if tool.get("type") == "server_tool_use":
                 self._server.add(index)
                 return _NOTHING
-            if index in self._calls:
-                raise self.error("a second contentBlockStart for an open call", event=event, index=index)
-            self._calls.add(index)
+            self._calls.add(index)  # a second start of an open call: the accumulator judges it
             call_id = field(tool, "toolUseId", str, "$.start.toolUse", self, event)
             return [CallStarted(index, call_id, field(tool, "name", str, "$.start.toolUse", self, event))]
         if "toolResult" in start:
@@ -142,7 +140,8 @@ class BedrockDecoder(Decoder):
                 return [ArgumentsDelta(index, fragment)] if fragment else _NOTHING
             if index in self._server:
                 return _NOTHING
-            raise self.error("a toolUse delta for a block that is not an open tool call", event=event, index=index)
+            # No open block: the accumulator's table rejects the fragment.
+            return [ArgumentsDelta(index, field(tool, "input", str, "$.delta.toolUse", self, event))]
         text = optional(delta, "text", str, "$.delta", self, event)
         if text:
             return [TextReceived(text, 0, index)]

@@ -58,7 +58,7 @@ def test_server_tools_are_never_handed_out() -> None:
 
 
 def test_input_json_delta_for_a_text_block_is_an_error() -> None:
-    with pytest.raises(ProviderProtocolError, match="not an open tool_use"):
+    with pytest.raises(ProviderProtocolError, match="call index 0: not allowed in state IDLE: the call never started"):
         run(start(0, "text", text=""), pj(0, "{}"))
 
 
