@@ -326,8 +326,10 @@ class Accumulator:
                 message, provider=self.provider, index=event.index, event=kind.__name__, state=state
             )
         out = self._actions[kind](key, slot, event)
-        if after is not state and after is not DELIVERED and (after is not TEXT or event.text):
-            self._open[key].phase = after  # an empty fragment is kept, but is no text: still OPEN
+        # IDLE -> OPEN made the slot OPEN, and a delivered call has none. An empty fragment is
+        # kept, but is no text: the call stays OPEN.
+        if slot is not None and after is not state and after is not DELIVERED and (after is not TEXT or event.text):
+            slot.phase = after
         return out
 
     # -- the work of each transition ------------------------------------------------------------
