@@ -72,11 +72,14 @@ __all__ = (
 )
 
 _log = logging.getLogger(__name__)
+# Quiet by default: an application that wants streamkit's debug records configures the logger.
+# Set here, by the composer every stage that logs is driven by, so ``import streamkit`` alone
+# loads no logging.
+logging.getLogger(__package__).addHandler(logging.NullHandler())
 
 #: What ``iter_events`` and its kin accept: any iterable of the items ``_sources`` recognizes
 #: (bytes, text lines, SSE events, dicts, SDK event objects).
 Source = Iterable[Any] | AsyncIterable[Any]
-_log = logging.getLogger(__name__)
 
 
 class StreamOptions(TypedDict, total=False):

@@ -91,6 +91,25 @@ def test_importing_streamkit_loads_no_http_client_and_no_validator() -> None:
     assert out.stdout == "[]\n"
 
 
+def _loaded_by(statement: str) -> list[str]:
+    """The modules a fresh interpreter loads for ``statement`` beyond its own start."""
+    code = f"import sys; before = set(sys.modules); {statement}; print(sorted(set(sys.modules) - before))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return list(ast.literal_eval(out.stdout))
+
+
+def test_importing_streamkit_loads_only_its_own_package_module() -> None:
+    """Each public name's module is loaded at its first use: ``import streamkit`` alone is nearly free."""
+    assert _loaded_by("import streamkit") == ["__future__", "streamkit"]
+
+
+def test_the_vocabulary_loads_no_stage() -> None:
+    loaded = _loaded_by("from streamkit import ToolCall, Turn, StreamkitError, Limits")
+    ours = [name for name in loaded if name.startswith("streamkit")]
+    assert ours == ["streamkit", "streamkit._errors", "streamkit._limits", "streamkit._types"]
+    assert not {"orjson", "logging", "hashlib"} & set(loaded)
+
+
 @pytest.mark.parametrize(("module", "library", "other"), [("httpx", "httpx", "httpx2"), ("httpx2", "httpx2", "httpx")])
 def test_each_integration_loads_its_own_library_alone(module: str, library: str, other: str) -> None:
     loaded = f"sorted(m for m in {(library, other)!r} if m in sys.modules)"
