@@ -53,6 +53,18 @@ _NOTHING: list[Event] = []
 
 class AnthropicDecoder(TypedEventDecoder):
     slug = "anthropic"
+    auth_header = "x-api-key"
+    event_types = frozenset(
+        {
+            "message_start",
+            "content_block_start",
+            "content_block_delta",
+            "content_block_stop",
+            "message_delta",
+            "message_stop",
+            "ping",
+        }
+    )
 
     def __init__(self, *, early_close: bool = False) -> None:
         super().__init__(early_close=early_close)
