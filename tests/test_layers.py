@@ -27,9 +27,13 @@ INTEGRATIONS = {"integrations"}
 THIRD_PARTY = {"httpx", "httpx_sse", "httpx2", "anyio"}
 
 
+# A stage's own parts, in modules of their own: the stage's to import, and bound by its rules.
+PART_OF = {"_tooldefs": "_validate"}  # reading the tool definitions, for the validator
+
+
 def module_of(path: Path) -> str:
     rel = path.relative_to(PACKAGE).with_suffix("")
-    return rel.parts[0]
+    return PART_OF.get(rel.parts[0], rel.parts[0])
 
 
 def imports(path: Path) -> set[str]:
@@ -49,7 +53,7 @@ def imports(path: Path) -> set[str]:
                 found.add(node.module.split(".")[0])
         elif isinstance(node, ast.Import):
             found.update(alias.name.split(".")[0] for alias in node.names)
-    return found
+    return {PART_OF.get(name, name) for name in found}
 
 
 SOURCES = sorted(PACKAGE.rglob("*.py"))
