@@ -39,6 +39,19 @@ if TYPE_CHECKING:  # what the names are, for type checkers and the API reference
         iter_events,
         iter_tool_calls,
     )
+    from ._turn_types import (
+        CallState,
+        MessageItem,
+        ReasoningItem,
+        RedactedThinking,
+        ServerToolResult,
+        ServerToolUse,
+        StreamEvent,
+        TextSignature,
+        Thinking,
+        Turn,
+        TurnItem,
+    )
     from ._types import (
         ISSUE_KINDS,
         ArgumentIssue,
@@ -46,25 +59,14 @@ if TYPE_CHECKING:  # what the names are, for type checkers and the API reference
         ArgumentsPreview,
         CallRef,
         CallStarted,
-        CallState,
         Finish,
         InvalidToolCall,
-        MessageItem,
         Provider,
-        ReasoningItem,
-        RedactedThinking,
         ResponseEnd,
-        ServerToolResult,
-        ServerToolUse,
-        StreamEvent,
         TextDelta,
-        TextSignature,
-        Thinking,
         TokenUsage,
         ToolCall,
         ToolResult,
-        Turn,
-        TurnItem,
     )
     from ._validate import Toolset
     from .adapters import ADAPTERS, call_id
@@ -142,7 +144,7 @@ _HOMES = {
     "AsyncEventStream": "_client",
     "CallRef": "_types",
     "CallStarted": "_types",
-    "CallState": "_types",
+    "CallState": "_turn_types",
     "DECODERS": "providers",
     "EventStream": "_client",
     "Finish": "_types",
@@ -153,29 +155,29 @@ _HOMES = {
     "InvalidToolCall": "_types",
     "LimitExceededError": "_errors",
     "Limits": "_limits",
-    "MessageItem": "_types",
+    "MessageItem": "_turn_types",
     "Provider": "_types",
     "ProviderError": "_errors",
     "ProviderProtocolError": "_errors",
-    "ReasoningItem": "_types",
-    "RedactedThinking": "_types",
+    "ReasoningItem": "_turn_types",
+    "RedactedThinking": "_turn_types",
     "ResponseEnd": "_types",
-    "ServerToolResult": "_types",
-    "ServerToolUse": "_types",
+    "ServerToolResult": "_turn_types",
+    "ServerToolUse": "_turn_types",
     "StreamError": "_errors",
-    "StreamEvent": "_types",
+    "StreamEvent": "_turn_types",
     "StreamOptions": "_pipeline",
     "StreamkitError": "_errors",
     "TextDelta": "_types",
-    "TextSignature": "_types",
-    "Thinking": "_types",
+    "TextSignature": "_turn_types",
+    "Thinking": "_turn_types",
     "TokenUsage": "_types",
     "ToolCall": "_types",
     "ToolResult": "_types",
     "Toolset": "_validate",
     "TransportError": "_errors",
-    "Turn": "_types",
-    "TurnItem": "_types",
+    "Turn": "_turn_types",
+    "TurnItem": "_turn_types",
     "UsageError": "_errors",
     "acollect_turn": "_transport",
     "aiter_events": "_transport",
@@ -247,6 +249,10 @@ def _load(home: str) -> ModuleType:
         from . import _types
 
         return _types
+    elif home == "_turn_types":
+        from . import _turn_types
+
+        return _turn_types
     elif home == "_validate":
         from . import _validate
 

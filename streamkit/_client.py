@@ -20,7 +20,8 @@ from . import _pipeline, _redact
 from ._errors import UsageError
 from ._pipeline import StreamOptions
 from ._response import Tee, acheck, aread_body, check, decoder_of, library, read_body, read_error
-from ._types import InvalidToolCall, Provider, StreamEvent, ToolCall
+from ._turn_types import StreamEvent
+from ._types import InvalidToolCall, Provider, ToolCall
 from .providers import Decoder
 
 if TYPE_CHECKING:

@@ -34,7 +34,8 @@ import httpx
 from ._client import stream
 from ._errors import StreamError, TransportError, UsageError
 from ._limits import DEFAULT_LIMITS, Limits
-from ._types import InvalidToolCall, StreamEvent, ToolCall
+from ._turn_types import StreamEvent
+from ._types import InvalidToolCall, ToolCall
 from .providers import DECODERS, Decoder
 
 __all__ = ("AUTH", "COMMANDS", "Progress", "add_commands", "run", "say")

@@ -44,6 +44,7 @@ from ._preview import NO_PREVIEW, PartialJSON
 from ._sources import Payload, SourceAdapter
 from ._sse import SSEDecoder
 from ._turn import TurnStage
+from ._turn_types import StreamEvent, Turn
 from ._types import (
     ArgumentsFragment,
     ArgumentsPreview,
@@ -51,10 +52,8 @@ from ._types import (
     InvalidToolCall,
     Provider,
     ResponseEnd,
-    StreamEvent,
     TextDelta,
     ToolCall,
-    Turn,
 )
 from ._validate import Toolset, as_toolset
 from .providers import DECODERS, Decoder

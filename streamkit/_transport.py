@@ -15,7 +15,8 @@ from . import _pipeline, _redact
 from ._errors import StreamkitError
 from ._pipeline import StreamOptions
 from ._response import aread_body, decoder_of, read_body, response_library
-from ._types import InvalidToolCall, Provider, StreamEvent, ToolCall, Turn
+from ._turn_types import StreamEvent, Turn
+from ._types import InvalidToolCall, Provider, ToolCall
 from .providers import Decoder
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "streamkit"
-VOCABULARY = {"_errors", "_types", "_events", "_limits", "_json"}
+VOCABULARY = {"_errors", "_types", "_turn_types", "_events", "_limits", "_json"}
 STAGES = {"_sse", "_ndjson", "_awsstream", "_accumulator", "_normalize", "_validate", "providers", "adapters", "_turn"}
 STAGES |= {"_sources", "_preview"}  # source items -> pipeline inputs; argument previews
 STAGES |= {"_ending"}  # the end of a response in the vocabulary every provider shares
@@ -64,7 +64,7 @@ def test_imports_flow_one_way(path: Path) -> None:
     me = module_of(path)
     used = imports(path) - {me}
     if me in VOCABULARY:
-        allowed = {"_errors", "_types"}
+        allowed = {"_errors", "_types"} | ({"_turn_types"} if me != "_types" else set())  # a turn holds calls
     elif me in STAGES:
         allowed = VOCABULARY
     elif me in COMPOSER:
@@ -111,7 +111,7 @@ def test_importing_streamkit_loads_only_its_own_package_module() -> None:
 def test_the_vocabulary_loads_no_stage() -> None:
     loaded = _loaded_by("from streamkit import ToolCall, Turn, StreamkitError, Limits")
     ours = [name for name in loaded if name.startswith("streamkit")]
-    assert ours == ["streamkit", "streamkit._errors", "streamkit._limits", "streamkit._types"]
+    assert ours == ["streamkit", "streamkit._errors", "streamkit._limits", "streamkit._turn_types", "streamkit._types"]
     assert not {"orjson", "logging", "hashlib"} & set(loaded)
 
 
