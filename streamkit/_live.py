@@ -47,12 +47,12 @@ EXIT_OK, EXIT_STREAM_ERROR, EXIT_USAGE = 0, 1, 2
 class Auth:
     """Where a provider's API key comes from; its decoder declares the header that carries it."""
 
-    def __init__(self, decoder: type[Decoder], variables: tuple[str, ...], **extra: str) -> None:
+    def __init__(self, decoder: type[Decoder], variables: tuple[str, ...]) -> None:
         assert decoder.auth_header is not None, decoder.slug  # a provider that takes a key
         self.variables = variables
         self.header = decoder.auth_header
         self.template = decoder.auth_value
-        self.extra = extra
+        self.extra = decoder.request_headers
 
 
 #: The provider's usual environment variables (the first one set wins).
@@ -60,7 +60,7 @@ class Auth:
 AUTH: Mapping[str, Auth] = {
     "openai_chat": Auth(DECODERS["openai_chat"], ("OPENAI_API_KEY",)),
     "openai_responses": Auth(DECODERS["openai_responses"], ("OPENAI_API_KEY",)),
-    "anthropic": Auth(DECODERS["anthropic"], ("ANTHROPIC_API_KEY",), **{"anthropic-version": "2023-06-01"}),
+    "anthropic": Auth(DECODERS["anthropic"], ("ANTHROPIC_API_KEY",)),
     "gemini": Auth(DECODERS["gemini"], ("GEMINI_API_KEY", "GOOGLE_API_KEY")),
     "cohere": Auth(DECODERS["cohere"], ("CO_API_KEY",)),
     "mistral": Auth(DECODERS["mistral"], ("MISTRAL_API_KEY",)),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
+from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
 import orjson
@@ -47,6 +48,8 @@ class Decoder(ABC):
     #: for a provider with no key (Ollama) or one whose requests are signed (Bedrock).
     auth_header: ClassVar[str | None] = None
     auth_value: ClassVar[str] = "{}"
+    #: Headers every request to the provider carries beside the key (an API version).
+    request_headers: ClassVar[Mapping[str, str]] = MappingProxyType({})
     #: An error body's shape: the key that holds the error object (``None``: the body is the
     #: object; a string there is the message), then the object's fields naming its type and
     #: giving its message, in the order they are looked for.

@@ -21,6 +21,7 @@ https://docs.claude.com/en/docs/agents-and-tools/tool-use/server-tools
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import orjson
@@ -54,6 +55,7 @@ _NOTHING: list[Event] = []
 class AnthropicDecoder(TypedEventDecoder):
     slug = "anthropic"
     auth_header = "x-api-key"
+    request_headers = MappingProxyType({"anthropic-version": "2023-06-01"})
     event_types = frozenset(
         {
             "message_start",
