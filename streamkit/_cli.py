@@ -50,7 +50,8 @@ from ._errors import StreamError, UsageError
 from ._limits import Limits
 from ._live import say
 from ._pipeline import iter_events
-from ._types import InvalidToolCall, ResponseEnd, StreamEvent, ToolCall, Turn
+from ._turn_types import StreamEvent, Turn
+from ._types import InvalidToolCall, ResponseEnd, ToolCall
 from ._validate import Toolset
 from .adapters import ADAPTERS
 from .providers import DECODERS

@@ -4,7 +4,7 @@ The client is an httpx or an httpx2 one (``AsyncClient`` for ``astream``, ``Clie
 ``stream``); its library's errors are mapped to streamkit's the same way for both.
 
 They send a request with the caller's client and yield the assembled stream; the response is
-checked (``_transport``) before its body is decoded. On exit the response is closed and its
+checked (``_response``) before its body is decoded. On exit the response is closed and its
 connection released. Credentials never reach a message or a repr: the values of the auth
 headers, and ``key=`` and its kin in URLs, are redacted.
 """
@@ -19,27 +19,16 @@ from typing import TYPE_CHECKING, Any, Unpack, cast
 from . import _pipeline, _redact
 from ._errors import UsageError
 from ._pipeline import StreamOptions
-from ._transport import (
-    Tee,
-    acheck,
-    aread_body,
-    ascrubbed,
-    check,
-    framing_of,
-    library,
-    read_body,
-    read_error,
-    scrubbed,
-    slug_of,
-)
-from ._types import InvalidToolCall, Provider, StreamEvent, ToolCall
+from ._response import Tee, acheck, aread_body, check, decoder_of, library, read_body, read_error
+from ._turn_types import StreamEvent
+from ._types import InvalidToolCall, Provider, ToolCall
 from .providers import Decoder
 
 if TYPE_CHECKING:
     import httpx
     import httpx2
 
-    from ._transport import Request, Response
+    from ._response import Request, Response
 
 __all__ = ("AsyncEventStream", "EventStream", "astream", "stream")
 
@@ -48,7 +37,7 @@ class _Opened:
     """What both event streams keep of their response: its head, and its URL redacted for the repr."""
 
     def __init__(self, response: Response, provider: Provider | Decoder) -> None:
-        self.provider = slug_of(provider)
+        self.provider = decoder_of(provider).slug
         self.status_code = response.status_code
         self.headers = response.headers
         self._response = response
@@ -68,10 +57,10 @@ class AsyncEventStream(_Opened):
         self, response: Response, provider: Provider | Decoder, tee: Tee | None, options: StreamOptions
     ) -> None:
         super().__init__(response, provider)
-        body = aread_body(response, framing_of(provider), self.provider, tee, checked=True)
+        body = aread_body(response, decoder_of(provider), tee, checked=True)
         events = cast(AsyncGenerator[StreamEvent, None], _pipeline.aiter_events(body, provider, **options))
         secrets = _redact.secrets(response.request)
-        self._events = ascrubbed(events, secrets) if secrets else events
+        self._events = _redact.ascrubbed(events, secrets) if secrets else events
 
     def __aiter__(self) -> AsyncIterator[StreamEvent]:
         return self._events
@@ -108,10 +97,10 @@ class EventStream(_Opened):
         self, response: Response, provider: Provider | Decoder, tee: Tee | None, options: StreamOptions
     ) -> None:
         super().__init__(response, provider)
-        body = read_body(response, framing_of(provider), self.provider, tee, checked=True)
+        body = read_body(response, decoder_of(provider), tee, checked=True)
         events = cast(Generator[StreamEvent, None, None], _pipeline.iter_events(body, provider, **options))
         secrets = _redact.secrets(response.request)
-        self._events = scrubbed(events, secrets) if secrets else events
+        self._events = _redact.scrubbed(events, secrets) if secrets else events
 
     def __iter__(self) -> Iterator[StreamEvent]:
         return self._events
@@ -193,13 +182,13 @@ async def astream(
     """
     http = _library(client, "AsyncClient", "astream", "stream takes a Client")
     _pipeline.check_options(options)
-    framing = framing_of(provider)
+    decoder = decoder_of(provider)
     request = _build(client, http, method, url, json=json, content=content, headers=headers, params=params)
     with _sending(request, http):
         response: Response = await client.send(request, stream=True)  # type: ignore[arg-type]
     events: AsyncEventStream | None = None
     try:
-        await acheck(response, framing, slug_of(provider))
+        await acheck(response, decoder)
         events = AsyncEventStream(response, provider, tee, options)
         yield events
     finally:
@@ -228,13 +217,13 @@ def stream(
     """The sync twin of ``astream``, with an ``httpx.Client`` or an ``httpx2.Client``."""
     http = _library(client, "Client", "stream", "astream takes an AsyncClient")
     _pipeline.check_options(options)
-    framing = framing_of(provider)
+    decoder = decoder_of(provider)
     request = _build(client, http, method, url, json=json, content=content, headers=headers, params=params)
     with _sending(request, http):
         response: Response = client.send(request, stream=True)  # type: ignore[arg-type]
     events: EventStream | None = None
     try:
-        check(response, framing, slug_of(provider))
+        check(response, decoder)
         events = EventStream(response, provider, tee, options)
         yield events
     finally:

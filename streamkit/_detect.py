@@ -18,6 +18,7 @@ from ._awsstream import PRELUDE_BYTES, EventStreamDecoder
 from ._errors import StreamError
 from ._events import Frame
 from ._sse import SSEDecoder
+from .providers import DECODERS, Decoder
 
 __all__ = ("HEAD_BYTES", "detect_provider")
 
@@ -25,35 +26,10 @@ __all__ = ("HEAD_BYTES", "detect_provider")
 HEAD_BYTES = 64 * 1024
 #: How many events with a JSON object are looked at before giving up.
 _MAX_EVENTS = 8
-
-_ANTHROPIC = frozenset(
-    {
-        "message_start",
-        "content_block_start",
-        "content_block_delta",
-        "content_block_stop",
-        "message_delta",
-        "message_stop",
-        "ping",
-    }
-)
-_COHERE = frozenset(
-    {
-        "message-start",
-        "content-start",
-        "content-delta",
-        "content-end",
-        "tool-plan-delta",
-        "tool-call-start",
-        "tool-call-delta",
-        "tool-call-end",
-        "citation-start",
-        "citation-end",
-        "message-end",
-    }
-)
-# Mistral's own model families; the chunk shape is OpenAI's, so the model name tells them apart.
-_MISTRAL_MODEL = re.compile(r"(?:mistral|mixtral|magistral|codestral|devstral|ministral|pixtral|voxtral)", re.I)
+#: The decoders, those that tell themselves apart from another by the model's name first.
+_CANDIDATES = sorted(DECODERS.values(), key=lambda cls: cls.models is None)
+#: The data of the events that end a stream: every provider that sends one may.
+_DONE = frozenset(cls.done for cls in DECODERS.values() if cls.done is not None)
 
 
 def detect_provider(data: bytes) -> str | None:
@@ -69,7 +45,7 @@ def detect_provider(data: bytes) -> str | None:
         return None
     looked = 0
     for frame in frames:
-        payload = _payload(frame)
+        payload = None if frame.data in _DONE else _payload(frame)
         if payload is None:
             continue
         slug = _classify(frame.event, payload)
@@ -113,17 +89,21 @@ def _payload(frame: Frame) -> dict[str, Any] | None:
 
 
 def _classify(event: str | None, payload: dict[str, Any]) -> str | None:
+    """The provider whose declared event types, or else payload keys, the payload has."""
     kind = payload.get("type")
     kind = kind if isinstance(kind, str) else event
-    if kind in _ANTHROPIC:
-        return "anthropic"
-    if kind in _COHERE:
-        return "cohere"
-    if kind is not None and kind.startswith("response."):
-        return "openai_responses"
-    if "candidates" in payload or "promptFeedback" in payload:
-        return "gemini"
-    if "choices" in payload:
-        model = payload.get("model")
-        return "mistral" if isinstance(model, str) and _MISTRAL_MODEL.search(model) else "openai_chat"
+    if kind is not None:
+        for cls in DECODERS.values():
+            if kind in cls.event_types or (cls.event_prefix is not None and kind.startswith(cls.event_prefix)):
+                return cls.slug
+    for cls in _CANDIDATES:
+        if any(key in payload for key in cls.payload_keys) and _model_matches(cls, payload):
+            return cls.slug
     return None  # an error or an unknown event: look further
+
+
+def _model_matches(cls: type[Decoder], payload: dict[str, Any]) -> bool:
+    if cls.models is None:
+        return True
+    model = payload.get("model")
+    return isinstance(model, str) and re.search(cls.models, model, re.IGNORECASE) is not None

@@ -34,8 +34,9 @@ import httpx
 from ._client import stream
 from ._errors import StreamError, TransportError, UsageError
 from ._limits import DEFAULT_LIMITS, Limits
-from ._types import InvalidToolCall, StreamEvent, ToolCall
-from .providers import DECODERS
+from ._turn_types import StreamEvent
+from ._types import InvalidToolCall, ToolCall
+from .providers import DECODERS, Decoder
 
 __all__ = ("AUTH", "COMMANDS", "Progress", "add_commands", "run", "say")
 
@@ -44,24 +45,25 @@ EXIT_OK, EXIT_STREAM_ERROR, EXIT_USAGE = 0, 1, 2
 
 
 class Auth:
-    """Where a provider's API key comes from and which header carries it."""
+    """Where a provider's API key comes from; its decoder declares the header that carries it."""
 
-    def __init__(self, variables: tuple[str, ...], header: str, template: str = "{}", **extra: str) -> None:
+    def __init__(self, decoder: type[Decoder], variables: tuple[str, ...]) -> None:
+        assert decoder.auth_header is not None, decoder.slug  # a provider that takes a key
         self.variables = variables
-        self.header = header
-        self.template = template
-        self.extra = extra
+        self.header = decoder.auth_header
+        self.template = decoder.auth_value
+        self.extra = decoder.request_headers
 
 
-#: The provider's usual environment variables (the first one set wins) and its auth header.
+#: The provider's usual environment variables (the first one set wins).
 #: Ollama runs locally without a key; Bedrock needs AWS SigV4 signing, which is boto3's job.
 AUTH: Mapping[str, Auth] = {
-    "openai_chat": Auth(("OPENAI_API_KEY",), "Authorization", "Bearer {}"),
-    "openai_responses": Auth(("OPENAI_API_KEY",), "Authorization", "Bearer {}"),
-    "anthropic": Auth(("ANTHROPIC_API_KEY",), "x-api-key", **{"anthropic-version": "2023-06-01"}),
-    "gemini": Auth(("GEMINI_API_KEY", "GOOGLE_API_KEY"), "x-goog-api-key"),
-    "cohere": Auth(("CO_API_KEY",), "Authorization", "Bearer {}"),
-    "mistral": Auth(("MISTRAL_API_KEY",), "Authorization", "Bearer {}"),
+    "openai_chat": Auth(DECODERS["openai_chat"], ("OPENAI_API_KEY",)),
+    "openai_responses": Auth(DECODERS["openai_responses"], ("OPENAI_API_KEY",)),
+    "anthropic": Auth(DECODERS["anthropic"], ("ANTHROPIC_API_KEY",)),
+    "gemini": Auth(DECODERS["gemini"], ("GEMINI_API_KEY", "GOOGLE_API_KEY")),
+    "cohere": Auth(DECODERS["cohere"], ("CO_API_KEY",)),
+    "mistral": Auth(DECODERS["mistral"], ("MISTRAL_API_KEY",)),
 }
 _UNSIGNED = frozenset({"bedrock"})
 

@@ -44,6 +44,7 @@ from ._preview import NO_PREVIEW, PartialJSON
 from ._sources import Payload, SourceAdapter
 from ._sse import SSEDecoder
 from ._turn import TurnStage
+from ._turn_types import StreamEvent, Turn
 from ._types import (
     ArgumentsFragment,
     ArgumentsPreview,
@@ -51,10 +52,8 @@ from ._types import (
     InvalidToolCall,
     Provider,
     ResponseEnd,
-    StreamEvent,
     TextDelta,
     ToolCall,
-    Turn,
 )
 from ._validate import Toolset, as_toolset
 from .providers import DECODERS, Decoder
@@ -72,11 +71,14 @@ __all__ = (
 )
 
 _log = logging.getLogger(__name__)
+# Quiet by default: an application that wants streamkit's debug records configures the logger.
+# Set here, by the composer every stage that logs is driven by, so ``import streamkit`` alone
+# loads no logging.
+logging.getLogger(__package__).addHandler(logging.NullHandler())
 
 #: What ``iter_events`` and its kin accept: any iterable of the items ``_sources`` recognizes
 #: (bytes, text lines, SSE events, dicts, SDK event objects).
 Source = Iterable[Any] | AsyncIterable[Any]
-_log = logging.getLogger(__name__)
 
 
 class StreamOptions(TypedDict, total=False):

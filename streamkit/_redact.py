@@ -12,20 +12,25 @@ library's own log records (``HTTP Request: POST ...?key=...``) are scrubbed too.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncGenerator, Generator, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from ._errors import StreamkitError
+from .providers import DECODERS
 
 __all__ = (
     "EXCERPT_CHARS",
     "MIN_RUN",
+    "ascrubbed",
     "excerpt",
     "logging_scrubbed",
     "redact_url",
     "scrub",
     "scrub_error",
+    "scrubbed",
     "secrets",
     "where",
 )
@@ -37,11 +42,15 @@ MIN_RUN = 8
 #: Shorter secrets are not looked for: they would blank out ordinary words.
 _MIN_SECRET = 4
 
+#: Every provider's auth header, and those that carry credentials whatever the provider.
 _SECRET_HEADERS = frozenset(
-    {"authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie"}
+    {"authorization", "proxy-authorization", "api-key", "cookie"}
+    | {cls.auth_header.lower() for cls in DECODERS.values() if cls.auth_header is not None}
 )
 _SECRET_PARAMS = frozenset({"key", "api_key", "apikey", "api-key", "access_token", "token"})
 _REDACTED = "[REDACTED]"
+
+T = TypeVar("T")
 
 
 def secrets(request: Any) -> list[str]:
@@ -112,6 +121,30 @@ def scrub_error(exc: BaseException, secrets: Sequence[str]) -> None:
         if isinstance(value, str):
             setattr(exc, name, scrub(value, secrets))
     exc.args = tuple(scrub(arg, secrets) if isinstance(arg, str) else arg for arg in exc.args)
+
+
+def scrubbed(events: Iterator[T], secrets: Sequence[str]) -> Generator[T, None, None]:
+    """``events``, with the errors raised while decoding them scrubbed of ``secrets``.
+
+    A provider's in-stream error may echo the request's key (``invalid api key: sk-...``).
+    """
+    try:
+        yield from events
+    except StreamkitError as exc:
+        scrub_error(exc, secrets)
+        raise
+
+
+async def ascrubbed(events: AsyncGenerator[T, None], secrets: Sequence[str]) -> AsyncGenerator[T, None]:
+    """The async twin of ``scrubbed``; closing it closes ``events``."""
+    try:
+        async for item in events:
+            yield item
+    except StreamkitError as exc:
+        scrub_error(exc, secrets)
+        raise
+    finally:
+        await events.aclose()
 
 
 def where(request: Any) -> str:

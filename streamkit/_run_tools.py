@@ -17,7 +17,8 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Ma
 from typing import TYPE_CHECKING, Any
 
 from ._errors import UsageError
-from ._types import InvalidToolCall, StreamEvent, ToolCall, ToolResult
+from ._turn_types import StreamEvent
+from ._types import InvalidToolCall, ToolCall, ToolResult
 from ._validate import unknown_tool
 from .adapters._base import error_payload, failure_payload
 

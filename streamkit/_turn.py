@@ -29,7 +29,7 @@ import orjson
 from ._errors import ProviderProtocolError
 from ._events import BlockDelta, BlockEnded, BlockReceived, BlockStarted, CallDetail, TurnEvent
 from ._limits import KEY_BYTES, TurnBudget, held_size
-from ._types import (
+from ._turn_types import (
     CallState,
     MessageItem,
     ReasoningItem,

@@ -1,12 +1,13 @@
 """Values that leave the library: completed calls, invalid calls, text and the end of a response.
 
 Every value is frozen and slotted, and its repr is short enough for a log line: argument
-objects and raw text are cut, never printed whole.
+objects and raw text are cut, never printed whole. A turn's own values (its opaque state, the
+``Turn``) and the unions that include them (``StreamEvent``) are in ``_turn_types``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, TypeAlias, get_args
@@ -21,28 +22,18 @@ __all__ = (
     "ArgumentsPreview",
     "CallRef",
     "CallStarted",
-    "CallState",
     "Finish",
     "InvalidToolCall",
     "JSONObject",
-    "MessageItem",
     "NO_STATE",
     "PROVIDERS",
+    "Progress",
     "Provider",
-    "ReasoningItem",
-    "RedactedThinking",
     "ResponseEnd",
-    "ServerToolResult",
-    "ServerToolUse",
-    "StreamEvent",
     "TextDelta",
-    "TextSignature",
-    "Thinking",
     "TokenUsage",
     "ToolCall",
     "ToolResult",
-    "Turn",
-    "TurnItem",
 )
 
 Provider: TypeAlias = Literal[
@@ -384,274 +375,5 @@ class ArgumentsFragment:
         return f"ArgumentsFragment(index={self.index}, text={_cut(self.text, 40)!r})"
 
 
-# -- a turn's opaque state ---------------------------------------------------------------------
-# Values a provider needs back, unchanged, when the turn is sent again with the tool results.
-# Opaque strings (signatures, encrypted content, redacted data) are kept exactly as received:
-# never decoded, re-encoded or parsed.
-
-
-@dataclass(frozen=True, slots=True)
-class Thinking:
-    """A reasoning block: its text and its signature, exactly as received.
-
-    Anthropic ``thinking`` blocks, Bedrock ``reasoningContent.reasoningText``, Gemini thought
-    parts, and ``reasoning_content`` (DeepSeek, OpenAI-compatible servers). ``signature`` is
-    ``None`` when the provider gave none.
-    """
-
-    text: str
-    signature: str | None = None
-    _: KW_ONLY
-    choice: int = 0
-
-    def __repr__(self) -> str:
-        signed = "" if self.signature is None else f", signature={_cut(self.signature, 20)!r}"
-        return f"Thinking({_cut(self.text)!r}{signed})"
-
-
-@dataclass(frozen=True, slots=True)
-class RedactedThinking:
-    """Reasoning the provider sent encrypted: Anthropic's ``redacted_thinking.data``, Bedrock's
-    ``reasoningContent.redactedContent`` (base64 text, as received)."""
-
-    data: str
-    _: KW_ONLY
-    choice: int = 0
-
-    def __repr__(self) -> str:
-        return f"RedactedThinking({_cut(self.data, 20)!r})"
-
-
-@dataclass(frozen=True, slots=True)
-class ReasoningItem:
-    """An OpenAI Responses ``reasoning`` output item, whole, as ``response.output_item.done`` gave it."""
-
-    item: dict[str, Any]
-    _: KW_ONLY
-    choice: int = 0
-
-    @property
-    def id(self) -> str | None:
-        value = self.item.get("id")
-        return value if isinstance(value, str) else None
-
-    @property
-    def encrypted_content(self) -> str | None:
-        value = self.item.get("encrypted_content")
-        return value if isinstance(value, str) else None
-
-    def __repr__(self) -> str:
-        return f"ReasoningItem(id={self.id!r})"
-
-
-@dataclass(frozen=True, slots=True)
-class MessageItem:
-    """An OpenAI Responses ``message`` output item, whole (its ``id``, ``phase``, content)."""
-
-    item: dict[str, Any]
-    _: KW_ONLY
-    choice: int = 0
-
-    def __repr__(self) -> str:
-        return f"MessageItem(id={self.item.get('id')!r})"
-
-
-@dataclass(frozen=True, slots=True)
-class ServerToolUse:
-    """A tool the provider ran itself (web search, code execution, MCP): never a ``ToolCall``.
-
-    ``block`` is the provider's block or item as received; for Anthropic, ``input`` is the
-    object its streamed fragments made.
-    """
-
-    block: dict[str, Any]
-    _: KW_ONLY
-    choice: int = 0
-
-    @property
-    def id(self) -> str | None:
-        value = self.block.get("id")
-        return value if isinstance(value, str) else None
-
-    @property
-    def name(self) -> str | None:
-        value = self.block.get("name", self.block.get("type"))
-        return value if isinstance(value, str) else None
-
-    def __repr__(self) -> str:
-        return f"ServerToolUse(id={self.id!r}, name={self.name!r})"
-
-
-@dataclass(frozen=True, slots=True)
-class ServerToolResult:
-    """The result of a server-side tool, as the provider sent it (``web_search_tool_result``…)."""
-
-    block: dict[str, Any]
-    _: KW_ONLY
-    choice: int = 0
-
-    def __repr__(self) -> str:
-        return f"ServerToolResult(type={self.block.get('type')!r})"
-
-
-@dataclass(frozen=True, slots=True)
-class TextSignature:
-    """Gemini's ``thoughtSignature`` on a text part: it belongs to the text just before it."""
-
-    signature: str
-    _: KW_ONLY
-    choice: int = 0
-
-    def __repr__(self) -> str:
-        return f"TextSignature({_cut(self.signature, 20)!r})"
-
-
-@dataclass(frozen=True, slots=True)
-class CallState:
-    """Provider state that belongs to the call at ``index``: Gemini's ``thoughtSignature`` on a
-    ``functionCall`` part (key ``"thoughtSignature"``), a Responses ``function_call`` item id
-    (key ``"id"``).
-
-    The call carries the same state as its ``state``; this event comes before the call, for
-    every provider, and stays so that a ``Turn`` keeps it among its items.
-    """
-
-    index: int
-    key: str
-    value: str
-    _: KW_ONLY
-    choice: int = 0
-
-    def __repr__(self) -> str:
-        return f"CallState(index={self.index}, key={self.key!r}, value={_cut(self.value, 20)!r})"
-
-
-TurnState: TypeAlias = (
-    Thinking
-    | RedactedThinking
-    | ReasoningItem
-    | MessageItem
-    | ServerToolUse
-    | ServerToolResult
-    | TextSignature
-    | CallState
-)
-
 Progress: TypeAlias = ArgumentsPreview | CallStarted | ArgumentsFragment
 """What the iterators yield about calls still open, when asked for: never part of a ``Turn``."""
-
-StreamEvent: TypeAlias = TextDelta | ToolCall | InvalidToolCall | ResponseEnd | Progress | TurnState
-"""What the rich iterators yield."""
-
-TurnItem: TypeAlias = TextDelta | ToolCall | InvalidToolCall | TurnState
-"""One item of a ``Turn``."""
-
-_TURN_ITEMS = (
-    TextDelta,
-    ToolCall,
-    InvalidToolCall,
-    Thinking,
-    RedactedThinking,
-    ReasoningItem,
-    MessageItem,
-    ServerToolUse,
-    ServerToolResult,
-    TextSignature,
-    CallState,
-)
-
-
-_PROGRESS = (ArgumentsPreview, CallStarted, ArgumentsFragment)
-
-
-def _joined(texts: list[TextDelta], choice: int) -> TextDelta:
-    """Neighbouring text deltas as one; its ``index`` is theirs when they share one."""
-    index = texts[0].index
-    if any(text.index != index for text in texts):
-        index = None
-    return TextDelta("".join(text.text for text in texts), choice=choice, index=index)
-
-
-@dataclass(frozen=True, slots=True)
-class Turn:
-    """Everything one assistant turn produced, in order: what its next request must carry.
-
-    Attributes:
-        provider: the slug of the provider the turn was decoded from; its opaque state is only
-            ever written back for that provider.
-        items: text (neighbouring deltas joined), reasoning, server-side tools, calls and the
-            state tied to them, in arrival order.
-        stop_reason, usage: as in ``ResponseEnd``; ``None`` when the stream gave no end.
-        choice: the choice this turn is (OpenAI Chat with ``n > 1``, Gemini candidates).
-        finish, tokens: as in ``ResponseEnd``; ``None`` when the stream gave no end.
-    """
-
-    provider: str
-    items: tuple[TurnItem, ...]
-    stop_reason: str | None = None
-    usage: dict[str, Any] | None = None
-    _: KW_ONLY
-    choice: int = 0
-    finish: Finish | None = field(default=None, compare=False)
-    tokens: TokenUsage | None = field(default=None, compare=False)
-
-    @classmethod
-    def from_events(cls, events: Iterable[StreamEvent], provider: str, *, choice: int = 0) -> Turn:
-        """The turn made by the values ``iter_events`` yielded (those of one ``choice``)."""
-        if not isinstance(provider, str):
-            raise UsageError(f"provider must be a slug, got {type(provider).__name__}")
-        items: list[TurnItem] = []
-        texts: list[TextDelta] = []
-        end: ResponseEnd | None = None
-        for position, event in enumerate(events):
-            if isinstance(event, ResponseEnd):
-                end = event
-                continue
-            if isinstance(event, _PROGRESS):
-                continue
-            if not isinstance(event, _TURN_ITEMS):
-                raise UsageError(f"events[{position}] is not a streamkit value: {type(event).__name__}")
-            if event.choice != choice:
-                continue
-            if isinstance(event, TextDelta):
-                texts.append(event)
-                continue
-            if texts:
-                items.append(_joined(texts, choice))
-                texts = []
-            items.append(event)
-        if texts:
-            items.append(_joined(texts, choice))
-        return cls(
-            provider,
-            tuple(items),
-            None if end is None else end.stop_reason,
-            None if end is None else end.usage,
-            choice=choice,
-            finish=None if end is None else end.finish,
-            tokens=None if end is None else end.tokens,
-        )
-
-    @property
-    def calls(self) -> tuple[ToolCall | InvalidToolCall, ...]:
-        """The turn's calls, valid or not, in order: what the caller runs."""
-        return tuple(item for item in self.items if isinstance(item, ToolCall | InvalidToolCall))
-
-    @property
-    def text(self) -> str:
-        """All of the turn's answer text."""
-        return "".join(item.text for item in self.items if isinstance(item, TextDelta))
-
-    def call_state(self, call: ToolCall | InvalidToolCall) -> dict[str, str]:
-        """The provider state tied to ``call`` (``{"thoughtSignature": ...}``, ``{"id": ...}``):
-        its own ``state``, and any ``CallState`` item for it."""
-        items = {
-            item.key: item.value
-            for item in self.items
-            if isinstance(item, CallState) and item.index == call.index and item.choice == call.choice
-        }
-        return {**items, **call.state}
-
-    def __repr__(self) -> str:
-        kinds = ",".join(type(item).__name__ for item in self.items)
-        return f"Turn(provider={self.provider!r}, items=[{_cut(kinds, 120)}], stop_reason={self.stop_reason!r})"

@@ -44,7 +44,7 @@ def test_openai_chat() -> None:
         max_tokens=100,
     )
     assert request.url == "https://api.openai.com/v1/chat/completions"
-    assert request.headers == {"authorization": "Bearer sk-1"}
+    assert request.headers == {"Authorization": "Bearer sk-1"}
     assert request.body == {
         "model": "gpt-4o",
         "messages": [

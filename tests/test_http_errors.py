@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from streamkit import HTTPStatusError, ProviderError
 from streamkit._redact import EXCERPT_CHARS, MIN_RUN
-from streamkit._transport import ERROR_BODY_LIMIT, _refusal, retry_after
+from streamkit._response import ERROR_BODY_LIMIT, refusal, retry_after
+from streamkit.providers import DECODERS
 
 RETRYABLE_STATUSES = {400: False, 401: False, 403: False, 404: False, 413: False, 422: False}
 RETRYABLE_STATUSES |= {408: True, 409: True, 429: True, 500: True, 502: True, 503: True, 504: True, 529: True}
@@ -108,7 +109,7 @@ def test_no_run_of_a_secret_survives_any_cut(
     request = httpx.Request("POST", "https://api.example/v1/messages", headers=headers)
     content_type = "application/json" if status != 200 else "text/html"
     response = httpx.Response(status, request=request, headers={"content-type": content_type})
-    error = _refusal(response, "sse", "anthropic", text.encode())
+    error = refusal(response, DECODERS["anthropic"], text.encode())
     shown = [str(error), repr(error)]
     if isinstance(error, HTTPStatusError):
         shown += [error.body_excerpt, error.error_message or "", error.error_type or ""]

@@ -10,14 +10,15 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "streamkit"
-VOCABULARY = {"_errors", "_types", "_events", "_limits", "_json"}
+VOCABULARY = {"_errors", "_types", "_turn_types", "_events", "_limits", "_json"}
 STAGES = {"_sse", "_ndjson", "_awsstream", "_accumulator", "_normalize", "_validate", "providers", "adapters", "_turn"}
 STAGES |= {"_sources", "_preview"}  # source items -> pipeline inputs; argument previews
 STAGES |= {"_ending"}  # the end of a response in the vocabulary every provider shares
 COMPOSER = {"_pipeline", "_detect"}
 # The HTTP edge, in order: each part may use the ones before it. Redaction knows no HTTP
-# library; the response checks and the client helpers take httpx's objects.
-EDGE_PARTS = ("_redact", "_transport", "_client")
+# library; the response checks take httpx's objects; the iterators (a response as a source)
+# and the client (sending the request) each use those two, and not each other.
+EDGE_PARTS = ("_redact", "_response", "_transport", "_client")
 EDGE = set(EDGE_PARTS)
 RUNNER = {"_run_tools"}  # runs the application's tools on the calls; knows no transport
 # Transports for the SDKs' HTTP clients: the pipeline and the detection, not the edge. Each of
@@ -26,9 +27,13 @@ INTEGRATIONS = {"integrations"}
 THIRD_PARTY = {"httpx", "httpx_sse", "httpx2", "anyio"}
 
 
+# A stage's own parts, in modules of their own: the stage's to import, and bound by its rules.
+PART_OF = {"_tooldefs": "_validate"}  # reading the tool definitions, for the validator
+
+
 def module_of(path: Path) -> str:
     rel = path.relative_to(PACKAGE).with_suffix("")
-    return rel.parts[0]
+    return PART_OF.get(rel.parts[0], rel.parts[0])
 
 
 def imports(path: Path) -> set[str]:
@@ -48,7 +53,7 @@ def imports(path: Path) -> set[str]:
                 found.add(node.module.split(".")[0])
         elif isinstance(node, ast.Import):
             found.update(alias.name.split(".")[0] for alias in node.names)
-    return found
+    return {PART_OF.get(name, name) for name in found}
 
 
 SOURCES = sorted(PACKAGE.rglob("*.py"))
@@ -59,13 +64,13 @@ def test_imports_flow_one_way(path: Path) -> None:
     me = module_of(path)
     used = imports(path) - {me}
     if me in VOCABULARY:
-        allowed = {"_errors", "_types"}
+        allowed = {"_errors", "_types"} | ({"_turn_types"} if me != "_types" else set())  # a turn holds calls
     elif me in STAGES:
         allowed = VOCABULARY
     elif me in COMPOSER:
         allowed = VOCABULARY | STAGES
     elif me in EDGE:
-        allowed = VOCABULARY | STAGES | COMPOSER | set(EDGE_PARTS[: EDGE_PARTS.index(me)])
+        allowed = VOCABULARY | STAGES | COMPOSER | set(EDGE_PARTS[: EDGE_PARTS.index(me)]) - {"_transport"}
     elif me in RUNNER:
         allowed = VOCABULARY | STAGES
     elif me in INTEGRATIONS:
@@ -89,6 +94,25 @@ def test_importing_streamkit_loads_no_http_client_and_no_validator() -> None:
     code = f"import sys, streamkit; print(sorted(m for m in {lazy!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout == "[]\n"
+
+
+def _loaded_by(statement: str) -> list[str]:
+    """The modules a fresh interpreter loads for ``statement`` beyond its own start."""
+    code = f"import sys; before = set(sys.modules); {statement}; print(sorted(set(sys.modules) - before))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return list(ast.literal_eval(out.stdout))
+
+
+def test_importing_streamkit_loads_only_its_own_package_module() -> None:
+    """Each public name's module is loaded at its first use: ``import streamkit`` alone is nearly free."""
+    assert _loaded_by("import streamkit") == ["__future__", "streamkit"]
+
+
+def test_the_vocabulary_loads_no_stage() -> None:
+    loaded = _loaded_by("from streamkit import ToolCall, Turn, StreamkitError, Limits")
+    ours = [name for name in loaded if name.startswith("streamkit")]
+    assert ours == ["streamkit", "streamkit._errors", "streamkit._limits", "streamkit._turn_types", "streamkit._types"]
+    assert not {"orjson", "logging", "hashlib"} & set(loaded)
 
 
 @pytest.mark.parametrize(("module", "library", "other"), [("httpx", "httpx", "httpx2"), ("httpx2", "httpx2", "httpx")])

@@ -27,7 +27,7 @@ from streamkit import (
 )
 from streamkit._cli import _dumps, to_json_line
 from streamkit._redact import EXCERPT_CHARS, MIN_RUN
-from streamkit._transport import ERROR_BODY_LIMIT
+from streamkit._response import ERROR_BODY_LIMIT
 
 from .helpers import FIXTURES, Fixture, fixtures, one_byte, slug
 from .server import LoopbackServer, Reply, split_awkwardly

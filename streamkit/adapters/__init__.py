@@ -26,7 +26,8 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from .._types import InvalidToolCall, Turn
+from .._turn_types import Turn
+from .._types import InvalidToolCall
 from . import anthropic, bedrock, cohere, gemini, mistral, ollama, openai_chat, openai_responses
 from ._base import Call, Message, Outcome, Ran, call_id
 from ._history import TurnMessages

@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._errors import UsageError
-from .._types import InvalidToolCall, TextDelta, ToolCall, Turn, TurnItem
+from .._turn_types import Turn, TurnItem
+from .._types import InvalidToolCall, TextDelta, ToolCall
 from ._base import Call, Message
 
 __all__ = ("TurnMessages", "check_turn", "plain_turn")

@@ -11,19 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .._types import (
-    CallRef,
-    InvalidToolCall,
-    JSONObject,
-    RedactedThinking,
-    ServerToolResult,
-    ServerToolUse,
-    TextDelta,
-    Thinking,
-    ToolCall,
-    Turn,
-    TurnItem,
-)
+from .._turn_types import RedactedThinking, ServerToolResult, ServerToolUse, Thinking, Turn, TurnItem
+from .._types import CallRef, InvalidToolCall, JSONObject, TextDelta, ToolCall
 from ._base import (
     Call,
     Message,

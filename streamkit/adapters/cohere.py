@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .._types import CallRef, InvalidToolCall, JSONObject, Turn
+from .._turn_types import Turn
+from .._types import CallRef, InvalidToolCall, JSONObject
 from ._base import (
     Call,
     Message,

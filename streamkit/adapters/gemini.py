@@ -13,18 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .._types import (
-    CallRef,
-    CallState,
-    InvalidToolCall,
-    JSONObject,
-    TextDelta,
-    TextSignature,
-    Thinking,
-    ToolCall,
-    Turn,
-    TurnItem,
-)
+from .._turn_types import CallState, TextSignature, Thinking, Turn, TurnItem
+from .._types import CallRef, InvalidToolCall, JSONObject, TextDelta, ToolCall
 from ._base import Call, Message, Outcome, Ran, check_calls, input_object, name_of, one_result, results
 from ._history import TurnMessages, check_turn
 

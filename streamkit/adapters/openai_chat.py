@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .._types import CallRef, InvalidToolCall, JSONObject, Thinking, Turn
+from .._turn_types import Thinking, Turn
+from .._types import CallRef, InvalidToolCall, JSONObject
 from ._base import (
     Call,
     Message,

@@ -11,19 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .._types import (
-    CallRef,
-    CallState,
-    InvalidToolCall,
-    JSONObject,
-    MessageItem,
-    ReasoningItem,
-    ServerToolUse,
-    TextDelta,
-    ToolCall,
-    Turn,
-    TurnItem,
-)
+from .._turn_types import CallState, MessageItem, ReasoningItem, ServerToolUse, Turn, TurnItem
+from .._types import CallRef, InvalidToolCall, JSONObject, TextDelta, ToolCall
 from ._base import (
     Call,
     Message,

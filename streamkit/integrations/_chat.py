@@ -18,9 +18,11 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from .._errors import UsageError
-from .._types import JSONObject, Turn
+from .._turn_types import Turn
+from .._types import JSONObject
 from ..adapters import ADAPTERS
 from ..adapters._base import Message, Outcome
+from ..providers import DECODERS
 
 __all__ = ("PROVIDERS", "Entry", "Request", "Results", "Tool", "User", "build")
 
@@ -68,17 +70,20 @@ class Request:
 
 @dataclass(frozen=True)
 class _Wire:
-    """A provider's request: where it goes, how the key is sent, and how the body is laid out."""
+    """A provider's request: where it goes and how the body is laid out (the key is sent in its
+    decoder's ``auth_header``)."""
 
     base_url: str
     path: str
-    auth: Callable[[str], dict[str, str]]
     body: Callable[[str, list[Message], str | None, Sequence[Tool], int | None], dict[str, Any]]
     merge_roles: bool  # consecutive messages of one role are joined (the API wants them alternating)
 
 
-def _bearer(key: str) -> dict[str, str]:
-    return {"authorization": f"Bearer {key}"}
+def _auth(provider: str, key: str) -> dict[str, str]:
+    """The key in the provider's auth header, with the headers its requests always carry."""
+    decoder = DECODERS[provider]
+    assert decoder.auth_header is not None  # every provider here takes a key
+    return {decoder.auth_header: decoder.auth_value.format(key), **decoder.request_headers}
 
 
 def _openai_chat(
@@ -158,20 +163,18 @@ _WIRES: dict[str, _Wire] = {
     "anthropic": _Wire(
         "https://api.anthropic.com",
         "/v1/messages",
-        lambda key: {"x-api-key": key, "anthropic-version": "2023-06-01"},
         _anthropic,
         merge_roles=True,
     ),
     "gemini": _Wire(
         "https://generativelanguage.googleapis.com",
         "/v1beta/models/{model}:streamGenerateContent?alt=sse",
-        lambda key: {"x-goog-api-key": key},
         _gemini,
         merge_roles=True,
     ),
-    "mistral": _Wire("https://api.mistral.ai/v1", "/chat/completions", _bearer, _mistral, merge_roles=False),
-    "openai_chat": _Wire("https://api.openai.com/v1", "/chat/completions", _bearer, _openai_chat, merge_roles=False),
-    "openai_responses": _Wire("https://api.openai.com/v1", "/responses", _bearer, _openai_responses, merge_roles=False),
+    "mistral": _Wire("https://api.mistral.ai/v1", "/chat/completions", _mistral, merge_roles=False),
+    "openai_chat": _Wire("https://api.openai.com/v1", "/chat/completions", _openai_chat, merge_roles=False),
+    "openai_responses": _Wire("https://api.openai.com/v1", "/responses", _openai_responses, merge_roles=False),
 }
 
 #: The providers a request can be built for.
@@ -203,7 +206,7 @@ def build(
     body = wire.body(model, history, system, tools, max_tokens)
     body.update(extra or {})
     url = (base_url if base_url is not None else wire.base_url).rstrip("/") + wire.path.format(model=model)
-    return Request(url, wire.auth(api_key) if api_key is not None else {}, body)
+    return Request(url, _auth(provider, api_key) if api_key is not None else {}, body)
 
 
 def _messages(provider: str, entry: Entry) -> list[Message]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
+from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
 import orjson
@@ -35,6 +36,34 @@ class Decoder(ABC):
     framing: ClassVar[str] = "sse"
     #: Whether the provider lacks per-call end markers, so that ``early_close`` means something.
     supports_early_close: ClassVar[bool] = False
+
+    # The provider's facts beyond its events, declared here once and read by the HTTP edge,
+    # the command line and detection.
+    #: The Content-Types its stream comes in: a 2xx answer in another is refused (for SSE as
+    #: httpx-sse does, which refuses a response whose Content-Type lacks this one).
+    content_types: ClassVar[tuple[str, ...]] = ("text/event-stream",)
+    #: The ``data`` of the SSE event that ends the stream, for a provider that sends one.
+    done: ClassVar[str | None] = None
+    #: The request header that carries the API key, and its value around the key; ``None``
+    #: for a provider with no key (Ollama) or one whose requests are signed (Bedrock).
+    auth_header: ClassVar[str | None] = None
+    auth_value: ClassVar[str] = "{}"
+    #: Headers every request to the provider carries beside the key (an API version).
+    request_headers: ClassVar[Mapping[str, str]] = MappingProxyType({})
+    #: An error body's shape: the key that holds the error object (``None``: the body is the
+    #: object; a string there is the message), then the object's fields naming its type and
+    #: giving its message, in the order they are looked for.
+    error_key: ClassVar[str | None] = "error"
+    error_type_fields: ClassVar[tuple[str, ...]] = ("type",)
+    error_message_fields: ClassVar[tuple[str, ...]] = ("message",)
+    #: For detection: the event types (the payload's ``type``, else the SSE event name) only
+    #: this provider sends, or the prefix they all have.
+    event_types: ClassVar[frozenset[str]] = frozenset()
+    event_prefix: ClassVar[str | None] = None
+    #: For detection: top-level keys only this provider's payloads have.
+    payload_keys: ClassVar[tuple[str, ...]] = ()
+    #: For detection, a provider whose payloads have another's shape: its models' names.
+    models: ClassVar[str | None] = None
     #: The limits of the response, for a decoder that holds state of its own that they bound
     #: (Gemini's streamed arguments, its candidates); the ``Assembler`` sets its own.
     limits: Limits = DEFAULT_LIMITS

@@ -21,6 +21,7 @@ https://docs.claude.com/en/docs/agents-and-tools/tool-use/server-tools
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import orjson
@@ -53,6 +54,19 @@ _NOTHING: list[Event] = []
 
 class AnthropicDecoder(TypedEventDecoder):
     slug = "anthropic"
+    auth_header = "x-api-key"
+    request_headers = MappingProxyType({"anthropic-version": "2023-06-01"})
+    event_types = frozenset(
+        {
+            "message_start",
+            "content_block_start",
+            "content_block_delta",
+            "content_block_stop",
+            "message_delta",
+            "message_stop",
+            "ping",
+        }
+    )
 
     def __init__(self, *, early_close: bool = False) -> None:
         super().__init__(early_close=early_close)

@@ -66,6 +66,8 @@ _ERROR = "error:"
 class BedrockDecoder(Decoder):
     slug = "bedrock"
     framing = "eventstream"
+    content_types = ("application/vnd.amazon.eventstream",)
+    error_key = None
 
     def __init__(self, *, early_close: bool = False) -> None:
         super().__init__(early_close=early_close)

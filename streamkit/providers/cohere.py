@@ -41,6 +41,24 @@ _NOTHING: list[Event] = []
 
 class CohereDecoder(TypedEventDecoder):
     slug = "cohere"
+    done = "[DONE]"  # sent by some gateways after message-end
+    auth_header, auth_value = "Authorization", "Bearer {}"
+    error_key = None
+    event_types = frozenset(
+        {
+            "message-start",
+            "content-start",
+            "content-delta",
+            "content-end",
+            "tool-plan-delta",
+            "tool-call-start",
+            "tool-call-delta",
+            "tool-call-end",
+            "citation-start",
+            "citation-end",
+            "message-end",
+        }
+    )
 
     def feed(self, frame: Frame) -> list[Event]:
         if frame.data == "[DONE]":

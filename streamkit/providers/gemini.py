@@ -83,6 +83,9 @@ class _Candidate:
 
 class GeminiDecoder(Decoder):
     slug = "gemini"
+    auth_header = "x-goog-api-key"
+    error_type_fields = ("status",)  # {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", ...}}
+    payload_keys = ("candidates", "promptFeedback")
 
     def __init__(self, *, early_close: bool = False) -> None:
         super().__init__(early_close=early_close)

@@ -32,6 +32,11 @@ _NORMAL_HERE = frozenset({"index_missing", "arguments_object"})
 
 class MistralDecoder(OpenAIChatDecoder):
     slug = "mistral"
+    error_key = None
+    error_type_fields = ("type", "code")
+    error_message_fields = ("message", "detail")
+    #: Its own model families: the chunk shape is OpenAI's, so the model name tells them apart.
+    models = r"(?:mistral|mixtral|magistral|codestral|devstral|ministral|pixtral|voxtral)"
 
     def _chunk(self, payload: Any, event: str | None) -> list[Event]:
         out = super()._chunk(payload, event)

@@ -36,6 +36,7 @@ _NOTHING: list[Event] = []
 class OllamaDecoder(Decoder):
     slug = "ollama"
     framing = "ndjson"
+    content_types = ("application/x-ndjson", "application/jsonl", "application/json")
 
     def __init__(self, *, early_close: bool = False) -> None:
         super().__init__(early_close=early_close)

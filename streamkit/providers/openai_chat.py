@@ -96,6 +96,9 @@ class _Choice:
 class OpenAIChatDecoder(Decoder):
     slug = "openai_chat"
     supports_early_close = True
+    done = "[DONE]"
+    auth_header, auth_value = "Authorization", "Bearer {}"
+    payload_keys = ("choices",)
 
     def __init__(self, *, early_close: bool = False) -> None:
         super().__init__(early_close=early_close)

@@ -78,6 +78,9 @@ _CARRIED = {"reasoning": "reasoning_item", "message": "message_item"} | dict.fro
 
 class OpenAIResponsesDecoder(TypedEventDecoder):
     slug = "openai_responses"
+    done = "[DONE]"  # from a gateway: OpenAI sends none
+    auth_header, auth_value = "Authorization", "Bearer {}"
+    event_prefix = "response."
 
     def __init__(self, *, early_close: bool = False) -> None:
         super().__init__(early_close=early_close)

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from streamkit import ArgumentIssue, InvalidToolCall, TextDelta, ToolCall, iter_events
-from streamkit._types import StreamEvent
+from streamkit._turn_types import StreamEvent
 
 from ..helpers import FIXTURES, slug
 

@@ -27,7 +27,7 @@ from streamkit import (
     ToolCall,
     iter_events,
 )
-from streamkit._types import StreamEvent
+from streamkit._turn_types import StreamEvent
 
 from ..damage import damage
 from ..eventstream_encode import encode_message, error, event, exception

@@ -1,0 +1,84 @@
+"""``python -m benchmarks.imports [--repeat N]``: what importing streamkit costs a program.
+
+Each statement runs in a fresh interpreter (``sys.executable -c ...``), ``--repeat`` times,
+interleaved with ``python -c pass``; the best wall time of each is kept (the least disturbed by
+the other processes on the machine), and the cost is the difference from ``pass``. Beside
+``import streamkit`` itself: the vocabulary alone, the whole pipeline (what the first
+``iter_tool_calls`` loads) and the HTTP edge (``astream``), so that a module's eager import
+cannot hide behind a lazy one. The modules each statement loads are counted too.
+``--against DIR`` times another checkout of streamkit (``PYTHONPATH=DIR``) in the same run,
+interleaved, and prints the ratio of each cost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+#: What is timed: a label and the statement.
+STATEMENTS = (
+    ("python -c pass", "pass"),
+    ("import streamkit", "import streamkit"),
+    ("the vocabulary", "from streamkit import ToolCall, InvalidToolCall, Turn, StreamkitError, Limits"),
+    ("the pipeline", "from streamkit import iter_tool_calls"),
+    ("the HTTP edge", "from streamkit import astream, stream"),
+)
+#: The modules loaded beside the interpreter's own, printed by each statement.
+_COUNT = "; import sys; print(len(sys.modules))"
+
+
+def _env(tree: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(tree)}
+
+
+def best_times(trees: list[Path], repeat: int) -> list[dict[str, float]]:
+    """The best wall time of each statement in each tree, in seconds, all interleaved."""
+    best = [{label: float("inf") for label, _ in STATEMENTS} for _ in trees]
+    for _ in range(repeat):
+        for label, statement in STATEMENTS:
+            for tree, times in zip(trees, best, strict=True):
+                start = time.perf_counter()
+                subprocess.run([sys.executable, "-c", statement], check=True, env=_env(tree))
+                times[label] = min(times[label], time.perf_counter() - start)
+    return best
+
+
+def module_counts(tree: Path) -> dict[str, int]:
+    out = {}
+    for label, statement in STATEMENTS:
+        code = statement + _COUNT
+        done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=_env(tree))
+        out[label] = int(done.stdout)
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.imports", description=__doc__)
+    parser.add_argument("--repeat", type=int, default=20, help="fresh interpreters per statement (default 20)")
+    parser.add_argument("--against", type=Path, help="another checkout of streamkit, timed in the same run")
+    args = parser.parse_args(argv)
+    here = Path(__file__).resolve().parent.parent
+    trees = [here] if args.against is None else [here, args.against.resolve()]
+    runs = best_times(trees, args.repeat)
+    print(f"best of {args.repeat} fresh interpreters, Python {sys.version.split()[0]}")
+    costs = []
+    for tree, best in zip(trees, runs, strict=True):
+        counts = module_counts(tree)
+        floor = best["python -c pass"]
+        costs.append({label: best[label] - floor for label, _ in STATEMENTS})
+        print(f"\n{tree}\n{'statement':<18} {'wall':>9} {'over pass':>10} {'modules':>8}")
+        for label, _ in STATEMENTS:
+            over = "" if label == "python -c pass" else f"{costs[-1][label] * 1000:8.1f} ms"
+            print(f"{label:<18} {best[label] * 1000:6.1f} ms {over:>10} {counts[label]:>8}")
+    if len(costs) == 2:
+        print(f"\ncost over pass, this tree / {trees[1]}")
+        for label, _ in STATEMENTS[1:]:
+            print(f"{label:<18} {costs[0][label] / max(costs[1][label], 1e-9):6.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,326 @@
+"""Checking an httpx or httpx2 response and reading its body, for the iterators and the client.
+
+The response is checked before its body is decoded: a non-2xx status raises ``HTTPStatusError``
+with the provider's error type and message, and a 2xx answer whose content type is not one of
+the decoder's ``content_types`` (an HTML error page from a proxy) raises ``TransportError``.
+The library's errors while reading become ``TransportError`` (its error as ``__cause__``). The
+body is read only as the consumer asks for it: nothing is buffered ahead.
+
+The two libraries have the same shape; which one an object comes from is read from its class,
+through ``sys.modules``: neither is ever imported here, so ``import streamkit`` pays for no
+HTTP client, and a program that uses one never loads the other.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json as jsonlib
+import re
+import sys
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Iterator, Mapping
+from datetime import UTC
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from . import _redact
+from ._errors import HTTPStatusError, Passthrough, TransportError, UsageError
+from .providers import DECODERS, Decoder
+
+if TYPE_CHECKING:
+    import httpx
+    import httpx2
+
+    Response: TypeAlias = httpx.Response | httpx2.Response
+    Request: TypeAlias = httpx.Request | httpx2.Request
+
+__all__ = (
+    "ERROR_BODY_LIMIT",
+    "Tee",
+    "acheck",
+    "aread_body",
+    "check",
+    "decoder_of",
+    "library",
+    "read_body",
+    "read_error",
+    "refusal",
+    "release",
+    "response_library",
+    "retry_after",
+)
+
+#: How much of an error body is read.
+ERROR_BODY_LIMIT = 64 * 1024
+
+Tee = Callable[[bytes], object]
+
+_LIBRARIES = frozenset({"httpx", "httpx2"})
+
+
+def library(obj: object) -> ModuleType | None:
+    """httpx or httpx2, when ``obj``'s class (or a base of it) is one of theirs, else None.
+
+    Read from the class's module through ``sys.modules``: a library is never imported here, and
+    an object of a library that was never imported cannot be one of its instances.
+    """
+    for cls in type(obj).__mro__:
+        name = cls.__module__.partition(".")[0]
+        if name in _LIBRARIES:
+            return sys.modules.get(name)
+    return None
+
+
+def response_library(source: object) -> ModuleType | None:
+    """httpx or httpx2, when ``source`` is one of their responses, else None."""
+    found = library(source)
+    return found if found is not None and isinstance(source, found.Response) else None
+
+
+def decoder_of(provider: str | Decoder) -> type[Decoder]:
+    """The class of ``provider``'s decoder, whose facts (content types, error shape) apply."""
+    if isinstance(provider, Decoder):
+        return type(provider)
+    cls = DECODERS.get(provider)
+    if cls is None:
+        known = ", ".join(sorted(DECODERS))
+        raise UsageError(f"unknown provider {provider!r}; known providers: {known}")
+    return cls
+
+
+def _union(groups: Iterable[Iterable[str | None]]) -> tuple[str, ...]:
+    """The names of ``groups`` in order, each once."""
+    return tuple(dict.fromkeys(name for group in groups for name in group if name is not None))
+
+
+# Every provider's error shape is read whatever the provider, since a gateway in front of one
+# answers in another's (an OpenAI-compatible server with Gemini's errors), each in the order of
+# ``DECODERS``: the error object's key, then its type and message fields.
+_ERROR_KEYS = _union((cls.error_key,) for cls in DECODERS.values())
+_TYPE_FIELDS = _union(cls.error_type_fields for cls in DECODERS.values())
+_MESSAGE_FIELDS = _union(cls.error_message_fields for cls in DECODERS.values())
+
+
+def _first(obj: dict[str, Any], fields: tuple[str, ...]) -> Any:
+    return next((obj[name] for name in fields if obj.get(name)), None)
+
+
+def _error_details(body: bytes) -> tuple[str | None, str | None]:
+    """The provider's error type and message from a JSON error body, where it has them.
+
+    The shapes are the decoders' (``error_key``, ``error_type_fields``,
+    ``error_message_fields``); a Gemini body not streamed as SSE is the object in a list.
+    """
+    try:
+        data = jsonlib.loads(body)
+    except ValueError:
+        return None, None
+    if isinstance(data, list) and data and isinstance(data[0], dict):
+        data = data[0]
+    if not isinstance(data, dict):
+        return None, None
+    error = next((data[key] for key in _ERROR_KEYS if key in data), data)
+    if isinstance(error, str):
+        return None, error
+    if not isinstance(error, dict):
+        return None, None
+    kind = _first(error, _TYPE_FIELDS)
+    message = _first(error, _MESSAGE_FIELDS) or _first(data, _MESSAGE_FIELDS)
+    if message is not None and not isinstance(message, str):
+        message = jsonlib.dumps(message)
+    return (None if kind is None else str(kind)), message
+
+
+def _status_error(response: Response, body: bytes) -> HTTPStatusError:
+    secrets = _redact.secrets(response.request)
+    kind, message = _error_details(body)
+    excerpt = _redact.excerpt(body, secrets)
+    detail = ": ".join(_redact.scrub(part, secrets) for part in (kind, message) if part) or excerpt or "(no body)"
+    reason = f" {response.reason_phrase}" if response.reason_phrase else ""
+    return HTTPStatusError(
+        f"HTTP {response.status_code}{reason} from {_redact.where(response.request)}: {detail}",
+        status_code=response.status_code,
+        body_excerpt=excerpt,
+        error_type=None if kind is None else _redact.scrub(kind, secrets),
+        error_message=None if message is None else _redact.scrub(message, secrets),
+        headers=response.headers,
+        retry_after=retry_after(response.headers),
+    )
+
+
+_SECONDS = re.compile(r"\s*[0-9]+(\.[0-9]+)?\s*")
+
+
+def _seconds(text: str | None) -> float | None:
+    return float(text) if text is not None and _SECONDS.fullmatch(text) else None
+
+
+def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """The wait a refusal asks for, in seconds; None when it names none we can read.
+
+    ``retry-after-ms`` (OpenAI's, in milliseconds) first, then ``Retry-After`` as seconds or as
+    an HTTP-date (the time left until then from ``now``, at least 0).
+    """
+    millis = _seconds(headers.get("retry-after-ms"))
+    if millis is not None:
+        return millis / 1000
+    text = headers.get("retry-after")
+    seconds = _seconds(text)
+    if seconds is not None or not text:
+        return seconds
+    from email.utils import parsedate_to_datetime
+
+    try:
+        when = parsedate_to_datetime(text.strip())
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # "-0000": a time in UTC from a source that does not say its zone
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def _accepted(response: Response, decoder: type[Decoder]) -> bool:
+    """A 2xx answer in one of the decoder's content types: its body can be decoded."""
+    if not response.is_success:
+        return False
+    content_type = response.headers.get("content-type", "").lower()
+    return any(kind in content_type for kind in decoder.content_types)
+
+
+def refusal(response: Response, decoder: type[Decoder], body: bytes) -> TransportError:
+    """The error for a response that ``_accepted`` refused, with the start of its body.
+
+    Only the first ``ERROR_BODY_LIMIT`` bytes count, however many were read.
+    """
+    body = body[:ERROR_BODY_LIMIT]
+    if not response.is_success:
+        return _status_error(response, body)
+    expected = decoder.content_types
+    content_type = response.headers.get("content-type", "")
+    hint = " (Gemini streams SSE only with alt=sse in the URL)" if "json" in content_type else ""
+    excerpt = _redact.excerpt(body, _redact.secrets(response.request))
+    return TransportError(
+        f"{decoder.slug} streams {' or '.join(expected)}, but {_redact.where(response.request)} answered "
+        f"HTTP {response.status_code} with {content_type or 'no Content-Type'}{hint}: {excerpt!r}"
+    )
+
+
+def read_error(exc: Exception, request: Request, *, during: str) -> TransportError:
+    """``exc``, an error of httpx or httpx2 while sending or reading, as streamkit's."""
+    http = library(exc)
+    assert http is not None  # only the library's own errors are caught
+    if isinstance(exc, http.RemoteProtocolError):
+        what = "the connection closed before the response ended"
+    elif isinstance(exc, http.TimeoutException):
+        what = "timed out"
+    elif isinstance(exc, http.DecodingError):
+        what = "the body could not be decoded by its Content-Encoding"
+    else:
+        what = "the connection failed"
+    cause = _redact.scrub(str(exc), _redact.secrets(request))
+    return TransportError(f"{during} {_redact.where(request)}: {what} ({type(exc).__name__}: {cause})")
+
+
+async def release(response: Response, chunks: AsyncIterator[bytes]) -> None:
+    """Close the response, then let the library's abandoned byte iterators end.
+
+    httpx's (and httpx2's) byte iterators are async generators nested several deep, and an inner
+    one is never closed when the outer one is (encode/httpx#3593): trio warns about each one
+    collected unfinished. Once the response is closed, one more step ends them all.
+    """
+    import anyio  # imported where it is used: only an async response needs it
+
+    http = _http(response)
+    with anyio.CancelScope(shield=True):
+        await response.aclose()
+        with contextlib.suppress(http.HTTPError, http.StreamError):
+            async for _ in chunks:
+                pass
+
+
+def _http(response: Response) -> ModuleType:
+    http = library(response)
+    assert http is not None  # responses are recognised by their library first
+    return http
+
+
+def check(response: Response, decoder: type[Decoder]) -> None:
+    """Return if the response can be decoded; else close it and raise why, with its body's start."""
+    if _accepted(response, decoder):
+        return
+    http = _http(response)
+    body = bytearray()
+    try:
+        for chunk in response.iter_bytes():
+            body += chunk
+            if len(body) >= ERROR_BODY_LIMIT:
+                break
+    except http.HTTPError:
+        pass  # the refusal matters more than the rest of its body
+    finally:
+        response.close()
+    raise refusal(response, decoder, bytes(body))
+
+
+async def acheck(response: Response, decoder: type[Decoder]) -> None:
+    """The async twin of ``check``."""
+    if _accepted(response, decoder):
+        return
+    http = _http(response)
+    body = bytearray()
+    chunks = response.aiter_bytes()
+    try:
+        async for chunk in chunks:
+            body += chunk
+            if len(body) >= ERROR_BODY_LIMIT:
+                break
+    except http.HTTPError:
+        pass  # the refusal matters more than the rest of its body
+    finally:
+        await release(response, chunks)
+    raise refusal(response, decoder, bytes(body))
+
+
+# -- reading a response ----------------------------------------------------------------------
+
+
+def _tee(tee: Tee, chunk: bytes) -> None:
+    try:
+        tee(chunk)
+    except Exception as exc:  # the caller's own failure (a full disk), not the stream's
+        raise Passthrough(exc) from exc
+
+
+def read_body(response: Response, decoder: type[Decoder], tee: Tee | None, checked: bool) -> Iterator[bytes]:
+    """The body's bytes, as the consumer asks for them; the response is closed at the end."""
+    if not checked:
+        check(response, decoder)
+    http = _http(response)
+    try:
+        for chunk in response.iter_bytes():
+            if tee is not None:
+                _tee(tee, chunk)
+            yield chunk
+    except http.HTTPError as exc:
+        raise read_error(exc, response.request, during="reading the response of") from exc
+    finally:
+        response.close()
+
+
+async def aread_body(
+    response: Response, decoder: type[Decoder], tee: Tee | None, checked: bool
+) -> AsyncGenerator[bytes, None]:
+    """The async twin of ``read_body``."""
+    if not checked:
+        await acheck(response, decoder)
+    http = _http(response)
+    chunks = response.aiter_bytes()
+    try:
+        async for chunk in chunks:
+            if tee is not None:
+                _tee(tee, chunk)
+            yield chunk
+    except http.HTTPError as exc:
+        raise read_error(exc, response.request, during="reading the response of") from exc
+    finally:
+        await release(response, chunks)
