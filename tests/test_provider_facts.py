@@ -15,8 +15,16 @@ from streamkit.providers import DECODERS
 
 PACKAGE = Path(__file__).resolve().parent.parent / "streamkit"
 #: The modules that read the facts, and facts that would show one restated there.
-READERS = ("_detect.py", "_response.py", "_redact.py", "_live.py", "_cli.py", "_sources.py", "_transport.py")
-READERS += ("integrations/_chat.py",)
+READERS = (
+    "_detect.py",
+    "_response.py",
+    "_redact.py",
+    "_live.py",
+    "_cli.py",
+    "_sources.py",
+    "_transport.py",
+    "integrations/_chat.py",
+)
 RESTATED = (
     "text/event-stream",
     "x-ndjson",
