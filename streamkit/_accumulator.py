@@ -326,9 +326,9 @@ class Accumulator:
                 message, provider=self.provider, index=event.index, event=kind.__name__, state=state
             )
         out = self._actions[kind](key, slot, event)
-        # IDLE -> OPEN made the slot OPEN, and a delivered call has none. An empty fragment is
-        # kept, but is no text: the call stays OPEN.
-        if slot is not None and after is not state and after is not DELIVERED and (after is not TEXT or event.text):
+        # IDLE -> OPEN made the slot OPEN, and a delivered call has none. Empty fragments are
+        # kept, but are no text: until some text came (``size``), the call stays OPEN.
+        if slot is not None and after is not state and after is not DELIVERED and (after is not TEXT or slot.size):
             slot.phase = after
         return out
 
