@@ -32,6 +32,7 @@ _COUNT = "; import sys; print(len(sys.modules))"
 
 
 def _env(tree: Path) -> dict[str, str]:
+    """The environment that imports ``tree``'s streamkit (run there too: ``-c`` puts the cwd first)."""
     return {**os.environ, "PYTHONPATH": str(tree)}
 
 
@@ -42,7 +43,7 @@ def best_times(trees: list[Path], repeat: int) -> list[dict[str, float]]:
         for label, statement in STATEMENTS:
             for tree, times in zip(trees, best, strict=True):
                 start = time.perf_counter()
-                subprocess.run([sys.executable, "-c", statement], check=True, env=_env(tree))
+                subprocess.run([sys.executable, "-c", statement], check=True, env=_env(tree), cwd=tree)
                 times[label] = min(times[label], time.perf_counter() - start)
     return best
 
@@ -51,7 +52,9 @@ def module_counts(tree: Path) -> dict[str, int]:
     out = {}
     for label, statement in STATEMENTS:
         code = statement + _COUNT
-        done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=_env(tree))
+        done = subprocess.run(
+            [sys.executable, "-c", code], check=True, capture_output=True, text=True, env=_env(tree), cwd=tree
+        )
         out[label] = int(done.stdout)
     return out
 

@@ -193,11 +193,18 @@ _HOMES = {
 }
 
 
+_LOADING: set[str] = set()  # the import statement asks for a subpackage's name while importing it
+
+
 def __getattr__(name: str) -> object:
     home = name if name in _SUBPACKAGES else _HOMES.get(name)
-    if home is None:
+    if home is None or home in _LOADING:
         raise AttributeError(f"module 'streamkit' has no attribute {name!r}")
-    loaded = _load(home)
+    _LOADING.add(home)
+    try:
+        loaded = _load(home)
+    finally:
+        _LOADING.discard(home)
     if home == name:
         return loaded
     modules = _sys.modules

@@ -108,6 +108,13 @@ def test_importing_streamkit_loads_only_its_own_package_module() -> None:
     assert _loaded_by("import streamkit") == ["__future__", "streamkit"]
 
 
+@pytest.mark.parametrize("name", ["adapters", "integrations", "providers"])
+def test_each_subpackage_is_loaded_at_its_first_use(name: str) -> None:
+    code = f"import streamkit; print(streamkit.{name}.__name__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout == f"streamkit.{name}\n"
+
+
 def test_the_vocabulary_loads_no_stage() -> None:
     loaded = _loaded_by("from streamkit import ToolCall, Turn, StreamkitError, Limits")
     ours = [name for name in loaded if name.startswith("streamkit")]

@@ -15,17 +15,9 @@ from streamkit.providers import DECODERS
 
 PACKAGE = Path(__file__).resolve().parent.parent / "streamkit"
 #: The modules that read the facts, and facts that would show one restated there.
-READERS = (
-    "_detect.py",
-    "_response.py",
-    "_redact.py",
-    "_live.py",
-    "_cli.py",
-    "_sources.py",
-    "_transport.py",
-    "integrations/_chat.py",
-)
-RESTATED = (
+READERS: tuple[str, ...] = ("_detect.py", "_response.py", "_redact.py", "_live.py", "_cli.py", "_sources.py")
+READERS += ("_transport.py", "integrations/_chat.py")
+RESTATED: tuple[str, ...] = (
     "text/event-stream",
     "x-ndjson",
     "x-api-key",
