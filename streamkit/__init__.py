@@ -196,26 +196,28 @@ _HOMES = {
 _LOADING: set[str] = set()  # the import statement asks for a subpackage's name while importing it
 
 
-def __getattr__(name: str) -> object:
-    home = name if name in _SUBPACKAGES else _HOMES.get(name)
-    if home is None or home in _LOADING:
-        raise AttributeError(f"module 'streamkit' has no attribute {name!r}")
-    _LOADING.add(home)
-    try:
-        loaded = _load(home)
-    finally:
-        _LOADING.discard(home)
-    if home == name:
-        return loaded
-    modules = _sys.modules
-    for public, where in _HOMES.items():  # what the load brought in beside ``home`` too
-        module = modules.get(f"{__name__}.{where}")
-        if module is not None and public not in globals() and hasattr(module, public):
-            value = getattr(module, public)
-            if isinstance(value, type):
-                value.__module__ = __name__
-            globals()[public] = value
-    return globals()[name]
+if not TYPE_CHECKING:  # unseen by type checkers, so that a misspelt name stays an error there
+
+    def __getattr__(name: str) -> object:
+        home = name if name in _SUBPACKAGES else _HOMES.get(name)
+        if home is None or home in _LOADING:
+            raise AttributeError(f"module 'streamkit' has no attribute {name!r}")
+        _LOADING.add(home)
+        try:
+            loaded = _load(home)
+        finally:
+            _LOADING.discard(home)
+        if home == name:
+            return loaded
+        modules = _sys.modules
+        for public, where in _HOMES.items():  # what the load brought in beside ``home`` too
+            module = modules.get(f"{__name__}.{where}")
+            if module is not None and public not in globals() and hasattr(module, public):
+                value = getattr(module, public)
+                if isinstance(value, type):
+                    value.__module__ = __name__
+                globals()[public] = value
+        return globals()[name]
 
 
 def __dir__() -> list[str]:
