@@ -155,7 +155,7 @@ try:
 except ImportError:
     pass
 else:
-    WAYS["pydantic-ai, wrap()"] = _pydantic_ai
+    WAYS["pydantic-ai (early)"] = _pydantic_ai
 
 
 async def turn(client: httpx.AsyncClient, url: str, way: Way, durations: Sequence[float]) -> Timing:

@@ -1,9 +1,10 @@
-"""pydantic-ai's own agent loop on the latency benchmark's turn, its model wrapped by streamkit.
+"""pydantic-ai's own agent loop on the latency benchmark's turn, with streamkit's capability.
 
-``run`` is a ``benchmarks.latency.Way``: an ``Agent`` on ``wrap(AnthropicModel(...))`` sends the
-request to the benchmark's server, reads the streamed turn and runs ``get_weather`` once per call
-as pydantic-ai does, after the whole response. The run is stopped when the tools have run (the
-next request would ask for the final answer). pydantic-ai runs on asyncio; its HTTP client is an
+``run`` is a ``benchmarks.latency.Way``: an ``Agent`` on ``AnthropicModel(...)`` with the
+``StartToolsEarly`` capability (which wraps the model as ``wrap`` does) sends the request to the
+benchmark's server, reads the streamed turn, and runs ``get_weather`` once per call, each started
+when its call ends. The run is stopped when the tools have run (the next request would ask for
+the final answer). pydantic-ai runs on asyncio; its HTTP client is an
 httpx2 one of its own, so the ``httpx`` client the other ways share is not used.
 """
 
@@ -20,7 +21,7 @@ from pydantic_ai.models.anthropic import AnthropicModel
 from pydantic_ai.providers.anthropic import AnthropicProvider
 
 from streamkit import ToolCall, ToolResult
-from streamkit.integrations.pydantic_ai import wrap
+from streamkit.integrations.pydantic_ai import StartToolsEarly
 
 __all__ = ("run",)
 
@@ -32,7 +33,8 @@ async def run(
     outputs: dict[str, Any] = {}
     async with httpx2.AsyncClient(timeout=30) as http:
         provider = AnthropicProvider(api_key="test-key", base_url=url.removesuffix("/v1/messages"), http_client=http)
-        agent: Agent[None, str] = Agent(wrap(AnthropicModel("claude-sonnet-4-5", provider=provider)))
+        model = AnthropicModel("claude-sonnet-4-5", provider=provider)
+        agent: Agent[None, str] = Agent(model, capabilities=[StartToolsEarly()])
 
         @agent.tool
         async def get_weather(ctx: RunContext[None], location: str, unit: str, include_forecast: bool) -> Any:

@@ -44,4 +44,4 @@ async def test_the_benchmark_runs_both_ways_on_a_tiny_case(anyio_backend: str, m
 
 def test_pydantic_ai_has_its_row() -> None:
     pytest.importorskip("pydantic_ai")
-    assert "pydantic-ai, wrap()" in latency.WAYS
+    assert "pydantic-ai (early)" in latency.WAYS

@@ -42,9 +42,14 @@ from pydantic_ai.providers.google import GoogleProvider  # noqa: E402
 from pydantic_ai.providers.openai import OpenAIProvider  # noqa: E402
 from pydantic_ai.tools import ToolDefinition  # noqa: E402
 
-from streamkit import UsageError  # noqa: E402
+from streamkit import Limits, UsageError  # noqa: E402
 from streamkit.adapters._base import TRUNCATED_MESSAGE  # noqa: E402
-from streamkit.integrations.pydantic_ai import StreamkitModel, StreamkitStreamedResponse, wrap  # noqa: E402
+from streamkit.integrations.pydantic_ai import (  # noqa: E402
+    StartToolsEarly,
+    StreamkitModel,
+    StreamkitStreamedResponse,
+    wrap,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -400,3 +405,54 @@ def test_wrap_takes_the_four_models_only() -> None:
     assert isinstance(wrap(OpenAIChatModel("gpt-4o", provider=OpenAIProvider(api_key="k"))), StreamkitModel)
     with pytest.raises(UsageError, match="OpenAIChatModel, OpenAIResponsesModel, AnthropicModel, GoogleModel"):
         wrap(Agent("test").model)  # type: ignore[arg-type]
+
+
+# Early execution
+
+
+@pytest.mark.parametrize("how", ["run", "events"])
+@pytest.mark.parametrize("early", [True, False], ids=["StartToolsEarly", "after the response"])
+async def test_start_tools_early_runs_each_tool_once_while_the_model_streams(
+    server: LoopbackServer, early: bool, how: str
+) -> None:
+    """The stream pauses after the first call's end: with ``StartToolsEarly`` its tool runs during
+    the pause, before the server has written the rest; each tool runs once either way."""
+    turn = fixture("anthropic", "text_then_two_calls")
+    cut = turn.index(b"event: content_block_start", turn.index(b'"toolu_A"'))  # after the first call's stop
+    paused = Reply([turn[:cut], turn[cut:]], pauses={1: 1.0})
+    server.routes = Replies(PATHS["anthropic"], b"", FINAL["anthropic"])
+    server.routes.queue[0] = paused
+    seen: list[tuple[str, bool]] = []  # each tool, and whether the server had written the whole turn
+    async with httpx2.AsyncClient(timeout=60) as client:
+        model = model_for("anthropic", server, client)
+        capabilities = [StartToolsEarly()] if early else []
+        agent: Agent[None, str] = Agent(model, capabilities=capabilities)
+
+        @agent.tool_plain
+        def get_weather(city: str, units: str) -> str:
+            seen.append(("get_weather", server.connections[0].finished.is_set()))
+            return "sunny"
+
+        @agent.tool_plain
+        def get_stock(ticker: str) -> str:
+            seen.append(("get_stock", server.connections[0].finished.is_set()))
+            return "190"
+
+        result = await agent.run("Go", event_stream_handler=drain if how == "events" else None)
+    assert result.output == "done"
+    assert sorted(name for name, _ in seen) == ["get_stock", "get_weather"]
+    assert dict(seen)["get_weather"] is not early
+    results = json.loads(server.requests[1].body)["messages"][-1]["content"]
+    assert [(block["tool_use_id"], block["content"][0]["text"]) for block in results] == [
+        ("toolu_A", "sunny"),
+        ("toolu_B", "190"),
+    ]
+
+
+def test_start_tools_early_wraps_the_model_once_keeping_its_limits() -> None:
+    model = OpenAIChatModel("gpt-4o", provider=OpenAIProvider(api_key="k"))
+    limits = Limits(max_calls=3)
+    wrapped = StartToolsEarly().get_wrapper_model(wrap(model, limits=limits))
+    assert isinstance(wrapped, StreamkitModel)
+    assert wrapped.wrapped is model
+    assert wrapped._limits is limits

@@ -25,19 +25,25 @@ them, and the ``StreamkitStreamedResponse`` around it puts in each call as strea
 
 ``request`` (``Agent.run``) goes through the same streamed path, so it gets the same calls.
 Schema validation stays pydantic-ai's: streamkit checks the arguments' JSON, pydantic the types.
+
+``StartToolsEarly``, a pydantic-ai capability, wraps the model the same way and starts each tool
+the moment its call completes, while the model is still streaming.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import sys
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, cast
 
-from pydantic_ai._run_context import RunContext
+from pydantic_ai._run_context import RunContext, get_current_run_context
+from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -54,6 +60,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
+from pydantic_ai.tools import ToolDefinition
 
 from .._errors import ProviderProtocolError, UsageError
 from .._limits import Limits
@@ -63,7 +70,7 @@ from ._encoders._base import Call
 from ._reemit import Options, Session
 from ._shell import _AsyncBody, _on
 
-__all__ = ("StreamkitModel", "StreamkitStreamedResponse", "wrap")
+__all__ = ("StartToolsEarly", "StreamkitModel", "StreamkitStreamedResponse", "wrap")
 
 #: The wrapped model classes (matched by name along the model's class hierarchy, so that checking
 #: a model imports no SDK it does not use) and the provider whose stream each reads.
@@ -92,10 +99,12 @@ def wrap(model: Model, *, limits: Limits | None = None) -> StreamkitModel:
 class StreamkitModel(WrapperModel):
     """A pydantic-ai model whose responses streamkit reads; made by ``wrap``."""
 
-    def __init__(self, wrapped: Model, *, limits: Limits | None = None) -> None:
+    def __init__(self, wrapped: Model, *, limits: Limits | None = None, early: StartToolsEarly | None = None) -> None:
         if not isinstance(wrapped, Model):
             raise UsageError(f"wrap() takes a pydantic-ai Model, got {type(wrapped).__name__}")
         self._options = Options(_provider_of(wrapped), None, None, limits, asynchronous=True)
+        self._limits = limits
+        self._early = early
         super().__init__(wrapped)
 
     async def request(
@@ -132,7 +141,11 @@ class StreamkitModel(WrapperModel):
             if not tap.attached:  # no stream to read (a content filter's answer): as the model gave it
                 yield inner
                 return
-            yield StreamkitStreamedResponse(model_request_parameters, inner, tap)
+            response = StreamkitStreamedResponse(model_request_parameters, inner, tap)
+            context = run_context or get_current_run_context()  # ``request`` is given none
+            if self._early is not None and context is not None:
+                response._on_call = functools.partial(self._early.start, context)
+            yield response
 
 
 class _Session(Session):
@@ -224,6 +237,7 @@ class StreamkitStreamedResponse(StreamedResponse):
     _tap: _Tap = field(repr=False)
     _taken: int = field(default=0, init=False, repr=False)
     _calls: dict[int, ToolCall | InvalidToolCall] = field(default_factory=dict, init=False, repr=False)
+    _on_call: Callable[[ToolCallPart], None] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.canonical_system = self._inner.canonical_system
@@ -235,7 +249,10 @@ class StreamkitStreamedResponse(StreamedResponse):
             if isinstance(event, PartStartEvent) and type(event.part) is ToolCallPart:
                 call = self._take(event.part)
                 self._calls[event.index] = call
-                yield replace(event, part=self._part(event.part, call))
+                part = self._part(event.part, call)
+                if self._on_call is not None and isinstance(call, ToolCall):
+                    self._on_call(part)
+                yield replace(event, part=part)
             elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, ToolCallPartDelta):
                 if event.index not in self._calls:
                     raise ProviderProtocolError(f"a call's arguments came before the call (part {event.index})")
@@ -388,3 +405,80 @@ def _answered(part: Any, results: dict[str, Any]) -> Any:
     if isinstance(part, ToolReturnPart) and part.outcome == "retried" and part.tool_call_id in results:
         return replace(part, content=results[part.tool_call_id])
     return part
+
+
+#: Set inside an early tool run, so that ``StartToolsEarly.wrap_tool_execute`` lets it through.
+_EARLY: ContextVar[bool] = ContextVar("streamkit_pydantic_ai_early", default=False)
+
+
+@dataclass(init=False)
+class StartToolsEarly(AbstractCapability[Any]):
+    """A capability that starts each tool the moment its call completes, while the model streams.
+
+    ::
+
+        agent = Agent(AnthropicModel("claude-sonnet-4-5"), capabilities=[StartToolsEarly()])
+
+    It wraps the agent's model as ``wrap`` does (``limits`` is passed on). When a valid call of a
+    function tool ends in the stream, the tool is started at once through pydantic-ai's own
+    ``ToolManager.handle_call`` (its validation, hooks and retries as usual); when pydantic-ai's
+    graph later executes that call, ``wrap_tool_execute`` hands it the early run's result (or
+    its exception) instead of running the tool again, so each call runs once. Tools that need
+    approval or are deferred, ``sequential`` tools, output tools, and every tool of a run in
+    sequential mode start as pydantic-ai starts them, after the response. An early run that
+    pydantic-ai never asks for (the run failed or stopped first) is cancelled when the run ends.
+    """
+
+    limits: Limits | None = None
+
+    def __init__(self, *, limits: Limits | None = None) -> None:
+        self.limits = limits
+        self._started: dict[str, asyncio.Task[Any]] = {}
+
+    async def for_run(self, ctx: RunContext[Any]) -> StartToolsEarly:
+        return StartToolsEarly(limits=self.limits)  # each run its own early runs
+
+    def get_wrapper_model(self, model: Model) -> Model | None:
+        limits = self.limits
+        if isinstance(model, StreamkitModel):
+            limits = model._limits if limits is None else limits
+            model = model.wrapped
+        return StreamkitModel(model, limits=limits, early=self)
+
+    def start(self, ctx: RunContext[Any], part: ToolCallPart) -> None:
+        """Start ``part``'s tool now, if pydantic-ai would run it in parallel with the others."""
+        manager = ctx.tool_manager
+        if manager is None or manager.tools is None or part.tool_call_id in self._started:
+            return
+        tool = manager.tools.get(part.tool_name)
+        if tool is None or not _starts_early(tool.tool_def) or manager.is_sequential(part):
+            return
+        if manager.get_parallel_execution_mode() != "parallel":
+            return
+        self._started[part.tool_call_id] = asyncio.get_running_loop().create_task(_run_early(manager, part))
+
+    async def wrap_tool_execute(
+        self, ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: Any, handler: Any
+    ) -> Any:
+        task = None if _EARLY.get() else self._started.pop(call.tool_call_id, None)
+        if task is None:
+            return await handler(args)
+        return await task
+
+    async def wrap_run(self, ctx: RunContext[Any], *, handler: Any) -> Any:
+        try:
+            return await handler()
+        finally:
+            left, self._started = list(self._started.values()), {}
+            for task in left:
+                task.cancel()
+            await asyncio.gather(*left, return_exceptions=True)
+
+
+def _starts_early(tool_def: ToolDefinition) -> bool:
+    return tool_def.kind == "function" and not tool_def.defer
+
+
+async def _run_early(manager: Any, part: ToolCallPart) -> Any:
+    _EARLY.set(True)  # this task's own context
+    return await manager.handle_call(part, wrap_validation_errors=False)
