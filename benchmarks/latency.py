@@ -149,6 +149,14 @@ async def after(
 
 WAYS: dict[str, Way] = {"run_tools (early)": early, "after the stream": after}
 
+# Each framework's own agent loop on the same stream, where its extra is installed.
+try:
+    from .latency_pydantic_ai import run as _pydantic_ai
+except ImportError:
+    pass
+else:
+    WAYS["pydantic-ai (early)"] = _pydantic_ai
+
 
 async def turn(client: httpx.AsyncClient, url: str, way: Way, durations: Sequence[float]) -> Timing:
     """One request, its tools run ``way``; checks that every call ran once, with its arguments."""
@@ -190,6 +198,9 @@ def report(name: str, timings: dict[str, list[Timing]]) -> list[str]:
     for field in ("first", "last"):
         ratio = _median(early_runs, field) / _median(after_runs, field)
         lines.append(f"  {field} result, run_tools / after the stream: {ratio:.2f}")
+    for way in [way for way in timings if way not in ("run_tools (early)", "after the stream")]:
+        ratio = _median(early_runs, "last") / _median(timings[way], "last")
+        lines.append(f"  last result, run_tools / {way}: {ratio:.2f}")
     return lines
 
 
