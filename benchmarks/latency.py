@@ -14,6 +14,7 @@ the two ways ``--repeat`` times; the medians and their ratio are printed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import time
@@ -148,6 +149,11 @@ async def after(
 
 
 WAYS: dict[str, Way] = {"run_tools (early)": early, "after the stream": after}
+# The frameworks' own agent loops on the same stream, where the framework is installed.
+with contextlib.suppress(ImportError):
+    from benchmarks.latency_openai_agents import openai_agents
+
+    WAYS["openai-agents Runner"] = openai_agents
 
 
 async def turn(client: httpx.AsyncClient, url: str, way: Way, durations: Sequence[float]) -> Timing:
@@ -190,6 +196,9 @@ def report(name: str, timings: dict[str, list[Timing]]) -> list[str]:
     for field in ("first", "last"):
         ratio = _median(early_runs, field) / _median(after_runs, field)
         lines.append(f"  {field} result, run_tools / after the stream: {ratio:.2f}")
+    for way in list(timings)[2:]:  # each framework's loop
+        ratio = _median(early_runs, "last") / _median(timings[way], "last")
+        lines.append(f"  last result, run_tools / {way}: {ratio:.2f}")
     return lines
 
 
