@@ -22,7 +22,7 @@ from .server import LoopbackServer, Reply
 pytest.importorskip("agents")
 
 import httpx
-from agents import Agent, ModelSettings, ModelTracing, RunConfig, Runner, function_tool
+from agents import Agent, ModelSettings, ModelTracing, RunConfig, Runner, SQLiteSession, function_tool
 from agents.exceptions import ModelBehaviorError
 from openai.types.responses import ResponseFunctionToolCall
 
@@ -446,3 +446,38 @@ def test_an_item_it_cannot_send_is_a_usage_error(item: dict[str, Any], message: 
 def test_bad_arguments_are_usage_errors(arguments: dict[str, Any], message: str) -> None:
     with pytest.raises(streamkit.UsageError, match=message):
         StreamkitModel(**arguments)
+
+
+async def test_the_signature_survives_a_session_stored_as_json(
+    server: LoopbackServer, client: httpx.AsyncClient
+) -> None:
+    """A later run reads the turn back from an SQLite session: the stamp is JSON, and the
+    thinking block still goes back with its signature."""
+    server.routes[PATHS["anthropic"]] = fixture_reply("anthropic", "thinking_then_call")
+    ran: Ran = []
+    agent, config = make_agent(server, "anthropic", ran), run_config(server, "anthropic", client)
+    session = SQLiteSession("conversation")
+    try:
+        assert (await Runner.run(agent, "Weather in Paris?", run_config=config, session=session)).final_output == "done"
+        assert (await Runner.run(agent, "Thanks", run_config=config, session=session)).final_output == "done"
+    finally:
+        session.close()
+    history = (FIXTURES / "anthropic" / "thinking_then_call.history.jsonl").read_text().splitlines()[-1]
+    (turn,) = json.loads(history)["items"]
+    assert json.loads(server.requests[2].body)["messages"][1] == turn
+
+
+def test_a_call_whose_arguments_are_not_json_goes_back_with_streamkits_error() -> None:
+    """Whatever output openai-agents recorded for it, the model is told what streamkit found."""
+    history = [
+        {"role": "user", "content": "Weather?"},
+        {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": '{"city": '},
+        {"type": "function_call_output", "call_id": "call_1", "output": "An error occurred while running the tool."},
+    ]
+    made = StreamkitModel("openai_chat", "gpt-4o")
+    body = made.request(None, history, ModelSettings(temperature=0.0), []).body
+    assert body["temperature"] == 0.0
+    messages = body["messages"]
+    assert messages[1]["tool_calls"][0]["function"] == {"name": "get_weather", "arguments": '{"city": '}
+    assert messages[2]["tool_call_id"] == "call_1"
+    assert [issue["kind"] for issue in json.loads(messages[2]["content"])["errors"]] == ["invalid_json"]

@@ -431,10 +431,8 @@ class _Reader:
             items = [ReasoningItem({key: value for key, value in item.items() if key != "provider_data"})]
         else:
             items = []  # another provider's reasoning: no API can read it but that one
-        if kind == "function_call":
-            for call in items:
-                if isinstance(call, ToolCall | InvalidToolCall):
-                    self.calls[str(item.get("call_id"))] = call
+        if kind == "function_call" and items and isinstance(items[-1], ToolCall | InvalidToolCall):
+            self.calls[str(item.get("call_id"))] = items[-1]  # the item's own call comes last
         for entry in items:
             if isinstance(entry, InvalidToolCall):
                 self.calls[_invalid_key(entry)] = entry
