@@ -36,8 +36,14 @@ PATHS = {
     "openai_chat": "/v1/chat/completions",
     "anthropic": "/v1/messages",
     "gemini": "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
+    "openai_responses": "/v1/responses",
 }
-MODELS = {"openai_chat": "gpt-4o", "anthropic": "claude-sonnet-4-5", "gemini": "gemini-2.5-flash"}
+MODELS = {
+    "openai_chat": "gpt-4o",
+    "anthropic": "claude-sonnet-4-5",
+    "gemini": "gemini-2.5-flash",
+    "openai_responses": "gpt-5",
+}
 
 
 @pytest.fixture
@@ -81,6 +87,10 @@ def final_reply(provider: str, text: str = "done") -> Reply:
             _sse({"type": "message_stop"}, "message_stop"),
         ]
         return Reply([b"".join(events)])
+    if provider == "openai_responses":
+        delta = {"type": "response.output_text.delta", "item_id": "msg_9", "output_index": 0, "content_index": 0}
+        end: dict[str, Any] = {"id": "resp_9", "object": "response", "status": "completed", "output": [], "usage": None}
+        return Reply([_sse({**delta, "delta": text}) + _sse({"type": "response.completed", "response": end})])
     candidate = {"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP"}
     return Reply([_sse({"candidates": [candidate], "modelVersion": "gemini-2.5-flash"})])
 
@@ -125,7 +135,7 @@ async def client() -> AsyncIterator[httpx.AsyncClient]:
 
 
 def run_config(server: LoopbackServer, provider: str, client: httpx.AsyncClient) -> RunConfig:
-    base = server.url("/v1") if provider == "openai_chat" else server.url("")
+    base = server.url("/v1") if provider.startswith("openai") else server.url("")
     made = StreamkitModelProvider(provider, default_model=MODELS[provider], client=client, base_url=base, api_key="k")
     return RunConfig(model_provider=made, tracing_disabled=True)
 
@@ -299,7 +309,7 @@ async def test_on_cut_tell_still_stops_when_no_whole_call_came(
 
 
 def model(server: LoopbackServer, client: httpx.AsyncClient, provider: str = "anthropic") -> StreamkitModel:
-    base = server.url("/v1") if provider == "openai_chat" else server.url("")
+    base = server.url("/v1") if provider.startswith("openai") else server.url("")
     return StreamkitModel(provider, MODELS[provider], client=client, base_url=base)
 
 
@@ -481,3 +491,21 @@ def test_a_call_whose_arguments_are_not_json_goes_back_with_streamkits_error() -
     assert messages[1]["tool_calls"][0]["function"] == {"name": "get_weather", "arguments": '{"city": '}
     assert messages[2]["tool_call_id"] == "call_1"
     assert [issue["kind"] for issue in json.loads(messages[2]["content"])["errors"]] == ["invalid_json"]
+
+
+async def test_openai_responses_reasoning_and_item_ids_go_back(
+    server: LoopbackServer, client: httpx.AsyncClient, run: Callable[..., Awaitable[Any]]
+) -> None:
+    server.routes[PATHS["openai_responses"]] = fixture_reply("openai_responses", "reasoning_then_call")
+    ran: Ran = []
+    config = run_config(server, "openai_responses", client)
+    assert await run(make_agent(server, "openai_responses", ran), "Weather in Paris?", config) == "done"
+    assert ran == [("get_weather", {"city": "Paris"})]
+    history = (FIXTURES / "openai_responses" / "reasoning_then_call.history.jsonl").read_text().splitlines()[-1]
+    sent = json.loads(server.requests[1].body)
+    assert sent["instructions"] == "Be brief."
+    assert sent["input"] == [
+        {"role": "user", "content": "Weather in Paris?"},
+        *json.loads(history)["items"],
+        {"type": "function_call_output", "call_id": "call_A1", "output": "sunny in Paris"},
+    ]
