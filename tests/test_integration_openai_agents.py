@@ -364,7 +364,7 @@ async def test_each_call_is_handed_out_before_the_stream_ends(
     events = (FIXTURES / "anthropic" / "text_then_two_calls.sse").read_bytes().split(b"\n\n")
     writes = [event + b"\n\n" for event in events if event.strip()]
     first_end = next(n for n, write in enumerate(writes) if b"content_block_stop" in write and b'"index":1' in write)
-    server.routes[PATHS["anthropic"]] = Reply(writes, pauses={first_end + 1: 0.5})
+    server.routes[PATHS["anthropic"]] = Reply(writes, pauses={first_end + 1: 2.0})
     seen = [
         (event.item.name, server.connections[-1].finished.is_set())
         async for event in stream_of(model(server, client), "Two calls")
