@@ -12,8 +12,12 @@ which openai-agents keeps in its history: the next request rebuilds the ``Turn``
 Anthropic thinking signatures, redacted thinking and Gemini thought signatures go back byte for
 byte. A call that cannot run (``InvalidToolCall``) is never a ``function_call``: when the output
 limit cut it off, the response ends with ``response.incomplete`` (reason ``max_output_tokens``),
-on which openai-agents stops the run, so nothing of that turn runs; any other invalid call is
-kept in the turn, and the next request carries it with streamkit's error for it.
+on which openai-agents stops the run, so nothing of that turn runs (or, with ``on_cut="tell"``
+and whole calls beside it, completes). Any invalid call kept in the turn goes back in the next
+request with streamkit's error for it.
+
+openai-agents runs tools only after the stream has ended; a ``Model`` cannot start them sooner
+(docs/frameworks/openai_agents.md says which of its code was checked).
 """
 
 from __future__ import annotations
