@@ -14,6 +14,7 @@ the two ways ``--repeat`` times; the medians and their ratio are printed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import time
@@ -148,14 +149,16 @@ async def after(
 
 
 WAYS: dict[str, Way] = {"run_tools (early)": early, "after the stream": after}
+# The frameworks' own agent loops on the same stream, where the framework is installed.
+with contextlib.suppress(ImportError):
+    from benchmarks.latency_openai_agents import openai_agents
 
-# Each framework's own agent loop on the same stream, where its extra is installed.
-try:
-    from .latency_pydantic_ai import run as _pydantic_ai
-except ImportError:
-    pass
-else:
-    WAYS["pydantic-ai (early)"] = _pydantic_ai
+    WAYS["openai-agents Runner"] = openai_agents
+
+with contextlib.suppress(ImportError):
+    from benchmarks.latency_pydantic_ai import run as pydantic_ai
+
+    WAYS["pydantic-ai (early)"] = pydantic_ai
 
 
 async def turn(client: httpx.AsyncClient, url: str, way: Way, durations: Sequence[float]) -> Timing:
@@ -198,7 +201,7 @@ def report(name: str, timings: dict[str, list[Timing]]) -> list[str]:
     for field in ("first", "last"):
         ratio = _median(early_runs, field) / _median(after_runs, field)
         lines.append(f"  {field} result, run_tools / after the stream: {ratio:.2f}")
-    for way in [way for way in timings if way not in ("run_tools (early)", "after the stream")]:
+    for way in list(timings)[2:]:  # each framework's loop
         ratio = _median(early_runs, "last") / _median(timings[way], "last")
         lines.append(f"  last result, run_tools / {way}: {ratio:.2f}")
     return lines

@@ -32,14 +32,19 @@ async def test_the_benchmark_runs_both_ways_on_a_tiny_case(anyio_backend: str, m
     assert lines[0] == "tiny:"
     assert re.fullmatch(r"  run_tools \(early\) +\d+ ms +\d+ ms +\d+ ms", lines[2])
     assert re.fullmatch(r"  after the stream +\d+ ms +\d+ ms +\d+ ms", lines[3])
-    frameworks = list(latency.WAYS)[2:]  # each framework's own loop, where its extra is installed
-    for line, way in zip(lines[4:], frameworks, strict=False):
-        assert re.fullmatch(rf"  {re.escape(way)} +\d+ ms +\d+ ms +\d+ ms", line)
-    rest = lines[4 + len(frameworks) :]
-    assert re.fullmatch(r"  first result, run_tools / after the stream: \d+\.\d\d", rest[0])
-    assert re.fullmatch(r"  last result, run_tools / after the stream: \d+\.\d\d", rest[1])
-    for line, way in zip(rest[2:], frameworks, strict=True):
+    frameworks = list(latency.WAYS)[2:]  # each framework's own loop, where it is installed
+    for number, way in enumerate(frameworks, 4):
+        assert re.fullmatch(rf"  {re.escape(way)} +\d+ ms +\d+ ms +\d+ ms", lines[number])
+    ratios = lines[4 + len(frameworks) :]
+    assert re.fullmatch(r"  first result, run_tools / after the stream: \d+\.\d\d", ratios[0])
+    assert re.fullmatch(r"  last result, run_tools / after the stream: \d+\.\d\d", ratios[1])
+    for line, way in zip(ratios[2:], frameworks, strict=True):
         assert re.fullmatch(rf"  last result, run_tools / {re.escape(way)}: \d+\.\d\d", line)
+
+
+def test_openai_agents_has_its_row() -> None:
+    pytest.importorskip("agents")
+    assert "openai-agents Runner" in latency.WAYS
 
 
 def test_pydantic_ai_has_its_row() -> None:
