@@ -69,25 +69,20 @@ from openai.types.responses.response_usage import InputTokensDetails, OutputToke
 import streamkit
 
 from .._errors import UsageError
-from .._types import (
-    ArgumentIssue,
+from .._turn_types import (
     CallState,
-    InvalidToolCall,
     MessageItem,
     ReasoningItem,
     RedactedThinking,
-    ResponseEnd,
     ServerToolResult,
     ServerToolUse,
     StreamEvent,
-    TextDelta,
     TextSignature,
     Thinking,
-    TokenUsage,
-    ToolCall,
     Turn,
     TurnItem,
 )
+from .._types import ArgumentIssue, InvalidToolCall, ResponseEnd, TextDelta, TokenUsage, ToolCall
 from ..adapters._base import Outcome, dumps
 from . import _chat
 

@@ -64,7 +64,8 @@ from pydantic_ai.tools import ToolDefinition
 
 from .._errors import ProviderProtocolError, UsageError
 from .._limits import Limits
-from .._types import InvalidToolCall, Provider, Thinking, ToolCall
+from .._turn_types import Thinking
+from .._types import InvalidToolCall, Provider, ToolCall
 from ..adapters._base import error_payload
 from ._encoders._base import Call
 from ._reemit import Options, Session
