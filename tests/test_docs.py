@@ -32,7 +32,7 @@ import pytest
 from .helpers import FIXTURES, ROOT, replay
 from .server import LoopbackServer, Reply
 
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 BLOCK = re.compile(
     r"(?:<!-- (?P<mark>[^>]*?) -->\n)?```python\n(?P<code>.*?)```\n(?:\s*```text\n(?P<output>.*?)```)?", re.DOTALL
 )
