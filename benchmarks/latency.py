@@ -14,6 +14,7 @@ the two ways ``--repeat`` times; the medians and their ratio are printed.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import statistics
 import time
@@ -148,6 +149,24 @@ async def after(
 
 
 WAYS: dict[str, Way] = {"run_tools (early)": early, "after the stream": after}
+#: Each framework's own loop, where the framework is installed; they run on asyncio only.
+FRAMEWORK_WAYS: dict[str, Way] = {}
+try:
+    from benchmarks import latency_langchain
+
+    FRAMEWORK_WAYS.update(latency_langchain.WAYS)
+except ImportError:
+    pass
+WAYS.update(FRAMEWORK_WAYS)
+
+
+def ways() -> dict[str, Way]:
+    """The ways that can run here: the frameworks' loops need asyncio (not trio)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return {name: way for name, way in WAYS.items() if name not in FRAMEWORK_WAYS}
+    return WAYS
 
 
 async def turn(client: httpx.AsyncClient, url: str, way: Way, durations: Sequence[float]) -> Timing:
@@ -169,9 +188,9 @@ async def measure(
     client: httpx.AsyncClient, url: str, durations: Sequence[float], repeat: int
 ) -> dict[str, list[Timing]]:
     """Each way ``repeat`` times, alternating, over one keep-alive connection."""
-    out: dict[str, list[Timing]] = {name: [] for name in WAYS}
+    out: dict[str, list[Timing]] = {name: [] for name in ways()}
     for _ in range(repeat):
-        for name, way in WAYS.items():
+        for name, way in ways().items():
             out[name].append(await turn(client, url, way, durations))
     return out
 
@@ -182,14 +201,17 @@ def _median(timings: list[Timing], field: str) -> float:
 
 def report(name: str, timings: dict[str, list[Timing]]) -> list[str]:
     """The scenario's table: medians in milliseconds, and early / after."""
-    lines = [f"{name}:", f"  {'':<20} {'first result':>13} {'last result':>12} {'stream end':>11}"]
+    lines = [f"{name}:", f"  {'':<24} {'first result':>13} {'last result':>12} {'stream end':>11}"]
     for way, runs in timings.items():
         first, last, end = (_median(runs, field) * 1000 for field in ("first", "last", "stream_end"))
-        lines.append(f"  {way:<20} {first:>10.0f} ms {last:>9.0f} ms {end:>8.0f} ms")
+        lines.append(f"  {way:<24} {first:>10.0f} ms {last:>9.0f} ms {end:>8.0f} ms")
     early_runs, after_runs = timings["run_tools (early)"], timings["after the stream"]
     for field in ("first", "last"):
         ratio = _median(early_runs, field) / _median(after_runs, field)
         lines.append(f"  {field} result, run_tools / after the stream: {ratio:.2f}")
+    for way in list(timings)[2:]:
+        ratio = _median(timings[way], "last") / _median(after_runs, "last")
+        lines.append(f"  last result, {way} / after the stream: {ratio:.2f}")
     return lines
 
 

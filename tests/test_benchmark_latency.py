@@ -25,11 +25,17 @@ def test_the_turn_decodes_to_its_text_and_three_calls() -> None:
     assert events[-1] == ResponseEnd("tool_use", {"input_tokens": 472, "output_tokens": paced})
 
 
-async def test_the_benchmark_runs_both_ways_on_a_tiny_case() -> None:
+async def test_the_benchmark_runs_both_ways_on_a_tiny_case(anyio_backend: str) -> None:
     lines = await latency.main_async(1, 20000.0, {"tiny": (0.01, 0.0, 0.02)})
+    frameworks = list(latency.FRAMEWORK_WAYS) if anyio_backend == "asyncio" else []  # asyncio only
+    rows = 2 + len(frameworks)
     assert lines[0] == "tiny:"
     assert re.fullmatch(r"  run_tools \(early\) +\d+ ms +\d+ ms +\d+ ms", lines[2])
     assert re.fullmatch(r"  after the stream +\d+ ms +\d+ ms +\d+ ms", lines[3])
-    assert re.fullmatch(r"  first result, run_tools / after the stream: \d+\.\d\d", lines[4])
-    assert re.fullmatch(r"  last result, run_tools / after the stream: \d+\.\d\d", lines[5])
-    assert len(lines) == 6
+    for number, way in enumerate(frameworks):
+        assert re.fullmatch(rf"  {re.escape(way)} +\d+ ms +\d+ ms +\d+ ms", lines[4 + number])
+        ratio = rf"  last result, {re.escape(way)} / after the stream: \d+\.\d\d"
+        assert re.fullmatch(ratio, lines[4 + rows + number])
+    assert re.fullmatch(r"  first result, run_tools / after the stream: \d+\.\d\d", lines[2 + rows])
+    assert re.fullmatch(r"  last result, run_tools / after the stream: \d+\.\d\d", lines[3 + rows])
+    assert len(lines) == 4 + rows + len(frameworks)
