@@ -14,6 +14,7 @@ the two ways ``--repeat`` times; the medians and their ratio are printed.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import json
 import statistics
@@ -149,16 +150,30 @@ async def after(
 
 
 WAYS: dict[str, Way] = {"run_tools (early)": early, "after the stream": after}
-# The frameworks' own agent loops on the same stream, where the framework is installed.
+#: Each framework's own loop, where the framework is installed; they run on asyncio only.
+FRAMEWORK_WAYS: dict[str, Way] = {}
 with contextlib.suppress(ImportError):
     from benchmarks.latency_openai_agents import openai_agents
 
-    WAYS["openai-agents Runner"] = openai_agents
-
+    FRAMEWORK_WAYS["openai-agents Runner"] = openai_agents
 with contextlib.suppress(ImportError):
     from benchmarks.latency_pydantic_ai import run as pydantic_ai
 
-    WAYS["pydantic-ai (early)"] = pydantic_ai
+    FRAMEWORK_WAYS["pydantic-ai (early)"] = pydantic_ai
+with contextlib.suppress(ImportError):
+    from benchmarks import latency_langchain
+
+    FRAMEWORK_WAYS.update(latency_langchain.WAYS)
+WAYS.update(FRAMEWORK_WAYS)
+
+
+def ways() -> dict[str, Way]:
+    """The ways that can run here: the frameworks' loops need asyncio (not trio)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return {name: way for name, way in WAYS.items() if name not in FRAMEWORK_WAYS}
+    return WAYS
 
 
 async def turn(client: httpx.AsyncClient, url: str, way: Way, durations: Sequence[float]) -> Timing:
@@ -180,9 +195,9 @@ async def measure(
     client: httpx.AsyncClient, url: str, durations: Sequence[float], repeat: int
 ) -> dict[str, list[Timing]]:
     """Each way ``repeat`` times, alternating, over one keep-alive connection."""
-    out: dict[str, list[Timing]] = {name: [] for name in WAYS}
+    out: dict[str, list[Timing]] = {name: [] for name in ways()}
     for _ in range(repeat):
-        for name, way in WAYS.items():
+        for name, way in ways().items():
             out[name].append(await turn(client, url, way, durations))
     return out
 
@@ -193,10 +208,10 @@ def _median(timings: list[Timing], field: str) -> float:
 
 def report(name: str, timings: dict[str, list[Timing]]) -> list[str]:
     """The scenario's table: medians in milliseconds, and early / after."""
-    lines = [f"{name}:", f"  {'':<20} {'first result':>13} {'last result':>12} {'stream end':>11}"]
+    lines = [f"{name}:", f"  {'':<24} {'first result':>13} {'last result':>12} {'stream end':>11}"]
     for way, runs in timings.items():
         first, last, end = (_median(runs, field) * 1000 for field in ("first", "last", "stream_end"))
-        lines.append(f"  {way:<20} {first:>10.0f} ms {last:>9.0f} ms {end:>8.0f} ms")
+        lines.append(f"  {way:<24} {first:>10.0f} ms {last:>9.0f} ms {end:>8.0f} ms")
     early_runs, after_runs = timings["run_tools (early)"], timings["after the stream"]
     for field in ("first", "last"):
         ratio = _median(early_runs, field) / _median(after_runs, field)

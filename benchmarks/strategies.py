@@ -181,13 +181,15 @@ def _langchain(case: Case) -> Run:
     from langchain_core.messages import AIMessageChunk
 
     chunks: list[Any] = []
+    piece: Any  # a ToolCallChunk, built from the wire as LangChain's partner packages build it
     for payload in _payloads(case):
         if case.wire == "openai_chat":
             for choice in payload["choices"]:
                 for entry in choice["delta"].get("tool_calls") or ():
                     function = entry.get("function") or {}
                     piece = {"name": function.get("name"), "args": function.get("arguments"), "id": entry.get("id")}
-                    chunks.append(AIMessageChunk(content="", tool_call_chunks=[{**piece, "index": entry["index"]}]))
+                    piece["index"] = entry["index"]
+                    chunks.append(AIMessageChunk(content="", tool_call_chunks=[piece]))
         elif payload["type"] == "content_block_start" and payload["content_block"]["type"] == "tool_use":
             block = payload["content_block"]
             piece = {"name": block["name"], "args": "", "id": block["id"], "index": payload["index"]}

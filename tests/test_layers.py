@@ -25,8 +25,9 @@ RUNNER = {"_run_tools"}  # runs the application's tools on the calls; knows no t
 # integrations/httpx.py and integrations/httpx2.py imports its own library, and nothing else does.
 INTEGRATIONS = {"integrations"}
 THIRD_PARTY = {"httpx", "httpx_sse", "httpx2", "anyio"}
-# The framework integrations that send their requests themselves, and the client they send with.
-SENDS_WITH = {"openai_agents": {"httpx"}}
+# The framework integrations that send their requests themselves, and the libraries they send with:
+# an httpx client unless given one (closed under anyio's shield when the framework cancels).
+SENDS_WITH = {"openai_agents": {"httpx"}, "langchain": {"httpx", "anyio"}}
 
 
 # A stage's own parts, in modules of their own: the stage's to import, and bound by its rules.

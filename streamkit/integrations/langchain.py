@@ -1,0 +1,534 @@
+"""LangChain: ``StreamkitChatModel``, a chat model whose streamed responses streamkit decodes.
+
+The model sends the request itself (the shared request builder, then ``streamkit.astream`` or
+``streamkit.stream``) and hands LangChain each call whole, at its own end marker. LangChain
+merges streamed ``AIMessageChunk``s by joining their ``tool_call_chunks`` per ``index`` and
+re-parsing the joined arguments with a lenient partial-JSON parser, so a call cut off by the
+output limit would come out of the merge as a valid-looking call. Three rules keep merging
+from changing any call:
+
+1. each call, valid or not, is one ``tool_call_chunk`` of its own, under an index no other
+   call of the response has (the provider's own index may repeat: parallel calls at index 0);
+2. a valid call's ``args`` is its input as JSON text, which any parser reads back exactly;
+3. an invalid call's ``args`` is a text no JSON parser, strict or lenient, reads as an object:
+   streamkit's message for it, then its raw arguments. The merge sets ``error`` to ``None``;
+   the message LangChain keeps is in ``args``, and ``invoke`` fills ``error`` too.
+
+The whole ``streamkit.Turn`` (reasoning and its signatures, provider state, invalid calls with
+their issues) goes into the message's ``additional_kwargs``, so the next request carries it back
+exactly, and an invalid call is answered with streamkit's error payload, whatever ``ToolMessage``
+the framework wrote for it. LangChain runs tools only after the whole message: see the docs page.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+import httpx
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+    message_chunk_to_message,
+)
+from langchain_core.messages.ai import UsageMetadata
+from langchain_core.messages.tool import tool_call_chunk
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import ConfigDict, Field, SecretStr
+
+import streamkit
+
+from .._errors import UsageError
+from .._turn_types import (
+    CallState,
+    MessageItem,
+    ReasoningItem,
+    RedactedThinking,
+    ServerToolResult,
+    ServerToolUse,
+    StreamEvent,
+    TextSignature,
+    Thinking,
+    Turn,
+    TurnItem,
+)
+from .._types import ArgumentIssue, CallRef, InvalidToolCall, TextDelta, TokenUsage, ToolCall
+from ..adapters._base import Outcome, call_id, dumps, error_payload
+from ._chat import Entry, Request, Results, Tool, User, build
+
+if TYPE_CHECKING:
+    from ._langchain_early import EarlyToolsMiddleware
+
+__all__ = ("TURN_KEY", "EarlyToolsMiddleware", "StreamkitChatModel", "turn_of")
+
+#: Set by ``EarlyToolsMiddleware`` around an async agent's model call: each valid call is handed
+#: to it the moment it completes, to start its tool.
+STARTER: ContextVar[Callable[[ToolCall], None] | None] = ContextVar("streamkit_langchain_starter", default=None)
+
+#: The key of ``AIMessage.additional_kwargs`` that holds the streamkit ``Turn``, as JSON.
+TURN_KEY = "streamkit_turn"
+
+_KEY_ENV = {
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    "mistral": ("MISTRAL_API_KEY",),
+    "openai_chat": ("OPENAI_API_KEY",),
+    "openai_responses": ("OPENAI_API_KEY",),
+}
+_URL_ENV = {
+    "anthropic": "ANTHROPIC_BASE_URL",
+    "gemini": "GOOGLE_GEMINI_BASE_URL",
+    "mistral": "MISTRAL_BASE_URL",
+    "openai_chat": "OPENAI_BASE_URL",
+    "openai_responses": "OPENAI_BASE_URL",
+}
+
+
+class StreamkitChatModel(BaseChatModel):
+    """A LangChain chat model for one provider's API, its streams decoded by streamkit.
+
+    Works with ``bind_tools``, ``invoke``/``ainvoke``, ``stream``/``astream`` and
+    ``langchain.agents.create_agent``. Each call reaches LangChain whole, once, with its input
+    parsed strictly; a call cut off by the output limit (or with bad arguments) is only ever in
+    ``invalid_tool_calls``, and never runs.
+
+    Attributes:
+        provider: ``"anthropic"``, ``"gemini"``, ``"mistral"``, ``"openai_chat"`` or
+            ``"openai_responses"``.
+        model: the provider's model name.
+        api_key: the key; by default the provider's usual variable (``ANTHROPIC_API_KEY``,
+            ``OPENAI_API_KEY``, ``GEMINI_API_KEY`` or ``GOOGLE_API_KEY``, ``MISTRAL_API_KEY``).
+        base_url: the API's address; by default ``ANTHROPIC_BASE_URL``, ``OPENAI_BASE_URL``,
+            ``GOOGLE_GEMINI_BASE_URL`` or ``MISTRAL_BASE_URL`` when set, else the provider's own.
+        max_tokens: the output limit sent with each request.
+        extra: more fields for the request body (``temperature``, ``thinking``…), as the
+            provider names them; keyword arguments given to ``bind`` or ``invoke`` are added too.
+        http_client, http_async_client: the ``httpx`` (or ``httpx2``) ``Client`` and
+            ``AsyncClient`` to send with; by default one per request, with ``timeout``.
+        validate_calls: check each call's input against its tool's JSON Schema; a call that fails is
+            an invalid call, answered with the schema errors.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    provider: Literal["anthropic", "gemini", "mistral", "openai_chat", "openai_responses"]
+    model: str
+    api_key: SecretStr | None = None
+    base_url: str | None = None
+    max_tokens: int | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+    http_client: Any = Field(default=None, exclude=True)
+    http_async_client: Any = Field(default=None, exclude=True)
+    timeout: float = 600.0
+    validate_calls: bool = True
+
+    @property
+    def _llm_type(self) -> str:
+        return f"streamkit-{self.provider}"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"provider": self.provider, "model": self.model, "max_tokens": self.max_tokens, **self.extra}
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: str | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """The model with ``tools`` offered on each request (any form LangChain converts)."""
+        if tool_choice not in (None, "auto"):
+            raise UsageError(f"tool_choice={tool_choice!r} is not supported; pass the provider's field in extra=")
+        return self.bind(tools=[convert_to_openai_tool(tool) for tool in tools], **kwargs)
+
+    # -- requests ------------------------------------------------------------------------------
+
+    def _request(self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]) -> _Prepared:
+        if stop:
+            raise UsageError("stop sequences are not supported; pass the provider's field in extra=")
+        kwargs = dict(kwargs)
+        kwargs.pop("stream", None)
+        tools = [_tool(spec) for spec in kwargs.pop("tools", None) or ()]
+        system, entries = _entries_of(messages, self.provider)
+        request = build(
+            self.provider,
+            self.model,
+            entries,
+            system=system,
+            tools=tools,
+            base_url=self.base_url or os.environ.get(_URL_ENV[self.provider]) or None,
+            api_key=self._key(),
+            max_tokens=self.max_tokens,
+            extra={**self.extra, **kwargs},
+        )
+        offered = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
+        return _Prepared(request, offered if self.validate_calls and tools else None)
+
+    def _key(self) -> str | None:
+        if self.api_key is not None:
+            return self.api_key.get_secret_value()
+        return next((os.environ[name] for name in _KEY_ENV[self.provider] if os.environ.get(name)), None)
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        prepared = self._request(messages, stop, kwargs)
+        client = self.http_client if self.http_client is not None else httpx.Client(timeout=self.timeout)
+        try:
+            with streamkit.stream(client, self.provider, **prepared.arguments()) as events:
+                chunks = _Chunks(self)
+                for event in events:
+                    yield from chunks.feed(event)
+            yield chunks.last()
+        finally:
+            if self.http_client is None:
+                client.close()
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        prepared = self._request(messages, stop, kwargs)
+        client = self.http_async_client
+        if client is None:
+            client = httpx.AsyncClient(timeout=self.timeout)
+        try:
+            start = STARTER.get()
+            async with streamkit.astream(client, self.provider, **prepared.arguments()) as events:
+                chunks = _Chunks(self)
+                async for event in events:
+                    if start is not None and isinstance(event, ToolCall) and event.choice == 0:
+                        start(event)
+                    for chunk in chunks.feed(event):
+                        yield chunk
+            yield chunks.last()
+        finally:
+            if self.http_async_client is None:
+                with anyio.CancelScope(shield=True):  # a cancelled agent step still closes its connections
+                    await client.aclose()
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return _result(list(self._stream(messages, stop, None, **kwargs)))
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return _result([chunk async for chunk in self._astream(messages, stop, None, **kwargs)])
+
+
+class _Prepared:
+    """A built request, and the tool definitions its calls are validated against."""
+
+    def __init__(self, request: Request, tools: list[dict[str, Any]] | None) -> None:
+        self.request = request
+        self.tools = tools
+
+    def arguments(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"url": self.request.url, "json": self.request.body, "headers": self.request.headers}
+        if self.tools is not None:
+            out["tools"] = self.tools
+        return out
+
+
+def _tool(spec: Mapping[str, Any]) -> Tool:
+    function = spec.get("function", spec)
+    parameters = function.get("parameters") or {"type": "object", "properties": {}}
+    return Tool(function["name"], function.get("description") or "", parameters)
+
+
+# -- events -> chunks ----------------------------------------------------------------------------
+
+
+class _Chunks:
+    """One response's events as ``ChatGenerationChunk``s, in a shape LangChain's merging keeps."""
+
+    def __init__(self, model: StreamkitChatModel) -> None:
+        self.model = model
+        self.events: list[StreamEvent] = []
+        self.calls = 0
+
+    def feed(self, event: StreamEvent) -> list[ChatGenerationChunk]:
+        self.events.append(event)
+        if isinstance(event, TextDelta) and event.choice == 0 and event.text:
+            return [ChatGenerationChunk(message=AIMessageChunk(content=event.text))]
+        if isinstance(event, Thinking) and event.choice == 0 and event.text:
+            reasoning = {"reasoning_content": event.text}
+            return [ChatGenerationChunk(message=AIMessageChunk(content="", additional_kwargs=reasoning))]
+        if isinstance(event, ToolCall | InvalidToolCall) and event.choice == 0:
+            entry = tool_call_chunk(name=event.name, args=_args(event), id=call_id(event), index=self.calls)
+            self.calls += 1
+            return [ChatGenerationChunk(message=AIMessageChunk(content="", tool_call_chunks=[entry]))]
+        return []
+
+    def last(self) -> ChatGenerationChunk:
+        """The closing chunk: the turn, the stop reason and the token usage."""
+        turn = Turn.from_events(self.events, self.model.provider)
+        metadata = {"model_name": self.model.model, "stop_reason": turn.stop_reason, "finish_reason": turn.finish}
+        message = AIMessageChunk(
+            content="",
+            additional_kwargs={TURN_KEY: _turn_json(turn)},
+            response_metadata=metadata,
+            usage_metadata=_usage(turn.tokens),
+            chunk_position="last",
+        )
+        return ChatGenerationChunk(message=message)
+
+
+def _args(call: ToolCall | InvalidToolCall) -> str:
+    """A call's ``args`` for LangChain: a valid call's input as JSON; for an invalid call, text
+    that no JSON parser reads as an object (it starts with a letter), so that LangChain's lenient
+    re-parse at each merge cannot make a valid call of it."""
+    if isinstance(call, ToolCall):
+        return dumps(call.input)
+    return f"invalid arguments ({_invalid_message(call)}): {call.raw}"
+
+
+def _invalid_message(call: InvalidToolCall) -> str:
+    """What the model is told about an invalid call, as one sentence per issue."""
+    return "; ".join(issue["message"] for issue in error_payload(call)["errors"])
+
+
+def _usage(tokens: TokenUsage | None) -> UsageMetadata | None:
+    if tokens is None or tokens.input_tokens is None or tokens.output_tokens is None:
+        return None
+    usage = UsageMetadata(
+        input_tokens=tokens.input_tokens,
+        output_tokens=tokens.output_tokens,
+        total_tokens=tokens.input_tokens + tokens.output_tokens,
+    )
+    if tokens.cache_read_tokens is not None:
+        usage["input_token_details"] = {"cache_read": tokens.cache_read_tokens}
+    if tokens.reasoning_tokens is not None:
+        usage["output_token_details"] = {"reasoning": tokens.reasoning_tokens}
+    return usage
+
+
+def _result(chunks: list[ChatGenerationChunk]) -> ChatResult:
+    """The chunks merged as LangChain merges them, then each invalid call's ``error`` filled in
+    (a merge sets it to ``None``; the message returned here is the model's own)."""
+    first = chunks[0].message
+    assert isinstance(first, AIMessageChunk)
+    message = message_chunk_to_message(first + [chunk.message for chunk in chunks[1:]])  # one merge: linear
+    assert isinstance(message, AIMessage)
+    turn = turn_of(message)
+    invalid = {call_id(call): call for call in turn.calls if isinstance(call, InvalidToolCall)} if turn else {}
+    for entry in message.invalid_tool_calls:
+        call = invalid.get(entry["id"] or "")
+        if call is not None:
+            entry["error"] = _invalid_message(call)
+    return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+# -- the turn, as JSON in additional_kwargs -------------------------------------------------------
+
+_ITEMS: dict[str, type[Any]] = {
+    cls.__name__: cls
+    for cls in (
+        TextDelta,
+        ToolCall,
+        InvalidToolCall,
+        Thinking,
+        RedactedThinking,
+        ReasoningItem,
+        MessageItem,
+        ServerToolUse,
+        ServerToolResult,
+        TextSignature,
+        CallState,
+    )
+}
+
+
+def _turn_json(turn: Turn) -> dict[str, Any]:
+    """``turn`` as plain JSON values (what a checkpointer can store); ``_turn_from_json`` reads it."""
+    return {
+        "provider": turn.provider,
+        "items": [_item_json(item) for item in turn.items],
+        "stop_reason": turn.stop_reason,
+        "usage": turn.usage,
+        "choice": turn.choice,
+        "finish": turn.finish,
+        "tokens": None if turn.tokens is None else {f.name: getattr(turn.tokens, f.name) for f in fields(TokenUsage)},
+    }
+
+
+def _item_json(item: TurnItem) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": type(item).__name__}
+    for field in fields(item):
+        value = getattr(item, field.name)
+        if field.name == "errors":
+            value = [issue.to_dict() for issue in value]
+        elif isinstance(value, tuple):
+            value = list(value)
+        elif isinstance(value, Mapping):
+            value = dict(value)
+        out[field.name] = value
+    return out
+
+
+def _turn_from_json(data: Mapping[str, Any]) -> Turn:
+    """The ``Turn`` that ``_turn_json`` wrote."""
+    try:
+        items = tuple(_item_from_json(item) for item in data["items"])
+        tokens = data.get("tokens")
+        return Turn(
+            data["provider"],
+            items,
+            data.get("stop_reason"),
+            data.get("usage"),
+            choice=data.get("choice", 0),
+            finish=data.get("finish"),
+            tokens=None if tokens is None else TokenUsage(**tokens),
+        )
+    except (KeyError, TypeError) as exc:
+        raise UsageError(f"additional_kwargs[{TURN_KEY!r}] is not a turn streamkit wrote: {exc!r}") from None
+
+
+def _item_from_json(data: Mapping[str, Any]) -> TurnItem:
+    values = {key: value for key, value in data.items() if key != "type"}
+    if "errors" in values:
+        values["errors"] = tuple(ArgumentIssue(**issue) for issue in values["errors"])
+    if "anomalies" in values:
+        values["anomalies"] = tuple(values["anomalies"])
+    item: TurnItem = _ITEMS[data["type"]](**values)
+    return item
+
+
+def turn_of(message: BaseMessage) -> Turn | None:
+    """The streamkit ``Turn`` an ``AIMessage`` from ``StreamkitChatModel`` carries (its
+    reasoning, signatures, and invalid calls with their issues); ``None`` for any other message."""
+    stored = message.additional_kwargs.get(TURN_KEY) if isinstance(message, AIMessage) else None
+    return None if stored is None else _turn_from_json(stored)
+
+
+# -- LangChain messages -> request entries ---------------------------------------------------------
+
+
+def _entries_of(messages: Sequence[BaseMessage], provider: str) -> tuple[str | None, list[Entry]]:
+    """The system text and the history entries for ``messages``.
+
+    An ``AIMessage`` this model made goes back as its stored ``Turn``, whole; any other one as
+    its text and calls. Neighbouring ``ToolMessage``s make one ``Results``; the result of an
+    invalid call is always streamkit's error payload for it (it never ran).
+    """
+    system: list[str] = []
+    entries: list[Entry] = []
+    calls: dict[str, ToolCall | InvalidToolCall] = {}
+    pending: list[Outcome] = []
+    for position, message in enumerate(messages):
+        if not isinstance(message, ToolMessage) and pending:
+            entries.append(Results(tuple(pending)))
+            pending = []
+        if isinstance(message, SystemMessage):
+            if entries:
+                raise UsageError(f"messages[{position}]: a SystemMessage must come before every other message")
+            system.append(_text(message, position))
+        elif isinstance(message, HumanMessage):
+            entries.append(User(_text(message, position)))
+        elif isinstance(message, AIMessage):
+            turn = _turn(message, provider)
+            calls = {call_id(call): call for call in turn.calls}
+            entries.append(turn)
+        elif isinstance(message, ToolMessage):
+            pending.append(_outcome(message, calls))
+        else:
+            raise UsageError(f"messages[{position}]: a {type(message).__name__} cannot be sent; use the core messages")
+    if pending:
+        entries.append(Results(tuple(pending)))
+    return ("\n\n".join(system) if system else None), entries
+
+
+def _text(message: BaseMessage, position: int) -> str:
+    if isinstance(message.content, str):
+        return message.content
+    parts: list[str] = []
+    for block in message.content:
+        if isinstance(block, str):
+            parts.append(block)
+        elif block.get("type") == "text":
+            parts.append(block["text"])
+        else:
+            raise UsageError(f"messages[{position}]: only text can be sent, not a {block.get('type')!r} block")
+    return "".join(parts)
+
+
+def _turn(message: AIMessage, provider: str) -> Turn:
+    """The stored turn when the message still shows it; a message edited since (a middleware
+    that rewrites arguments) goes back as it now reads, without the turn's opaque state."""
+    stored = turn_of(message)
+    text = message.text
+    if stored is not None and _shows(message, stored, text):
+        return stored
+    items: list[TurnItem] = [TextDelta(text)] if text else []
+    for index, call in enumerate(message.tool_calls):
+        items.append(ToolCall(index, call["id"], call["name"], call["args"]))
+    for index, bad in enumerate(message.invalid_tool_calls, start=len(items)):
+        issue = ArgumentIssue("invalid_json", bad.get("error") or "the arguments are not a JSON object")
+        items.append(InvalidToolCall(index, bad["id"], bad["name"], bad["args"] or "", (issue,)))
+    return Turn(provider, tuple(items))
+
+
+def _shows(message: AIMessage, turn: Turn, text: str) -> bool:
+    valid = [(call_id(c), c.name, c.input) for c in turn.calls if isinstance(c, ToolCall)]
+    invalid = [call_id(c) for c in turn.calls if isinstance(c, InvalidToolCall)]
+    return (
+        turn.text == text
+        and valid == [(c["id"], c["name"], c["args"]) for c in message.tool_calls]
+        and invalid == [c["id"] for c in message.invalid_tool_calls]
+    )
+
+
+def _outcome(message: ToolMessage, calls: Mapping[str, ToolCall | InvalidToolCall]) -> Outcome:
+    call = calls.get(message.tool_call_id)
+    if isinstance(call, InvalidToolCall):
+        return call
+    result = message.content if isinstance(message.content, str) else _content(message.content)
+    ran = call if call is not None else CallRef(message.tool_call_id, message.name or "")
+    return (ran, result, message.status == "error")
+
+
+def _content(content: list[str | dict[str, Any]]) -> Any:
+    """A list content as its text when it is all text, else the list itself (sent as JSON)."""
+    if all(isinstance(block, str) or block.get("type") == "text" for block in content):
+        return "".join(block if isinstance(block, str) else block["text"] for block in content)
+    return content
+
+
+def __getattr__(name: str) -> Any:
+    # ``langchain.agents`` takes seconds to import: only an agent that uses the middleware pays.
+    if name == "EarlyToolsMiddleware":
+        from ._langchain_early import EarlyToolsMiddleware
+
+        return EarlyToolsMiddleware
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
