@@ -37,13 +37,14 @@ of an open call's text so far; the plain ``Accumulator`` never pays for that opt
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from ._errors import LimitExceededError, ProviderError, ProviderProtocolError
 from ._events import (
     TURN_EVENTS,
     AnomalyNoted,
+    ArgumentsBatch,
     ArgumentsDelta,
     ArgumentsRepeated,
     ArgumentsValue,
@@ -108,6 +109,17 @@ class _Slot:
             self.pack()
         return True
 
+    def extend(self, texts: list[str], limit: int) -> bool:
+        """``add`` on each text: ``False`` at the first that takes the text past ``limit``."""
+        size = self.size + sum(map(len, texts))
+        if size > limit:
+            return all(self.add(text, limit) for text in texts)
+        self.parts += texts
+        self.size = size
+        if len(self.parts) >= _PACK_AT:
+            self.pack()
+        return True
+
     def pack(self) -> None:
         # "surrogatepass": a fragment given as a payload may hold a lone surrogate; it
         # round-trips unchanged, and the one strict parse at the end judges it.
@@ -164,6 +176,7 @@ class Accumulator:
         self._handlers: dict[type, Callable[[Any], Sequence[Output]]] = {
             CallStarted: self._start,
             ArgumentsDelta: self._delta,
+            ArgumentsBatch: self._batch,
             ArgumentsRepeated: self._repeated,
             ArgumentsValue: self._value,
             CallEnded: self._end,
@@ -180,36 +193,6 @@ class Accumulator:
 
     def feed(self, event: Event) -> Sequence[Output]:
         return self._handlers[type(event)](event)
-
-    def feed_all(self, events: Iterable[Event]) -> Iterator[Output]:
-        """``feed`` on each event, yielding the outputs: one loop for many events.
-
-        Lazy: each output is yielded before the next event is read, so the consumer sees the
-        outputs of the events before a bad one, and the state stays as ``feed`` leaves it.
-        """
-        if type(self).feed is not Accumulator.feed or self._fragments:  # each event goes through feed
-            feed = self.feed
-            for event in events:
-                yield from feed(event)
-            return
-        opened, handlers, limit = self._open, self._handlers, self._max_argument_bytes
-        for event in events:
-            if type(event) is ArgumentsDelta:  # the hot path: one event per fragment
-                slot = opened.get((event.choice, event.index))
-                if slot is not None and slot.value is _UNSET:
-                    # ``_delta`` for an open call, with ``_Slot.add`` written inline: this loop
-                    # runs once per fragment, and a method call here is a measurable share.
-                    parts = slot.parts
-                    parts.append(event.text)
-                    slot.size += len(event.text)
-                    if slot.size > limit:
-                        raise self._too_long(slot)
-                    if len(parts) >= _PACK_AT:
-                        slot.pack()
-                    continue
-            out = handlers[type(event)](event)
-            if out:
-                yield from out
 
     def drain_open(self) -> list[RawCall]:
         """Close every open call as cut off, for an error that carries their raw text."""
@@ -237,6 +220,21 @@ class Accumulator:
         if not slot.add(event.text, self._max_argument_bytes):
             raise self._too_long(slot)
         return (event,) if self._fragments else _NOTHING
+
+    def _batch(self, event: ArgumentsBatch) -> Sequence[Output]:
+        """Many fragments of one call: one lookup, and the limit checked fragment by fragment
+        only when the batch would pass it, so the error is the one ``_delta`` raises."""
+        if self._fragments or type(self).feed is not Accumulator.feed:  # each fragment is seen
+            out: list[Output] = []
+            for text in event.texts:
+                out += self.feed(ArgumentsDelta(event.index, text, event.choice))
+            return out
+        slot = self._require_open(event.choice, event.index, "ArgumentsDelta")
+        if slot.value is not _UNSET:
+            raise self._error_for(event.index, "ArgumentsDelta", "text fragments after a whole arguments value")
+        if not slot.extend(event.texts, self._max_argument_bytes):
+            raise self._too_long(slot)
+        return _NOTHING
 
     def _repeated(self, event: ArgumentsRepeated) -> Sequence[Output]:
         """A fragment that may be the whole arguments sent again after the deltas.

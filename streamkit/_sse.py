@@ -23,7 +23,7 @@ import logging
 from collections.abc import Iterable, Iterator
 
 from ._errors import FramingError, LimitExceededError
-from ._events import Frame, Framer
+from ._events import Frame, Framer, Payloads
 from ._limits import DEFAULT_MAX_EVENT_BYTES
 
 __all__ = ("DEFAULT_MAX_EVENT_BYTES", "SSEDecoder")
@@ -67,7 +67,7 @@ class SSEDecoder(Framer):
         self._event_size = 0
         return []
 
-    def _feed(self, chunk: bytes, out: list[Frame]) -> None:
+    def _feed(self, chunk: bytes, out: list[Frame | Payloads]) -> None:
         if b"\n" not in chunk and b"\r" not in chunk:
             self._hold(chunk)
             return
@@ -103,7 +103,7 @@ class SSEDecoder(Framer):
             "an SSE event grew past the limit", limit="max_event_bytes", value=self._max_event_bytes
         )
 
-    def _lines(self, region: bytes, out: list[Frame]) -> None:
+    def _lines(self, region: bytes, out: list[Frame | Payloads]) -> None:
         """Interpret a region that ends exactly at a line end.
 
         The common case is read from the bytes: the complete events of a region with no CR, no
@@ -111,6 +111,8 @@ class SSEDecoder(Framer):
         CRLF), when ``_whole`` can read them all at once. Everything else, and the event left
         open by the previous region, goes line by line through ``_text``.
         """
+        if self._at_start and not region.startswith(b"\xef"):
+            self._at_start = False  # the stream does not start with a BOM: nothing to drop
         if b"\r" in region or self._at_start or self._skip_lf:
             self._text(region, out)
             return
@@ -129,7 +131,7 @@ class SSEDecoder(Framer):
         if region:
             self._text(region, out)
 
-    def _text(self, region: bytes, out: list[Frame]) -> None:
+    def _text(self, region: bytes, out: list[Frame | Payloads]) -> None:
         """Decode a region that ends exactly at a line end and interpret its lines."""
         try:
             text = region.decode("utf-8")
@@ -181,7 +183,7 @@ class SSEDecoder(Framer):
         if last:
             self._read(_lines(last[:-1]), plain, out)  # the region ends with a line end: drop it
 
-    def _read(self, lines: Iterable[str], plain: bool, out: list[Frame]) -> None:
+    def _read(self, lines: Iterable[str], plain: bool, out: list[Frame | Payloads]) -> None:
         for line in lines:
             if line:
                 size = len(line) if plain else len(line.encode())
@@ -245,42 +247,47 @@ def _each_line(block: str) -> Iterator[str]:
     yield block[start:]
 
 
-def _whole(head: bytes, out: list[Frame], names: dict[bytes, str | None]) -> bool:
-    """Read complete events that all have one shape at once; False (nothing read) otherwise.
+def _whole(head: bytes, out: list[Frame | Payloads], names: dict[bytes, str | None]) -> bool:
+    """Hand over complete events that all have one shape as ``Payloads``; False (nothing
+    read) otherwise.
 
     ``head`` ends with a blank line, holds no CR and no run of three line ends, and is no
     longer than the limit. The shapes are the common ones: every event one ``data: `` line, or
     every event one ``event: `` line and one ``data: `` line. Counting the line ends proves the
     shape: a separator between events is two of them, so any other line (a comment, an ``id``,
     a second data line, a field without its space) leaves more line ends than the split
-    accounts for, or a piece without its ``data: `` line. Each value is decoded on its own
-    (the separators are ASCII, so they never split a character): bytes that are not UTF-8
-    return False, and the line-by-line path reports them.
+    accounts for, or a piece without its ``data: `` line. The values stay bytes; the whole
+    region is proved UTF-8 once (the separators are ASCII, so they never split a character),
+    and bytes that are not return False, for the line-by-line path to report.
     """
-    try:
-        if head.startswith(b"data: "):
-            values = head[6:-2].split(b"\n\ndata: ")
-            if head.count(b"\n") != 2 * len(values):
+    if not head.isascii():
+        try:
+            head.decode()
+        except UnicodeDecodeError:
+            return False
+    if head.startswith(b"data: "):
+        values = head[6:-2].split(b"\n\ndata: ")
+        if head.count(b"\n") != 2 * len(values):
+            return False
+        out.append(Payloads(None, values))
+        return True
+    if head.startswith(b"event: "):
+        pieces = head[7:-2].split(b"\n\nevent: ")
+        if head.count(b"\n") != 3 * len(pieces):
+            return False
+        events: list[str | None] = []
+        data: list[bytes] = []
+        for piece in pieces:
+            name, line, value = piece.partition(b"\ndata: ")
+            if not line:
                 return False
-            out += [Frame(None, value.decode()) for value in values]
-            return True
-        if head.startswith(b"event: "):
-            pieces = head[7:-2].split(b"\n\nevent: ")
-            if head.count(b"\n") != 3 * len(pieces):
-                return False
-            frames: list[Frame] = []
-            for piece in pieces:
-                name, line, value = piece.partition(b"\ndata: ")
-                if not line:
-                    return False
-                event = names.get(name, _UNKNOWN)
-                if event is _UNKNOWN:
-                    event = name.decode() or None
-                    if len(names) < _MAX_NAMES:
-                        names[name] = event
-                frames.append(Frame(event, value.decode()))
-            out += frames
-            return True
-    except UnicodeDecodeError:
-        return False
+            event = names.get(name, _UNKNOWN)
+            if event is _UNKNOWN:
+                event = name.decode() or None
+                if len(names) < _MAX_NAMES:
+                    names[name] = event
+            events.append(event)
+            data.append(value)
+        out.append(Payloads(events, data))
+        return True
     return False

@@ -41,6 +41,7 @@ _NOTHING: list[Event] = []
 
 class CohereDecoder(TypedEventDecoder):
     slug = "cohere"
+    plain_fragments = True  # a tool-call-delta changes no state
 
     def feed(self, frame: Frame) -> list[Event]:
         if frame.data == "[DONE]":
