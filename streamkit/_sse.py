@@ -47,6 +47,7 @@ class SSEDecoder(Framer):
         super().__init__()
         self._max_event_bytes = max_event_bytes
         self._pending = bytearray()  # bytes of the unfinished last line
+        self._named = 0  # bytes of a complete ``event:`` line held at the start of _pending
         self._consumed = 0  # bytes of the stream decoded into lines so far
         self._at_start = True  # no line decoded yet: a BOM may still come
         self._skip_lf = False  # the previous region ended with CR: a leading LF is its pair
@@ -61,6 +62,7 @@ class SSEDecoder(Framer):
         if self._pending or self._data:
             _log.debug("input ended inside an SSE event: %d bytes dropped", len(self._pending) + self._event_size)
         self._pending = bytearray()
+        self._named = 0
         self._data = []
         self._groups = []
         self._event = None
@@ -75,11 +77,27 @@ class SSEDecoder(Framer):
             self._pending += chunk
             chunk = bytes(self._pending)
             self._pending = bytearray()
+            self._named = 0
         cut = max(chunk.rfind(b"\n"), chunk.rfind(b"\r")) + 1
+        named = self._named_tail(chunk, cut)
+        cut -= named
         rest = chunk[cut:]
         self._lines(chunk[:cut] if rest else chunk, out)
         if rest:
+            self._named = named
             self._hold(rest)
+
+    def _named_tail(self, chunk: bytes, cut: int) -> int:
+        """The length of an ``event:`` line that opens the unfinished event at the end of the
+        chunk, to be held with it: the next read then starts at an event's start, where the
+        events are read from the bytes. Anything else after the last blank line is read now."""
+        blank = chunk.rfind(b"\n\n", 0, cut) + 2
+        if blank < 2 or blank == cut or len(chunk) - blank > self._max_event_bytes:
+            return 0
+        line = chunk[blank:cut]
+        if not line.startswith(b"event:") or line.find(b"\n") != len(line) - 1 or b"\r" in chunk[blank:]:
+            return 0
+        return len(line)
 
     def _hold(self, piece: bytes) -> None:
         self._pending += piece
@@ -88,7 +106,7 @@ class SSEDecoder(Framer):
 
     def _over(self, line: bytes | bytearray) -> bool:
         """Whether the event with this line (complete or still arriving) is past the limit."""
-        size = len(line) + self._event_size
+        size = len(line) + self._event_size - self._named  # a held event line counts nothing
         if size > self._max_event_bytes and self._at_start:
             head = bytes(line[:3])
             if _BOM.startswith(head):

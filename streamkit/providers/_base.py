@@ -9,6 +9,7 @@ providers add them often; a known event with the wrong shape always raises
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
@@ -39,6 +40,8 @@ T = TypeVar("T")
 _PROBE = "\x00streamkit probe\x00"
 _PROBE_JSON = orjson.dumps(_PROBE)[1:-1]
 _MAX_PATIENCE = 64
+#: A JSON string token that is not empty, by its quotes and escapes; orjson then judges it.
+_TOKEN = rb'("(?=[^"])[^"\\]*(?:\\.[^"\\]*)*")'
 #: Paddings put in a candidate unread string's place: it must change nothing the decoder reads.
 _PADS = (b"", b"streamkit0pad", b"error")
 
@@ -59,41 +62,40 @@ class _Template:
 
     ``prefix`` runs up to and with the string's opening quote, ``suffix`` from its closing
     quote on. A suffix may hold one *unread* string (OpenAI's ``obfuscation`` padding, which
-    changes on every chunk): then it is ``middle`` (up to and with that string's opening
-    quote), any ASCII letters and digits, and ``tail``.
+    changes on every chunk), of any ASCII letters and digits. A payload matches when it starts
+    with the prefix and the rest is one JSON string token followed by the suffix; the token is
+    then parsed strictly, alone.
     """
 
-    __slots__ = ("choice", "event", "hits", "index", "middle", "prefix", "size", "start", "suffix", "tail")
+    __slots__ = ("choice", "event", "hits", "index", "match", "prefix", "start")
 
     def __init__(
         self, event: str | None, prefix: bytes, suffix: bytes, hole: tuple[int, int] | None, index: int, choice: int
     ) -> None:
         self.event = event
         self.prefix = prefix
-        self.start = len(prefix) - 1  # the token's quotes are parsed with it
-        self.suffix = suffix if hole is None else None
-        self.middle = b"" if hole is None else suffix[: hole[0] + 1]
-        self.tail = suffix if hole is None else suffix[hole[1] :]
-        self.size = len(prefix) + len(suffix if hole is None else self.middle + self.tail)
+        self.start = len(prefix) - 1  # the token's opening quote
+        if hole is None:
+            rest = re.escape(suffix[1:])
+        else:
+            rest = re.escape(suffix[1 : hole[0] + 1]) + rb"[A-Za-z0-9]*" + re.escape(suffix[hole[1] :])
+        self.match = re.compile(_TOKEN + rest, re.DOTALL).fullmatch
         self.index = index
         self.choice = choice
         self.hits = 0
 
-    def token(self, data: bytes) -> bytes | None:
-        """The fragment's string token (quotes included) of a payload of this shape, or None."""
-        if len(data) <= self.size or not data.startswith(self.prefix) or not data.endswith(self.tail):
+    def text(self, data: bytes) -> str | None:
+        """The fragment text of a payload of this shape, its string token parsed strictly; None
+        for any other payload, which the general path then reads (and reports, if bad)."""
+        if not data.startswith(self.prefix):
             return None
-        if self.suffix is not None:
-            return data[self.start : len(data) - len(self.tail) + 1]
-        close = len(data) - len(self.tail)  # the unread string's closing quote
-        opening = data.rfind(b'"', 0, close)
-        unread = data[opening + 1 : close]
-        if unread and not unread.isalnum():
-            return None  # not plainly a JSON string: the general path reads it
-        end = opening + 1 - len(self.middle)  # the fragment's closing quote
-        if end <= self.start + 1 or not data.startswith(self.middle, end):
+        found = self.match(data, self.start)
+        if found is None:
             return None
-        return data[self.start : end + 1]
+        try:
+            return orjson.loads(found.group(1))  # type: ignore[no-any-return]  # a token in quotes is a str
+        except orjson.JSONDecodeError:
+            return None
 
     def batch(self, texts: list[str]) -> ArgumentsBatch:
         self.hits += len(texts)
@@ -146,6 +148,13 @@ class Decoder(ABC):
                     return
             else:
                 assert isinstance(item, Frame)
+                template = self._template
+                if template is not None and item.event == template.event:
+                    # A read's first event, completed by it, comes as a Frame.
+                    text = template.text(item.data.encode("utf-8", "surrogatepass"))
+                    if text is not None:
+                        out.append(template.batch([text]))
+                        continue
                 events = self._general(item)
                 out += events
                 if ends(events):
@@ -166,17 +175,13 @@ class Decoder(ABC):
         names = batch.events
         template = self._template
         run: list[str] = []
-        loads, bad = orjson.loads, orjson.JSONDecodeError
         for position, data in enumerate(batch.data):
             event = None if names is None else names[position]
             if template is not None and event == template.event:
-                token = template.token(data)
-                if token is not None:
-                    try:
-                        run.append(loads(token))
-                        continue
-                    except bad:
-                        pass  # the general path reports it, as it would have
+                text = template.text(data)
+                if text is not None:
+                    run.append(text)
+                    continue
             if run and template is not None:  # a run is only ever filled through a template
                 out.append(template.batch(run))
                 run = []
