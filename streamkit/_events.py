@@ -15,7 +15,7 @@ and their fields are ``Final``: nothing assigns them after ``__init__``.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeAlias
 
@@ -99,7 +99,7 @@ class Payloads:
 
     __slots__ = ("data", "events")
 
-    def __init__(self, events: list[str | None] | None, data: list[bytes]) -> None:
+    def __init__(self, events: Sequence[str | None] | None, data: Sequence[bytes]) -> None:
         self.events: Final = events
         self.data: Final = data
 

@@ -20,6 +20,7 @@ and bad bytes after the provider's end-of-stream marker are never read.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable, Iterator
 
 from ._errors import FramingError, LimitExceededError
@@ -32,6 +33,8 @@ _log = logging.getLogger(__name__)
 _BOM = b"\xef\xbb\xbf"
 _BLANK = [""]
 _UNKNOWN = "\x00unknown"  # a name not yet in the cache (no decoded name is this object)
+#: One event of the common named shape: its name and its data.
+_EVENT = re.compile(rb"event: ([^\n]*)\ndata: ([^\n]*)\n\n")
 _MAX_NAMES = 64  # event names cached per stream: a provider uses about ten
 #: Data lines kept as strings before they are joined into one: a short line costs about 50
 #: bytes as a str object, so an event of many short lines would be held at ten times its size.
@@ -290,22 +293,26 @@ def _whole(head: bytes, out: list[Frame | Payloads], names: dict[bytes, str | No
         out.append(Payloads(None, values))
         return True
     if head.startswith(b"event: "):
-        pieces = head[7:-2].split(b"\n\nevent: ")
-        if head.count(b"\n") != 3 * len(pieces):
+        pairs = _EVENT.findall(head)
+        if not pairs:
             return False
-        events: list[str | None] = []
-        data: list[bytes] = []
-        for piece in pieces:
-            name, line, value = piece.partition(b"\ndata: ")
-            if not line:
-                return False
-            event = names.get(name, _UNKNOWN)
-            if event is _UNKNOWN:
-                event = name.decode() or None
-                if len(names) < _MAX_NAMES:
-                    names[name] = event
-            events.append(event)
-            data.append(value)
+        raw, data = zip(*pairs, strict=True)
+        # The matches are disjoint; they cover the whole head only if their lengths add up to it.
+        if 16 * len(pairs) + sum(map(len, raw)) + sum(map(len, data)) != len(head):
+            return False
+        events = [names.get(name, _UNKNOWN) for name in raw]
+        if _UNKNOWN in events:
+            events = [_name(name, names) for name in raw]
         out.append(Payloads(events, data))
         return True
     return False
+
+
+def _name(raw: bytes, names: dict[bytes, str | None]) -> str | None:
+    """An event name decoded, once per stream for the first ``_MAX_NAMES`` names."""
+    event = names.get(raw, _UNKNOWN)
+    if event is _UNKNOWN:
+        event = raw.decode() or None
+        if len(names) < _MAX_NAMES:
+            names[raw] = event
+    return event

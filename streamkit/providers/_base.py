@@ -40,8 +40,9 @@ T = TypeVar("T")
 _PROBE = "\x00streamkit probe\x00"
 _PROBE_JSON = orjson.dumps(_PROBE)[1:-1]
 _MAX_PATIENCE = 64
+_NEVER = re.compile(b"(?!)").fullmatch
 #: A JSON string token that is not empty, by its quotes and escapes; orjson then judges it.
-_TOKEN = rb'("(?=[^"])[^"\\]*(?:\\.[^"\\]*)*")'
+_TOKEN = rb'("(?=[^"])[^"\\\n]*(?:\\[^\n][^"\\\n]*)*")'
 #: Paddings put in a candidate unread string's place: it must change nothing the decoder reads.
 _PADS = (b"", b"streamkit0pad", b"error")
 
@@ -67,7 +68,7 @@ class _Template:
     then parsed strictly, alone.
     """
 
-    __slots__ = ("choice", "event", "hits", "index", "match", "prefix", "start")
+    __slots__ = ("choice", "event", "hits", "index", "lines", "match", "prefix", "start")
 
     def __init__(
         self, event: str | None, prefix: bytes, suffix: bytes, hole: tuple[int, int] | None, index: int, choice: int
@@ -79,7 +80,9 @@ class _Template:
             rest = re.escape(suffix[1:])
         else:
             rest = re.escape(suffix[1 : hole[0] + 1]) + rb"[A-Za-z0-9]*" + re.escape(suffix[hole[1] :])
-        self.match = re.compile(_TOKEN + rest, re.DOTALL).fullmatch
+        self.match = re.compile(_TOKEN + rest).fullmatch
+        # The same shape, one payload a line: a whole batch is read with one search.
+        self.lines = re.compile(b"^" + re.escape(prefix[:-1]) + _TOKEN + rest + b"$", re.MULTILINE).findall
         self.index = index
         self.choice = choice
         self.hits = 0
@@ -96,6 +99,25 @@ class _Template:
             return orjson.loads(found.group(1))  # type: ignore[no-any-return]  # a token in quotes is a str
         except orjson.JSONDecodeError:
             return None
+
+    def whole(self, batch: Payloads) -> list[str] | None:
+        """The fragment texts of a batch whose every payload has this shape, or None.
+
+        Payloads hold no line end, so joined one a line, each is matched by at most one
+        search result; as many results as payloads means that every one matched. The tokens
+        are then parsed strictly, as one JSON array.
+        """
+        names, data = batch.events, batch.data
+        if (self.event is not None or names is not None) and (names is None or names.count(self.event) != len(names)):
+            return None
+        tokens = self.lines(b"\n".join(data))
+        if len(tokens) != len(data):
+            return None
+        try:
+            texts: list[str] = orjson.loads(b"[" + b",".join(tokens) + b"]")
+        except orjson.JSONDecodeError:
+            return None
+        return texts
 
     def batch(self, texts: list[str]) -> ArgumentsBatch:
         self.hits += len(texts)
@@ -172,16 +194,27 @@ class Decoder(ABC):
         its string token is parsed, strictly; consecutive ones leave as one ``ArgumentsBatch``.
         Any other payload (or a token that is not one JSON string) takes the general path.
         """
-        names = batch.events
         template = self._template
+        if template is not None:
+            texts = template.whole(batch)
+            if texts is not None:
+                out.append(template.batch(texts))
+                return False
+        names = batch.events
+        prefix, match = (template.prefix, template.match) if template is not None else (b"\x00", _NEVER)
         run: list[str] = []
+        loads, bad = orjson.loads, orjson.JSONDecodeError
         for position, data in enumerate(batch.data):
             event = None if names is None else names[position]
-            if template is not None and event == template.event:
-                text = template.text(data)
-                if text is not None:
-                    run.append(text)
-                    continue
+            # ``_Template.text``, written out: this line runs once per event.
+            if data.startswith(prefix) and template is not None and event == template.event:
+                found = match(data, template.start)
+                if found is not None:
+                    try:
+                        run.append(loads(found.group(1)))
+                        continue
+                    except bad:
+                        pass
             if run and template is not None:  # a run is only ever filled through a template
                 out.append(template.batch(run))
                 run = []
@@ -190,6 +223,8 @@ class Decoder(ABC):
             if ends(events):
                 return True
             template = self._template
+            if template is not None:
+                prefix, match = template.prefix, template.match
         if run and template is not None:
             out.append(template.batch(run))
         return False
