@@ -43,13 +43,14 @@ of an open call's text so far; the plain ``Accumulator`` never pays for that opt
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from ._errors import LimitExceededError, ProviderError, ProviderProtocolError
 from ._events import (
     TURN_EVENTS,
     AnomalyNoted,
+    ArgumentsBatch,
     ArgumentsDelta,
     ArgumentsFinal,
     ArgumentsRepeated,
@@ -129,7 +130,7 @@ TRANSITIONS: dict[str, dict[type, str]] = {
     },
     TEXT: {
         CallStarted: TEXT,
-        ArgumentsDelta: TEXT,  # the hot path, written inline in ``feed_all``
+        ArgumentsDelta: TEXT,  # many at once: ``ArgumentsBatch``, the hot path
         ArgumentsRepeated: TEXT,
         ArgumentsFinal: DELIVERED,  # compared with the joined fragments
         CallEnded: DELIVERED,
@@ -193,6 +194,17 @@ class _Slot:
             self.pack()
         return True
 
+    def extend(self, texts: list[str], limit: int) -> bool:
+        """``add`` on each text: ``False`` at the first that takes the text past ``limit``."""
+        size = self.size + sum(map(len, texts))
+        if size > limit:
+            return all(self.add(text, limit) for text in texts)
+        self.parts += texts
+        self.size = size
+        if len(self.parts) >= _PACK_AT:
+            self.pack()
+        return True
+
     def pack(self) -> None:
         # "surrogatepass": a fragment given as a payload may hold a lone surrogate; it
         # round-trips unchanged, and the one strict parse at the end judges it.
@@ -247,6 +259,7 @@ class Accumulator:
         self._handlers.update(
             {
                 CallDetail: self._call_event,  # a turn event that also belongs to one call
+                ArgumentsBatch: self._batch,  # many ArgumentsDelta of one call, from the fast path
                 TextReceived: self._text,
                 StopReceived: self._stop,
                 UsageReceived: self._usage,
@@ -269,36 +282,6 @@ class Accumulator:
 
     def feed(self, event: Event) -> Sequence[Output]:
         return self._handlers[type(event)](event)
-
-    def feed_all(self, events: Iterable[Event]) -> Iterator[Output]:
-        """``feed`` on each event, yielding the outputs: one loop for many events.
-
-        Lazy: each output is yielded before the next event is read, so the consumer sees the
-        outputs of the events before a bad one, and the state stays as ``feed`` leaves it.
-        """
-        if type(self).feed is not Accumulator.feed or self._fragments:  # each event goes through feed
-            feed = self.feed
-            for event in events:
-                yield from feed(event)
-            return
-        opened, handlers, limit = self._open, self._handlers, self._max_argument_bytes
-        for event in events:
-            if type(event) is ArgumentsDelta:  # the hot path: one event per fragment
-                slot = opened.get((event.choice, event.index))
-                if slot is not None and slot.phase is TEXT:
-                    # ``(TEXT, ArgumentsDelta) -> TEXT`` with ``_Slot.add`` written inline: this loop
-                    # runs once per fragment, and a method call here is a measurable share.
-                    parts = slot.parts
-                    parts.append(event.text)
-                    slot.size += len(event.text)
-                    if slot.size > limit:
-                        raise self._too_long(slot)
-                    if len(parts) >= _PACK_AT:
-                        slot.pack()
-                    continue
-            out = handlers[type(event)](event)
-            if out:
-                yield from out
 
     def drain_open(self) -> list[RawCall]:
         """Close every open call as cut off, for an error that carries their raw text."""
@@ -349,6 +332,28 @@ class Accumulator:
         if not slot.add(event.text, self._max_argument_bytes):
             raise self._too_long(slot)
         return (event,) if self._fragments else _NOTHING
+
+    def _batch(self, event: ArgumentsBatch) -> Sequence[Output]:
+        """Many fragments of one call, where the table takes each as ``ArgumentsDelta`` to ``TEXT``:
+        one lookup, and the limit checked fragment by fragment only when the batch would pass it.
+        Anywhere else each fragment goes through the table alone, so the outcome and any error are
+        those of feeding the fragments one by one."""
+        slot = self._open.get((event.choice, event.index))
+        if (
+            slot is None
+            or TRANSITIONS[slot.phase].get(ArgumentsDelta) is not TEXT
+            or self._fragments
+            or type(self).feed is not Accumulator.feed
+        ):
+            out: list[Output] = []
+            for text in event.texts:
+                out += self.feed(ArgumentsDelta(event.index, text, event.choice))
+            return out
+        if not slot.extend(event.texts, self._max_argument_bytes):
+            raise self._too_long(slot)
+        if slot.size:  # empty fragments are no text: the call stays OPEN until some came
+            slot.phase = TEXT
+        return _NOTHING
 
     def _repeated(self, key: tuple[int, int], slot: _Slot, event: ArgumentsRepeated) -> Sequence[Output]:
         """A fragment that may be the whole arguments sent again after the deltas.

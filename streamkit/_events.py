@@ -15,7 +15,7 @@ and their fields are ``Final``: nothing assigns them after ``__init__``.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeAlias
 
@@ -39,6 +39,8 @@ __all__ = (
     "Event",
     "Frame",
     "Framer",
+    "ArgumentsBatch",
+    "Payloads",
     "RawCall",
     "RawPreview",
     "ResponseEnded",
@@ -88,6 +90,26 @@ class Frame(_Plain):
         self.data: Final = data
 
 
+class Payloads:
+    """The ``data`` of consecutive SSE events of the common shape, as bytes, from one read.
+
+    A framer hands these over in one batch instead of a ``Frame`` each: no ``str`` is decoded
+    and no object is built per event. The bytes are proved UTF-8 before they are handed over.
+    ``events`` holds each event's name (``None`` for none), or is ``None`` when no event had one.
+    """
+
+    __slots__ = ("data", "events")
+
+    def __init__(self, events: Sequence[str | None] | None, data: Sequence[bytes]) -> None:
+        self.events: Final = events
+        self.data: Final = data
+
+    def frames(self) -> list[Frame]:
+        """The same events as ``Frame``s."""
+        names = self.events or [None] * len(self.data)
+        return [Frame(name, value.decode()) for name, value in zip(names, self.data, strict=True)]
+
+
 class Framer(ABC):
     """Base of the text framers (bytes -> ``Frame``s), holding the rule they share.
 
@@ -101,9 +123,20 @@ class Framer(ABC):
         self._failure: StreamError | None = None  # found after complete frames: raised next
 
     def feed(self, chunk: bytes) -> list[Frame]:
+        out: list[Frame] = []
+        for item in self.feed_batch(chunk):
+            if type(item) is Payloads:
+                out += item.frames()
+            else:
+                assert isinstance(item, Frame)
+                out.append(item)
+        return out
+
+    def feed_batch(self, chunk: bytes) -> list[Frame | Payloads]:
+        """``feed``, with the events of the common shape in ``Payloads``: the pipeline's read."""
         if self._failure is not None:
             raise self._failure
-        out: list[Frame] = []
+        out: list[Frame | Payloads] = []
         if not chunk:
             return out
         try:
@@ -121,7 +154,7 @@ class Framer(ABC):
         return self._flush()
 
     @abstractmethod
-    def _feed(self, chunk: bytes, out: list[Frame]) -> None:
+    def _feed(self, chunk: bytes, out: list[Frame | Payloads]) -> None:
         """Append the frames ``chunk`` completes to ``out``; raise on bad bytes."""
 
     @abstractmethod
@@ -148,6 +181,19 @@ class ArgumentsDelta(_Plain):
     def __init__(self, index: int, text: str, choice: int = 0) -> None:
         self.index: Final = index
         self.text: Final = text
+        self.choice: Final = choice
+
+
+class ArgumentsBatch(_Plain):
+    """Consecutive verbatim fragments of one call's argument text, from one read: the same as
+    an ``ArgumentsDelta`` for each, in order, with one lookup of the call for all of them."""
+
+    __slots__ = ("choice", "index", "texts")
+    __match_args__ = ("index", "texts", "choice")
+
+    def __init__(self, index: int, texts: list[str], choice: int = 0) -> None:
+        self.index: Final = index
+        self.texts: Final = texts
         self.choice: Final = choice
 
 
@@ -327,6 +373,7 @@ TURN_EVENTS: frozenset[type] = frozenset({BlockStarted, BlockDelta, BlockEnded, 
 Event: TypeAlias = (
     CallStarted
     | ArgumentsDelta
+    | ArgumentsBatch
     | ArgumentsRepeated
     | ArgumentsValue
     | ArgumentsFinal

@@ -21,7 +21,7 @@ last LF mean the stream was cut inside a line; guessing that they are whole woul
 from __future__ import annotations
 
 from ._errors import FramingError, LimitExceededError
-from ._events import Frame, Framer
+from ._events import Frame, Framer, Payloads
 
 __all__ = ("DEFAULT_MAX_LINE_BYTES", "NDJSONDecoder")
 
@@ -46,7 +46,7 @@ class NDJSONDecoder(Framer):
         self._consumed = 0  # stream offset of the first byte not yet split into lines
         self._at_start = True  # no byte decoded yet: a BOM may still come
 
-    def _feed(self, chunk: bytes, out: list[Frame]) -> None:
+    def _feed(self, chunk: bytes, out: list[Frame | Payloads]) -> None:
         cut = chunk.rfind(b"\n") + 1
         if not cut:
             self._hold(chunk)
@@ -88,7 +88,7 @@ class NDJSONDecoder(Framer):
             f"an NDJSON line at byte {offset} grew past the limit", limit="max_event_bytes", value=self._max
         )
 
-    def _lines(self, region: bytes, out: list[Frame]) -> None:
+    def _lines(self, region: bytes, out: list[Frame | Payloads]) -> None:
         """Split a region that ends exactly at an LF into frames."""
         offset = self._consumed
         if self._at_start:

@@ -17,7 +17,16 @@ exception as ``__cause__``.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import replace
 from typing import Any, Protocol, TypedDict, Unpack
 
@@ -36,7 +45,7 @@ from ._errors import (
     TransportError,
     UsageError,
 )
-from ._events import TURN_EVENTS, Frame, RawCall, RawPreview, ResponseEnded, TextReceived
+from ._events import TURN_EVENTS, Event, Frame, Framer, Payloads, RawCall, RawPreview, ResponseEnded, TextReceived
 from ._limits import DEFAULT_LIMITS, Limits, TurnBudget
 from ._ndjson import NDJSONDecoder
 from ._normalize import normalize
@@ -178,6 +187,10 @@ class Assembler:
         self.provider = self._decoder.slug
         self.framing = self._decoder.framing
         self._framer = _FRAMERS[self._decoder.framing](max_event_bytes=limits.max_event_bytes)
+        framer = self._framer
+        self._read: Callable[[bytes], Sequence[Frame | Payloads]] = (
+            framer.feed_batch if isinstance(framer, Framer) else framer.feed
+        )
         budget = TurnBudget(limits.max_turn_bytes)  # shared by the stages that hold turn state
         self._accumulator = _make_accumulator(
             self.provider, limits, budget, previews, preview_every, preview_growth, fragments=bool(fragments)
@@ -203,7 +216,7 @@ class Assembler:
         if data:
             self._received = True
             self._tail = data[-4:] if len(data) >= 4 else (self._tail + data)[-4:]
-        return self._guard(lambda out: self._frames(self._framer.feed(data), out))
+        return self._guard(lambda out: self._frames(self._read(data), out))
 
     def feed_frame(self, frame: Frame) -> list[StreamEvent]:
         """Feed a frame that was already cut from the bytes (an SSE event from httpx-sse)."""
@@ -213,7 +226,7 @@ class Assembler:
     def feed_payload(self, payload: Any, event: str | None = None) -> list[StreamEvent]:
         """Feed one already-decoded event payload (a dict made from an SDK's event object)."""
         self._received = True
-        return self._guard(lambda out: self._events(self._decoder.feed_payload(payload, event), out))
+        return self._guard(lambda out: self._events(self._decoder.read_payload(payload, event), out))
 
     def flush(self) -> list[StreamEvent]:
         """End of input: raises ``IncompleteStreamError`` if the end-of-stream marker is missing.
@@ -252,16 +265,23 @@ class Assembler:
                 raise
         return out
 
-    def _frames(self, frames: Iterable[Frame], out: list[StreamEvent]) -> None:
-        # The frames go through the decoder and the accumulator in one pass: both read their
-        # input lazily, so each output is taken before the next frame is decoded, and the
-        # decoder stops after the frame with the end-of-stream marker.
-        self._events(self._decoder.feed_frames(frames), out)
+    def _frames(self, items: Iterable[Frame | Payloads], out: list[StreamEvent]) -> None:
+        # The decoder reads the whole batch into a list, then the accumulator takes it. A
+        # decoder error waits until the events before it have gone through the accumulator, so
+        # what is delivered, and which error is raised, is what one event at a time would give.
+        events: list[Event] = []
+        try:
+            self._decoder.read(items, events)
+        except Exception:
+            self._events(events, out)
+            raise
+        self._events(events, out)
 
-    def _events(self, events: Iterable[Any], out: list[StreamEvent]) -> None:
-        take = self._take
-        for item in self._accumulator.feed_all(events):
-            take(item, out)
+    def _events(self, events: Iterable[Event], out: list[StreamEvent]) -> None:
+        take, feed = self._take, self._accumulator.feed
+        for event in events:
+            for item in feed(event):
+                take(item, out)
 
     def _take(self, item: Any, out: list[StreamEvent]) -> None:
         """Route one accumulator output: a preview, a piece of turn state, or a value."""

@@ -20,10 +20,11 @@ and bad bytes after the provider's end-of-stream marker are never read.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable, Iterator
 
 from ._errors import FramingError, LimitExceededError
-from ._events import Frame, Framer
+from ._events import Frame, Framer, Payloads
 from ._limits import DEFAULT_MAX_EVENT_BYTES
 
 __all__ = ("DEFAULT_MAX_EVENT_BYTES", "SSEDecoder")
@@ -32,6 +33,8 @@ _log = logging.getLogger(__name__)
 _BOM = b"\xef\xbb\xbf"
 _BLANK = [""]
 _UNKNOWN = "\x00unknown"  # a name not yet in the cache (no decoded name is this object)
+#: One event of the common named shape: its name and its data.
+_EVENT = re.compile(rb"event: ([^\n]*)\ndata: ([^\n]*)\n\n")
 _MAX_NAMES = 64  # event names cached per stream: a provider uses about ten
 #: Data lines kept as strings before they are joined into one: a short line costs about 50
 #: bytes as a str object, so an event of many short lines would be held at ten times its size.
@@ -47,6 +50,7 @@ class SSEDecoder(Framer):
         super().__init__()
         self._max_event_bytes = max_event_bytes
         self._pending = bytearray()  # bytes of the unfinished last line
+        self._named = 0  # bytes of a complete ``event:`` line held at the start of _pending
         self._consumed = 0  # bytes of the stream decoded into lines so far
         self._at_start = True  # no line decoded yet: a BOM may still come
         self._skip_lf = False  # the previous region ended with CR: a leading LF is its pair
@@ -61,13 +65,14 @@ class SSEDecoder(Framer):
         if self._pending or self._data:
             _log.debug("input ended inside an SSE event: %d bytes dropped", len(self._pending) + self._event_size)
         self._pending = bytearray()
+        self._named = 0
         self._data = []
         self._groups = []
         self._event = None
         self._event_size = 0
         return []
 
-    def _feed(self, chunk: bytes, out: list[Frame]) -> None:
+    def _feed(self, chunk: bytes, out: list[Frame | Payloads]) -> None:
         if b"\n" not in chunk and b"\r" not in chunk:
             self._hold(chunk)
             return
@@ -75,11 +80,27 @@ class SSEDecoder(Framer):
             self._pending += chunk
             chunk = bytes(self._pending)
             self._pending = bytearray()
+            self._named = 0
         cut = max(chunk.rfind(b"\n"), chunk.rfind(b"\r")) + 1
+        named = self._named_tail(chunk, cut)
+        cut -= named
         rest = chunk[cut:]
         self._lines(chunk[:cut] if rest else chunk, out)
         if rest:
+            self._named = named
             self._hold(rest)
+
+    def _named_tail(self, chunk: bytes, cut: int) -> int:
+        """The length of an ``event:`` line that opens the unfinished event at the end of the
+        chunk, to be held with it: the next read then starts at an event's start, where the
+        events are read from the bytes. Anything else after the last blank line is read now."""
+        blank = chunk.rfind(b"\n\n", 0, cut) + 2
+        if blank < 2 or blank == cut or len(chunk) - blank > self._max_event_bytes:
+            return 0
+        line = chunk[blank:cut]
+        if not line.startswith(b"event:") or line.find(b"\n") != len(line) - 1 or b"\r" in chunk[blank:]:
+            return 0
+        return len(line)
 
     def _hold(self, piece: bytes) -> None:
         self._pending += piece
@@ -88,7 +109,7 @@ class SSEDecoder(Framer):
 
     def _over(self, line: bytes | bytearray) -> bool:
         """Whether the event with this line (complete or still arriving) is past the limit."""
-        size = len(line) + self._event_size
+        size = len(line) + self._event_size - self._named  # a held event line counts nothing
         if size > self._max_event_bytes and self._at_start:
             head = bytes(line[:3])
             if _BOM.startswith(head):
@@ -103,7 +124,7 @@ class SSEDecoder(Framer):
             "an SSE event grew past the limit", limit="max_event_bytes", value=self._max_event_bytes
         )
 
-    def _lines(self, region: bytes, out: list[Frame]) -> None:
+    def _lines(self, region: bytes, out: list[Frame | Payloads]) -> None:
         """Interpret a region that ends exactly at a line end.
 
         The common case is read from the bytes: the complete events of a region with no CR, no
@@ -111,6 +132,8 @@ class SSEDecoder(Framer):
         CRLF), when ``_whole`` can read them all at once. Everything else, and the event left
         open by the previous region, goes line by line through ``_text``.
         """
+        if self._at_start and not region.startswith(b"\xef"):
+            self._at_start = False  # the stream does not start with a BOM: nothing to drop
         if b"\r" in region or self._at_start or self._skip_lf:
             self._text(region, out)
             return
@@ -129,7 +152,7 @@ class SSEDecoder(Framer):
         if region:
             self._text(region, out)
 
-    def _text(self, region: bytes, out: list[Frame]) -> None:
+    def _text(self, region: bytes, out: list[Frame | Payloads]) -> None:
         """Decode a region that ends exactly at a line end and interpret its lines."""
         try:
             text = region.decode("utf-8")
@@ -181,7 +204,7 @@ class SSEDecoder(Framer):
         if last:
             self._read(_lines(last[:-1]), plain, out)  # the region ends with a line end: drop it
 
-    def _read(self, lines: Iterable[str], plain: bool, out: list[Frame]) -> None:
+    def _read(self, lines: Iterable[str], plain: bool, out: list[Frame | Payloads]) -> None:
         for line in lines:
             if line:
                 size = len(line) if plain else len(line.encode())
@@ -245,42 +268,51 @@ def _each_line(block: str) -> Iterator[str]:
     yield block[start:]
 
 
-def _whole(head: bytes, out: list[Frame], names: dict[bytes, str | None]) -> bool:
-    """Read complete events that all have one shape at once; False (nothing read) otherwise.
+def _whole(head: bytes, out: list[Frame | Payloads], names: dict[bytes, str | None]) -> bool:
+    """Hand over complete events that all have one shape as ``Payloads``; False (nothing
+    read) otherwise.
 
     ``head`` ends with a blank line, holds no CR and no run of three line ends, and is no
     longer than the limit. The shapes are the common ones: every event one ``data: `` line, or
     every event one ``event: `` line and one ``data: `` line. Counting the line ends proves the
     shape: a separator between events is two of them, so any other line (a comment, an ``id``,
     a second data line, a field without its space) leaves more line ends than the split
-    accounts for, or a piece without its ``data: `` line. Each value is decoded on its own
-    (the separators are ASCII, so they never split a character): bytes that are not UTF-8
-    return False, and the line-by-line path reports them.
+    accounts for, or a piece without its ``data: `` line. The values stay bytes; the whole
+    region is proved UTF-8 once (the separators are ASCII, so they never split a character),
+    and bytes that are not return False, for the line-by-line path to report.
     """
-    try:
-        if head.startswith(b"data: "):
-            values = head[6:-2].split(b"\n\ndata: ")
-            if head.count(b"\n") != 2 * len(values):
-                return False
-            out += [Frame(None, value.decode()) for value in values]
-            return True
-        if head.startswith(b"event: "):
-            pieces = head[7:-2].split(b"\n\nevent: ")
-            if head.count(b"\n") != 3 * len(pieces):
-                return False
-            frames: list[Frame] = []
-            for piece in pieces:
-                name, line, value = piece.partition(b"\ndata: ")
-                if not line:
-                    return False
-                event = names.get(name, _UNKNOWN)
-                if event is _UNKNOWN:
-                    event = name.decode() or None
-                    if len(names) < _MAX_NAMES:
-                        names[name] = event
-                frames.append(Frame(event, value.decode()))
-            out += frames
-            return True
-    except UnicodeDecodeError:
-        return False
+    if not head.isascii():
+        try:
+            head.decode()
+        except UnicodeDecodeError:
+            return False
+    if head.startswith(b"data: "):
+        values = head[6:-2].split(b"\n\ndata: ")
+        if head.count(b"\n") != 2 * len(values):
+            return False
+        out.append(Payloads(None, values))
+        return True
+    if head.startswith(b"event: "):
+        pairs = _EVENT.findall(head)
+        if not pairs:
+            return False
+        raw, data = zip(*pairs, strict=True)
+        # The matches are disjoint; they cover the whole head only if their lengths add up to it.
+        if 16 * len(pairs) + sum(map(len, raw)) + sum(map(len, data)) != len(head):
+            return False
+        events = [names.get(name, _UNKNOWN) for name in raw]
+        if _UNKNOWN in events:
+            events = [_name(name, names) for name in raw]
+        out.append(Payloads(events, data))
+        return True
     return False
+
+
+def _name(raw: bytes, names: dict[bytes, str | None]) -> str | None:
+    """An event name decoded, once per stream for the first ``_MAX_NAMES`` names."""
+    event = names.get(raw, _UNKNOWN)
+    if event is _UNKNOWN:
+        event = raw.decode() or None
+        if len(names) < _MAX_NAMES:
+            names[raw] = event
+    return event

@@ -9,22 +9,120 @@ providers add them often; a known event with the wrong shape always raises
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
 import orjson
 
-from .._errors import LimitExceededError, ProviderProtocolError
-from .._events import ArgumentsValue, CallReceived, Event, Frame, ResponseEnded
+from .._errors import LimitExceededError, ProviderProtocolError, StreamkitError
+from .._events import (
+    ArgumentsBatch,
+    ArgumentsDelta,
+    ArgumentsValue,
+    CallReceived,
+    Event,
+    Frame,
+    Payloads,
+    ResponseEnded,
+)
 from .._json import big_integer_at, has_lone_surrogate, loads_exact, may_be_inexact, twin
 from .._limits import DEFAULT_LIMITS, Limits
 
 __all__ = ("Decoder", "TypedEventDecoder", "ends", "field", "optional")
 
 T = TypeVar("T")
+
+
+#: A fragment text no provider sends, put in a learned template's place to prove it.
+_PROBE = "\x00streamkit probe\x00"
+_PROBE_JSON = orjson.dumps(_PROBE)[1:-1]
+_MAX_PATIENCE = 64
+_NEVER = re.compile(b"(?!)").fullmatch
+#: A JSON string token that is not empty, by its quotes and escapes; orjson then judges it.
+_TOKEN = rb'("(?=[^"])[^"\\\n]*(?:\\[^\n][^"\\\n]*)*")'
+#: Paddings put in a candidate unread string's place: it must change nothing the decoder reads.
+_PADS = (b"", b"streamkit0pad", b"error")
+
+
+def _unread(suffix: bytes) -> tuple[int, int] | None:
+    """The quotes of the last string value in a fragment's suffix, when it is one of ASCII
+    letters and digits: a candidate for a string the decoder never reads."""
+    close = suffix.rfind(b'"')
+    opening = suffix.rfind(b'"', 1, close)
+    if opening < 1 or suffix[opening - 1 : opening] != b":":
+        return None
+    value = suffix[opening + 1 : close]
+    return (opening, close) if not value or value.isalnum() else None
+
+
+class _Template:
+    """The bytes around a call's plain fragment string, learned from one payload and proved.
+
+    ``prefix`` runs up to and with the string's opening quote, ``suffix`` from its closing
+    quote on. A suffix may hold one *unread* string (OpenAI's ``obfuscation`` padding, which
+    changes on every chunk), of any ASCII letters and digits. A payload matches when it starts
+    with the prefix and the rest is one JSON string token followed by the suffix; the token is
+    then parsed strictly, alone.
+    """
+
+    __slots__ = ("choice", "event", "hits", "index", "lines", "match", "prefix", "start")
+
+    def __init__(
+        self, event: str | None, prefix: bytes, suffix: bytes, hole: tuple[int, int] | None, index: int, choice: int
+    ) -> None:
+        self.event = event
+        self.prefix = prefix
+        self.start = len(prefix) - 1  # the token's opening quote
+        if hole is None:
+            rest = re.escape(suffix[1:])
+        else:
+            rest = re.escape(suffix[1 : hole[0] + 1]) + rb"[A-Za-z0-9]*" + re.escape(suffix[hole[1] :])
+        self.match = re.compile(_TOKEN + rest).fullmatch
+        # The same shape, one payload a line: a whole batch is read with one search.
+        self.lines = re.compile(b"^" + re.escape(prefix[:-1]) + _TOKEN + rest + b"$", re.MULTILINE).findall
+        self.index = index
+        self.choice = choice
+        self.hits = 0
+
+    def text(self, data: bytes) -> str | None:
+        """The fragment text of a payload of this shape, its string token parsed strictly; None
+        for any other payload, which the general path then reads (and reports, if bad)."""
+        if not data.startswith(self.prefix):
+            return None
+        found = self.match(data, self.start)
+        if found is None:
+            return None
+        try:
+            return orjson.loads(found.group(1))  # type: ignore[no-any-return]  # a token in quotes is a str
+        except orjson.JSONDecodeError:
+            return None
+
+    def whole(self, batch: Payloads) -> list[str] | None:
+        """The fragment texts of a batch whose every payload has this shape, or None.
+
+        Payloads hold no line end, so joined one a line, each is matched by at most one
+        search result; as many results as payloads means that every one matched. The tokens
+        are then parsed strictly, as one JSON array.
+        """
+        names, data = batch.events, batch.data
+        if (self.event is not None or names is not None) and (names is None or names.count(self.event) != len(names)):
+            return None
+        tokens = self.lines(b"\n".join(data))
+        if len(tokens) != len(data):
+            return None
+        try:
+            texts: list[str] = orjson.loads(b"[" + b",".join(tokens) + b"]")
+        except orjson.JSONDecodeError:
+            return None
+        return texts
+
+    def batch(self, texts: list[str]) -> ArgumentsBatch:
+        self.hits += len(texts)
+        return ArgumentsBatch(self.index, texts, self.choice)
 
 
 class Decoder(ABC):
@@ -68,6 +166,15 @@ class Decoder(ABC):
     #: (Gemini's streamed arguments, its candidates); the ``Assembler`` sets its own.
     limits: Limits = DEFAULT_LIMITS
 
+    #: Whether a payload that the general path reads as exactly one ``ArgumentsDelta`` changes
+    #: none of the decoder's state, and the delta's text is the payload's string at one place:
+    #: then ``read`` learns the payload's byte template and reads the call's next fragments
+    #: from their string token alone.
+    plain_fragments: ClassVar[bool] = False
+    _template: _Template | None = None
+    _patience = 0  # learnings skipped after a template that matched nothing
+    _wait = 0  # learnings still to skip
+
     def __init__(self, *, early_close: bool = False) -> None:
         self.early_close = early_close
 
@@ -78,19 +185,138 @@ class Decoder(ABC):
         payload = self.load(data, frame.event)
         return self.exact(self.feed_payload(payload, frame.event), payload, data)
 
-    def feed_frames(self, frames: Iterable[Frame]) -> Iterator[Event]:
-        """The events of many frames, in order, decoded lazily (one frame at a time).
+    def read(self, items: Iterable[Frame | Payloads], out: list[Event]) -> None:
+        """Append the events of a read's frames and payloads to ``out``, in order: the one loop
+        every provider's stream goes through.
 
-        The same events as ``feed`` on each frame, without a call and a list per frame. It
-        stops after the frame that gives ``ResponseEnded``: the frames after the provider's
-        end-of-stream marker are never decoded, as the composer would never feed them.
+        It stops after the item that gives ``ResponseEnded``: what follows the provider's
+        end-of-stream marker is never decoded. On bad input it raises with the events of the
+        items before it already in ``out``, for the caller to pass on first.
         """
-        feed = self.feed
-        for frame in frames:
-            events = feed(frame)
-            yield from events
+        for item in items:
+            if type(item) is Payloads:
+                if self._payloads(item, out):
+                    return
+            else:
+                assert isinstance(item, Frame)
+                template = self._template
+                if template is not None and item.event == template.event:
+                    # A read's first event, completed by it, comes as a Frame.
+                    text = template.text(item.data.encode("utf-8", "surrogatepass"))
+                    if text is not None:
+                        out.append(template.batch([text]))
+                        continue
+                events = self._general(item)
+                out += events
+                if ends(events):
+                    return
+
+    def read_payload(self, payload: Any, event: str | None = None) -> list[Event]:
+        """``feed_payload``, for a payload that did not come through ``read``."""
+        self._forget()
+        return self.feed_payload(payload, event)
+
+    def _payloads(self, batch: Payloads, out: list[Event]) -> bool:
+        """The events of a batch of payload bytes; True once the stream's end was read.
+
+        A payload that matches the learned template is a fragment of the same call, and only
+        its string token is parsed, strictly; consecutive ones leave as one ``ArgumentsBatch``.
+        Any other payload (or a token that is not one JSON string) takes the general path.
+        """
+        template = self._template
+        if template is not None:
+            texts = template.whole(batch)
+            if texts is not None:
+                out.append(template.batch(texts))
+                return False
+        names = batch.events
+        prefix, match = (template.prefix, template.match) if template is not None else (b"\x00", _NEVER)
+        run: list[str] = []
+        loads, bad = orjson.loads, orjson.JSONDecodeError
+        for position, data in enumerate(batch.data):
+            event = None if names is None else names[position]
+            # ``_Template.text``, written out: this line runs once per event.
+            if data.startswith(prefix) and template is not None and event == template.event:
+                found = match(data, template.start)
+                if found is not None:
+                    try:
+                        run.append(loads(found.group(1)))
+                        continue
+                    except bad:
+                        pass
+            if run and template is not None:  # a run is only ever filled through a template
+                out.append(template.batch(run))
+                run = []
+            events = self._general(Frame(event, data.decode()))
+            out += events
             if ends(events):
-                return
+                return True
+            template = self._template
+            if template is not None:
+                prefix, match = template.prefix, template.match
+        if run and template is not None:
+            out.append(template.batch(run))
+        return False
+
+    def _general(self, frame: Frame) -> list[Event]:
+        """``feed``: the general path, which forgets the template and may learn a new one."""
+        if self._template is not None:
+            self._forget()
+        events = self.feed(frame)
+        if self.plain_fragments and len(events) == 1 and type(events[0]) is ArgumentsDelta:
+            if self._wait:
+                self._wait -= 1
+            else:
+                self._learn(frame, events[0])
+        return events
+
+    def _forget(self) -> None:
+        """Drop the template. One that matched nothing makes the next learning wait longer, so a
+        stream whose fragments never share a shape pays for learning rarely."""
+        template = self._template
+        if template is not None:
+            self._template = None
+            self._patience = 0 if template.hits else min(2 * self._patience + 1, _MAX_PATIENCE)
+            self._wait = self._patience
+
+    def _learn(self, frame: Frame, delta: ArgumentsDelta) -> None:
+        """Learn the byte template of the plain fragment that ``frame`` was, once proved.
+
+        The fragment's string token is found in the payload and replaced by a probe; the
+        general path must read the probe payload as the same call's fragment with the probe's
+        text. A decoder that declares ``plain_fragments`` changes no state on such a payload,
+        so the proof costs nothing but time, once per call.
+        """
+        text = delta.text
+        if text == _PROBE:
+            return
+        data = frame.data.encode()
+        token = orjson.dumps(text)
+        at = data.rfind(token)
+        if at < 0:
+            return  # escaped otherwise than orjson writes it: no template for this call
+        prefix, suffix = data[: at + 1], data[at + len(token) - 1 :]
+        hole = _unread(suffix)
+        if hole is not None and not self._proves(frame, delta, prefix, suffix, hole):
+            hole = None  # the string is read after all: the suffix is fixed bytes
+        if hole is not None or self._proves(frame, delta, prefix, suffix, None):
+            self._template = _Template(frame.event, prefix, suffix, hole, delta.index, delta.choice)
+
+    def _proves(
+        self, frame: Frame, delta: ArgumentsDelta, prefix: bytes, suffix: bytes, hole: tuple[int, int] | None
+    ) -> bool:
+        """Whether the general path reads the payload with the probe in the fragment's place
+        (and each probe padding in the unread string's) as the call's fragment of probe text."""
+        pads = (b"",) if hole is None else _PADS
+        expected = [ArgumentsDelta(delta.index, _PROBE, delta.choice)]
+        for pad in pads:
+            after = suffix if hole is None else suffix[: hole[0] + 1] + pad + suffix[hole[1] :]
+            try:
+                if self.feed(Frame(frame.event, (prefix + _PROBE_JSON + after).decode())) != expected:
+                    return False
+            except StreamkitError:
+                return False
+        return True
 
     @abstractmethod
     def feed_payload(self, payload: Any, event: str | None = None) -> list[Event]:

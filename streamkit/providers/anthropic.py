@@ -20,11 +20,9 @@ https://docs.claude.com/en/docs/agents-and-tools/tool-use/server-tools
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from types import MappingProxyType
 from typing import Any, ClassVar
-
-import orjson
 
 from .._events import (
     AnomalyNoted,
@@ -38,13 +36,12 @@ from .._events import (
     CallStarted,
     ErrorReceived,
     Event,
-    Frame,
     ResponseEnded,
     StopReceived,
     TextReceived,
     UsageReceived,
 )
-from ._base import TypedEventDecoder, ends, field, optional
+from ._base import TypedEventDecoder, field, optional
 
 __all__ = ("AnthropicDecoder",)
 
@@ -67,6 +64,7 @@ class AnthropicDecoder(TypedEventDecoder):
             "ping",
         }
     )
+    plain_fragments = True  # an input_json_delta for an open tool_use block changes no state
 
     def __init__(self, *, early_close: bool = False) -> None:
         super().__init__(early_close=early_close)
@@ -74,30 +72,6 @@ class AnthropicDecoder(TypedEventDecoder):
         self._calls: set[int] = set()  # open client tool_use blocks
         self._server: set[int] = set()  # open server-side tool blocks
         self._thinking: set[int] = set()  # open thinking blocks
-
-    def feed_frames(self, frames: Iterable[Frame]) -> Iterator[Event]:
-        # ``feed`` on each frame, with ``_delta``'s case of a fragment for an open tool_use block
-        # read inline; any other payload takes ``feed_payload``, and a frame whose data is not
-        # JSON (or is empty) takes ``feed``, which ignores it or raises.
-        loads, error, calls, delta_type = orjson.loads, orjson.JSONDecodeError, self._calls, ArgumentsDelta
-        for frame in frames:
-            try:
-                payload = loads(frame.data)
-            except error:
-                events = self.feed(frame)
-            else:
-                if type(payload) is dict and payload.get("type") == "content_block_delta":
-                    index, delta = payload.get("index"), payload.get("delta")
-                    if type(index) is int and type(delta) is dict and delta.get("type") == "input_json_delta":
-                        text = delta.get("partial_json")
-                        if type(text) is str and index in calls:
-                            if text:
-                                yield delta_type(index, text)
-                            continue
-                events = self.exact(self.feed_payload(payload, frame.event), payload, frame.data)
-            yield from events
-            if ends(events):
-                return
 
     def _message_start(self, payload: Any, event: str) -> list[Event]:
         message = field(payload, "message", dict, "$", self, event)

@@ -59,6 +59,7 @@ class CohereDecoder(TypedEventDecoder):
             "message-end",
         }
     )
+    plain_fragments = True  # a tool-call-delta changes no state
 
     def feed(self, frame: Frame) -> list[Event]:
         if frame.data == "[DONE]":

@@ -35,10 +35,7 @@ Docs: https://api-docs.deepseek.com/guides/thinking_mode
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from typing import Any
-
-import orjson
 
 from .._events import (
     AnomalyNoted,
@@ -58,7 +55,7 @@ from .._events import (
     TextReceived,
     UsageReceived,
 )
-from ._base import Decoder, ends, optional
+from ._base import Decoder, optional
 
 __all__ = ("OpenAIChatDecoder",)
 
@@ -99,6 +96,7 @@ class OpenAIChatDecoder(Decoder):
     done = "[DONE]"
     auth_header, auth_value = "Authorization", "Bearer {}"
     payload_keys = ("choices",)
+    plain_fragments = True  # a continuation chunk is read without a change of state
 
     def __init__(self, *, early_close: bool = False) -> None:
         super().__init__(early_close=early_close)
@@ -119,38 +117,7 @@ class OpenAIChatDecoder(Decoder):
             return [ResponseEnded()]  # no [DONE], but every choice finished: the response is whole
         return _NOTHING
 
-    def feed_frames(self, frames: Iterable[Frame]) -> Iterator[Event]:
-        # ``feed`` on each frame with ``feed_payload`` inline: ``[DONE]`` and data that is not
-        # JSON (or is empty) take ``feed``.
-        loads, error, continuation = orjson.loads, orjson.JSONDecodeError, self._continuation
-        for frame in frames:
-            if self._done:
-                return
-            data = frame.data
-            if data != "[DONE]":
-                try:
-                    payload = loads(data)
-                except error:
-                    pass
-                else:
-                    if type(payload) is dict:
-                        fast = continuation(payload)
-                        if fast is not None:
-                            yield from fast
-                            continue
-                    events = self.exact(self._chunk(payload, frame.event), payload, data)  # fast path tried
-                    yield from events
-                    continue
-            events = self.feed(frame)
-            yield from events
-            if ends(events):
-                return
-
     def feed_payload(self, payload: Any, event: str | None = None) -> list[Event]:
-        if type(payload) is dict:
-            fast = self._continuation(payload)
-            if fast is not None:
-                return fast
         return self._chunk(payload, event)
 
     def _chunk(self, payload: Any, event: str | None) -> list[Event]:
@@ -172,48 +139,6 @@ class OpenAIChatDecoder(Decoder):
         if isinstance(usage, dict):
             out.append(UsageReceived(usage))
         return out
-
-    def _continuation(self, payload: dict[str, Any]) -> list[Event] | None:
-        """The hot path: a chunk that only adds an arguments fragment to a call already started.
-
-        Nearly every chunk of a long call has this one shape (one choice, one tool-call entry
-        with only ``index`` and a non-empty ``function.arguments``, no finish reason, no text, no
-        reasoning, no usage, no error, no reasoning block open). Each check below is a condition
-        under which the general path would give exactly ``[ArgumentsDelta(...)]``; anything else
-        returns ``None`` and takes the general path, so the result never differs.
-        """
-        choices = payload.get("choices")
-        if type(choices) is not list or len(choices) != 1 or "error" in payload or "x_groq" in payload:
-            return None
-        if payload.get("usage") or payload.get("object") == "error":
-            return None
-        choice = choices[0]
-        if type(choice) is not dict or choice.get("finish_reason") is not None:
-            return None
-        delta = choice.get("delta")
-        if type(delta) is not dict or delta.get("content") or delta.get("reasoning_content") is not None:
-            return None
-        calls = delta.get("tool_calls")
-        if type(calls) is not list or len(calls) != 1:
-            return None
-        entry = calls[0]
-        if type(entry) is not dict or entry.get("id") is not None:
-            return None
-        function = entry.get("function")
-        if type(function) is not dict or function.get("name") is not None:
-            return None
-        arguments = function.get("arguments")
-        ci = choice.get("index", 0)
-        wire = entry.get("index")
-        if type(arguments) is not str or not arguments or type(ci) is not int or type(wire) is not int:
-            return None
-        state = self._choices.get(ci)
-        if state is None or state.thinking is not None:
-            return None  # an open reasoning block is closed by the general path
-        index = state.slots.get(wire)
-        if index is None:
-            return None
-        return [ArgumentsDelta(index, arguments, ci)]
 
     def _error(self, payload: dict[str, Any]) -> ErrorReceived | None:
         error = payload.get("error")

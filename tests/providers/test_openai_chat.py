@@ -20,7 +20,7 @@ from streamkit import (
     ToolCall,
     UsageError,
 )
-from streamkit._events import ArgumentsDelta, BlockDelta, BlockEnded, BlockStarted, CallStarted, Frame
+from streamkit._events import ArgumentsDelta, BlockDelta, BlockEnded, BlockStarted, CallStarted, Event, Frame
 from streamkit.providers.openai_chat import OpenAIChatDecoder
 
 from ..helpers import events, sse
@@ -239,7 +239,9 @@ def test_reasoning_between_argument_fragments_is_kept_and_closed() -> None:
     thinking = [BlockStarted(0, "thinking", {}), BlockDelta(0, "text", "hm")]
     assert decoder.feed_payload(chunk(reasoning_content="hm")) == thinking
     more = Frame(None, json.dumps(chunk(tc(0, args="{}"))))
-    assert list(decoder.feed_frames([more])) == [BlockEnded(0), ArgumentsDelta(0, "{}")]
+    read: list[Event] = []
+    decoder.read([more], read)
+    assert read == [BlockEnded(0), ArgumentsDelta(0, "{}")]
     both = chunk(tc(0, args=" "), reasoning_content="again")
     assert decoder.feed_payload(both) == [
         BlockStarted(1, "thinking", {}),

@@ -1,0 +1,247 @@
+"""``python -m benchmarks.targets [--repeat N] [--streams N]``: the speed targets, in one short run.
+
+Every ratio is taken in one process, the two sides interleaved, each the median of ``--repeat``
+runs of CPU time (``time.process_time``): the machine is shared, so only ratios taken side by
+side are worth reading.
+
+- deferred / floor: ``iter_tool_calls`` over the bytes in reads of 16 KiB and of 1 KiB against
+  the hand-written floor (``strategies.floor``, handed the whole bytes), at 16 KiB, 128 KiB and
+  1 MiB of arguments in 4-character fragments, and the growth exponent from 16 KiB to 1 MiB;
+- the SDKs end to end from the same bytes (128 KiB, 16 KiB reads through an in-memory
+  transport): ``chat.completions.stream`` to its final completion, ``messages.stream`` to its
+  final message, against streamkit's ``iter_tool_calls`` over the same reads;
+- 1,000 concurrent small streams (1 KiB of arguments, 1 KiB reads, one asyncio loop, every
+  source yielding to the loop before each read): events per CPU second of ``aiter_tool_calls``
+  against a hand-written loop in the same harness (split on blank lines, orjson per event, join,
+  one parse at the end);
+- memory held by one call in flight at 128 KiB (``tracemalloc``, just before its end marker).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import statistics
+import time
+import tracemalloc
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+import orjson
+
+import streamkit
+
+from .inputs import Case, make_case
+from .strategies import chunked, floor
+
+SIZES = (16 * 1024, 128 * 1024, 1024 * 1024)
+READS = (16 * 1024, 1024)
+WIRES = ("openai_chat", "anthropic")
+
+
+def _median(run: Callable[[], object], other: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """Median CPU seconds of ``run`` and of ``other``, interleaved."""
+    mine: list[float] = []
+    theirs: list[float] = []
+    for _ in range(repeat):
+        for out, call in ((mine, run), (theirs, other)):
+            began = time.process_time()
+            call()
+            out.append(time.process_time() - began)
+    return statistics.median(mine), statistics.median(theirs)
+
+
+def _deferred(case: Case, read: int) -> Callable[[], object]:
+    chunks, wire = chunked(case.data, read), case.wire
+    return lambda: [call.input for call in streamkit.iter_tool_calls(chunks, wire)]
+
+
+def _floor(case: Case) -> Callable[[], object]:
+    return lambda: floor(case.data, case.wire)
+
+
+def floor_ratios(repeat: int) -> None:
+    print("## deferred / floor (4-character fragments, one call)")
+    print("| wire | arguments | reads | deferred ms | floor ms | ratio |")
+    print("|---|---|---|---|---|---|")
+    for wire in WIRES:
+        times: dict[int, float] = {}
+        for size in SIZES:
+            case = make_case(wire, size, 4, 1)
+            for read in READS:
+                runs = repeat if size < SIZES[-1] else max(3, repeat // 2)
+                mine, theirs = _median(_deferred(case, read), _floor(case), runs)
+                if read == READS[0]:
+                    times[size] = mine
+                print(
+                    f"| {wire} | {size // 1024} KiB | {read // 1024} KiB | {mine * 1e3:.1f} | {theirs * 1e3:.1f} | "
+                    f"{mine / theirs:.2f} |",
+                    flush=True,
+                )
+        slope = math.log(times[SIZES[-1]] / times[SIZES[0]]) / math.log(SIZES[-1] / SIZES[0])
+        print(f"\ngrowth exponent, {wire}, 16 KiB -> 1 MiB (16 KiB reads): {slope:.2f}\n")
+
+
+# -- the SDKs, end to end from the bytes ----------------------------------------------------
+
+
+def _reads(data: bytes, size: int = 16 * 1024) -> Iterator[bytes]:
+    for start in range(0, len(data), size):
+        yield data[start : start + size]
+
+
+def _openai_sdk(case: Case) -> Callable[[], object]:
+    import httpx2
+    import openai
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=_reads(case.data))
+
+    http = httpx2.Client(transport=httpx2.MockTransport(answer))
+    client = openai.OpenAI(base_url="http://bench.invalid/v1", api_key="sk-bench", http_client=http, max_retries=0)
+
+    def run() -> object:
+        with client.chat.completions.stream(model="gpt-4.1", messages=[]) as stream:
+            completion = stream.get_final_completion()
+        return [orjson.loads(call.function.arguments) for call in completion.choices[0].message.tool_calls or ()]
+
+    return run
+
+
+def _anthropic_sdk(case: Case) -> Callable[[], object]:
+    import anthropic
+    import httpx2
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=_reads(case.data))
+
+    http: Any = httpx2.Client(transport=httpx2.MockTransport(answer))
+    client = anthropic.Anthropic(base_url="http://bench.invalid", api_key="sk-bench", http_client=http, max_retries=0)
+
+    def run() -> object:
+        with client.messages.stream(model="claude-sonnet-4-5", max_tokens=8192, messages=[]) as stream:
+            message = stream.get_final_message()
+        return [block.input for block in message.content if block.type == "tool_use"]
+
+    return run
+
+
+def sdk_ratios(repeat: int) -> None:
+    print("## the SDKs end to end from the same bytes (128 KiB, 16 KiB reads)")
+    print("| wire | SDK ms | streamkit ms | SDK / streamkit |")
+    print("|---|---|---|---|")
+    for wire, sdk in (("openai_chat", _openai_sdk), ("anthropic", _anthropic_sdk)):
+        case = make_case(wire, 128 * 1024, 4, 1)
+        run = sdk(case)
+        mine = _deferred(case, 16 * 1024)
+        assert run() == mine() == list(case.arguments), f"{wire}: the SDK and streamkit disagree"
+        theirs, ours = _median(run, mine, max(3, repeat // 2))
+        print(f"| {wire} | {theirs * 1e3:.1f} | {ours * 1e3:.1f} | {theirs / ours:.1f} |", flush=True)
+    print()
+
+
+# -- many small streams -----------------------------------------------------------------------
+
+
+async def _hand_loop(source: AsyncIterator[bytes], wire: str) -> list[Any]:
+    """The hand-written loop, read by read: complete events split off, orjson each, join, parse."""
+    parts: dict[int, list[str]] = {}
+    rest = b""
+    async for chunk in source:
+        rest += chunk
+        cut = rest.rfind(b"\n\n") + 2
+        if cut < 2:
+            continue
+        blocks, rest = rest[: cut - 2].split(b"\n\n"), rest[cut:]
+        for block in blocks:
+            if wire == "openai_chat":
+                if block == b"data: [DONE]":
+                    continue
+                for choice in orjson.loads(block[6:])["choices"]:
+                    for entry in choice["delta"].get("tool_calls") or ():
+                        parts.setdefault(entry["index"], []).append(entry["function"]["arguments"])
+            else:
+                event = orjson.loads(block[block.index(b"data: ") + 6 :])
+                if event["type"] == "content_block_delta":
+                    parts.setdefault(event["index"], []).append(event["delta"]["partial_json"])
+    return [orjson.loads("".join(parts[index])) for index in sorted(parts)]
+
+
+async def _streamkit(source: AsyncIterator[bytes], wire: str) -> list[Any]:
+    calls = [call async for call in streamkit.aiter_tool_calls(source, wire)]  # type: ignore[arg-type]
+    return [call.input for call in calls if isinstance(call, streamkit.ToolCall)]
+
+
+def _concurrent(case: Case, streams: int, reader: Callable[[AsyncIterator[bytes], str], Any]) -> float:
+    chunks = chunked(case.data, 1024)
+
+    async def source() -> AsyncIterator[bytes]:
+        for chunk in chunks:
+            await asyncio.sleep(0)
+            yield chunk
+
+    async def one() -> None:
+        if await reader(source(), case.wire) != list(case.arguments):
+            raise AssertionError("a concurrent stream lost its call")
+
+    async def everything() -> None:
+        await asyncio.gather(*(one() for _ in range(streams)))
+
+    began = time.process_time()
+    asyncio.run(everything())
+    return case.events * streams / (time.process_time() - began)
+
+
+def concurrency_ratios(streams: int, repeat: int) -> None:
+    print(f"## {streams} concurrent streams (1 KiB of arguments, 1 KiB reads), events per CPU second")
+    print("| wire | streamkit | hand-written loop | loop / streamkit |")
+    print("|---|---|---|---|")
+    for wire in WIRES:
+        case = make_case(wire, 1024, 4, 1)
+        ours: list[float] = []
+        theirs: list[float] = []
+        for _ in range(max(1, repeat // 2)):
+            ours.append(_concurrent(case, streams, _streamkit))
+            theirs.append(_concurrent(case, streams, _hand_loop))
+        mine, loop = statistics.median(ours), statistics.median(theirs)
+        print(f"| {wire} | {mine:,.0f} | {loop:,.0f} | {loop / mine:.2f} |", flush=True)
+    print()
+
+
+def memory() -> None:
+    print("## memory held by one call in flight (128 KiB, 16 KiB reads, just before its end marker)")
+    print("| wire | held KiB | held / argument bytes |")
+    print("|---|---|---|")
+    for wire in WIRES:
+        case = make_case(wire, 128 * 1024, 4, 1)
+        before = chunked(case.data[: case.end_spans[0][0]])
+        assembler = streamkit.Assembler(case.wire)
+        tracemalloc.start()
+        for chunk in before:
+            assembler.feed(chunk)
+        held, _ = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        print(f"| {wire} | {held / 1024:.0f} | {held / case.argument_bytes:.2f} |")
+    print()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
+    parser.add_argument("--repeat", type=int, default=7, help="runs per figure (median)")
+    parser.add_argument("--streams", type=int, default=1000)
+    parser.add_argument("--only", nargs="*", choices=("floor", "sdk", "concurrency", "memory"))
+    args = parser.parse_args()
+    parts = set(args.only or ("floor", "sdk", "concurrency", "memory"))
+    if "floor" in parts:
+        floor_ratios(args.repeat)
+    if "sdk" in parts:
+        sdk_ratios(args.repeat)
+    if "concurrency" in parts:
+        concurrency_ratios(args.streams, args.repeat)
+    if "memory" in parts:
+        memory()
+
+
+if __name__ == "__main__":
+    main()

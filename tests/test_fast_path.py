@@ -1,0 +1,263 @@
+"""The hot path of each stage gives exactly what the general path gives.
+
+The SSE framer hands the common event shape over as ``Payloads`` and the decoders read a
+call's plain fragments through a learned byte template; the general path is the framer's
+``Frame``s and each decoder's full reading of every payload. Every fixture, and fuzzed streams
+of fragments with tricky tokens, give the same values and the same error either way, at reads
+of 1, 7 and 64 bytes, 1 MiB and random splits.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from streamkit import Limits, StreamError, ToolCall
+from streamkit._events import Frame, Payloads
+from streamkit._pipeline import Assembler
+from streamkit.providers import OpenAIChatDecoder
+
+from .helpers import fixtures, split_at
+
+ALL = fixtures()
+SIZES = (1, 7, 64, 1 << 20)
+Outcome = tuple[list[Any], tuple[str, str, dict[str, Any]] | None]
+
+
+def run(data_chunks: list[bytes], provider: str, *, fast: bool, **options: Any) -> Outcome:
+    """The values and the error (type, message, attributes) of one response."""
+    assembler = Assembler(provider, **options)  # type: ignore[arg-type]  # a slug from the fixtures
+    if not fast:
+        assembler._read = assembler._framer.feed  # Frames only
+        setattr(assembler._decoder, "plain_fragments", False)  # noqa: B010  # every payload read whole
+    out: list[Any] = []
+    try:
+        for chunk in data_chunks:
+            out += assembler.feed(chunk)
+            if assembler.finished:
+                break
+        out += assembler.flush()
+    except StreamError as exc:
+        return out, (type(exc).__name__, str(exc), dict(vars(exc)))
+    return out, None
+
+
+def chunked(data: bytes, size: int) -> list[bytes]:
+    return [data[start : start + size] for start in range(0, len(data), size)] or [b""]
+
+
+def same(data: bytes, provider: str, chunks: list[bytes], **options: Any) -> Outcome:
+    fast = run(chunks, provider, fast=True, **options)
+    assert fast == run(chunks, provider, fast=False, **options)
+    return fast
+
+
+@pytest.mark.parametrize("fixture", ALL, ids=[f.case for f in ALL])
+@pytest.mark.parametrize("size", SIZES)
+def test_every_fixture_is_the_same_on_both_paths(fixture: Any, size: int) -> None:
+    data = fixture.path.read_bytes()
+    same(data, fixture.provider, chunked(data, size))
+
+
+@given(st.sampled_from(ALL), st.lists(st.integers(0, 1 << 16), max_size=12))
+def test_every_fixture_is_the_same_on_both_paths_at_random_splits(fixture: Any, cuts: list[int]) -> None:
+    data = fixture.path.read_bytes()
+    same(data, fixture.provider, split_at(data, [cut % (len(data) + 1) for cut in cuts]))
+
+
+# -- fuzzed streams -------------------------------------------------------------------------
+
+#: String tokens as they may appear on the wire, good and bad: escapes, an escaped quote, an
+#: invalid escape, a lone surrogate, a token that closes early and opens another field.
+TOKENS = (
+    '"{\\"a\\": 1}"',
+    '"\\u00e9\\n\\t"',
+    '"caf\u00e9 \U0001f680"',
+    '"\\ud83d\\ude80"',
+    '"\\ud800"',
+    '"\\x"',
+    '"a\\"b"',
+    '""',
+    '"abc","index":1,"x":"y"',
+    '"chatcmpl-1"',
+    '"tool_calls"',
+    '"error"',
+    '"\\u0000streamkit probe\\u0000"',
+)
+plain = st.text(st.characters(codec="utf-8", exclude_characters="\r\n"), max_size=6)
+written = plain.map(lambda text: orjson.dumps(text).decode())  # as the providers write it
+texts = st.one_of(written, written, written, written, plain.map(json.dumps), st.sampled_from(TOKENS))
+#: OpenAI's obfuscation padding: letters and digits of any length, none, or (rarely) a string
+#: the template must not take for padding; an Anthropic fragment with a padding is named otherwise.
+PLAIN_PADS = ["", "a", "Zq7", "x0x0x0x0x", "K", "pp", "abc123", None, None]
+pads = st.sampled_from([*PLAIN_PADS, 'a"b', "a\\\\b", "a b", "\u00e9", "\x01", "\\x"])
+
+
+def _openai_event(kind: str, token: str, wire: int, pad: str | None) -> str:
+    head = '{"id":"chatcmpl-1","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":'
+    tail = ',"finish_reason":null}]' + ("" if pad is None else f',"obfuscation":"{pad}"') + "}"
+    if kind == "fragment":
+        return f'{head}{{"tool_calls":[{{"index":{wire},"function":{{"arguments":{token}}}}}]}}{tail}'
+    if kind == "start":
+        start = {"index": wire, "id": f"call_{wire}_{token[:3]}", "function": {"name": "f", "arguments": ""}}
+        return head + json.dumps({"tool_calls": [start]}) + tail
+    if kind == "reasoning":
+        return f'{head}{{"reasoning_content":{token}}}{tail}'
+    if kind == "text":
+        return f'{head}{{"content":{token}}}{tail}'
+    if kind == "finish":
+        return head + '{},"finish_reason":"tool_calls"}]}'
+    if kind == "done":
+        return "[DONE]"
+    return "{not json"
+
+
+def _anthropic_event(kind: str, token: str, index: int, pad: str | None) -> str:
+    if kind == "fragment":
+        delta = f'{{"type":"input_json_delta","partial_json":{token}}}'
+        name = "content_block_delta" if pad != "K" else "other"
+        payload = f'{{"type":"content_block_delta","index":{index},"delta":{delta}}}'
+        return f"event: {name}\ndata: {payload}"
+    if kind == "start":
+        block = {"type": "tool_use", "id": f"toolu_{index}", "name": "f", "input": {}}
+        return "event: content_block_start\ndata: " + json.dumps(
+            {"type": "content_block_start", "index": index, "content_block": block}
+        )
+    if kind == "reasoning":
+        return f'data: {{"type":"content_block_delta","index":{index},"delta":{{"type":"text_delta","text":{token}}}}}'
+    if kind == "text":
+        return ': a comment\nevent: ping\ndata: {"type": "ping"}'
+    if kind == "finish":
+        return f'event: content_block_stop\ndata: {{"type":"content_block_stop","index":{index}}}'
+    if kind == "done":
+        return 'event: message_stop\ndata: {"type":"message_stop"}'
+    return "data: {not json"
+
+
+kinds = st.sampled_from(["fragment"] * 30 + ["start", "reasoning", "text", "finish", "done", "bad"])
+indices = st.sampled_from([0] * 8 + [1])
+events = st.lists(st.tuples(kinds, texts, indices, pads), min_size=4, max_size=60)
+
+
+def _stream(provider: str, drawn: list[tuple[str, str, int, str | None]]) -> bytes:
+    if provider == "openai_chat":
+        first = [_openai_event("start", '"x"', 0, None)]
+        body = [_openai_event(*item) for item in drawn]
+        return "".join(f"data: {line}\n\n" for line in first + body).encode()
+    start = 'event: message_start\ndata: {"type":"message_start","message":{"id":"m"}}'
+    body = [_anthropic_event("start", "", 0, None), *(_anthropic_event(*item) for item in drawn)]
+    return "".join(f"{block}\n\n" for block in [start, *body]).encode()
+
+
+options = st.sampled_from(
+    [
+        {},
+        {"limits": Limits(max_argument_bytes=40)},
+        {"fragments": True},
+        {"previews": True, "preview_every": 3},
+        {"max_event_bytes": 120},
+    ]
+)
+chunkings = st.one_of(st.sampled_from(SIZES), st.lists(st.integers(0, 4000), max_size=10))
+
+
+@settings(max_examples=300)
+@given(st.sampled_from(["openai_chat", "anthropic"]), events, chunkings, options)
+def test_fuzzed_streams_are_the_same_on_both_paths(
+    provider: str, drawn: list[tuple[str, str, int, str | None]], chunking: int | list[int], option: dict[str, Any]
+) -> None:
+    data = _stream(provider, drawn)
+    chunks = chunked(data, chunking) if isinstance(chunking, int) else split_at(data, chunking)
+    same(data, provider, chunks, **option)
+
+
+# -- the hot path is taken --------------------------------------------------------------------
+
+
+def _count_general(decoder: Any) -> list[int]:
+    calls = [0]
+    feed = decoder.feed
+
+    def counted(frame: Frame) -> Any:
+        calls[0] += 1
+        return feed(frame)
+
+    decoder.feed = counted
+    return calls
+
+
+@pytest.mark.parametrize("provider", ["openai_chat", "anthropic"])
+def test_a_long_call_is_read_through_its_template(provider: str) -> None:
+    # 200 fragments, with OpenAI's obfuscation padding changing on every chunk: the general path
+    # reads the events around the call, the first fragment and the probes that prove its
+    # template, and no other fragment.
+    arguments = {"content": "".join(f"{n}é" for n in range(200))}
+    text = json.dumps(arguments)
+    pieces = [text[start : start + 4] for start in range(0, len(text), 4)]
+    padded = provider == "openai_chat"
+    drawn: list[tuple[str, str, int, str | None]] = [
+        ("fragment", json.dumps(piece), 0, "p" * (n % 7) if padded else None) for n, piece in enumerate(pieces)
+    ]
+    data = _stream(provider, [*drawn, ("finish", "", 0, None), ("done", "", 0, None)])
+    assembler = Assembler(provider)  # type: ignore[arg-type]  # one of the two slugs
+    calls = _count_general(assembler._decoder)
+    values = assembler.feed(data) + assembler.flush()
+    assert isinstance(values[0], ToolCall)
+    assert values[0].input == arguments
+    assert len(pieces) > 200
+    assert calls[0] <= 10
+
+
+def test_a_template_never_takes_another_field_for_the_fragment() -> None:
+    # The text of the first fragment is also the model's name, which comes later in the payload:
+    # the template must still be the arguments' place, proved by the probe.
+    decoder = OpenAIChatDecoder()
+    start = {"choices": [{"delta": {"tool_calls": [{"index": 0, "id": "c", "function": {"name": "f"}}]}}]}
+    decoder.feed(Frame(None, json.dumps(start)))
+
+    def chunk(arguments: str, model: str) -> bytes:
+        entry = {"index": 0, "function": {"arguments": arguments}}
+        return json.dumps({"choices": [{"delta": {"tool_calls": [entry]}}], "model": model}).encode()
+
+    out: list[Any] = []
+    decoder.read([Payloads(None, [chunk("x", "x"), chunk("y", "x"), chunk("x", "z")])], out)
+    texts = [text for event in out for text in getattr(event, "texts", [getattr(event, "text", None)])]
+    assert texts == ["x", "y", "x"]
+
+
+@pytest.mark.parametrize("read", [1, 7, 1 << 20])
+def test_a_fragment_for_a_closed_block_is_an_error_after_the_template(read: int) -> None:
+    def event(name: str, body: dict[str, Any]) -> bytes:
+        return f"event: {name}\ndata: {json.dumps({'type': name, **body})}\n\n".encode()
+
+    def delta(text: str) -> bytes:
+        return event("content_block_delta", {"index": 0, "delta": {"type": "input_json_delta", "partial_json": text}})
+
+    start = {"index": 0, "content_block": {"type": "tool_use", "id": "t", "name": "f", "input": {}}}
+    data = (
+        event("content_block_start", start) + delta('{"a"') + delta(": 1}") + event("content_block_stop", {"index": 0})
+    )
+    data += delta("c")  # the template learned, the block closed: the table rejects it, on either path
+    assembler = Assembler("anthropic")
+    out: list[Any] = []
+    with pytest.raises(StreamError, match="not allowed in state DELIVERED: the call was already delivered"):
+        for at in range(0, len(data), read):
+            out += assembler.feed(data[at : at + read])
+        assembler.flush()  # an error after a delivered call is kept for the next call
+    assert out == [ToolCall(0, "t", "f", {"a": 1})]
+
+
+@pytest.mark.parametrize("provider", ["openai_chat", "anthropic"])
+@pytest.mark.parametrize("token", TOKENS)
+@pytest.mark.parametrize("pad", ["Zq", "\x01", 'a"b', "\\x", "a b", None])
+def test_each_token_and_padding_after_a_learned_template(provider: str, token: str, pad: str | None) -> None:
+    drawn = [("fragment", '"ab"', 0, "x"), ("fragment", '"cd"', 0, "yy"), ("fragment", token, 0, pad)]
+    drawn += [("fragment", '"ef"', 0, "z"), ("finish", "", 0, None), ("done", "", 0, None)]
+    data = _stream(provider, drawn)
+    for size in SIZES:
+        same(data, provider, chunked(data, size))
