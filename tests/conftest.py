@@ -16,6 +16,9 @@ settings.register_profile(
     "fuzz", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+# LiteLLM fetches its model cost map from the network when it is imported, unless told to read
+# its bundled copy: the tests run offline, whichever of them imports it first.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
 # -- the transport tests: a real HTTP server on loopback, and both async backends --------------

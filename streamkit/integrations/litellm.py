@@ -1,0 +1,480 @@
+"""streamkit as a LiteLLM provider: ``streamkit/<provider>/<model>``, every call whole.
+
+::
+
+    streamkit.integrations.litellm.register()
+    response = await litellm.acompletion(model="streamkit/anthropic/claude-sonnet-4-5", messages=..., tools=...)
+
+``register`` adds a ``CustomLLM`` to ``litellm.custom_provider_map`` under the name
+``streamkit``. For a model ``streamkit/<provider>/<model>`` (``provider`` one of
+``PROVIDERS``), it sends the request itself (``_chat.build`` from LiteLLM's OpenAI-format
+messages and tools, ``streamkit.astream`` with LiteLLM's ``api_base`` and ``api_key``), so
+every framework that runs on LiteLLM gets streamkit's calls:
+
+- streamed, each call is one chunk holding its whole arguments, yielded the moment its end
+  marker arrives, each at an ``index`` of its own (parallel calls the provider sent at one
+  index, or without one, stay apart); never a fragment;
+- an invalid call (cut off by the output limit, invalid JSON, not matching its tool's schema)
+  never comes out in ``tool_calls``: it is withheld, and described, with the error streamkit
+  tells a model (``error_payload``), under ``provider_specific_fields["streamkit_invalid_tool_calls"]``
+  of its chunk (of the message, unstreamed); a cut turn ends with ``finish_reason="length"``;
+- reasoning comes as ``reasoning_content`` and LiteLLM's ``thinking_blocks`` (Anthropic's
+  with their signatures); an assistant message's ``thinking_blocks`` go back to the provider as
+  received, and a Gemini call's signature rides on its ``provider_specific_fields["thought_signature"]``.
+
+LiteLLM fetches its model cost map from the network when it is imported, unless
+``LITELLM_LOCAL_MODEL_COST_MAP=True`` is set first: set it (or ``LITELLM_OFFLINE_MODE=true``)
+where there is no network.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from typing import Any, cast
+
+import httpx
+import litellm
+from litellm.constants import (
+    DEFAULT_REASONING_EFFORT_HIGH_THINKING_BUDGET,
+    DEFAULT_REASONING_EFFORT_LOW_THINKING_BUDGET,
+    DEFAULT_REASONING_EFFORT_MEDIUM_THINKING_BUDGET,
+)
+from litellm.llms.custom_llm import CustomLLM
+from litellm.types.utils import (
+    Choices,
+    Delta,
+    Message,
+    ModelResponse,
+    ModelResponseStream,
+    StreamingChoices,
+    Usage,
+)
+
+import streamkit
+
+from .._errors import UsageError
+from .._normalize import parse_arguments
+from .._turn_types import RedactedThinking, StreamEvent, Thinking, Turn, TurnItem
+from .._types import CallRef, InvalidToolCall, Provider, ResponseEnd, TextDelta, ToolCall
+from ..adapters._base import Outcome, call_id, dumps, error_payload
+from ._chat import PROVIDERS, Entry, Request, Results, Tool, User, build
+
+__all__ = ("INVALID_CALLS", "NAME", "PROVIDERS", "StreamkitLLM", "register")
+
+#: The provider name models are registered under: ``streamkit/<provider>/<model>``.
+NAME = "streamkit"
+#: The ``provider_specific_fields`` key under which withheld invalid calls are described.
+INVALID_CALLS = "streamkit_invalid_tool_calls"
+
+#: The environment variable each provider's official SDK reads its key from.
+_KEYS = {
+    "anthropic": "ANTHROPIC_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+    "mistral": "MISTRAL_API_KEY",
+    "openai_chat": "OPENAI_API_KEY",
+    "openai_responses": "OPENAI_API_KEY",
+}
+#: LiteLLM's parameters that each provider takes under the same name, passed as they are.
+_SAME_NAME = {
+    "anthropic": frozenset({"temperature", "top_p", "top_k", "thinking"}),
+    "gemini": frozenset(),
+    "mistral": frozenset({"temperature", "top_p", "stop", "tool_choice", "parallel_tool_calls", "response_format"}),
+    "openai_chat": frozenset(
+        {
+            "temperature",
+            "top_p",
+            "stop",
+            "seed",
+            "tool_choice",
+            "parallel_tool_calls",
+            "response_format",
+            "reasoning_effort",
+            "frequency_penalty",
+            "presence_penalty",
+            "user",
+        }
+    ),
+    "openai_responses": frozenset({"temperature", "top_p", "parallel_tool_calls"}),
+}
+#: LiteLLM's own budgets for ``reasoning_effort`` on Anthropic models.
+_THINKING_BUDGETS = {
+    "low": DEFAULT_REASONING_EFFORT_LOW_THINKING_BUDGET,
+    "medium": DEFAULT_REASONING_EFFORT_MEDIUM_THINKING_BUDGET,
+    "high": DEFAULT_REASONING_EFFORT_HIGH_THINKING_BUDGET,
+}
+#: Parameters that change nothing here: the request always streams and asks for usage.
+_SETTLED = frozenset({"stream", "stream_options"})
+#: OpenAI's finish reasons for streamkit's ``ResponseEnd.finish`` (an error or an unknown end is a stop).
+_FINISHES = {"tool_calls": "tool_calls", "length": "length", "content_filter": "content_filter"}
+
+
+def register() -> StreamkitLLM:
+    """Make ``streamkit/<provider>/<model>`` a LiteLLM model; registering again changes nothing."""
+    for item in litellm.custom_provider_map:
+        handler = item["custom_handler"]
+        if item["provider"] == NAME and isinstance(handler, StreamkitLLM):
+            return handler
+    made = StreamkitLLM()
+    litellm.custom_provider_map.append({"provider": NAME, "custom_handler": made})
+    return made
+
+
+class _Call:
+    """One LiteLLM call, read from the arguments LiteLLM gives a ``CustomLLM``: the provider, the
+    request to send, the tools to validate against, and the client and timeout to send with."""
+
+    def __init__(self, given: Mapping[str, Any]) -> None:
+        provider, _, name = given["model"].partition("/")
+        if provider not in PROVIDERS or not name:
+            raise UsageError(
+                f"a streamkit model is streamkit/<provider>/<model>, the provider one of {', '.join(PROVIDERS)}; "
+                f"got streamkit/{given['model']}"
+            )
+        optional = given.get("optional_params") or {}
+        params = {key: value for key, value in optional.items() if value is not None and key not in _SETTLED}
+        tools = list(params.pop("tools", None) or ())
+        limit = params.pop("max_completion_tokens", None)
+        limit = params.pop("max_tokens", None) if limit is None else limit
+        extra = _translated(provider, params)
+        system, entries = _conversation(provider, given["messages"])
+        key = given.get("api_key") or os.environ.get(_KEYS[provider])
+        request = build(
+            provider,
+            name,
+            entries,
+            system=system,
+            tools=[_tool(tool, position) for position, tool in enumerate(tools)],
+            base_url=given.get("api_base"),
+            api_key=key,
+            max_tokens=limit,
+            extra=extra,
+        )
+        self.provider = cast(Provider, provider)
+        self.request = Request(request.url, {**request.headers, **(given.get("headers") or {})}, request.body)
+        self.tools = tools or None
+        self.client = given.get("client")
+        self.timeout = given.get("timeout")
+
+
+def _translated(provider: str, params: dict[str, Any]) -> dict[str, Any]:
+    """LiteLLM's parameters as fields of the provider's body; ``extra_body`` merged last, as given."""
+    extra_body = params.pop("extra_body", None) or {}
+    body = {key: params.pop(key) for key in list(params) if key in _SAME_NAME[provider]}
+    effort = params.pop("reasoning_effort", None)
+    if effort is not None:
+        body.update(_effort(provider, effort))
+    if params:
+        raise UsageError(
+            f"streamkit/{provider} does not translate {', '.join(sorted(params))}; "
+            "give the provider's own field in extra_body"
+        )
+    return {**body, **extra_body}
+
+
+def _effort(provider: str, effort: str) -> dict[str, Any]:
+    if provider == "openai_responses":
+        return {"reasoning": {"effort": effort}}
+    if provider == "anthropic" and effort in _THINKING_BUDGETS:
+        return {"thinking": {"type": "enabled", "budget_tokens": _THINKING_BUDGETS[effort]}}
+    if provider == "anthropic" and effort == "none":
+        return {}
+    raise UsageError(
+        f"streamkit/{provider} does not translate reasoning_effort={effort!r}; "
+        "give the provider's own field in extra_body"
+    )
+
+
+def _tool(tool: Any, position: int) -> Tool:
+    function = tool.get("function") if isinstance(tool, Mapping) and tool.get("type") == "function" else None
+    if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+        raise UsageError(f"tools[{position}] is not an OpenAI function tool ({{'type': 'function', 'function': ...}})")
+    parameters = function.get("parameters") or {"type": "object", "properties": {}}
+    return Tool(function["name"], function.get("description") or "", dict(parameters))
+
+
+# -- LiteLLM's messages in, streamkit's conversation out ------------------------------------------
+
+
+def _conversation(provider: str, messages: Sequence[Any]) -> tuple[str | None, list[Entry]]:
+    """The system text and the entries of an OpenAI-format conversation.
+
+    Consecutive ``tool`` messages are one ``Results``; each result is matched to its call's name
+    by ``tool_call_id``, as Gemini needs the name.
+    """
+    system: list[str] = []
+    entries: list[Entry] = []
+    results: list[Outcome] = []
+    names: dict[str, str] = {}
+    for position, given in enumerate(messages):
+        message = _plain(given)
+        role = message.get("role")
+        if role != "tool" and results:
+            entries.append(Results(tuple(results)))
+            results = []
+        if role in ("system", "developer"):
+            system.append(_text(message.get("content"), position))
+        elif role == "user":
+            entries.append(User(_text(message.get("content"), position)))
+        elif role == "assistant":
+            turn = _turn(provider, message, position)
+            names.update({call.id: call.name for call in turn.calls if call.id and call.name})
+            if turn.items:
+                entries.append(turn)
+        elif role == "tool":
+            results.append(_result(message, names, position))
+        else:
+            raise UsageError(
+                f"messages[{position}] has the role {role!r}; streamkit sends system, user, assistant, tool"
+            )
+    if results:
+        entries.append(Results(tuple(results)))
+    return ("\n\n".join(system) if system else None), entries
+
+
+def _plain(message: Any) -> dict[str, Any]:
+    """A message as a dict: LiteLLM's own ``Message`` objects are pydantic models."""
+    if isinstance(message, Mapping):
+        return dict(message)
+    dump = getattr(message, "model_dump", None)
+    if callable(dump):
+        dumped = dump()
+        if isinstance(dumped, dict):
+            return dumped
+    raise UsageError(f"a message is a dict or a LiteLLM Message, not {type(message).__name__}")
+
+
+def _text(content: Any, position: int) -> str:
+    """A message's text: a string, or the text parts of a list of parts."""
+    if content is None or isinstance(content, str):
+        return content or ""
+    if not isinstance(content, list):
+        raise UsageError(f"messages[{position}].content is {type(content).__name__}, not text")
+    texts = []
+    for number, part in enumerate(content):
+        kind = part.get("type") if isinstance(part, Mapping) else type(part).__name__
+        if kind != "text":
+            raise UsageError(f"messages[{position}].content[{number}] is a {kind!r} part; streamkit sends text only")
+        texts.append(str(part.get("text", "")))
+    return "".join(texts)
+
+
+def _turn(provider: str, message: Mapping[str, Any], position: int) -> Turn:
+    """An assistant message as the ``Turn`` it was made from: reasoning, text, then calls."""
+    items: list[TurnItem] = []
+    for block in message.get("thinking_blocks") or ():
+        if block.get("type") == "thinking":
+            items.append(Thinking(block.get("thinking") or "", block.get("signature")))
+        elif block.get("type") == "redacted_thinking":
+            items.append(RedactedThinking(block.get("data") or ""))
+    if not items and message.get("reasoning_content"):
+        items.append(Thinking(message["reasoning_content"]))
+    text = _text(message.get("content"), position)
+    if text:
+        items.append(TextDelta(text))
+    items.extend(_call(index, entry) for index, entry in enumerate(message.get("tool_calls") or ()))
+    return Turn(provider, tuple(items))
+
+
+def _call(index: int, entry: Mapping[str, Any]) -> ToolCall | InvalidToolCall:
+    """A call of the history, parsed again: arguments that are not an object make an invalid call."""
+    function = entry.get("function") or {}
+    fields = entry.get("provider_specific_fields") or function.get("provider_specific_fields") or {}
+    signature = fields.get("thought_signature")
+    state = {"thoughtSignature": signature} if isinstance(signature, str) else {}
+    arguments = function.get("arguments")
+    parsed, issue, _ = parse_arguments(arguments)
+    if parsed is None:
+        assert issue is not None
+        raw = arguments if isinstance(arguments, str) else dumps(arguments)
+        return InvalidToolCall(index, entry.get("id"), function.get("name"), raw, (issue,), state=state)
+    return ToolCall(index, entry.get("id"), function.get("name") or "", parsed, state=state)
+
+
+def _result(message: Mapping[str, Any], names: Mapping[str, str], position: int) -> Outcome:
+    ident = message.get("tool_call_id")
+    name = message.get("name") or names.get(ident or "")
+    if not name:
+        raise UsageError(f"messages[{position}] answers the call {ident!r}, which no assistant message before it made")
+    return (CallRef(ident, name), _text(message.get("content"), position))
+
+
+# -- streamkit's events out, LiteLLM's chunks and message ----------------------------------------
+
+
+class _Output:
+    """One response, as LiteLLM's deltas: each event the moment it comes, the end kept for last."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.end: ResponseEnd | None = None
+
+    def delta(self, event: StreamEvent) -> dict[str, Any] | None:
+        if isinstance(event, TextDelta):
+            return {"content": event.text} if event.text else None
+        if isinstance(event, Thinking):
+            block: dict[str, Any] = {"type": "thinking", "thinking": event.text}
+            if event.signature is not None:
+                block["signature"] = event.signature
+            return {"reasoning_content": event.text, "thinking_blocks": [block]}
+        if isinstance(event, RedactedThinking):
+            return {"thinking_blocks": [{"type": "redacted_thinking", "data": event.data}]}
+        if isinstance(event, ToolCall):
+            self.calls += 1
+            return {"tool_calls": [_whole(event, self.calls - 1)]}
+        if isinstance(event, InvalidToolCall):
+            described = {"id": event.id, "name": event.name, "arguments": event.raw, "error": error_payload(event)}
+            return {"provider_specific_fields": {INVALID_CALLS: [described]}}
+        if isinstance(event, ResponseEnd):
+            self.end = event
+        return None  # state LiteLLM's messages have no place for
+
+    @property
+    def finish(self) -> str:
+        finish = "stop" if self.end is None else _FINISHES.get(self.end.finish, "stop")
+        return "stop" if finish == "tool_calls" and not self.calls else finish
+
+    @property
+    def usage(self) -> Usage | None:
+        tokens = None if self.end is None else self.end.tokens
+        if tokens is None:
+            return None
+        given, taken = tokens.input_tokens or 0, tokens.output_tokens or 0
+        return Usage(
+            prompt_tokens=given,
+            completion_tokens=taken,
+            total_tokens=given + taken,
+            reasoning_tokens=tokens.reasoning_tokens,
+        )
+
+    def chunks(self, event: StreamEvent) -> Iterator[ModelResponseStream]:
+        """The chunks for ``event``: its delta, and at the end the usage, then the finish."""
+        delta = self.delta(event)
+        if delta is not None:
+            yield self._chunk(Delta(**delta))
+        if isinstance(event, ResponseEnd):
+            usage = self.usage
+            if usage is not None:  # LiteLLM reads usage only from a chunk before the finish, of no choice
+                yield ModelResponseStream(choices=[], usage=usage)
+            yield self._chunk(Delta(), finish_reason=self.finish)
+
+    def _chunk(
+        self, delta: Delta, *, usage: Usage | None = None, finish_reason: str | None = None
+    ) -> ModelResponseStream:
+        choice = StreamingChoices(index=0, delta=delta, finish_reason=finish_reason)
+        return ModelResponseStream(choices=[choice], usage=usage)
+
+
+def _whole(call: ToolCall, index: int) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "index": index,
+        "id": call_id(call),
+        "type": "function",
+        "function": {"name": call.name, "arguments": dumps(call.input)},
+    }
+    signature = call.state.get("thoughtSignature")
+    if signature is not None:
+        entry["provider_specific_fields"] = {"thought_signature": signature}
+    return entry
+
+
+def _message(output: _Output, events: Sequence[StreamEvent], model_response: ModelResponse) -> ModelResponse:
+    """The whole response, unstreamed: the deltas of every event joined into one message."""
+    text: list[str] = []
+    reasoning: list[str] = []
+    blocks: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    withheld: list[dict[str, Any]] = []
+    for event in events:
+        delta = output.delta(event) or {}
+        text.append(delta.get("content", ""))
+        reasoning.append(delta.get("reasoning_content", ""))
+        blocks.extend(delta.get("thinking_blocks", ()))
+        calls.extend(
+            {key: value for key, value in call.items() if key != "index"} for call in delta.get("tool_calls", ())
+        )
+        withheld.extend(delta.get("provider_specific_fields", {}).get(INVALID_CALLS, ()))
+    message = Message(
+        content="".join(text) or None,
+        tool_calls=calls or None,
+        reasoning_content="".join(reasoning) or None,
+        thinking_blocks=cast(Any, blocks) or None,  # LiteLLM types them as TypedDicts
+        provider_specific_fields={INVALID_CALLS: withheld} if withheld else None,
+    )
+    model_response.choices = [Choices(finish_reason=output.finish, index=0, message=message)]
+    usage = output.usage
+    if usage is not None:
+        model_response.usage = usage
+    return model_response
+
+
+# -- the provider -------------------------------------------------------------------------------
+
+
+def _async_client(call: _Call) -> contextlib.AbstractAsyncContextManager[httpx.AsyncClient]:
+    """The caller's client (an ``httpx.AsyncClient``, or LiteLLM's handler holding one), else a new one."""
+    given = getattr(call.client, "client", call.client)
+    if isinstance(given, httpx.AsyncClient):
+        return contextlib.nullcontext(given)
+    return httpx.AsyncClient(timeout=call.timeout)
+
+
+def _client(call: _Call) -> contextlib.AbstractContextManager[httpx.Client]:
+    given = getattr(call.client, "client", call.client)
+    if isinstance(given, httpx.Client):
+        return contextlib.nullcontext(given)
+    return httpx.Client(timeout=call.timeout)
+
+
+async def _aevents(call: _Call) -> AsyncIterator[StreamEvent]:
+    request = call.request
+    async with (
+        _async_client(call) as http,
+        streamkit.astream(
+            http, call.provider, request.url, json=request.body, headers=request.headers, tools=call.tools
+        ) as events,
+    ):
+        async for event in events:
+            yield event
+
+
+def _events(call: _Call) -> Iterator[StreamEvent]:
+    request = call.request
+    with (
+        _client(call) as http,
+        streamkit.stream(
+            http, call.provider, request.url, json=request.body, headers=request.headers, tools=call.tools
+        ) as events,
+    ):
+        yield from events
+
+
+class StreamkitLLM(CustomLLM):
+    """The ``CustomLLM`` behind ``streamkit/<provider>/<model>``: ``register()`` installs it.
+
+    LiteLLM passes its arguments by name; each method reads the ones it needs (``_Call``).
+    Streamed, it yields LiteLLM's own ``ModelResponseStream`` chunks, which LiteLLM's stream
+    wrapper passes on as they are: unlike its ``GenericStreamingChunk``, they carry
+    ``reasoning_content`` and ``thinking_blocks``.
+    """
+
+    def completion(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        return _message(_Output(), list(_events(_Call(kwargs))), kwargs["model_response"])
+
+    async def acompletion(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        events = [event async for event in _aevents(_Call(kwargs))]
+        return _message(_Output(), events, kwargs["model_response"])
+
+    def streaming(self, *args: Any, **kwargs: Any) -> Iterator[ModelResponseStream]:
+        output = _Output()
+        for event in _events(_Call(kwargs)):
+            yield from output.chunks(event)
+
+    async def astreaming(  # type: ignore[override]  # LiteLLM's own annotation says a coroutine
+        self, *args: Any, **kwargs: Any
+    ) -> AsyncIterator[ModelResponseStream]:
+        output = _Output()
+        async for event in _aevents(_Call(kwargs)):
+            for chunk in output.chunks(event):
+                yield chunk

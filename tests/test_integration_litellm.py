@@ -1,0 +1,410 @@
+"""``streamkit/<provider>/<model>`` under LiteLLM, and under the OpenAI Agents SDK's LiteLLM model.
+
+Two agent loops run against the loopback server: an application's own loop on
+``litellm.acompletion``, and the Agents SDK's ``Runner`` over its ``LitellmModel``. On parallel
+calls sent at index 0, calls sent without an index, a call cut off by the output limit and an
+Anthropic turn with thinking, they run exactly the tools asked for with their arguments, never
+the cut call, and send the thinking block back with its signature byte for byte. Skipped where
+LiteLLM is not installed (the ``framework-tests`` extra installs it); offline, since
+tests/conftest.py has LiteLLM read its bundled cost map.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from streamkit import UsageError
+from streamkit.adapters._base import TRUNCATED_MESSAGE
+
+from .helpers import FIXTURES
+from .server import LoopbackServer, Reply
+
+litellm = pytest.importorskip("litellm")
+
+from streamkit.integrations import litellm as integration  # noqa: E402
+
+pytestmark = [
+    pytest.mark.anyio,
+    # LiteLLM imports its GitHub Copilot module on its first call, and pydantic warns about the
+    # ReadOnly items of a TypedDict there: LiteLLM's own warning, about code streamkit never runs.
+    pytest.mark.filterwarnings("ignore:Item.* the `ReadOnly` qualifier:UserWarning"),
+    # LiteLLM's stream wrapper reads a pydantic attribute deprecated since pydantic 2.11 on every
+    # chunk that carries usage, whichever provider made it (its own openai provider too).
+    pytest.mark.filterwarnings(
+        "ignore:Accessing the 'model_.*' attribute on the instance is deprecated:DeprecationWarning"
+    ),
+]
+CHAT = "/v1/chat/completions"
+MESSAGES = "/v1/messages"
+
+integration.register()
+litellm.suppress_debug_info = True  # its cost lookup prints a banner for every model it does not price
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"  # LiteLLM runs on asyncio
+
+
+def fixture(name: str) -> bytes:
+    return (FIXTURES / name).read_bytes()
+
+
+def chat_chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+    body = {"id": "c2", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+    body["choices"] = [{"index": 0, "delta": delta, "finish_reason": finish}]
+    return b"data: " + json.dumps(body).encode() + b"\n\n"
+
+
+#: The answer after the tools ran, per route.
+FINAL = {
+    CHAT: chat_chunk({"role": "assistant", "content": "done"}) + chat_chunk({}, "stop") + b"data: [DONE]\n\n",
+    MESSAGES: fixture("anthropic/text_only_crlf.sse"),
+}
+ANSWER = {CHAT: "done", MESSAGES: "Hello ☃"}
+
+
+def function(name: str, **properties: str) -> dict[str, Any]:
+    schema = {"type": "object", "properties": {key: {"type": kind} for key, kind in properties.items()}}
+    return {"type": "function", "function": {"name": name, "parameters": {**schema, "required": list(properties)}}}
+
+
+TOOLS = [
+    function("get_weather", city="string"),
+    function("get_stock", ticker="string"),
+    function("write_file", path="string", content="string"),
+]
+
+#: (model, route, fixture) of each case.
+PARALLEL = {
+    "all_index_zero": ("streamkit/openai_chat/gpt-4o", CHAT, "openai_chat/parallel_calls_all_index_zero.sse"),
+    "index_missing": ("streamkit/openai_chat/gpt-4o", CHAT, "openai_chat/index_missing.sse"),
+}
+BOTH = [("get_stock", {"ticker": "AAPL"}), ("get_weather", {"city": "Paris"})]
+CUT = {
+    "id": "call_A",
+    "name": "write_file",
+    "arguments": '{"path": "a.txt", "content": "Once upon',
+    "error": {"ok": False, "errors": [{"kind": "truncated", "message": TRUNCATED_MESSAGE}]},
+}
+#: The assistant turn of anthropic/thinking_then_call.sse, as Anthropic must get it back.
+THINKING_TURN = {
+    "role": "assistant",
+    "content": [
+        {
+            "type": "thinking",
+            "thinking": "The user wants the weather in Paris.",
+            "signature": "EqQBCkYIBRgCIkB3n+x/2Jq0Vf8w==",
+        },
+        {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIw"},
+        {"type": "text", "text": "Let me check."},
+        {"type": "tool_use", "id": "toolu_01A", "name": "get_weather", "input": {"city": "Paris"}},
+    ],
+}
+
+
+def base_url(server: LoopbackServer, route: str) -> str:
+    return server.url("/v1" if route == CHAT else "")
+
+
+def sent(server: LoopbackServer, number: int) -> dict[str, Any]:
+    body: dict[str, Any] = json.loads(server.requests[number].body)
+    return body
+
+
+# -- an application's own loop on litellm.acompletion --------------------------------------------
+
+
+async def own_loop(server: LoopbackServer, model: str, route: str, ran: list[tuple[str, Any]]) -> list[Any]:
+    """Stream, run each call, send the results, until the model answers; the chunks of each turn."""
+    messages: list[Any] = [{"role": "user", "content": "Weather in Paris, and AAPL?"}]
+    turns = []
+    for _ in range(3):
+        response = await litellm.acompletion(
+            model=model, messages=messages, tools=TOOLS, stream=True, api_base=base_url(server, route), api_key="k"
+        )
+        chunks = [chunk async for chunk in response]
+        turns.append(chunks)
+        message = litellm.stream_chunk_builder(chunks).choices[0].message
+        messages.append(message)
+        if not message.tool_calls:
+            return turns
+        for call in message.tool_calls:
+            ran.append((call.function.name, json.loads(call.function.arguments)))
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": "ok"})
+        server.routes[route] = Reply([FINAL[route]])
+    raise AssertionError("the loop did not end")
+
+
+def whole(index: int, ident: str, name: str, arguments: str) -> dict[str, Any]:
+    """A call as one chunk gives it: all of its arguments at once."""
+    return {"index": index, "id": ident, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def streamed_calls(chunks: list[Any]) -> list[list[dict[str, Any]]]:
+    """The ``tool_calls`` of each chunk that has some."""
+    return [
+        [call.model_dump(exclude_none=True) for call in chunk.choices[0].delta.tool_calls]
+        for chunk in chunks
+        if chunk.choices and chunk.choices[0].delta.tool_calls
+    ]
+
+
+@pytest.mark.parametrize("case", PARALLEL)
+async def test_own_loop_gets_each_parallel_call_whole_in_one_chunk(server: LoopbackServer, case: str) -> None:
+    model, route, name = PARALLEL[case]
+    server.routes[route] = Reply([fixture(name)])
+    ran: list[tuple[str, Any]] = []
+    turns = await own_loop(server, model, route, ran)
+    assert streamed_calls(turns[0]) == [
+        [whole(0, "call_A", "get_weather", '{"city":"Paris"}')],
+        [whole(1, "call_B", "get_stock", '{"ticker":"AAPL"}')],
+    ]
+    assert turns[0][-1].choices[0].finish_reason == "tool_calls"
+    assert sorted(ran) == BOTH
+    assert sent(server, 1)["messages"][2:] == [
+        {"role": "tool", "tool_call_id": "call_A", "content": "ok"},
+        {"role": "tool", "tool_call_id": "call_B", "content": "ok"},
+    ]
+    assert "".join(chunk.choices[0].delta.content or "" for chunk in turns[1] if chunk.choices) == "done"
+
+
+async def test_own_loop_never_gets_a_cut_call(server: LoopbackServer) -> None:
+    server.routes[CHAT] = Reply([fixture("openai_chat/length_truncated.sse")])
+    ran: list[tuple[str, Any]] = []
+    [chunks] = await own_loop(server, "streamkit/openai_chat/gpt-4o", CHAT, ran)
+    assert ran == []
+    assert streamed_calls(chunks) == []
+    assert chunks[-1].choices[0].finish_reason == "length"
+    fields = [chunk.choices[0].delta.provider_specific_fields for chunk in chunks if chunk.choices]
+    assert [field for field in fields if field] == [{integration.INVALID_CALLS: [CUT]}]
+
+
+async def test_own_loop_sends_the_thinking_back_byte_for_byte(server: LoopbackServer) -> None:
+    server.routes[MESSAGES] = Reply([fixture("anthropic/thinking_then_call.sse")])
+    ran: list[tuple[str, Any]] = []
+    turns = await own_loop(server, "streamkit/anthropic/claude-sonnet-4-5", MESSAGES, ran)
+    blocks = [getattr(chunk.choices[0].delta, "thinking_blocks", None) for chunk in turns[0] if chunk.choices]
+    assert [block for block in blocks if block] == [[THINKING_TURN["content"][0]], [THINKING_TURN["content"][1]]]
+    assert ran == [("get_weather", {"city": "Paris"})]
+    assert sent(server, 1)["messages"][1:] == [
+        THINKING_TURN,
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01A", "content": "ok"}]},
+    ]
+
+
+async def test_unstreamed_the_message_holds_the_whole_calls(server: LoopbackServer) -> None:
+    server.routes[CHAT] = Reply([fixture("openai_chat/parallel_calls_all_index_zero.sse")])
+    response = await litellm.acompletion(
+        model="streamkit/openai_chat/gpt-4o", messages=[{"role": "user", "content": "?"}], api_base=server.url("/v1")
+    )
+    [choice] = response.choices
+    assert choice.finish_reason == "tool_calls"
+    assert [(call.id, call.function.name, call.function.arguments) for call in choice.message.tool_calls] == [
+        ("call_A", "get_weather", '{"city":"Paris"}'),
+        ("call_B", "get_stock", '{"ticker":"AAPL"}'),
+    ]
+
+
+async def test_unstreamed_a_cut_call_is_withheld_and_described(server: LoopbackServer) -> None:
+    server.routes[CHAT] = Reply([fixture("openai_chat/length_truncated.sse")])
+    response = await litellm.acompletion(
+        model="streamkit/openai_chat/gpt-4o", messages=[{"role": "user", "content": "?"}], api_base=server.url("/v1")
+    )
+    [choice] = response.choices
+    assert (choice.finish_reason, choice.message.tool_calls) == ("length", None)
+    assert choice.message.provider_specific_fields == {integration.INVALID_CALLS: [CUT]}
+
+
+def test_the_sync_calls(server: LoopbackServer) -> None:
+    server.routes[MESSAGES] = Reply([fixture("anthropic/thinking_then_call.sse")])
+    given = {"model": "streamkit/anthropic/claude-sonnet-4-5", "api_base": server.url(""), "api_key": "k"}
+    messages = [{"role": "user", "content": "?"}]
+    chunks = list(litellm.completion(messages=messages, stream=True, **given))
+    assert streamed_calls(chunks) == [[whole(0, "toolu_01A", "get_weather", '{"city":"Paris"}')]]
+    message = litellm.completion(messages=messages, **given).choices[0].message
+    assert message.content == "Let me check."
+    assert message.thinking_blocks == THINKING_TURN["content"][:2]
+    assert server.requests[0].headers["x-api-key"] == "k"
+
+
+# -- the OpenAI Agents SDK's own loop over its LitellmModel --------------------------------------
+
+
+def agent(server: LoopbackServer, model: str, route: str, ran: list[tuple[str, Any]], **settings: Any) -> Any:
+    from agents import Agent, ModelSettings, function_tool
+    from agents.extensions.models.litellm_model import LitellmModel
+
+    def answered(result: str) -> Callable[..., str]:
+        def record(name: str, arguments: dict[str, str]) -> str:
+            ran.append((name, arguments))
+            server.routes[route] = Reply([FINAL[route]])
+            return result
+
+        return record
+
+    @function_tool
+    def get_weather(city: str) -> str:
+        return answered("sunny")("get_weather", {"city": city})
+
+    @function_tool
+    def get_stock(ticker: str) -> str:
+        return answered("190")("get_stock", {"ticker": ticker})
+
+    @function_tool
+    def write_file(path: str, content: str) -> str:
+        return answered("written")("write_file", {"path": path, "content": content})
+
+    llm = LitellmModel(model, base_url=base_url(server, route), api_key="k")
+    tools: list[Any] = [get_weather, get_stock, write_file]
+    return Agent(name="assistant", tools=tools, model=llm, model_settings=ModelSettings(**settings))
+
+
+async def run(made: Any, streamed: bool) -> Any:
+    from agents import RunConfig, Runner
+
+    config = RunConfig(tracing_disabled=True)
+    if not streamed:
+        return (await Runner.run(made, "Weather in Paris, and AAPL?", run_config=config)).final_output
+    result = Runner.run_streamed(made, "Weather in Paris, and AAPL?", run_config=config)
+    async for _ in result.stream_events():
+        pass
+    return result.final_output
+
+
+STREAMED = pytest.mark.parametrize("streamed", [False, True], ids=["run", "run_streamed"])
+
+
+@STREAMED
+@pytest.mark.parametrize("case", PARALLEL)
+async def test_agents_run_each_parallel_call_once(server: LoopbackServer, case: str, streamed: bool) -> None:
+    model, route, name = PARALLEL[case]
+    server.routes[route] = Reply([fixture(name)])
+    ran: list[tuple[str, Any]] = []
+    assert await run(agent(server, model, route, ran), streamed) == "done"
+    assert sorted(ran) == BOTH
+
+
+@STREAMED
+async def test_agents_never_run_a_cut_call(server: LoopbackServer, streamed: bool) -> None:
+    server.routes[CHAT] = Reply([fixture("openai_chat/length_truncated.sse")])
+    ran: list[tuple[str, Any]] = []
+    assert await run(agent(server, "streamkit/openai_chat/gpt-4o", CHAT, ran), streamed) == ""
+    assert ran == []
+    assert len(server.requests) == 1
+
+
+@STREAMED
+async def test_agents_send_the_thinking_back_byte_for_byte(server: LoopbackServer, streamed: bool) -> None:
+    from openai.types.shared import Reasoning
+
+    server.routes[MESSAGES] = Reply([fixture("anthropic/thinking_then_call.sse")])
+    ran: list[tuple[str, Any]] = []
+    # The Agents SDK sends thinking blocks back only with a reasoning effort, which LiteLLM lets
+    # through to a custom provider only when allowed.
+    settings = {"reasoning": Reasoning(effort="low"), "extra_args": {"allowed_openai_params": ["reasoning_effort"]}}
+    made = agent(server, "streamkit/anthropic/claude-sonnet-4-5", MESSAGES, ran, **settings)
+    assert await run(made, streamed) == "Hello ☃"
+    assert ran == [("get_weather", {"city": "Paris"})]
+    first, second = sent(server, 0), sent(server, 1)
+    assert first["thinking"] == second["thinking"] == {"type": "enabled", "budget_tokens": 1024}
+    assert second["messages"][1:] == [
+        THINKING_TURN,
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01A", "content": "sunny"}]},
+    ]
+
+
+# -- what is read from LiteLLM's arguments --------------------------------------------------------
+
+
+def read(messages: list[Any], model: str = "anthropic/claude-sonnet-4-5", **optional: Any) -> Any:
+    given = {"model": model, "messages": messages, "optional_params": optional, "api_base": "http://h", "api_key": "k"}
+    return integration._Call(given)
+
+
+def test_a_conversation_in_the_providers_shape() -> None:
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": [{"type": "text", "text": "Weather "}, {"type": "text", "text": "in Paris?"}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+    ]
+    call = read(messages, "gemini/gemini-2.5-flash", max_tokens=50, extra_body={"labels": {"a": "b"}})
+    assert call.request.url == "http://h/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+    assert call.request.headers == {"x-goog-api-key": "k"}
+    assert call.request.body == {
+        "contents": [
+            {"role": "user", "parts": [{"text": "Weather in Paris?"}]},
+            {
+                "role": "model",
+                "parts": [{"functionCall": {"name": "get_weather", "args": {"city": "Paris"}, "id": "c1"}}],
+            },
+            {
+                "role": "user",
+                "parts": [{"functionResponse": {"name": "get_weather", "response": {"output": "sunny"}, "id": "c1"}}],
+            },
+        ],
+        "systemInstruction": {"parts": [{"text": "Be brief."}]},
+        "generationConfig": {"maxOutputTokens": 50},
+        "labels": {"a": "b"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("messages", "model", "optional", "message"),
+    [
+        ([], "openai/gpt-4o", {}, "a streamkit model is streamkit/<provider>/<model>, the provider one of anthropic, "),
+        ([], "anthropic", {}, "got streamkit/anthropic$"),
+        ([{"role": "critic", "content": "x"}], "anthropic/m", {}, r"messages\[0\] has the role 'critic'"),
+        (
+            [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "u"}}]}],
+            "anthropic/m",
+            {},
+            r"messages\[0\]\.content\[0\] is a 'image_url' part; streamkit sends text only",
+        ),
+        ([{"role": "tool", "tool_call_id": "x", "content": "1"}], "anthropic/m", {}, "answers the call 'x', which no"),
+        (
+            [],
+            "gemini/m",
+            {"temperature": 0},
+            "streamkit/gemini does not translate temperature; give the provider's own",
+        ),
+        ([], "mistral/m", {"reasoning_effort": "low"}, r"does not translate reasoning_effort='low'"),
+        ([], "anthropic/m", {"tools": [{"type": "web_search"}]}, r"tools\[0\] is not an OpenAI function tool"),
+    ],
+)
+def test_what_cannot_be_sent_is_named(messages: list[Any], model: str, optional: dict[str, Any], message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        read(messages, model, **optional)
+
+
+def test_registering_again_changes_nothing() -> None:
+    before = list(litellm.custom_provider_map)
+    assert integration.register() is integration.register()
+    assert litellm.custom_provider_map == before
+
+
+def test_litellm_reads_its_bundled_cost_map() -> None:
+    """Offline: LiteLLM never fetched its model cost map (tests/conftest.py tells it not to)."""
+    from litellm.litellm_core_utils.get_model_cost_map import get_model_cost_map_source_info
+
+    info = get_model_cost_map_source_info()
+    assert (info["source"], info["is_env_forced"]) == ("local", True)
+
+
+def test_importing_streamkit_does_not_import_litellm() -> None:
+    code = "import sys, streamkit, streamkit.integrations; print('litellm' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout == "False\n"
