@@ -164,6 +164,10 @@ with contextlib.suppress(ImportError):
     from benchmarks import latency_langchain
 
     FRAMEWORK_WAYS.update(latency_langchain.WAYS)
+with contextlib.suppress(ImportError):
+    from benchmarks.latency_litellm import litellm_early
+
+    FRAMEWORK_WAYS["LiteLLM, own loop"] = litellm_early
 WAYS.update(FRAMEWORK_WAYS)
 
 
@@ -229,6 +233,8 @@ async def main_async(repeat: int, tokens_per_second: float, scenarios: dict[str,
     try:
         lines: list[str] = []
         async with httpx.AsyncClient(timeout=30) as client:
+            for way in ways().values():  # one untimed turn each: a framework's first call imports much of it
+                await turn(client, server.url("/v1/messages"), way, (0.0, 0.0, 0.0))
             for name, durations in scenarios.items():
                 lines += report(name, await measure(client, server.url("/v1/messages"), durations, repeat))
         return lines

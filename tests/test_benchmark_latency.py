@@ -54,3 +54,8 @@ def test_pydantic_ai_has_its_row() -> None:
 def test_langchain_has_its_rows() -> None:
     pytest.importorskip("langchain")
     assert {"langchain create_agent", "langchain + early tools"} <= set(latency.FRAMEWORK_WAYS)
+
+
+def test_litellm_has_its_row() -> None:
+    pytest.importorskip("litellm")
+    assert "LiteLLM, own loop" in latency.FRAMEWORK_WAYS
