@@ -29,17 +29,7 @@ litellm = pytest.importorskip("litellm")
 
 from streamkit.integrations import litellm as integration  # noqa: E402
 
-pytestmark = [
-    pytest.mark.anyio,
-    # LiteLLM imports its GitHub Copilot module on its first call, and pydantic warns about the
-    # ReadOnly items of a TypedDict there: LiteLLM's own warning, about code streamkit never runs.
-    pytest.mark.filterwarnings("ignore:Item.* the `ReadOnly` qualifier:UserWarning"),
-    # LiteLLM's stream wrapper reads a pydantic attribute deprecated since pydantic 2.11 on every
-    # chunk that carries usage, whichever provider made it (its own openai provider too).
-    pytest.mark.filterwarnings(
-        "ignore:Accessing the 'model_.*' attribute on the instance is deprecated:DeprecationWarning"
-    ),
-]
+pytestmark = pytest.mark.anyio  # LiteLLM's own warnings are ignored in pyproject.toml
 CHAT = "/v1/chat/completions"
 MESSAGES = "/v1/messages"
 

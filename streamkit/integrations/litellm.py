@@ -68,13 +68,14 @@ NAME = "streamkit"
 #: The ``provider_specific_fields`` key under which withheld invalid calls are described.
 INVALID_CALLS = "streamkit_invalid_tool_calls"
 
-#: The environment variable each provider's official SDK reads its key from.
-_KEYS = {
-    "anthropic": "ANTHROPIC_API_KEY",
-    "gemini": "GEMINI_API_KEY",
-    "mistral": "MISTRAL_API_KEY",
-    "openai_chat": "OPENAI_API_KEY",
-    "openai_responses": "OPENAI_API_KEY",
+#: The environment variables each provider's official SDK reads its key and its base URL from:
+#: LiteLLM's ``api_key`` and ``api_base`` win over them.
+_ENVIRONMENT = {
+    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL"),
+    "mistral": ("MISTRAL_API_KEY", None),
+    "openai_chat": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+    "openai_responses": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
 }
 #: LiteLLM's parameters that each provider takes under the same name, passed as they are.
 _SAME_NAME = {
@@ -139,14 +140,16 @@ class _Call:
         limit = params.pop("max_tokens", None) if limit is None else limit
         extra = _translated(provider, params)
         system, entries = _conversation(provider, given["messages"])
-        key = given.get("api_key") or os.environ.get(_KEYS[provider])
+        key_variable, base_variable = _ENVIRONMENT[provider]
+        key = given.get("api_key") or os.environ.get(key_variable)
+        base_url = given.get("api_base") or (os.environ.get(base_variable) if base_variable else None)
         request = build(
             provider,
             name,
             entries,
             system=system,
             tools=[_tool(tool, position) for position, tool in enumerate(tools)],
-            base_url=given.get("api_base"),
+            base_url=base_url,
             api_key=key,
             max_tokens=limit,
             extra=extra,
