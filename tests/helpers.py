@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import io
 import itertools
+import logging
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 from streamkit import Provider
 from streamkit._cli import main
@@ -108,3 +111,11 @@ def events(data: bytes, provider: str, **options: object) -> list[object]:
     from streamkit import iter_events
 
     return list(iter_events([data], slug(provider), **options))  # type: ignore[arg-type]  # options as given
+
+
+def plain_logger(name: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Logger ``name`` at every level, its records as its library writes them, whatever another
+    library in the process did to it (importing LiteLLM sets httpx's logger to WARNING and adds a
+    filter that rewrites its records)."""
+    monkeypatch.setattr(logging.getLogger(name), "filters", [])
+    caplog.set_level(logging.DEBUG, logger=name)

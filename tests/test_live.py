@@ -16,7 +16,7 @@ import pytest
 from streamkit import ToolCall, UsageError
 from streamkit._live import Progress, _headers
 
-from .helpers import FIXTURES, Fixture, fixtures, replay
+from .helpers import FIXTURES, Fixture, fixtures, plain_logger, replay
 from .server import LoopbackServer, Reply, split_awkwardly
 from .test_cli import anthropic_calls, cli
 
@@ -462,9 +462,10 @@ def test_an_error_event_that_echoes_the_key_shows_no_key(server: LoopbackServer,
 
 
 def test_gemini_sends_its_key_in_a_header_and_no_log_record_shows_it(
-    server: LoopbackServer, body: Path, caplog: pytest.LogCaptureFixture
+    server: LoopbackServer, body: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     caplog.set_level(logging.DEBUG)  # every logger, every level
+    plain_logger("httpx", caplog, monkeypatch)
     server.routes["/v1/stream"] = Reply([(FIXTURES / "gemini" / "no_arguments.sse").read_bytes()])
     assert replay(live(server, "gemini", body)).code == 0
     url = server.url(f"/v1/stream?alt=sse&key={KEY}")  # a key the caller put in the URL

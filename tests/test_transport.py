@@ -29,7 +29,7 @@ from streamkit._cli import _dumps, to_json_line
 from streamkit._redact import EXCERPT_CHARS, MIN_RUN
 from streamkit._response import ERROR_BODY_LIMIT
 
-from .helpers import FIXTURES, Fixture, fixtures, one_byte, slug
+from .helpers import FIXTURES, Fixture, fixtures, one_byte, plain_logger, slug
 from .server import LoopbackServer, Reply, split_awkwardly
 
 pytestmark = pytest.mark.anyio
@@ -378,9 +378,10 @@ async def test_an_error_in_the_stream_never_shows_the_key(
 
 
 async def test_no_log_record_shows_a_credential(
-    http: ModuleType, server: LoopbackServer, caplog: pytest.LogCaptureFixture
+    http: ModuleType, server: LoopbackServer, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     caplog.set_level(logging.DEBUG)  # every logger, every level
+    plain_logger(http.__name__, caplog, monkeypatch)
     server.routes["/s"] = Reply([ANTHROPIC])
     url = server.url(f"/s?alt=sse&key={SECRET}")
     async with http.AsyncClient() as client:
