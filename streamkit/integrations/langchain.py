@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import fields
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -53,14 +52,7 @@ import streamkit
 
 from .._errors import UsageError
 from .._turn_types import (
-    CallState,
-    MessageItem,
-    ReasoningItem,
-    RedactedThinking,
-    ServerToolResult,
-    ServerToolUse,
     StreamEvent,
-    TextSignature,
     Thinking,
     Turn,
     TurnItem,
@@ -68,6 +60,7 @@ from .._turn_types import (
 from .._types import ArgumentIssue, CallRef, InvalidToolCall, TextDelta, TokenUsage, ToolCall
 from ..adapters._base import Outcome, call_id, dumps, error_payload
 from ._chat import Entry, Request, Results, Tool, User, build
+from ._turn_json import turn_from_json, turn_json
 
 if TYPE_CHECKING:
     from ._langchain_early import EarlyToolsMiddleware
@@ -297,7 +290,7 @@ class _Chunks:
         metadata = {"model_name": self.model.model, "stop_reason": turn.stop_reason, "finish_reason": turn.finish}
         message = AIMessageChunk(
             content="",
-            additional_kwargs={TURN_KEY: _turn_json(turn)},
+            additional_kwargs={TURN_KEY: turn_json(turn)},
             response_metadata=metadata,
             usage_metadata=_usage(turn.tokens),
             chunk_position="last",
@@ -350,86 +343,11 @@ def _result(chunks: list[ChatGenerationChunk]) -> ChatResult:
     return ChatResult(generations=[ChatGeneration(message=message)])
 
 
-# -- the turn, as JSON in additional_kwargs -------------------------------------------------------
-
-_ITEMS: dict[str, type[Any]] = {
-    cls.__name__: cls
-    for cls in (
-        TextDelta,
-        ToolCall,
-        InvalidToolCall,
-        Thinking,
-        RedactedThinking,
-        ReasoningItem,
-        MessageItem,
-        ServerToolUse,
-        ServerToolResult,
-        TextSignature,
-        CallState,
-    )
-}
-
-
-def _turn_json(turn: Turn) -> dict[str, Any]:
-    """``turn`` as plain JSON values (what a checkpointer can store); ``_turn_from_json`` reads it."""
-    return {
-        "provider": turn.provider,
-        "items": [_item_json(item) for item in turn.items],
-        "stop_reason": turn.stop_reason,
-        "usage": turn.usage,
-        "choice": turn.choice,
-        "finish": turn.finish,
-        "tokens": None if turn.tokens is None else {f.name: getattr(turn.tokens, f.name) for f in fields(TokenUsage)},
-    }
-
-
-def _item_json(item: TurnItem) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": type(item).__name__}
-    for field in fields(item):
-        value = getattr(item, field.name)
-        if field.name == "errors":
-            value = [issue.to_dict() for issue in value]
-        elif isinstance(value, tuple):
-            value = list(value)
-        elif isinstance(value, Mapping):
-            value = dict(value)
-        out[field.name] = value
-    return out
-
-
-def _turn_from_json(data: Mapping[str, Any]) -> Turn:
-    """The ``Turn`` that ``_turn_json`` wrote."""
-    try:
-        items = tuple(_item_from_json(item) for item in data["items"])
-        tokens = data.get("tokens")
-        return Turn(
-            data["provider"],
-            items,
-            data.get("stop_reason"),
-            data.get("usage"),
-            choice=data.get("choice", 0),
-            finish=data.get("finish"),
-            tokens=None if tokens is None else TokenUsage(**tokens),
-        )
-    except (KeyError, TypeError) as exc:
-        raise UsageError(f"additional_kwargs[{TURN_KEY!r}] is not a turn streamkit wrote: {exc!r}") from None
-
-
-def _item_from_json(data: Mapping[str, Any]) -> TurnItem:
-    values = {key: value for key, value in data.items() if key != "type"}
-    if "errors" in values:
-        values["errors"] = tuple(ArgumentIssue(**issue) for issue in values["errors"])
-    if "anomalies" in values:
-        values["anomalies"] = tuple(values["anomalies"])
-    item: TurnItem = _ITEMS[data["type"]](**values)
-    return item
-
-
 def turn_of(message: BaseMessage) -> Turn | None:
     """The streamkit ``Turn`` an ``AIMessage`` from ``StreamkitChatModel`` carries (its
     reasoning, signatures, and invalid calls with their issues); ``None`` for any other message."""
     stored = message.additional_kwargs.get(TURN_KEY) if isinstance(message, AIMessage) else None
-    return None if stored is None else _turn_from_json(stored)
+    return None if stored is None else turn_from_json(stored, f"additional_kwargs[{TURN_KEY!r}]")
 
 
 # -- LangChain messages -> request entries ---------------------------------------------------------

@@ -22,7 +22,6 @@ openai-agents runs tools only after the stream has ended; a ``Model`` cannot sta
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any, cast
@@ -70,21 +69,19 @@ import streamkit
 
 from .._errors import UsageError
 from .._turn_types import (
-    CallState,
     MessageItem,
     ReasoningItem,
     RedactedThinking,
-    ServerToolResult,
-    ServerToolUse,
     StreamEvent,
     TextSignature,
     Thinking,
     Turn,
     TurnItem,
 )
-from .._types import ArgumentIssue, InvalidToolCall, ResponseEnd, TextDelta, TokenUsage, ToolCall
+from .._types import InvalidToolCall, ResponseEnd, TextDelta, TokenUsage, ToolCall
 from ..adapters._base import Outcome, dumps
 from . import _chat
+from ._turn_json import item_from_json, item_json
 
 __all__ = ("DATA_KEY", "StreamkitModel", "StreamkitModelProvider")
 
@@ -93,22 +90,6 @@ DATA_KEY = "streamkit"
 
 _ON_CUT = ("stop", "tell")
 _PROGRESS = (streamkit.ArgumentsPreview, streamkit.CallStarted, streamkit.ArgumentsFragment)
-_KINDS: dict[str, type[Any]] = {
-    kind.__name__: kind
-    for kind in (
-        TextDelta,
-        ToolCall,
-        InvalidToolCall,
-        Thinking,
-        RedactedThinking,
-        ReasoningItem,
-        MessageItem,
-        ServerToolUse,
-        ServerToolResult,
-        TextSignature,
-        CallState,
-    )
-}
 
 
 class StreamkitModel(Model):
@@ -499,41 +480,19 @@ def _foreign_call(item: dict[str, Any], position: int, index: int) -> ToolCall |
 
 def _encode(item: TurnItem) -> dict[str, Any]:
     """An item as JSON-ready data; a valid call's input is left out (its ``arguments`` hold it)."""
-    fields: dict[str, Any] = {"kind": type(item).__name__}
-    for field in dataclasses.fields(item):
-        value = getattr(item, field.name)
-        if isinstance(item, ToolCall) and field.name == "input":
-            continue
-        if field.name == "errors":
-            value = [issue.to_dict() for issue in value]
-        elif isinstance(value, tuple):
-            value = list(value)
-        elif isinstance(value, Mapping):
-            value = dict(value)
-        fields[field.name] = value
-    return fields
+    data = item_json(item, tag="kind")
+    if isinstance(item, ToolCall):
+        del data["input"]
+    return data
 
 
 def _decode(entry: Any, item: dict[str, Any], position: int) -> TurnItem:
-    kind = _KINDS.get(str(entry.get("kind"))) if isinstance(entry, Mapping) else None
-    if kind is None:
-        raise UsageError(f"input[{position}] carries streamkit data that is not a turn item: {entry!r:.80}")
-    fields = {key: value for key, value in entry.items() if key != "kind"}
-    if "errors" in fields:
-        fields["errors"] = tuple(ArgumentIssue(**issue) for issue in fields["errors"])
-    if "anomalies" in fields:
-        fields["anomalies"] = tuple(fields["anomalies"])
-    if kind is ToolCall:
+    if isinstance(entry, Mapping) and entry.get("kind") == ToolCall.__name__:
         parsed, issue, _ = streamkit.parse_arguments(item.get("arguments"))
         if parsed is None:
             raise UsageError(f"input[{position}] has arguments that are not a JSON object: {issue}")
-        fields["input"] = parsed
-    try:
-        return cast(TurnItem, kind(**fields))
-    except TypeError as exc:
-        raise UsageError(
-            f"input[{position}] carries streamkit data that does not make a {kind.__name__}: {exc}"
-        ) from None
+        entry = {**entry, "input": parsed}
+    return item_from_json(entry, f"input[{position}]", tag="kind")
 
 
 # -- streamkit values -> Responses events ------------------------------------------------------
