@@ -81,6 +81,8 @@ class SSEDecoder(Framer):
             chunk = bytes(self._pending)
             self._pending = bytearray()
             self._named = 0
+        if not (self._at_start or self._skip_lf or self._data or self._event is not None) and self._quick(chunk, out):
+            return  # nothing open: no event begun, no BOM or split CRLF still possible
         cut = max(chunk.rfind(b"\n"), chunk.rfind(b"\r")) + 1
         named = self._named_tail(chunk, cut)
         cut -= named
@@ -89,6 +91,26 @@ class SSEDecoder(Framer):
         if rest:
             self._named = named
             self._hold(rest)
+
+    def _quick(self, chunk: bytes, out: list[Frame | Payloads]) -> bool:
+        """The common read, split once: the complete events up to the last blank line read by
+        ``_whole``, and what follows (part of a line, or an ``event:`` line and part of the
+        next) held, as ``_lines`` and ``_named_tail`` would. False, with nothing changed, for
+        anything else (a CR, a complete line after the last event, a shape ``_whole`` refuses),
+        which the general path then reads."""
+        blank = chunk.rfind(b"\n\n") + 2
+        if blank < 2 or max(blank, len(chunk) - blank) > self._max_event_bytes or b"\r" in chunk:
+            return False
+        named = chunk.find(b"\n", blank) + 1 - blank
+        if named > 0 and (not chunk.startswith(b"event:", blank) or chunk.find(b"\n", blank + named) >= 0):
+            return False  # a complete line that is not an event's name: read it line by line
+        if not _whole(chunk if blank == len(chunk) else chunk[:blank], out, self._names):
+            return False
+        self._consumed += blank
+        if blank < len(chunk):
+            self._named = max(named, 0)
+            self._pending += chunk[blank:]  # within the limit, checked above
+        return True
 
     def _named_tail(self, chunk: bytes, cut: int) -> int:
         """The length of an ``event:`` line that opens the unfinished event at the end of the
