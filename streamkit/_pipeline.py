@@ -216,7 +216,19 @@ class Assembler:
         if data:
             self._received = True
             self._tail = data[-4:] if len(data) >= 4 else (self._tail + data)[-4:]
-        return self._guard(lambda out: self._frames(self._read(data), out))
+        # ``_guard`` around the read, written out: this is the path of every read.
+        if self.error is not None:
+            raise self.error
+        out: list[StreamEvent] = []
+        if self._accumulator.finished:
+            return out
+        try:
+            self._frames(self._read(data), out)
+        except StreamError as exc:
+            self._fail(exc)
+            if not out:
+                raise
+        return out
 
     def feed_frame(self, frame: Frame) -> list[StreamEvent]:
         """Feed a frame that was already cut from the bytes (an SSE event from httpx-sse)."""
