@@ -28,7 +28,7 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import replace
-from typing import Any, Protocol, TypedDict, Unpack
+from typing import Any, Protocol, TypedDict, Unpack, cast
 
 from . import _events
 from ._accumulator import Accumulator, PreviewingAccumulator
@@ -464,22 +464,30 @@ def aiter_events(
     return _aevents_of(source, _assembler(provider, options))
 
 
-async def _aevents_of(source: Source, assembler: Assembler) -> AsyncGenerator[StreamEvent, None]:
+async def _aevents_of(
+    source: Source, assembler: Assembler, *, calls: bool = False
+) -> AsyncGenerator[StreamEvent, None]:
+    """The events of ``source``; with ``calls``, only the calls: one generator per stream,
+    reading an async source directly, so a read crosses no other generator."""
     adapter = SourceAdapter(assembler.provider, assembler.framing)
-    items = _aiter(source)
+    items = _opened_items(source)
     try:
         while (item := await _anext(items, assembler)) is not _END:
             for value in _feed(assembler, _adapt(assembler, adapter, item)):
-                yield value
+                if not calls or isinstance(value, ToolCall | InvalidToolCall):
+                    yield value
             if assembler.error is not None:
                 raise assembler.error
             if assembler.finished:
                 await _read_to_end(items, adapter)
                 break
     finally:
-        await items.aclose()
+        aclose = getattr(items, "aclose", None)
+        if aclose is not None:
+            await aclose()
     for value in assembler.flush():
-        yield value
+        if not calls or isinstance(value, ToolCall | InvalidToolCall):
+            yield value
     if assembler.error is not None:
         raise assembler.error
 
@@ -598,13 +606,8 @@ def aiter_tool_calls(
     source: Source, provider: Provider | Decoder, **options: Unpack[StreamOptions]
 ) -> AsyncIterator[ToolCall | InvalidToolCall]:
     """The async twin of ``iter_tool_calls``."""
-    return _acalls_of(aiter_events(source, provider, **options))
-
-
-async def _acalls_of(events: AsyncIterator[StreamEvent]) -> AsyncGenerator[ToolCall | InvalidToolCall, None]:
-    async for item in events:
-        if isinstance(item, ToolCall | InvalidToolCall):
-            yield item
+    calls = _aevents_of(source, _assembler(provider, options), calls=True)
+    return cast(AsyncIterator[ToolCall | InvalidToolCall], calls)
 
 
 def _drain(items: Iterator[Any]) -> None:
@@ -644,16 +647,23 @@ async def acollect_turn(source: Source, provider: Provider | Decoder, **options:
     return Turn.from_events([item async for item in events], slug)
 
 
-async def _aiter(source: Source) -> AsyncGenerator[Any, None]:
-    if isinstance(source, AsyncIterable):
-        iterator = aiter(source)
-        try:
-            async for chunk in iterator:
-                yield chunk
-        finally:
-            aclose = getattr(iterator, "aclose", None)
-            if aclose is not None:
-                await aclose()
-    else:
-        for chunk in source:
-            yield chunk
+def _opened_items(source: Source) -> AsyncIterator[Any]:
+    """An async source's own iterator (closed by the reader when it stops), or a plain one's
+    items as an async generator. A failure to open it is raised by the first read, where
+    ``_anext`` reports it as the source's own, as it does a failure to read."""
+    if not isinstance(source, AsyncIterable):
+        return _aiter(source)
+    try:
+        return aiter(source)
+    except Exception as exc:
+        return _raising(exc)
+
+
+async def _aiter(source: Iterable[Any]) -> AsyncGenerator[Any, None]:
+    for chunk in source:
+        yield chunk
+
+
+async def _raising(exc: Exception) -> AsyncGenerator[Any, None]:
+    raise exc
+    yield  # an async generator that fails on its first read
