@@ -381,24 +381,22 @@ def _make_decoder(provider: Provider | Decoder, *, early_close: bool) -> Decoder
     return cls(early_close=early_close)
 
 
-def _feed(assembler: Assembler, value: bytes | Frame | Payload) -> list[StreamEvent]:
+def _feed(assembler: Assembler, adapter: SourceAdapter, item: Any) -> list[StreamEvent]:
+    """What one source item completes: ``adapter.adapt(item)`` fed to the assembler, in one
+    call per read. A text line that cannot be UTF-8 fails the stream as bad bytes do."""
+    try:
+        value = adapter.adapt(item)
+    except UnicodeEncodeError as exc:
+        shown = exc.object[exc.start : exc.end]
+        error = FramingError(f"the source's text holds {shown!r}, a lone surrogate that no UTF-8 stream can carry")
+        assembler._fail(error)
+        raise error from None
     if type(value) is bytes:
         return assembler.feed(value)
     if isinstance(value, Payload):
         return assembler.feed_payload(value.payload, value.event)
     assert isinstance(value, Frame)
     return assembler.feed_frame(value)
-
-
-def _adapt(assembler: Assembler, adapter: SourceAdapter, item: Any) -> bytes | Frame | Payload:
-    """``adapter.adapt(item)``; a text line that cannot be UTF-8 fails the stream as bad bytes do."""
-    try:
-        return adapter.adapt(item)
-    except UnicodeEncodeError as exc:
-        shown = exc.object[exc.start : exc.end]
-        error = FramingError(f"the source's text holds {shown!r}, a lone surrogate that no UTF-8 stream can carry")
-        assembler._fail(error)
-        raise error from None
 
 
 def _make_accumulator(
@@ -445,7 +443,7 @@ def _events_of(source: Iterable[Any], assembler: Assembler) -> Iterator[StreamEv
     adapter = SourceAdapter(assembler.provider, assembler.framing)
     items = iter(source)
     while (item := _next(items, assembler)) is not _END:
-        yield from _feed(assembler, _adapt(assembler, adapter, item))
+        yield from _feed(assembler, adapter, item)
         if assembler.error is not None:
             raise assembler.error
         if assembler.finished:
@@ -473,7 +471,7 @@ async def _aevents_of(
     items = _opened_items(source)
     try:
         while (item := await _anext(items, assembler)) is not _END:
-            for value in _feed(assembler, _adapt(assembler, adapter, item)):
+            for value in _feed(assembler, adapter, item):
                 if not calls or isinstance(value, ToolCall | InvalidToolCall):
                     yield value
             if assembler.error is not None:
