@@ -37,6 +37,7 @@ BLOCK = re.compile(
     r"(?:<!-- (?P<mark>[^>]*?) -->\n)?```python\n(?P<code>.*?)```\n(?:\s*```text\n(?P<output>.*?)```)?", re.DOTALL
 )
 SDKS = {"openai", "anthropic", "google", "boto3", "mistralai"}  # the sdk-tests extra
+FRAMEWORKS = {"pydantic_ai", "langchain", "langchain_core", "langgraph", "agents", "litellm"}  # framework-tests
 
 
 @dataclass(frozen=True)
@@ -135,9 +136,9 @@ def test_the_example_runs(example: Example, providers: LoopbackServer) -> None:
     try:
         printed = run(example)
     except ModuleNotFoundError as exc:
-        if (exc.name or "").split(".")[0] not in SDKS:
+        if (exc.name or "").split(".")[0] not in SDKS | FRAMEWORKS:
             raise
-        pytest.skip(f"{exc.name} is not installed (the sdk-tests extra)")
+        pytest.skip(f"{exc.name} is not installed (the sdk-tests and framework-tests extras)")
     if example.output is not None:
         assert printed == example.output
 
