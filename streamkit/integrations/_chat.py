@@ -68,6 +68,10 @@ class Request:
     body: dict[str, Any]
 
 
+_Body: TypeAlias = Callable[[str, list[Message], str | None, Sequence[Tool], int | None], dict[str, Any]]
+"""Lays a request's body out: model, history, system text, tools, output limit."""
+
+
 @dataclass(frozen=True)
 class _Wire:
     """A provider's request: where it goes and how the body is laid out (the key is sent in its
@@ -75,7 +79,7 @@ class _Wire:
 
     base_url: str
     path: str
-    body: Callable[[str, list[Message], str | None, Sequence[Tool], int | None], dict[str, Any]]
+    body: _Body
     merge_roles: bool  # consecutive messages of one role are joined (the API wants them alternating)
 
 
@@ -86,27 +90,23 @@ def _auth(provider: str, key: str) -> dict[str, str]:
     return {decoder.auth_header: decoder.auth_value.format(key), **decoder.request_headers}
 
 
-def _openai_chat(
-    model: str, history: list[Message], system: str | None, tools: Sequence[Tool], limit: int | None
-) -> dict[str, Any]:
-    body: dict[str, Any] = {"model": model, "messages": _system_first(system, history), "stream": True}
-    body["stream_options"] = {"include_usage": True}
-    if tools:
-        body["tools"] = [{"type": "function", "function": _function(tool)} for tool in tools]
-    if limit is not None:
-        body["max_completion_tokens"] = limit
-    return body
+def _chat_completions(limit_key: str, *, usage: bool) -> _Body:
+    """The Chat Completions body, OpenAI's or Mistral's: they name the output limit differently,
+    and only OpenAI is asked for usage in the stream."""
 
+    def body_of(
+        model: str, history: list[Message], system: str | None, tools: Sequence[Tool], limit: int | None
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": model, "messages": _system_first(system, history), "stream": True}
+        if usage:
+            body["stream_options"] = {"include_usage": True}
+        if tools:
+            body["tools"] = [{"type": "function", "function": _function(tool)} for tool in tools]
+        if limit is not None:
+            body[limit_key] = limit
+        return body
 
-def _mistral(
-    model: str, history: list[Message], system: str | None, tools: Sequence[Tool], limit: int | None
-) -> dict[str, Any]:
-    body: dict[str, Any] = {"model": model, "messages": _system_first(system, history), "stream": True}
-    if tools:
-        body["tools"] = [{"type": "function", "function": _function(tool)} for tool in tools]
-    if limit is not None:
-        body["max_tokens"] = limit
-    return body
+    return body_of
 
 
 def _openai_responses(
@@ -172,8 +172,18 @@ _WIRES: dict[str, _Wire] = {
         _gemini,
         merge_roles=True,
     ),
-    "mistral": _Wire("https://api.mistral.ai/v1", "/chat/completions", _mistral, merge_roles=False),
-    "openai_chat": _Wire("https://api.openai.com/v1", "/chat/completions", _openai_chat, merge_roles=False),
+    "mistral": _Wire(
+        "https://api.mistral.ai/v1",
+        "/chat/completions",
+        _chat_completions("max_tokens", usage=False),
+        merge_roles=False,
+    ),
+    "openai_chat": _Wire(
+        "https://api.openai.com/v1",
+        "/chat/completions",
+        _chat_completions("max_completion_tokens", usage=True),
+        merge_roles=False,
+    ),
     "openai_responses": _Wire("https://api.openai.com/v1", "/responses", _openai_responses, merge_roles=False),
 }
 
