@@ -216,6 +216,7 @@ def test_an_invalid_call_goes_back_with_streamkits_message() -> None:
     cut = InvalidToolCall(0, "toolu_9", "get_weather", '{"city": "Par', (streamkit.ArgumentIssue("truncated", "cut"),))
     turn = Turn("anthropic", (cut,))
     request = build("anthropic", "m", [User("hi"), turn, Results((cut,))])
+    assert request.headers == {"anthropic-version": "2023-06-01"}  # no key given: the version still goes
     result = request.body["messages"][2]["content"][0]
     assert (result["tool_use_id"], result["is_error"]) == ("toolu_9", True)
     assert json.loads(result["content"]) == {

@@ -83,11 +83,14 @@ class _Wire:
     merge_roles: bool  # consecutive messages of one role are joined (the API wants them alternating)
 
 
-def _auth(provider: str, key: str) -> dict[str, str]:
-    """The key in the provider's auth header, with the headers its requests always carry."""
+def _headers(provider: str, key: str | None) -> dict[str, str]:
+    """The headers the provider's requests always carry, and the key in its auth header if given."""
     decoder = DECODERS[provider]
-    assert decoder.auth_header is not None  # every provider here takes a key
-    return {decoder.auth_header: decoder.auth_value.format(key), **decoder.request_headers}
+    headers = dict(decoder.request_headers)
+    if key is not None:
+        assert decoder.auth_header is not None  # every provider here takes a key
+        headers[decoder.auth_header] = decoder.auth_value.format(key)
+    return headers
 
 
 def _chat_completions(limit_key: str, *, usage: bool) -> _Body:
@@ -216,7 +219,7 @@ def build(
     body = wire.body(model, history, system, tools, max_tokens)
     body.update(extra or {})
     url = (base_url if base_url is not None else wire.base_url).rstrip("/") + wire.path.format(model=model)
-    return Request(url, _auth(provider, api_key) if api_key is not None else {}, body)
+    return Request(url, _headers(provider, api_key), body)
 
 
 def _messages(provider: str, entry: Entry) -> list[Message]:
