@@ -43,6 +43,7 @@ of an open call's text so far; the plain ``Accumulator`` never pays for that opt
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
@@ -164,7 +165,7 @@ _WHY = {
 class _Slot:
     """One open call. Its text is ``packed`` (UTF-8, once packing began) then ``parts``."""
 
-    __slots__ = ("anomalies", "id", "index", "name", "packed", "parts", "phase", "size", "state", "value")
+    __slots__ = ("anomalies", "id", "index", "name", "opened", "packed", "parts", "phase", "size", "state", "value")
 
     def __init__(self, index: int, id: str | None, name: str | None) -> None:  # noqa: A002
         self.phase = OPEN  # the call's state in ``TRANSITIONS``
@@ -177,6 +178,7 @@ class _Slot:
         self.value: Any = _UNSET
         self.anomalies: list[str] = []
         self.state: dict[str, str] | None = None  # the provider's per-call state, once some arrives
+        self.opened = 0  # when the call opened (``time.time_ns``), when the accumulator keeps times
 
     def note(self, anomaly: str) -> bool:
         if anomaly in self.anomalies:
@@ -227,7 +229,11 @@ class _Slot:
 
 
 class Accumulator:
-    """Feed provider events one at a time; get ``RawCall``s, text and the end marker back."""
+    """Feed provider events one at a time; get ``RawCall``s, text and the end marker back.
+
+    With ``timed``, each ``RawCall`` carries when the call opened and when it ended: one clock
+    read at each, and none at all without it.
+    """
 
     def __init__(
         self,
@@ -236,9 +242,11 @@ class Accumulator:
         budget: TurnBudget | None = None,
         *,
         fragments: bool = False,
+        timed: bool = False,
     ) -> None:
         self.provider = provider
         self._fragments = fragments
+        self._clock: Callable[[], int] | None = time.time_ns if timed else None
         self._budget = TurnBudget(limits.max_turn_bytes) if budget is None else budget
         self._usage_sizes: dict[str, int] = {}  # usage key -> what its value counts in the budget
         self._max_argument_bytes = limits.max_argument_bytes
@@ -321,6 +329,8 @@ class Accumulator:
         if slot is None:  # IDLE -> OPEN
             self._check_new(key, event.id, "CallStarted")
             self._open[key] = slot = _Slot(event.index, event.id, event.name)
+            if self._clock is not None:
+                slot.opened = self._clock()
             for note in self._notes.pop(key, ()):
                 self._note(slot, note)
             slot.state = self._states.pop(key, None)
@@ -516,7 +526,9 @@ class Accumulator:
         if arguments is _UNSET:
             arguments = slot.text() if text is _UNSET else text
         state = NO_STATE if slot.state is None else slot.state
-        return RawCall(slot.index, slot.id, slot.name, arguments, key[0], truncated, tuple(slot.anomalies), state)
+        times = None if self._clock is None else (slot.opened, self._clock())
+        anomalies = tuple(slot.anomalies)
+        return RawCall(slot.index, slot.id, slot.name, arguments, key[0], truncated, anomalies, state, times)
 
     def _note(self, slot: _Slot, anomaly: str) -> None:
         if slot.note(anomaly):  # logged once per call: the rule's name, never the arguments
@@ -554,8 +566,9 @@ class PreviewingAccumulator(Accumulator):
         every: int = 1,
         growth: float = 1.0,
         fragments: bool = False,
+        timed: bool = False,
     ) -> None:
-        super().__init__(provider, limits, budget, fragments=fragments)
+        super().__init__(provider, limits, budget, fragments=fragments, timed=timed)
         self._every = every
         self._growth = growth
         self._progress: dict[tuple[int, int], list[int]] = {}  # key -> [length, next due length]

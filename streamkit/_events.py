@@ -394,7 +394,8 @@ class RawCall:
     """A call at its end marker, arguments joined but not parsed: the normalizer's input.
 
     ``arguments`` is the joined text, or the value exactly as the provider gave it; ``state``
-    the provider's per-call state (from ``CallDetail`` events).
+    the provider's per-call state (from ``CallDetail`` events); ``times`` when its first event
+    and its end marker were read, from an accumulator that keeps times.
     """
 
     index: int
@@ -405,6 +406,7 @@ class RawCall:
     truncated: bool = False
     anomalies: tuple[str, ...] = ()
     state: Mapping[str, str] = field(default_factory=dict)
+    times: tuple[int, int] | None = None  # (first fragment, end marker), ns, when timed
 
 
 @dataclass(frozen=True, slots=True)

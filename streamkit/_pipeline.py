@@ -17,6 +17,7 @@ exception as ``__cause__``.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
@@ -58,6 +59,7 @@ from ._types import (
     ArgumentsFragment,
     ArgumentsPreview,
     CallStarted,
+    CallTimes,
     InvalidToolCall,
     Provider,
     ResponseEnd,
@@ -103,6 +105,7 @@ class StreamOptions(TypedDict, total=False):
     preview_every: int | None
     preview_growth: float | None
     fragments: bool
+    times: bool
 
 
 _OPTIONS = frozenset(StreamOptions.__annotations__)
@@ -162,6 +165,8 @@ class Assembler:
         fragments: also yield a ``CallStarted`` when each call opens and an
             ``ArgumentsFragment`` for each raw piece of its argument text, for UIs that stream
             tool inputs. The call itself is unchanged: parsed once, strictly, at its end marker.
+        times: stamp each call with ``CallTimes``: when its first fragment, its end marker and
+            its delivery came (three clock reads per call; none without it).
     """
 
     def __init__(
@@ -176,6 +181,7 @@ class Assembler:
         preview_every: int | None = None,
         preview_growth: float | None = None,
         fragments: bool = False,
+        times: bool = False,
     ) -> None:
         if not isinstance(limits, Limits):
             raise UsageError(f"limits must be a streamkit.Limits, got {type(limits).__name__}")
@@ -193,7 +199,14 @@ class Assembler:
         )
         budget = TurnBudget(limits.max_turn_bytes)  # shared by the stages that hold turn state
         self._accumulator = _make_accumulator(
-            self.provider, limits, budget, previews, preview_every, preview_growth, fragments=bool(fragments)
+            self.provider,
+            limits,
+            budget,
+            previews,
+            preview_every,
+            preview_growth,
+            fragments=bool(fragments),
+            timed=bool(times),
         )
         self._max_depth = limits.max_depth
         self._partials: dict[tuple[int, int], PartialJSON] = {}  # open calls being previewed
@@ -328,7 +341,9 @@ class Assembler:
             call = normalize(item, self._max_depth)
             if len(call.anomalies) > len(item.anomalies):  # the normalizer noted one (null_arguments)
                 _log_anomalies(self.provider, call, len(item.anomalies))
-            return call if self._toolset is None else self._toolset.validate(call, raw=item.arguments)
+            if self._toolset is not None:
+                call = self._toolset.validate(call, raw=item.arguments)
+            return call if item.times is None else _stamped(call, item.times)
         if type(item) is TextReceived:
             return TextDelta(item.text, choice=item.choice, index=item.index)
         stop, usage = self._accumulator.stop_reason, self._accumulator.usage
@@ -344,7 +359,14 @@ class Assembler:
 
     def _unfinished(self) -> tuple[InvalidToolCall, ...]:
         """Close every open call as cut off: the calls an error carries."""
-        return tuple(_as_invalid(normalize(raw)) for raw in self._accumulator.drain_open())
+        return tuple(_as_invalid(_stamped(normalize(raw), raw.times)) for raw in self._accumulator.drain_open())
+
+
+def _stamped(call: ToolCall | InvalidToolCall, times: tuple[int, int] | None) -> ToolCall | InvalidToolCall:
+    """``call`` with its ``CallTimes``, delivered now; unchanged for a call that was not timed."""
+    if times is None:
+        return call
+    return replace(call, times=CallTimes(times[0], times[1], time.time_ns()))
 
 
 def _log_anomalies(provider: str, call: ToolCall | InvalidToolCall, known: int) -> None:
@@ -408,18 +430,21 @@ def _make_accumulator(
     growth: float | None,
     *,
     fragments: bool,
+    timed: bool,
 ) -> Accumulator:
     if not previews:
         if every is not None or growth is not None:
             raise UsageError("preview_every and preview_growth need previews=True")
-        return Accumulator(provider, limits, budget, fragments=fragments)
+        return Accumulator(provider, limits, budget, fragments=fragments, timed=timed)
     every = 1 if every is None else every
     growth = 1.0 if growth is None else growth
     if isinstance(every, bool) or not isinstance(every, int) or every < 1:
         raise UsageError(f"preview_every must be an int of at least 1, got {every!r}")
     if isinstance(growth, bool) or not isinstance(growth, int | float) or not 1.0 <= growth <= MAX_PREVIEW_GROWTH:
         raise UsageError(f"preview_growth must be a number from 1.0 to {MAX_PREVIEW_GROWTH:g}, got {growth!r}")
-    return PreviewingAccumulator(provider, limits, budget, every=every, growth=float(growth), fragments=fragments)
+    return PreviewingAccumulator(
+        provider, limits, budget, every=every, growth=float(growth), fragments=fragments, timed=timed
+    )
 
 
 def _assembler(provider: Provider | Decoder, options: Mapping[str, Any]) -> Assembler:

@@ -22,6 +22,7 @@ __all__ = (
     "ArgumentsPreview",
     "CallRef",
     "CallStarted",
+    "CallTimes",
     "Finish",
     "InvalidToolCall",
     "JSONObject",
@@ -101,6 +102,31 @@ class ArgumentIssue:
         return out
 
 
+#: The ``metadata`` of a field that is about this run, not the call: left out of ``==`` and of
+#: the JSON a turn is stored as, so a call read back equals the call that was stored.
+TRANSIENT: Mapping[str, bool] = MappingProxyType({"transient": True})
+
+
+@dataclass(frozen=True, slots=True)
+class CallTimes:
+    """When a call's pieces arrived, in nanoseconds since the epoch (``time.time_ns()``), so
+    a difference of two is a duration and each is an OpenTelemetry timestamp as it is.
+
+    Only with ``times=True`` (or telemetry enabled); the calls of a stream read without it carry
+    ``times=None``.
+
+    Attributes:
+        first_fragment: when the call opened: its first event (its id and name, or its first
+            argument text) was read.
+        end_marker: when its end marker (or the stop, or the end of the stream that cut it) was read.
+        delivered: when it left the pipeline, parsed and checked against its tool's schema.
+    """
+
+    first_fragment: int
+    end_marker: int
+    delivered: int
+
+
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """A completed tool call whose ``input`` was parsed strictly from complete arguments.
@@ -116,6 +142,8 @@ class ToolCall:
         state: the provider's opaque per-call state, to send back with the call unchanged:
             ``{"thoughtSignature": ...}`` for a Gemini call that carried one, ``{"id": "fc_..."}``
             for an OpenAI Responses ``function_call`` item; empty for every other call.
+        times: when the call's first fragment, its end marker and its delivery came
+            (``CallTimes``), with ``times=True``; else ``None``. Never compared, never stored.
     """
 
     index: int
@@ -126,6 +154,7 @@ class ToolCall:
     choice: int = 0
     anomalies: tuple[str, ...] = ()
     state: Mapping[str, str] = field(default_factory=dict)
+    times: CallTimes | None = field(default=None, compare=False, metadata=TRANSIENT)
 
     def __repr__(self) -> str:
         args = _cut(repr(self.input))
@@ -148,6 +177,7 @@ class InvalidToolCall:
             (its tool's schema, or a tool that was not offered); ``None`` when they never
             parsed. ``raw`` is then that object as compact JSON.
         state: as for ``ToolCall``.
+        times: as for ``ToolCall``.
     """
 
     index: int
@@ -160,6 +190,7 @@ class InvalidToolCall:
     anomalies: tuple[str, ...] = ()
     input: JSONObject | None = None
     state: Mapping[str, str] = field(default_factory=dict)
+    times: CallTimes | None = field(default=None, compare=False, metadata=TRANSIENT)
 
     def __repr__(self) -> str:
         kinds = ",".join(issue.kind for issue in self.errors)

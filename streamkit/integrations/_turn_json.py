@@ -35,7 +35,8 @@ def item_json(item: TurnItem, *, tag: str = "type") -> dict[str, Any]:
     """``item`` as plain JSON values, its kind under ``tag``."""
     out: dict[str, Any] = {tag: type(item).__name__}
     for field in dataclasses.fields(item):
-        out[field.name] = _plain(getattr(item, field.name))
+        if not field.metadata.get("transient"):  # a call's times belong to the run, not the turn
+            out[field.name] = _plain(getattr(item, field.name))
     return out
 
 
