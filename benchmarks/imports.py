@@ -22,6 +22,7 @@ from pathlib import Path
 #: What is timed: a label and the statement.
 STATEMENTS = (
     ("python -c pass", "pass"),
+    ("import httpx", "import httpx"),
     ("import streamkit", "import streamkit"),
     ("the vocabulary", "from streamkit import ToolCall, InvalidToolCall, Turn, StreamkitError, Limits"),
     ("the pipeline", "from streamkit import iter_tool_calls"),

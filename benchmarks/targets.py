@@ -14,7 +14,13 @@ side are worth reading.
   source yielding to the loop before each read): events per CPU second of ``aiter_tool_calls``
   against a hand-written loop in the same harness (split on blank lines, orjson per event, join,
   one parse at the end);
-- memory held by one call in flight at 128 KiB (``tracemalloc``, just before its end marker).
+- memory held by one call in flight at 128 KiB (``tracemalloc``, just before its end marker);
+- realistic turns (``benchmarks.turns``: ~40 text tokens, then 1 to 4 calls in 1-8-character
+  fragments, a fresh response id every turn) at one event per read, three events per read and
+  1 KiB reads, the hand-written loop given the same reads; the same at 1,000 concurrent streams
+  at one event per read. These rows are where users are: the rows above hand the floor the whole
+  buffer at once and reuse one response id, which hides the work every socket reader pays per
+  read and the cost of learning a new response's byte shapes.
 """
 
 from __future__ import annotations
@@ -26,14 +32,16 @@ import statistics
 import time
 import tracemalloc
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
 import streamkit
+from streamkit import Provider
 
 from .inputs import Case, make_case
 from .strategies import chunked, floor
+from .turns import Turn, hand_loop, make_turn, reads
 
 SIZES = (16 * 1024, 128 * 1024, 1024 * 1024)
 READS = (16 * 1024, 1024)
@@ -226,13 +234,113 @@ def memory() -> None:
     print()
 
 
+# -- realistic turns, read as a network delivers them -----------------------------------------
+
+#: (label, bytes of arguments per call, calls)
+TURNS = (("100 B x 1", 100, 1), ("1 KiB x 2", 1024, 2), ("4 KiB x 4", 4096, 4), ("steady 128 KiB x 1", 128 * 1024, 1))
+#: (label, events per read, bytes per read)
+REGIMES = (("1 event", 1, None), ("3 events", 3, None), ("1 KiB", None, 1024))
+
+
+def _streamkit_inputs(chunks: list[bytes], wire: str) -> list[Any]:
+    calls = streamkit.iter_tool_calls(chunks, cast(Provider, wire))
+    return [call.input for call in calls if isinstance(call, streamkit.ToolCall)]
+
+
+def _fresh_reads(
+    wire: str, size: int, calls: int, regime: tuple[int | None, int | None], batch: int
+) -> list[tuple[list[bytes], Turn]]:
+    per_read, read = regime
+    return [(reads(turn, per_read, read), turn) for turn in (make_turn(wire, size, calls) for _ in range(batch))]
+
+
+def _turn_case(
+    wire: str, size: int, calls: int, regime: tuple[int | None, int | None], repeat: int
+) -> tuple[float, float]:
+    """Median CPU seconds per turn of streamkit and of the hand loop, a fresh batch of turns for
+    every run, both sides over the same reads of it."""
+    batch = 1 if size > 8192 else 20
+    first = _fresh_reads(wire, size, calls, regime, batch)
+    ours = [_streamkit_inputs(chunks, wire) for chunks, _ in first]
+    assert ours == [hand_loop(chunks, wire) for chunks, _ in first] == [list(t.arguments) for _, t in first]
+    mine: list[float] = []
+    other: list[float] = []
+    for _ in range(repeat):
+        pending = _fresh_reads(wire, size, calls, regime, batch)
+        began = time.process_time()
+        for chunks, _ in pending:
+            _streamkit_inputs(chunks, wire)
+        mine.append(time.process_time() - began)
+        began = time.process_time()
+        for chunks, _ in pending:
+            hand_loop(chunks, wire)
+        other.append(time.process_time() - began)
+    return statistics.median(mine) / batch, statistics.median(other) / batch
+
+
+def turn_ratios(repeat: int) -> None:
+    print("## realistic turns, fresh response ids, the hand loop given the same reads (CPU per turn)")
+    print("| wire | turn | reads | streamkit µs | hand loop µs | ratio |")
+    print("|---|---|---|---|---|---|")
+    for wire in WIRES:
+        for label, size, calls in TURNS:
+            for regime, per_read, read in REGIMES:
+                mine, other = _turn_case(wire, size, calls, (per_read, read), repeat)
+                print(
+                    f"| {wire} | {label} | {regime} | {mine * 1e6:.0f} | {other * 1e6:.0f} | {mine / other:.2f} |",
+                    flush=True,
+                )
+    print()
+
+
+def _concurrent_turns(wire: str, streams: int, reader: Callable[[AsyncIterator[bytes], str], Any]) -> float:
+    """CPU seconds of ``streams`` fresh 1 KiB x 2 turns read at once, one event per read."""
+    turns = [make_turn(wire, 1024, 2) for _ in range(streams)]
+
+    async def source(chunks: list[bytes]) -> AsyncIterator[bytes]:
+        for chunk in chunks:
+            await asyncio.sleep(0)
+            yield chunk
+
+    async def one(turn: Turn) -> None:
+        if await reader(source(reads(turn, 1)), wire) != list(turn.arguments):
+            raise AssertionError("a concurrent stream lost its call")
+
+    async def everything() -> None:
+        await asyncio.gather(*(one(turn) for turn in turns))
+
+    began = time.process_time()
+    asyncio.run(everything())
+    return time.process_time() - began
+
+
+async def _hand_async(source: AsyncIterator[bytes], wire: str) -> list[Any]:
+    return hand_loop([chunk async for chunk in source], wire)
+
+
+def concurrent_turn_ratios(streams: int, repeat: int) -> None:
+    print(f"## {streams} concurrent realistic turns (1 KiB x 2, one event per read), CPU seconds")
+    print("| wire | streamkit s | hand loop s | ratio |")
+    print("|---|---|---|---|")
+    for wire in WIRES:
+        ours: list[float] = []
+        theirs: list[float] = []
+        for _ in range(max(1, repeat // 2)):
+            ours.append(_concurrent_turns(wire, streams, _streamkit))
+            theirs.append(_concurrent_turns(wire, streams, _hand_async))
+        mine, loop = statistics.median(ours), statistics.median(theirs)
+        print(f"| {wire} | {mine:.3f} | {loop:.3f} | {mine / loop:.2f} |", flush=True)
+    print()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     parser.add_argument("--repeat", type=int, default=7, help="runs per figure (median)")
     parser.add_argument("--streams", type=int, default=1000)
-    parser.add_argument("--only", nargs="*", choices=("floor", "sdk", "concurrency", "memory"))
+    parts_known = ("floor", "sdk", "concurrency", "memory", "turns", "concurrent-turns")
+    parser.add_argument("--only", nargs="*", choices=parts_known)
     args = parser.parse_args()
-    parts = set(args.only or ("floor", "sdk", "concurrency", "memory"))
+    parts = set(args.only or parts_known)
     if "floor" in parts:
         floor_ratios(args.repeat)
     if "sdk" in parts:
@@ -241,6 +349,10 @@ def main() -> None:
         concurrency_ratios(args.streams, args.repeat)
     if "memory" in parts:
         memory()
+    if "turns" in parts:
+        turn_ratios(args.repeat)
+    if "concurrent-turns" in parts:
+        concurrent_turn_ratios(args.streams, args.repeat)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
@@ -59,6 +60,16 @@ def _unread(suffix: bytes) -> tuple[int, int] | None:
     return (opening, close) if not value or value.isalnum() else None
 
 
+@lru_cache(maxsize=256)
+def _shapes(before: int, rest: bytes) -> tuple[Callable[..., re.Match[bytes] | None], Callable[[bytes], list[bytes]]]:
+    """A template's two patterns, which depend on its prefix only by length: a response's id,
+    time and model sit in the prefix, so every new response has new prefix bytes, and a pattern
+    holding them would be compiled anew for each (some 350 µs). The prefix is checked apart."""
+    whole = re.compile(_TOKEN + rest).fullmatch
+    lines = re.compile(b"^[^\n]{%d}" % before + _TOKEN + rest + b"$", re.MULTILINE).findall
+    return whole, lines
+
+
 class _Template:
     """The bytes around a call's plain fragment string, learned from one payload and proved.
 
@@ -69,7 +80,7 @@ class _Template:
     then parsed strictly, alone.
     """
 
-    __slots__ = ("choice", "event", "hits", "index", "lines", "match", "prefix", "start")
+    __slots__ = ("choice", "event", "hits", "index", "lines", "match", "prefix", "rows", "start")
 
     def __init__(
         self, event: str | None, prefix: bytes, suffix: bytes, hole: tuple[int, int] | None, index: int, choice: int
@@ -81,9 +92,10 @@ class _Template:
             rest = re.escape(suffix[1:])
         else:
             rest = re.escape(suffix[1 : hole[0] + 1]) + rb"[A-Za-z0-9]*" + re.escape(suffix[hole[1] :])
-        self.match = re.compile(_TOKEN + rest).fullmatch
-        # The same shape, one payload a line: a whole batch is read with one search.
-        self.lines = re.compile(b"^" + re.escape(prefix[:-1]) + _TOKEN + rest + b"$", re.MULTILINE).findall
+        # The same shape, one payload a line: a whole batch is read with one search, once its
+        # every line is seen to start with the prefix (``rows``).
+        self.match, self.lines = _shapes(self.start, rest)
+        self.rows = b"\n" + prefix[:-1]
         self.index = index
         self.choice = choice
         self.hits = 0
@@ -111,7 +123,11 @@ class _Template:
         names, data = batch.events, batch.data
         if (self.event is not None or names is not None) and (names is None or names.count(self.event) != len(names)):
             return None
-        tokens = self.lines(b"\n".join(data))
+        joined = b"\n".join(data)
+        # A payload holds no line end, nor does the prefix: each "\n" + prefix found starts a line.
+        if not joined.startswith(self.prefix) or joined.count(self.rows) != len(data) - 1:
+            return None
+        tokens = self.lines(joined)
         if len(tokens) != len(data):
             return None
         try:
