@@ -18,7 +18,7 @@ import json
 import re
 import string
 from collections.abc import Callable, Iterable
-from typing import Any, TypeAlias
+from typing import Any, NamedTuple, Protocol, TypeAlias
 
 import orjson
 
@@ -31,6 +31,7 @@ __all__ = (
     "Message",
     "Outcome",
     "Ran",
+    "ResultWriters",
     "arguments_text",
     "call_id",
     "check_calls",
@@ -44,6 +45,7 @@ __all__ = (
     "name_of",
     "one_result",
     "result_text",
+    "result_writers",
     "results",
     "safe_id",
 )
@@ -233,3 +235,59 @@ def one_result(call: Any, result: Any, is_error: Any) -> list[Outcome]:
     if not isinstance(call, ToolCall | CallRef):
         raise UsageError(f"call must be a ToolCall or a CallRef, got {type(call).__name__}")
     return [(call, result, is_error)]
+
+
+class _ResultsMessage(Protocol):
+    def __call__(self, outcomes: Iterable[Outcome]) -> list[Message]: ...
+
+
+class _ResultMessage(Protocol):
+    def __call__(self, call: Ran, result: Any, *, is_error: bool = False) -> list[Message]: ...
+
+
+class _ErrorMessage(Protocol):
+    def __call__(self, call: InvalidToolCall) -> list[Message]: ...
+
+
+class ResultWriters(NamedTuple):
+    """An adapter's three result functions, made once here from its two entry writers."""
+
+    tool_results_message: _ResultsMessage
+    tool_result_message: _ResultMessage
+    error_result_message: _ErrorMessage
+
+
+def result_writers(
+    written: Callable[[Ran, Any], Message],
+    failed: Callable[[Call | CallRef, JSONObject], Message],
+    *,
+    into: str | None = None,
+) -> ResultWriters:
+    """The result functions of an adapter whose entries ``written`` and ``failed`` write.
+
+    ``into`` names the key of the one user message that holds all of a turn's results
+    (Anthropic and Bedrock ``content``, Gemini ``parts``), as those APIs require; without it each
+    result is its own history entry.
+    """
+
+    def tool_results_message(outcomes: Iterable[Outcome]) -> list[Message]:
+        """The history entries carrying a turn's results, one per outcome in order (in one user
+        message where the provider wants them together)."""
+        entries = results(outcomes, written, failed)
+        return [{"role": "user", into: entries}] if into else entries
+
+    def tool_result_message(call: Ran, result: Any, *, is_error: bool = False) -> list[Message]:
+        """The entries carrying one call's result (a string as is, anything else as JSON, or as
+        the provider takes an object).
+
+        ``call`` is the ``ToolCall`` or a ``CallRef`` (its id and name). ``is_error=True`` says
+        the tool raised: ``result`` (a message, or the exception) is then written as this
+        provider's error result, as an invalid call's errors are.
+        """
+        return tool_results_message(one_result(call, result, is_error))
+
+    def error_result_message(call: InvalidToolCall) -> list[Message]:
+        """The entries telling the model what was wrong with its call: ``{"ok": false, "errors": [...]}``."""
+        return tool_results_message([call])
+
+    return ResultWriters(tool_results_message, tool_result_message, error_result_message)

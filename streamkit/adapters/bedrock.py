@@ -14,28 +14,10 @@ from typing import Any
 
 from .._turn_types import RedactedThinking, Thinking, Turn, TurnItem
 from .._types import CallRef, InvalidToolCall, JSONObject, TextDelta, ToolCall
-from ._base import (
-    Call,
-    Message,
-    Outcome,
-    Ran,
-    check_calls,
-    input_object,
-    name_of,
-    one_result,
-    result_text,
-    results,
-    safe_id,
-)
+from ._base import Call, Message, Ran, check_calls, input_object, name_of, result_text, result_writers, safe_id
 from ._history import TurnMessages, check_turn
 
-__all__ = (
-    "assistant_message",
-    "error_result_message",
-    "tool_result_message",
-    "tool_results_message",
-    "turn_messages",
-)
+__all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
 
 
 def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list[Message]:
@@ -49,26 +31,6 @@ def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list
     return [{"role": "assistant", "content": content}]
 
 
-def tool_results_message(outcomes: Iterable[Outcome]) -> list[Message]:
-    """One user message holding a ``toolResult`` block per outcome, in order."""
-    return [{"role": "user", "content": results(outcomes, _result, _error)}]
-
-
-def tool_result_message(call: Ran, result: Any, *, is_error: bool = False) -> list[Message]:
-    """The user message carrying one call's result.
-
-    ``call`` is the ``ToolCall`` or a ``CallRef`` (its id and name). ``is_error=True`` says the
-    tool raised: ``result`` (a message, or the exception) is then written as this provider's
-    error result, as an invalid call's errors are.
-    """
-    return tool_results_message(one_result(call, result, is_error))
-
-
-def error_result_message(call: InvalidToolCall) -> list[Message]:
-    """The user message telling the model what was wrong with its call (``status: error``)."""
-    return tool_results_message([call])
-
-
 def _result(call: Ran, result: Any) -> Message:
     block = {"json": result} if isinstance(result, dict) else {"text": result_text(result)}
     return {"toolResult": {"toolUseId": safe_id(call), "content": [block]}}
@@ -76,6 +38,9 @@ def _result(call: Ran, result: Any) -> Message:
 
 def _error(call: Call | CallRef, payload: JSONObject) -> Message:
     return {"toolResult": {"toolUseId": safe_id(call), "content": [{"json": payload}], "status": "error"}}
+
+
+tool_results_message, tool_result_message, error_result_message = result_writers(_result, _error, into="content")
 
 
 def turn_messages(turn: Turn) -> TurnMessages:

@@ -12,29 +12,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from .._turn_types import Turn
-from .._types import CallRef, InvalidToolCall, JSONObject
-from ._base import (
-    Call,
-    Message,
-    Outcome,
-    Ran,
-    call_id,
-    check_calls,
-    dumps,
-    function_calls,
-    one_result,
-    result_text,
-    results,
-)
+from .._types import CallRef, JSONObject
+from ._base import Call, Message, Ran, call_id, check_calls, dumps, function_calls, result_text, result_writers
 from ._history import TurnMessages, plain_turn
 
-__all__ = (
-    "assistant_message",
-    "error_result_message",
-    "tool_result_message",
-    "tool_results_message",
-    "turn_messages",
-)
+__all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
 
 
 def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list[Message]:
@@ -47,26 +29,6 @@ def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list
         message["tool_plan"] = text
     message["tool_calls"] = function_calls(checked)
     return [message]
-
-
-def tool_results_message(outcomes: Iterable[Outcome]) -> list[Message]:
-    """One ``role: tool`` message per outcome, in order."""
-    return results(outcomes, _result, _error)
-
-
-def tool_result_message(call: Ran, result: Any, *, is_error: bool = False) -> list[Message]:
-    """The message carrying one call's result (a string as is, anything else as JSON).
-
-    ``call`` is the ``ToolCall`` or a ``CallRef`` (its id and name). ``is_error=True`` says the
-    tool raised: ``result`` (a message, or the exception) is then written as this provider's
-    error result, as an invalid call's errors are.
-    """
-    return tool_results_message(one_result(call, result, is_error))
-
-
-def error_result_message(call: InvalidToolCall) -> list[Message]:
-    """The message telling the model what was wrong with its call: ``{"ok": false, "errors": [...]}``."""
-    return tool_results_message([call])
 
 
 def _tool_message(call: Call | CallRef, data: str) -> Message:
@@ -83,6 +45,9 @@ def _result(call: Ran, result: Any) -> Message:
 
 def _error(call: Call | CallRef, payload: JSONObject) -> Message:
     return _tool_message(call, dumps(payload))
+
+
+tool_results_message, tool_result_message, error_result_message = result_writers(_result, _error)
 
 
 def turn_messages(turn: Turn) -> TurnMessages:

@@ -15,16 +15,10 @@ from typing import Any
 
 from .._turn_types import CallState, TextSignature, Thinking, Turn, TurnItem
 from .._types import CallRef, InvalidToolCall, JSONObject, TextDelta, ToolCall
-from ._base import Call, Message, Outcome, Ran, check_calls, input_object, name_of, one_result, results
+from ._base import Call, Message, Ran, check_calls, input_object, name_of, result_writers
 from ._history import TurnMessages, check_turn
 
-__all__ = (
-    "assistant_message",
-    "error_result_message",
-    "tool_result_message",
-    "tool_results_message",
-    "turn_messages",
-)
+__all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
 
 
 def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list[Message]:
@@ -47,26 +41,6 @@ def _call_part(call: Call, signature: str | None) -> Message:
     return part
 
 
-def tool_results_message(outcomes: Iterable[Outcome]) -> list[Message]:
-    """One user turn holding a ``functionResponse`` part per outcome, in order."""
-    return [{"role": "user", "parts": results(outcomes, _result, _error)}]
-
-
-def tool_result_message(call: Ran, result: Any, *, is_error: bool = False) -> list[Message]:
-    """The user turn carrying one call's result (an object as is, anything else as ``output``).
-
-    ``call`` is the ``ToolCall`` or a ``CallRef`` (its id and name). ``is_error=True`` says the
-    tool raised: ``result`` (a message, or the exception) is then written as this provider's
-    error result, as an invalid call's errors are.
-    """
-    return tool_results_message(one_result(call, result, is_error))
-
-
-def error_result_message(call: InvalidToolCall) -> list[Message]:
-    """The user turn telling the model what was wrong with its call."""
-    return tool_results_message([call])
-
-
 def _with_id(call: Call | CallRef, body: Message) -> Message:
     if call.id:
         body["id"] = call.id
@@ -80,6 +54,9 @@ def _result(call: Ran, result: Any) -> Message:
 
 def _error(call: Call | CallRef, payload: JSONObject) -> Message:
     return {"functionResponse": _with_id(call, {"name": name_of(call), "response": {"error": payload}})}
+
+
+tool_results_message, tool_result_message, error_result_message = result_writers(_result, _error, into="parts")
 
 
 def turn_messages(turn: Turn) -> TurnMessages:

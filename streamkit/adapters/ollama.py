@@ -11,29 +11,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from .._turn_types import Turn
-from .._types import CallRef, InvalidToolCall, JSONObject
-from ._base import (
-    Call,
-    Message,
-    Outcome,
-    Ran,
-    check_calls,
-    dumps,
-    input_object,
-    name_of,
-    one_result,
-    result_text,
-    results,
-)
+from .._types import CallRef, JSONObject
+from ._base import Call, Message, Ran, check_calls, dumps, input_object, name_of, result_text, result_writers
 from ._history import TurnMessages, plain_turn
 
-__all__ = (
-    "assistant_message",
-    "error_result_message",
-    "tool_result_message",
-    "tool_results_message",
-    "turn_messages",
-)
+__all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
 
 
 def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list[Message]:
@@ -43,26 +25,6 @@ def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list
     if checked:
         message["tool_calls"] = [_call(call) for call in checked]
     return [message]
-
-
-def tool_results_message(outcomes: Iterable[Outcome]) -> list[Message]:
-    """One ``role: tool`` message per outcome, in order."""
-    return results(outcomes, _result, _error)
-
-
-def tool_result_message(call: Ran, result: Any, *, is_error: bool = False) -> list[Message]:
-    """The message carrying one call's result (a string as is, anything else as JSON).
-
-    ``call`` is the ``ToolCall`` or a ``CallRef`` (its id and name). ``is_error=True`` says the
-    tool raised: ``result`` (a message, or the exception) is then written as this provider's
-    error result, as an invalid call's errors are.
-    """
-    return tool_results_message(one_result(call, result, is_error))
-
-
-def error_result_message(call: InvalidToolCall) -> list[Message]:
-    """The message telling the model what was wrong with its call: ``{"ok": false, "errors": [...]}``."""
-    return tool_results_message([call])
 
 
 def _call(call: Call) -> Message:
@@ -78,6 +40,9 @@ def _result(call: Ran, result: Any) -> Message:
 
 def _error(call: Call | CallRef, payload: JSONObject) -> Message:
     return {"role": "tool", "tool_name": name_of(call), "content": dumps(payload)}
+
+
+tool_results_message, tool_result_message, error_result_message = result_writers(_result, _error)
 
 
 def turn_messages(turn: Turn) -> TurnMessages:

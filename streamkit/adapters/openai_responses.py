@@ -13,29 +13,10 @@ from typing import Any
 
 from .._turn_types import CallState, MessageItem, ReasoningItem, ServerToolUse, Turn, TurnItem
 from .._types import CallRef, InvalidToolCall, JSONObject, TextDelta, ToolCall
-from ._base import (
-    Call,
-    Message,
-    Outcome,
-    Ran,
-    arguments_text,
-    call_id,
-    check_calls,
-    dumps,
-    name_of,
-    one_result,
-    result_text,
-    results,
-)
+from ._base import Call, Message, Ran, arguments_text, call_id, check_calls, dumps, name_of, result_text, result_writers
 from ._history import TurnMessages, check_turn
 
-__all__ = (
-    "assistant_message",
-    "error_result_message",
-    "tool_result_message",
-    "tool_results_message",
-    "turn_messages",
-)
+__all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
 
 
 def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list[Message]:
@@ -49,32 +30,15 @@ def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list
     return items
 
 
-def tool_results_message(outcomes: Iterable[Outcome]) -> list[Message]:
-    """One ``function_call_output`` item per outcome, in order."""
-    return results(outcomes, _result, _error)
-
-
-def tool_result_message(call: Ran, result: Any, *, is_error: bool = False) -> list[Message]:
-    """The item carrying one call's result (a string as is, anything else as JSON).
-
-    ``call`` is the ``ToolCall`` or a ``CallRef`` (its id and name). ``is_error=True`` says the
-    tool raised: ``result`` (a message, or the exception) is then written as this provider's
-    error result, as an invalid call's errors are.
-    """
-    return tool_results_message(one_result(call, result, is_error))
-
-
-def error_result_message(call: InvalidToolCall) -> list[Message]:
-    """The item telling the model what was wrong with its call: ``{"ok": false, "errors": [...]}``."""
-    return tool_results_message([call])
-
-
 def _result(call: Ran, result: Any) -> Message:
     return {"type": "function_call_output", "call_id": call_id(call), "output": result_text(result)}
 
 
 def _error(call: Call | CallRef, payload: JSONObject) -> Message:
     return {"type": "function_call_output", "call_id": call_id(call), "output": dumps(payload)}
+
+
+tool_results_message, tool_result_message, error_result_message = result_writers(_result, _error)
 
 
 def turn_messages(turn: Turn) -> TurnMessages:
