@@ -61,7 +61,13 @@ class SSEDecoder(Framer):
         self._names: dict[bytes, str | None] = {}  # event names read by _whole, decoded once
 
     def _flush(self) -> list[Frame]:
-        """End of input: an unfinished event is discarded, as the spec requires."""
+        """End of input: an unfinished event is discarded, as the spec requires.
+
+        A complete ``event:`` line held undecoded (``_named_tail``) is decoded first, so bad
+        bytes in it are reported as they are when the chunks put it in a region of its own.
+        """
+        if self._named:
+            self._text(bytes(self._pending[: self._named]), [])
         if self._pending or self._data:
             _log.debug("input ended inside an SSE event: %d bytes dropped", len(self._pending) + self._event_size)
         self._pending = bytearray()

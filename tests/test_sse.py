@@ -178,6 +178,16 @@ def test_invalid_utf8_after_the_first_read_names_the_same_offset() -> None:
         frames(list(one_byte(first + later)))
 
 
+@pytest.mark.parametrize("cut", [0, 8, 9, 10, 18])
+def test_bad_bytes_in_the_event_line_the_input_ends_after_are_reported_however_it_was_cut(cut: int) -> None:
+    # The event line after the last blank line is held undecoded when a read holds both: the
+    # end of input decodes it, as a read that holds only it would.
+    data = b"data: 1\n\nevent:\xa0x\n"
+    with pytest.raises(FramingError, match="not valid UTF-8 at byte 15") as info:
+        frames(split_at(data, [cut]) if cut else [data])
+    assert info.value.excerpt == "event:<0xA0>x"
+
+
 def test_event_size_limit_when_events_are_read_whole() -> None:
     with pytest.raises(LimitExceededError):
         frames([b"data: 0\n\n", b"data: " + b"x" * 120 + b"\n\n"], max_event_bytes=100)
