@@ -15,6 +15,7 @@ import itertools
 import socket
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -31,6 +32,7 @@ class Reply:
         cut: drop the connection after the writes, without ending the body.
         cut_mid_chunk: with ``cut``, the last chunk's header promises 100 bytes more than follow.
         gzip: compress the joined body and write it in ``gzip_piece``-byte pieces.
+        deflate: the same with ``Content-Encoding: deflate`` (zlib's format, as RFC 9110 says).
         endless: called for each write after ``writes``, until the client stops reading or
             ``endless_limit`` bytes were written (backpressure tests).
         send_buffer: the socket's send buffer size, to keep the kernel's buffering small.
@@ -47,6 +49,7 @@ class Reply:
     cut: bool = False
     cut_mid_chunk: bool = False
     gzip: bool = False
+    deflate: bool = False
     gzip_piece: int = 7
     endless: Callable[[int], bytes] | None = None
     endless_limit: int = 64 * 1024 * 1024
@@ -136,10 +139,11 @@ class LoopbackServer:
         if reply.content_type is not None:
             head.append(f"Content-Type: {reply.content_type}")
         head += [f"{name}: {value}" for name, value in reply.headers]
-        if reply.gzip:
-            body = gzip.compress(b"".join(writes))
+        if reply.gzip or reply.deflate:
+            joined = b"".join(writes)
+            body = gzip.compress(joined) if reply.gzip else zlib.compress(joined)
             writes = [body[i : i + reply.gzip_piece] for i in range(0, len(body), reply.gzip_piece)]
-            head.append("Content-Encoding: gzip")
+            head.append(f"Content-Encoding: {'gzip' if reply.gzip else 'deflate'}")
         if reply.chunked:
             head.append("Transfer-Encoding: chunked")
         elif not reply.cut and reply.endless is None:

@@ -70,9 +70,9 @@ def anyio_backend() -> str:
 class Replies(dict[str, Reply]):
     """Routes that answer each request on a path with the next of its replies (the last one repeats)."""
 
-    def __init__(self, path: str, *bodies: bytes) -> None:
+    def __init__(self, path: str, *bodies: bytes, **first: Any) -> None:
         super().__init__()
-        self.queue = [Reply([body]) for body in bodies]
+        self.queue = [Reply([body], **(first if number == 0 else {})) for number, body in enumerate(bodies)]
         self[path] = self.queue[0]
 
     def get(self, key: str, default: Any = None) -> Any:
@@ -164,14 +164,21 @@ def agent_for(model: Model, ran: Ran) -> Agent[None, str]:
 
 
 async def run(
-    server: LoopbackServer, provider: str, first: bytes, *, how: str = "run_stream", wrapped: bool = True
+    server: LoopbackServer,
+    provider: str,
+    first: bytes,
+    *,
+    how: str = "run_stream",
+    wrapped: bool = True,
+    body: dict[str, Any] | None = None,
 ) -> tuple[str, Ran, list[dict[str, Any]]]:
     """The agent's output, the tools that ran, and the bodies of the requests it sent.
 
     ``how``: ``run_stream``; ``run`` (the model's ``request``); ``events`` (``run`` with an event
-    stream handler, which makes the agent use the model's ``request_stream``).
+    stream handler, which makes the agent use the model's ``request_stream``). ``body``: how the
+    first reply is sent (``Reply``'s options: compressed, another content type).
     """
-    server.routes = Replies(PATHS[provider], first, FINAL[provider])
+    server.routes = Replies(PATHS[provider], first, FINAL[provider], **(body or {}))
     ran: Ran = []
     async with httpx2.AsyncClient(timeout=60) as client:
         model = model_for(provider, server, client)
@@ -456,3 +463,61 @@ def test_start_tools_early_wraps_the_model_once_keeping_its_limits() -> None:
     assert isinstance(wrapped, StreamkitModel)
     assert wrapped.wrapped is model
     assert wrapped._limits is limits
+
+
+# Compressed and mislabelled bodies: streamkit reads them too, so a cut call never runs
+
+BODIES: dict[str, dict[str, Any]] = {
+    "gzip": {"gzip": True},
+    "deflate": {"deflate": True},
+    "text/plain": {"content_type": "text/plain"},
+    "octet-stream": {"content_type": "application/octet-stream"},
+}
+
+
+@pytest.mark.parametrize("body", list(BODIES))
+async def test_openai_chat_cut_call_never_runs_whatever_the_body_looks_like(server: LoopbackServer, body: str) -> None:
+    output, ran, bodies = await run(
+        server, "openai_chat", fixture("openai_chat", "length_truncated"), body=BODIES[body]
+    )
+    assert (output, ran) == ("done", [])
+    (result,) = [message for message in bodies[1]["messages"] if message["role"] == "tool"]
+    assert json.loads(result["content"]) == {
+        "error": {"ok": False, "errors": [{"kind": "truncated", "message": TRUNCATED_MESSAGE}]}
+    }
+
+
+@pytest.mark.parametrize("body", list(BODIES))
+async def test_anthropic_cut_call_never_runs_whatever_the_body_looks_like(server: LoopbackServer, body: str) -> None:
+    output, ran, bodies = await run(
+        server, "anthropic", fixture("anthropic", "max_tokens_cut_after_a_whole_value"), how="events", body=BODIES[body]
+    )
+    assert (output, ran) == ("done", [])
+    (result,) = bodies[1]["messages"][-1]["content"]
+    assert (result["tool_use_id"], result["is_error"]) == ("toolu_C", True)
+    text = "".join(block["text"] for block in result["content"])
+    assert json.loads(text) == {"ok": False, "errors": [{"kind": "truncated", "message": TRUNCATED_MESSAGE}]}
+
+
+@pytest.mark.parametrize("wrapped", [False, True])
+async def test_a_compressed_call_cut_after_a_whole_value_runs_only_without_wrap(
+    server: LoopbackServer, wrapped: bool
+) -> None:
+    """What the wrapper fixes: pydantic-ai alone runs the call that ``finish_reason: "length"`` cut."""
+    case = fixture("openai_chat", "length_cut_after_a_whole_value")
+    output, ran, _ = await run(server, "openai_chat", case, wrapped=wrapped, body=BODIES["gzip"])
+    assert (output, ran) == ("done", [] if wrapped else [("get_weather", {"city": "Paris"})])
+
+
+async def test_invalid_json_and_schema_failures_never_run_and_the_valid_call_does(server: LoopbackServer) -> None:
+    output, ran, bodies = await run(
+        server, "openai_chat", fixture("openai_chat", "invalid_calls_then_a_valid_one"), body=BODIES["gzip"]
+    )
+    assert (output, ran) == ("done", [("get_stock", {"ticker": "AAPL"})])
+    results = {
+        message["tool_call_id"]: message["content"] for message in bodies[1]["messages"] if message["role"] == "tool"
+    }
+    assert results["call_2"] == "190"
+    assert json.loads(results["call_1"])["error"]["errors"][0]["kind"] == "invalid_json"
+    assert "string" in results["call_3"].lower()  # pydantic's own schema error, as pydantic-ai sends it
+    assert "delete_everything" in results["call_4"]  # pydantic-ai's unknown-tool retry

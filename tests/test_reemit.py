@@ -34,7 +34,7 @@ from streamkit import (
 )
 from streamkit._detect import detect_provider
 from streamkit.integrations._encoders import ENCODERS
-from streamkit.integrations._reemit import Options, Session, path_provider
+from streamkit.integrations._reemit import Options, Session, content_decoding, path_provider
 
 from .helpers import FIXTURES, Fixture, fixtures, slug, split_at
 from .server import LoopbackServer, Reply
@@ -43,10 +43,16 @@ SERVED = [fixture for fixture in fixtures() if fixture.provider in ENCODERS]
 IDS = [fixture.case for fixture in SERVED]
 
 
+class Keeping(Session):
+    """The session pydantic-ai's wrapper uses: invalid calls written with their raw text."""
+
+    keep_invalid = True
+
+
 def reemit(
-    chunks: list[bytes], provider: Provider | None, path: str = "/"
+    chunks: list[bytes], provider: Provider | None, path: str = "/", *, keep: bool = True
 ) -> tuple[bytes, list[Any], StreamError | None]:
-    session = Session(provider, path, None, Limits())
+    session = (Keeping if keep else Session)(provider, path, None, Limits())
     out = b"".join(session.feed(chunk) for chunk in chunks) + session.flush()
     return out, session.calls, session.failure
 
@@ -131,6 +137,39 @@ def test_the_reemitted_stream_means_what_the_original_meant(fixture: Fixture) ->
         assert error is not None
         assert _joined([item for item in again if item[0] != "end"]) == _joined(wanted)
     assert [_meaning(call) for call in calls] == [_meaning(call) for call in _completed(data, fixture.provider)]
+
+
+@pytest.mark.parametrize("fixture", SERVED, ids=IDS)
+def test_the_transports_leave_every_invalid_call_out_and_the_rest_means_what_it_meant(fixture: Fixture) -> None:
+    """Calls and text as before, less each invalid call and each call a stream error cut.
+
+    A call's state (a Responses item id) goes with it, and the calls after it move down an
+    index, so states are left out of the comparison. Gemini's ``MALFORMED_FUNCTION_CALL`` is a
+    finish reason with no part: the report stays, with nothing to run.
+    """
+    data = fixture.path.read_bytes()
+    session = Session(fixture.provider, "/", None, Limits())
+    out = session.feed(data) + session.flush()
+    original, error = decoded(data, fixture.provider)
+    again, again_error = decoded(out, fixture.provider)
+    dropped = [_meaning(call) for call in session.left_out] + [_unfinished(call) for call in session.left_out]
+    wanted = [
+        item
+        for item in _expected(fixture, original, session.failure)
+        if item[0] not in ("invalid", "state") and item not in dropped
+    ]
+    again = [item for item in again if item[0] != "state"]
+    assert [item for item in again if item[0] == "invalid" and item[3] is not None] == []
+    again = [item for item in again if item[0] != "invalid"]
+    if session.failure is None:
+        assert _joined(again) == _joined(wanted)
+        assert again_error == error
+    else:
+        assert _joined([item for item in again if item[0] != "end"]) == _joined(wanted)
+    invalid = [call for call in session.calls if isinstance(call, InvalidToolCall)]
+    assert session.left_out[: len(invalid)] == invalid  # then those a stream error cut
+    if error is None:
+        assert reemit([out], fixture.provider, keep=False)[0] == out
 
 
 def _completed(data: bytes, provider: Provider) -> list[ToolCall | InvalidToolCall]:
@@ -276,14 +315,101 @@ def test_what_is_not_a_stream_passes_through_untouched(server: LoopbackServer, l
     library = pytest.importorskip(lib)
     integration = importlib.import_module(f"streamkit.integrations.{lib}")
     stream = (FIXTURES / "openai_chat" / "parallel_calls_all_index_zero.sse").read_bytes()
+    page = b"<html><body>Service paused</body></html>"
     server.routes["/v1/models"] = Reply([b'{"data": []}'], content_type="application/json", chunked=False)
     server.routes["/v1/chat/completions"] = Reply([stream], status=500, reason="Server Error")
-    server.routes["/v1/responses"] = Reply([stream], gzip=True)
+    server.routes["/v1/responses"] = Reply([page[:3], page[3:]], content_type="text/plain", gzip=True)
     with library.Client(transport=integration.Transport()) as client:
         plain = client.get(server.url("/v1/models"))
         assert (plain.content, plain.headers["content-length"]) == (b'{"data": []}', "12")
         assert client.post(server.url("/v1/chat/completions")).content == stream
-        assert client.post(server.url("/v1/responses")).content == stream  # compressed: not the stream's bytes
+        assert client.post(server.url("/v1/responses")).content == page  # not SSE: as it came, gzip undone
+
+
+STREAM_BODIES: dict[str, dict[str, Any]] = {
+    "gzip": {"gzip": True},
+    "deflate": {"deflate": True},
+    "text/plain": {"content_type": "text/plain; charset=utf-8"},
+    "octet-stream": {"content_type": "application/octet-stream"},
+    "no content type": {"content_type": None},
+    "gzip text/plain": {"gzip": True, "content_type": "text/plain"},
+}
+
+
+@pytest.mark.parametrize("lib", ["httpx", "httpx2"])
+@pytest.mark.parametrize("given", [None, "openai_chat"])
+@pytest.mark.parametrize("body", list(STREAM_BODIES))
+def test_a_compressed_or_mislabelled_stream_is_reemitted_plain(
+    server: LoopbackServer, lib: str, given: Provider | None, body: str
+) -> None:
+    library = pytest.importorskip(lib)
+    integration = importlib.import_module(f"streamkit.integrations.{lib}")
+    stream = (FIXTURES / "openai_chat" / "parallel_calls_all_index_zero.sse").read_bytes()
+    server.routes["/v1/chat/completions"] = Reply(split_at(stream, [3, 40, 41, 200]), **STREAM_BODIES[body])
+    seen: list[Any] = []
+    with library.Client(transport=integration.Transport(provider=given, on_call=seen.append)) as client:
+        response = client.post(server.url("/v1/chat/completions"))
+    assert "content-encoding" not in response.headers
+    assert response.content == reemit([stream], "openai_chat")[0]
+    assert [call.id for call in seen] == ["call_A", "call_B"]
+
+
+@pytest.mark.parametrize("lib", ["httpx", "httpx2"])
+def test_an_encoding_the_library_cannot_undo_fails_the_request_naming_it(server: LoopbackServer, lib: str) -> None:
+    library = pytest.importorskip(lib)
+    integration = importlib.import_module(f"streamkit.integrations.{lib}")
+    stream = (FIXTURES / "openai_chat" / "length_truncated.sse").read_bytes()
+    server.routes["/v1/chat/completions"] = Reply([stream], headers=[("Content-Encoding", "gzip, x-squeeze")])
+    with (
+        library.Client(transport=integration.Transport()) as client,
+        pytest.raises(library.DecodingError, match="Content-Encoding x-squeeze") as caught,
+    ):
+        client.post(server.url("/v1/chat/completions"))
+    assert isinstance(caught.value.__cause__, streamkit.TransportError)
+    assert "the HTTP library decodes: deflate, gzip" in str(caught.value)
+    assert server.connections[-1].closed.wait(5)
+
+
+def test_a_brotli_body_without_brotli_installed_says_to_install_it() -> None:
+    with pytest.raises(streamkit.TransportError, match=r"Content-Encoding br \(install brotli\)"):
+        content_decoding("br", {})
+    assert content_decoding("identity", {}) is None and content_decoding("", None) is None
+
+
+@given(data=st.data())
+def test_sniffing_and_decoding_never_depend_on_where_the_body_is_cut(data: st.DataObject) -> None:
+    import zlib
+
+    fixture = data.draw(st.sampled_from(SERVED))
+    whole = fixture.path.read_bytes()
+    given = data.draw(st.sampled_from([None, fixture.provider]))
+    packed = zlib.compress(whole)
+    cuts = data.draw(st.lists(st.integers(0, len(packed)), max_size=12))
+    options = Options(given, None, None, None, asynchronous=False)
+    headers = {"content-type": "application/octet-stream", "content-encoding": "deflate"}
+    session = options.session("/", 200, headers, {"deflate": lambda: _Zlib()})
+    assert session is not None
+    out = b"".join(session.feed(piece) for piece in split_at(packed, cuts)) + session.flush()
+    plain = Options(given, None, None, None, asynchronous=False).session(
+        "/", 200, {"content-type": "text/event-stream"}
+    )
+    assert plain is not None
+    assert out == plain.feed(whole) + plain.flush()
+
+
+class _Zlib:
+    """A deflate decoder of the shape the HTTP libraries' have."""
+
+    def __init__(self) -> None:
+        import zlib
+
+        self._inner = zlib.decompressobj()
+
+    def decode(self, data: bytes) -> bytes:
+        return self._inner.decompress(data)
+
+    def flush(self) -> bytes:
+        return self._inner.flush()
 
 
 @pytest.mark.parametrize("lib", ["httpx", "httpx2"])
@@ -338,7 +464,7 @@ def test_a_cut_body_raises_each_librarys_own_protocol_error_with_the_cause(serve
     assert not isinstance(two.value, httpx.RemoteProtocolError)
 
 
-def test_tools_check_each_call_and_an_invalid_one_keeps_its_raw_text() -> None:
+def test_tools_check_each_call_and_an_invalid_one_is_left_out_or_kept_raw() -> None:
     tools = {"get_weather": {"type": "object", "properties": {"city": {"type": "integer"}}}, "get_stock": {}}
     options = Options("openai_chat", tools, None, None, asynchronous=False)
     session = options.session("/v1/chat/completions", 200, {"content-type": "text/event-stream"})
@@ -348,7 +474,12 @@ def test_tools_check_each_call_and_an_invalid_one_keeps_its_raw_text() -> None:
     weather, stock = session.calls
     assert isinstance(weather, InvalidToolCall) and [issue.kind for issue in weather.errors] == ["schema"]
     assert stock == ToolCall(1, "call_B", "get_stock", {"ticker": "AAPL"}, anomalies=("index_reused",))
-    assert [call.id for call in streamkit.iter_tool_calls([out], "openai_chat", tools=tools)] == ["call_A", "call_B"]
+    assert session.left_out == [weather]
+    assert list(streamkit.iter_tool_calls([out], "openai_chat", tools=tools)) == [
+        ToolCall(0, "call_B", "get_stock", {"ticker": "AAPL"})
+    ]
+    kept = Keeping("openai_chat", "/v1/chat/completions", options.toolset, options.limits)
+    out = kept.feed(data) + kept.flush()
     again = next(streamkit.iter_tool_calls([out], "openai_chat", tools=tools))
     assert isinstance(again, InvalidToolCall) and again.raw == weather.raw
 

@@ -13,9 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import pydantic
 import pytest
 
 from streamkit import InvalidToolCall, ToolCall
+from streamkit.integrations.httpx2 import invalid_calls
 
 from .helpers import FIXTURES
 from .server import LoopbackServer, Reply, split_awkwardly
@@ -37,6 +39,12 @@ class Outcome:
     error: BaseException | None = None
     snapshot: Any = None  # its own accumulated message when it stopped
     log: list[Any] = field(default_factory=list)  # the SDK's event types and on_call's calls, in order
+    responses: list[Any] = field(default_factory=list)  # the HTTP responses the SDK read
+
+    @property
+    def left_out(self) -> list[InvalidToolCall]:
+        """The calls the transport left out, read from the response as a user would."""
+        return [call for response in self.responses for call in invalid_calls(response)]
 
     @property
     def calls(self) -> list[ToolCall | InvalidToolCall]:
@@ -48,20 +56,26 @@ class Outcome:
         return bool(self.calls) and all(self.log.index(call) < last for call in self.calls)
 
 
-def _client(lib: str, mode: str, outcome: Outcome | None) -> Any:
+def _client(lib: str, mode: str, outcome: Outcome | None, tools: Any = None) -> Any:
     """An http client of ``lib`` with the re-emitting transport (none when ``outcome`` is None)."""
     library = importlib.import_module(lib)
     if outcome is None:
         return library.AsyncClient() if mode == "async" else library.Client()
     integration = importlib.import_module(f"streamkit.integrations.{lib}")
     if mode == "sync":
-        return library.Client(transport=integration.Transport(on_call=outcome.log.append))
+        hooks = {"response": [outcome.responses.append]}
+        transport = integration.Transport(on_call=outcome.log.append, tools=tools)
+        return library.Client(transport=transport, event_hooks=hooks)
 
     async def on_call(call: ToolCall | InvalidToolCall) -> None:
         await asyncio.sleep(0)
         outcome.log.append(call)
 
-    return library.AsyncClient(transport=integration.AsyncTransport(on_call=on_call))
+    async def on_response(response: Any) -> None:
+        outcome.responses.append(response)
+
+    transport = integration.AsyncTransport(on_call=on_call, tools=tools)
+    return library.AsyncClient(transport=transport, event_hooks={"response": [on_response]})
 
 
 @dataclass(frozen=True)
@@ -102,13 +116,15 @@ MESSAGES = Api(
 )
 
 
-def run(server: LoopbackServer, api: Api, reply: Reply, lib: str, mode: str, *, plain: bool = False) -> Outcome:
+def run(
+    server: LoopbackServer, api: Api, reply: Reply, lib: str, mode: str, *, plain: bool = False, tools: Any = None
+) -> Outcome:
     """Stream ``reply`` through the SDK, with the transport (or ``plain``, the SDK alone)."""
     server.routes[api.path] = reply
     outcome = Outcome()
     module, sync_class, async_class = api.clients
     sdk = getattr(importlib.import_module(module), async_class if mode == "async" else sync_class)
-    http_client = _client(lib, mode, None if plain else outcome)
+    http_client = _client(lib, mode, None if plain else outcome, tools)
     client = sdk(base_url=server.url(api.base), api_key="sk-test", max_retries=0, http_client=http_client)
     if mode == "sync":
         with client:
@@ -217,14 +233,14 @@ def test_openai_chat_alone_misassembles_these_streams(
 
 @pytest.mark.parametrize("lib", OPENAI_LIBS)
 @pytest.mark.parametrize("mode", MODES)
-def test_openai_chat_sees_a_truncated_call_as_truncated(server: LoopbackServer, lib: str, mode: str) -> None:
+def test_openai_chat_sees_the_length_finish_and_no_truncated_call(server: LoopbackServer, lib: str, mode: str) -> None:
     outcome = run(server, CHAT, fixture("openai_chat/length_truncated.sse"), lib, mode)
     assert isinstance(outcome.error, openai.LengthFinishReasonError)
     choice = outcome.snapshot.choices[0]
-    assert choice.finish_reason == "length"
-    assert tool_calls(choice.message) == [("call_A", "write_file", '{"path": "a.txt", "content": "Once upon')]
+    assert (choice.finish_reason, tool_calls(choice.message)) == ("length", [])  # the cut call is left out
     [call] = outcome.calls
     assert isinstance(call, InvalidToolCall) and call.truncated
+    assert outcome.left_out == [call]
     assert outcome.fired_while_streaming()
 
 
@@ -236,8 +252,9 @@ def test_openai_chat_raises_the_stream_error_after_the_completed_call(
     outcome = run(server, CHAT, fixture("openai_chat/error_after_completed_call.sse"), lib, mode)
     assert isinstance(outcome.error, openai.APIError)
     assert "The server had an error" in str(outcome.error)
-    assert tool_calls(outcome.snapshot.choices[0].message) == [PARIS, ("call_B", "get_stock", '{"ticker": "AA')]
+    assert tool_calls(outcome.snapshot.choices[0].message) == [PARIS]  # call_B, cut by the error, is left out
     assert outcome.calls == [ToolCall(0, "call_A", "get_weather", {"city": "Paris"})]
+    assert [(call.id, call.raw) for call in outcome.left_out] == [("call_B", '{"ticker": "AA')]
     assert outcome.fired_while_streaming()
 
 
@@ -323,15 +340,15 @@ def test_anthropic_keeps_thinking_signatures(server: LoopbackServer, mode: str) 
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_anthropic_sees_a_truncated_call_as_max_tokens(server: LoopbackServer, mode: str) -> None:
+def test_anthropic_sees_max_tokens_and_no_truncated_call(server: LoopbackServer, mode: str) -> None:
     outcome = run(server, MESSAGES, fixture("anthropic/max_tokens_truncated.sse"), "httpx2", mode)
+    alone = run(server, MESSAGES, fixture("anthropic/max_tokens_truncated.sse"), "httpx2", mode, plain=True)
     assert outcome.final.stop_reason == "max_tokens"
-    assert blocks(outcome.final) == [
-        ("tool_use", "toolu_A", "get_weather", {"city": "Paris"}),
-        ("tool_use", "toolu_B", "write_file", {"path": "notes.txt"}),
-    ]
+    assert blocks(outcome.final) == [("tool_use", "toolu_A", "get_weather", {"city": "Paris"})]
+    assert blocks(alone.final)[1] == ("tool_use", "toolu_B", "write_file", {"path": "notes.txt"})  # partial JSON
     first, cut = outcome.calls
     assert isinstance(first, ToolCall) and isinstance(cut, InvalidToolCall) and cut.truncated
+    assert outcome.left_out == [cut]
     assert outcome.fired_while_streaming()
 
 
@@ -357,6 +374,124 @@ def test_anthropic_sees_a_cut_connection(server: LoopbackServer, mode: str) -> N
     ]
     assert outcome.calls == [ToolCall(1, "toolu_A", "get_weather", {"city": "Paris", "units": "c"})]
     assert outcome.fired_while_streaming()
+
+
+# -- An invalid or cut call never reaches the SDK as a call -----------------------------------
+
+#: The tools sent, for the transport to check each call against (one format for both SDKs).
+TOOLS = [
+    {"name": "get_weather", "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}},
+    {"name": "get_stock", "input_schema": {"type": "object", "properties": {"ticker": {"type": "string"}}}},
+]
+#: How the body may come: compressed, or labelled as something other than a stream.
+BODIES: dict[str, dict[str, Any]] = {
+    "gzip": {"gzip": True},
+    "deflate": {"deflate": True},
+    "text/plain": {"content_type": "text/plain; charset=utf-8"},
+    "octet-stream": {"content_type": "application/octet-stream"},
+}
+
+
+def kinds(calls: list[InvalidToolCall]) -> list[tuple[Any, ...]]:
+    return [(call.id, *(issue.kind for issue in call.errors)) for call in calls]
+
+
+@pytest.mark.parametrize("lib", OPENAI_LIBS)
+@pytest.mark.parametrize("mode", MODES)
+def test_openai_chat_gets_only_the_valid_call_of_four(server: LoopbackServer, lib: str, mode: str) -> None:
+    case = fixture("openai_chat/invalid_calls_then_a_valid_one.sse")
+    outcome = run(server, CHAT, case, lib, mode, tools=TOOLS)
+    assert outcome.error is None
+    choice = outcome.final.choices[0]
+    assert (choice.finish_reason, tool_calls(choice.message)) == (
+        "tool_calls",
+        [("call_2", "get_stock", '{"ticker":"AAPL"}')],
+    )
+    assert choice.message.tool_calls[0].index == 0
+    assert kinds(outcome.left_out) == [("call_1", "invalid_json"), ("call_3", "schema"), ("call_4", "unknown_tool")]
+    assert [call.id for call in outcome.calls] == ["call_1", "call_2", "call_3", "call_4"]
+    alone = run(server, CHAT, case, lib, mode, plain=True)
+    assert [call[0] for call in tool_calls(alone.final.choices[0].message)] == ["call_1", "call_2", "call_3", "call_4"]
+
+
+class WriteFile(pydantic.BaseModel):
+    path: str
+    content: str
+
+
+def test_openai_chat_partial_json_parser_never_sees_a_cut_call(server: LoopbackServer) -> None:
+    """The SDK's ``.stream(tools=...)`` parses arguments as they grow (``parsed_arguments``)."""
+    tool = openai.pydantic_function_tool(WriteFile, name="write_file")
+    parsed = Api(
+        CHAT.path,
+        CHAT.base,
+        CHAT.clients,
+        lambda client: client.chat.completions.stream(model="gpt-4o", messages=[], tools=[tool]),
+        CHAT.final,
+        CHAT.snapshot,
+    )
+    outcome = run(server, parsed, fixture("openai_chat/length_truncated.sse"), "httpx2", "sync")
+    alone = run(server, parsed, fixture("openai_chat/length_truncated.sse"), "httpx2", "sync", plain=True)
+    assert alone.snapshot.choices[0].message.tool_calls[0].function.parsed_arguments == {"path": "a.txt"}
+    assert isinstance(outcome.error, openai.LengthFinishReasonError)
+    assert outcome.snapshot.choices[0].message.tool_calls is None
+    assert kinds(outcome.left_out) == [("call_A", "truncated")]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("tools", "left_out"), [(None, 1), (TOOLS, 3)], ids=["no-tools", "tools"])
+def test_anthropic_final_message_holds_no_invalid_call_and_each_block_in_its_place(
+    server: LoopbackServer, mode: str, tools: Any, left_out: int
+) -> None:
+    case = fixture("anthropic/invalid_calls_between_blocks.sse")
+    outcome = run(server, MESSAGES, case, "httpx2", mode, tools=tools)
+    assert outcome.error is None
+    assert outcome.final.stop_reason == "tool_use"
+    unchecked = [
+        ("tool_use", "toolu_03", "get_weather", {"city": 7}),
+        ("tool_use", "toolu_04", "delete_everything", {}),
+    ]
+    assert blocks(outcome.final) == [
+        ("text", "Checking Paris first."),
+        ("text", "And the stock."),
+        ("tool_use", "toolu_02", "get_stock", {"ticker": "AAPL"}),
+        *(unchecked if tools is None else []),
+    ]
+    wanted = [("toolu_01", "invalid_json"), ("toolu_03", "schema"), ("toolu_04", "unknown_tool")]
+    assert kinds(outcome.left_out) == wanted[:left_out]
+    assert outcome.fired_while_streaming()
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("body", ["identity", *BODIES])
+def test_anthropic_never_completes_a_cut_call_whatever_the_body_looks_like(
+    server: LoopbackServer, mode: str, body: str
+) -> None:
+    case = Reply(fixture("anthropic/max_tokens_cut_after_a_whole_value.sse").writes, **BODIES.get(body, {}))
+    alone = run(server, MESSAGES, case, "httpx2", mode, plain=True)
+    assert blocks(alone.final)[1] == ("tool_use", "toolu_C", "get_weather", {"city": "Paris"})  # what it fixes
+    outcome = run(server, MESSAGES, case, "httpx2", mode)
+    assert outcome.error is None
+    assert (outcome.final.stop_reason, blocks(outcome.final)) == ("max_tokens", [("text", "Checking.")])
+    assert kinds(outcome.left_out) == [("toolu_C", "truncated")]
+    assert "content-encoding" not in outcome.responses[0].headers
+
+
+@pytest.mark.parametrize("lib", OPENAI_LIBS)
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("body", list(BODIES))
+def test_openai_chat_reads_a_compressed_or_mislabelled_stream_through_streamkit(
+    server: LoopbackServer, lib: str, mode: str, body: str
+) -> None:
+    case = Reply(fixture("openai_chat/parallel_calls_all_index_zero.sse").writes, **BODIES[body])
+    outcome = run(server, CHAT, case, lib, mode)
+    assert outcome.error is None
+    assert tool_calls(outcome.final.choices[0].message) == [PARIS, AAPL]
+    cut = Reply(fixture("openai_chat/length_truncated.sse").writes, **BODIES[body])
+    outcome = run(server, CHAT, cut, lib, mode)
+    assert isinstance(outcome.error, openai.LengthFinishReasonError)
+    assert tool_calls(outcome.snapshot.choices[0].message) == []
+    assert kinds(outcome.left_out) == [("call_A", "truncated")]
 
 
 # -- Google Gemini (google-genai) ------------------------------------------------------------

@@ -12,9 +12,13 @@ it does not need, and re-encoding the response from the values would lose them, 
 call events are replaced. What an SDK reads besides the calls (text and reasoning as they
 arrive, signatures, opaque items, stop reason, usage) is therefore exactly what the provider sent.
 
-Invalid calls stay invalid: a call cut off is written with its raw text and without its end,
-next to the provider's own truncation signal (``max_tokens``, ``length``, ``response.incomplete``,
-``MAX_TOKENS``); an invalid call keeps its raw text. When the provider reports an error in the
+Invalid calls never reach an SDK as calls: the transports leave each one (cut off, not JSON,
+failing its schema, an unknown tool) out of the re-emitted stream, with the frames of its block,
+and keep the provider's own stop reason (``max_tokens``, ``length``, ``response.incomplete``,
+``MAX_TOKENS``), so no SDK accumulator (partial-JSON parsers included) can complete one; they
+report it through ``on_call`` and on the response (``INVALID_CALLS``). A session made with
+``keep_invalid`` (pydantic-ai's, whose wrapper turns each into a retry) writes it instead: a cut
+call with its raw text and without its end, an invalid call with its raw text. When the provider reports an error in the
 stream, the calls completed before it are written, then those it cut (raw, unended), then the
 error frame as it came, and the rest of the stream passes through untouched: the SDK raises its
 own exception. When the stream cannot
@@ -23,6 +27,13 @@ provider saying so, the calls completed before it are written and the body then 
 connection cut in the middle does; the transport shell raises its library's
 ``RemoteProtocolError`` with the streamkit error as its cause.
 
+The body is read after its ``Content-Encoding`` is undone, by the HTTP library's own decoders
+(gzip, deflate; brotli and zstd where installed): the re-emitted body is plain, and its headers
+say so. An encoding the library cannot undo is a ``TransportError`` before any byte is read. A
+2xx body whose content type is not a stream's (``text/plain``, ``application/octet-stream``,
+none) is re-emitted when its first bytes are the provider's framing, and passed through as it
+came otherwise; a JSON body (an answer not streamed) always passes through.
+
 Nothing here does IO or imports an HTTP library: ``Session`` is sans-IO, and ``reemit`` and
 ``areemit`` drive it over the chunks of a response body for the transport shells (``_shell``).
 """
@@ -30,11 +41,11 @@ Nothing here does IO or imports an HTTP library: ``Session`` is sans-IO, and ``r
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncGenerator, AsyncIterable, Callable, Generator, Iterable, Mapping
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterable, Callable, Generator, Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
 from .._detect import HEAD_BYTES, detect_provider
-from .._errors import IncompleteStreamError, ProviderError, StreamError, UsageError
+from .._errors import IncompleteStreamError, ProviderError, StreamError, TransportError, UsageError
 from .._events import Frame
 from .._limits import DEFAULT_LIMITS, Limits
 from .._ndjson import NDJSONDecoder
@@ -45,7 +56,17 @@ from .._validate import Toolset, as_toolset
 from ._encoders import ENCODERS
 from ._encoders._base import Call
 
-__all__ = ("OnCall", "Options", "Session", "areemit", "kept_headers", "path_provider", "reemit")
+__all__ = (
+    "INVALID_CALLS",
+    "ContentDecoder",
+    "OnCall",
+    "Options",
+    "Session",
+    "areemit",
+    "kept_headers",
+    "path_provider",
+    "reemit",
+)
 
 #: ``on_call(call)``: a plain function, or (for the async transports) a coroutine function.
 OnCall = Callable[[ToolCall | InvalidToolCall], Any]
@@ -60,6 +81,18 @@ _PATHS = (
     ("/api/chat", "ollama"),
 )
 _STREAM_TYPES = ("text/event-stream", "application/x-ndjson")
+#: The key of a re-emitted response's ``extensions`` that lists the calls left out of its body.
+INVALID_CALLS = "streamkit_invalid_calls"
+#: How an SSE stream's first line begins: one of its fields, or a comment.
+_SSE_STARTS = (b"data:", b"event:", b"id:", b"retry:", b":")
+
+
+class ContentDecoder(Protocol):
+    """An HTTP library's decoder of one ``Content-Encoding``: httpx's return bytes, httpx2's yield them."""
+
+    def decode(self, data: bytes) -> bytes | Iterable[bytes]: ...
+
+    def flush(self) -> bytes | Iterable[bytes]: ...
 
 
 def path_provider(path: str) -> str | None:
@@ -72,9 +105,57 @@ def _reemittable(name: str | None) -> Provider | None:
     return next((slug for slug in PROVIDERS if slug == name and slug in ENCODERS), None)
 
 
+#: The headers a re-emitted body makes wrong: its length, and the encoding streamkit undid.
+_STALE_HEADERS = frozenset({b"content-length", b"content-encoding"})
+
+
 def kept_headers(raw: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
-    """A re-emitted response's headers: the same, without a ``Content-Length`` the new body would break."""
-    return [(name, value) for name, value in raw if name.lower() != b"content-length"]
+    """A re-emitted response's headers: the same, less its ``Content-Length`` and ``Content-Encoding``."""
+    return [(name, value) for name, value in raw if name.lower() not in _STALE_HEADERS]
+
+
+class _Decoding:
+    """A body's ``Content-Encoding`` undone: each coding in turn, the last applied first."""
+
+    def __init__(self, decoders: Sequence[ContentDecoder]) -> None:
+        self._decoders = list(reversed(decoders))
+
+    def decode(self, data: bytes) -> bytes:
+        for decoder in self._decoders:
+            data = _bytes(decoder.decode(data))
+        return data
+
+    def flush(self) -> bytes:
+        data = b""
+        for decoder in self._decoders:
+            data = _bytes(decoder.decode(data)) + _bytes(decoder.flush())
+        return data
+
+
+def _bytes(out: bytes | Iterable[bytes]) -> bytes:
+    return out if isinstance(out, bytes) else b"".join(out)
+
+
+def content_decoding(encoding: str, decoders: Mapping[str, Callable[[], ContentDecoder]] | None) -> _Decoding | None:
+    """The decoding of a body sent with this ``Content-Encoding``, by the library's ``decoders``.
+
+    ``None`` for a plain body. An encoding the library has no decoder for (``br`` without
+    brotli installed) raises ``TransportError`` naming it: its bytes are not the stream's.
+    """
+    names = [name.strip().lower() for name in encoding.split(",")]
+    names = [name for name in names if name not in ("", "identity")]
+    if not names:
+        return None
+    known = decoders or {}
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        can = ", ".join(sorted(name for name in known if name != "identity")) or "none"
+        hint = " (install brotli)" if "br" in unknown else ""
+        raise TransportError(
+            f"streamkit cannot read a body with Content-Encoding {', '.join(unknown)}{hint}; "
+            f"the HTTP library decodes: {can}"
+        )
+    return _Decoding([known[name]() for name in names])
 
 
 class Options:
@@ -103,18 +184,29 @@ class Options:
         self.on_call = on_call
         self.limits = DEFAULT_LIMITS if limits is None else limits
 
-    def session(self, path: str, status: int, headers: Mapping[str, str]) -> Session | None:
+    def session(
+        self,
+        path: str,
+        status: int,
+        headers: Mapping[str, str],
+        decoders: Mapping[str, Callable[[], ContentDecoder]] | None = None,
+        *,
+        made: type[Session] | None = None,
+    ) -> Session | None:
         """A session for a response to re-emit, or ``None`` for one to pass through untouched.
 
-        Only a successful streamed body in the provider's own framing is re-emitted; a body
-        with a ``Content-Encoding`` is passed through, since its bytes are not the stream's.
+        A successful body is re-emitted unless it is JSON (an answer not streamed); one whose
+        content type is not a stream's is sniffed first (``Session``). Its ``Content-Encoding``
+        is undone by ``decoders``, the library's (``content_decoding``). ``made`` is a
+        ``Session`` subclass to make, which may keep invalid calls (``keep_invalid``).
         """
         kind = headers.get("content-type", "").lower()
-        if not 200 <= status < 300 or not any(name in kind for name in _STREAM_TYPES):
+        streamed = any(name in kind for name in _STREAM_TYPES)
+        if not 200 <= status < 300 or (not streamed and "json" in kind):
             return None
-        if headers.get("content-encoding", "identity").lower() not in ("", "identity"):
-            return None
-        return Session(self.provider, path, self.toolset, self.limits)
+        decoding = content_decoding(headers.get("content-encoding", ""), decoders)
+        made = Session if made is None else made
+        return made(self.provider, path, self.toolset, self.limits, sniff=not streamed, decoding=decoding)
 
 
 class Session:
@@ -122,36 +214,60 @@ class Session:
 
     Without a provider, the first bytes are held until ``detect_provider`` names one (as
     ``streamkit replay --provider auto`` does), or ``HEAD_BYTES`` were read; then the request
-    path decides; a stream neither names is passed through untouched.
+    path decides; a stream neither names is passed through untouched. With ``sniff`` (a body
+    whose content type does not say it is a stream), the first bytes are held until they show
+    whether they are the provider's framing (an SSE field, or for NDJSON a JSON line that
+    ``detect_provider`` names): if not, the body passes through as it came.
+
+    ``decoding`` undoes the body's ``Content-Encoding`` before anything else. An invalid call is
+    left out of the bytes written (``left_out`` keeps it), unless the class says ``keep_invalid``.
 
     Attributes:
         calls: the calls completed since the driver last took them, for ``on_call``.
+        left_out: every invalid call left out of the body so far, in order.
         failure: the error that ended the body, once there is one (nothing is re-emitted after).
     """
 
-    def __init__(self, provider: Provider | None, path: str, toolset: Toolset | None, limits: Limits) -> None:
+    #: Whether an invalid call is written (its raw text) rather than left out.
+    keep_invalid: bool = False
+
+    def __init__(
+        self,
+        provider: Provider | None,
+        path: str,
+        toolset: Toolset | None,
+        limits: Limits,
+        *,
+        sniff: bool = False,
+        decoding: _Decoding | None = None,
+    ) -> None:
         self._path = path
         self._toolset = toolset
         self._limits = limits
+        self._given = provider
+        self._sniff = sniff
+        self._decoding = decoding
         self._head = bytearray()
         self._decided = False
         self.provider: Provider | None = None
         self._passing = False  # no provider: the bytes go through untouched
         self._after_error = False  # the provider reported an error: the rest goes through as it came
         self.calls: list[Call] = []
+        self.left_out: list[InvalidToolCall] = []
         self.failure: StreamError | None = None
-        if provider is not None:
+        if provider is not None and not sniff:
             self._start(provider)
 
     def feed(self, chunk: bytes) -> bytes:
         if self.failure is not None:
             return b""
+        return self._feed(chunk if self._decoding is None else self._decoding.decode(chunk))
+
+    def _feed(self, chunk: bytes, *, final: bool = False) -> bytes:
         if not self._decided:
             self._head += chunk
-            slug = detect_provider(bytes(self._head))
-            if slug is None and len(self._head) < HEAD_BYTES:
+            if not self._decide(final):
                 return b""
-            self._start(slug or path_provider(self._path))
             chunk, self._head = bytes(self._head), bytearray()
         if self._passing:
             return chunk
@@ -164,10 +280,9 @@ class Session:
 
     def flush(self) -> bytes:
         """The end of the body: what is left to write (``failure`` is set if the stream was cut)."""
-        out = b""
-        if not self._decided:
-            self._start(detect_provider(bytes(self._head)) or path_provider(self._path))
-            out, self._head = self.feed(bytes(self._head)), bytearray()
+        if self.failure is not None:
+            return b""
+        out = self._feed(b"" if self._decoding is None else self._decoding.flush(), final=True)
         if self._passing or self.failure is not None:
             return out
         try:
@@ -191,6 +306,25 @@ class Session:
             self.failure = IncompleteStreamError("calls completed after the last frame", provider=self.provider)
         return out
 
+    def _decide(self, final: bool) -> bool:
+        """Whether the bytes held so far say what the body is; if so, the session is started."""
+        head = bytes(self._head)
+        framing = _framing(head, final) if self._sniff else "sse"
+        if framing is None:
+            return False
+        if self._sniff and self._given is not None:
+            self._start(self._given if framing == ENCODERS[self._given].framing else None)
+            return True
+        if framing == "other":
+            self._start(None)
+            return True
+        slug = detect_provider(head)
+        if slug is None and len(head) < HEAD_BYTES and not final:
+            return False
+        # a sniffed JSON line is a stream only when detect_provider names it (Ollama's)
+        self._start(slug if framing == "ndjson" else slug or path_provider(self._path))
+        return True
+
     def _start(self, name: str | None) -> None:
         self._decided = True
         provider = _reemittable(name)
@@ -200,6 +334,7 @@ class Session:
         self.provider = provider
         self._assembler = Assembler(provider, limits=self._limits, tools=self._toolset)
         self._encoder = ENCODERS[provider]()
+        self._encoder.keep_invalid = self.keep_invalid
         framer = SSEDecoder if self._encoder.framing == "sse" else NDJSONDecoder
         self._framer = framer(max_event_bytes=self._limits.max_event_bytes)
 
@@ -217,8 +352,10 @@ class Session:
             else:
                 error = self._assembler.error
             calls = self._take(values)
-            if isinstance(error, ProviderError):
-                calls += error.unfinished  # cut by the error: written as they were, raw, unended
+            if isinstance(error, ProviderError):  # the calls it cut: written as they were, raw, unended
+                calls += error.unfinished
+                if not self.keep_invalid:
+                    self.left_out += error.unfinished
             try:
                 out += self._encoder.frame(frame, calls)
             except StreamError as exc:
@@ -235,7 +372,20 @@ class Session:
     def _take(self, values: Iterable[object]) -> list[Call]:
         calls = [value for value in values if isinstance(value, ToolCall | InvalidToolCall)]
         self.calls += calls
+        if not self.keep_invalid:
+            self.left_out += [call for call in calls if isinstance(call, InvalidToolCall)]
         return calls
+
+
+def _framing(head: bytes, final: bool) -> str | None:
+    """How a body that begins with ``head`` is framed: "sse", "ndjson", "other"; ``None``: too soon to tell."""
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if any(text.startswith(start) for start in _SSE_STARTS):
+        return "sse"
+    if text.startswith(b"{"):
+        return "ndjson"
+    soon = not text or any(start.startswith(text) for start in _SSE_STARTS)
+    return None if soon and not final else "other"
 
 
 def reemit(

@@ -7,7 +7,9 @@ this module imports no HTTP library (``import streamkit.integrations.httpx`` loa
 The public subclass also subclasses its library's transport base and gives the shell its type
 arguments, so a type checker sees the library's own types in every signature.
 
-The re-emitting itself (``Session``, ``reemit``, ``areemit``) is in ``_reemit``.
+The re-emitting itself (``Session``, ``reemit``, ``areemit``) is in ``_reemit``. A body's
+``Content-Encoding`` is undone there by the library's own decoders; one it has none for fails
+the request with the library's ``DecodingError`` (cause: streamkit's ``TransportError``).
 """
 
 from __future__ import annotations
@@ -17,12 +19,13 @@ from collections.abc import AsyncGenerator, Callable, Generator, Iterable, Mappi
 from types import ModuleType
 from typing import Any, ClassVar, Generic, TypeVar, cast
 
+from .._errors import TransportError
 from .._limits import Limits
-from .._types import Provider
+from .._types import InvalidToolCall, Provider
 from .._validate import Toolset
-from ._reemit import OnCall, Options, Session, areemit, kept_headers, reemit
+from ._reemit import INVALID_CALLS, OnCall, Options, Session, areemit, kept_headers, reemit
 
-__all__ = ("AsyncShell", "SyncShell")
+__all__ = ("AsyncShell", "SyncShell", "invalid_calls", "session_for")
 
 _Inner = TypeVar("_Inner")
 _Request = TypeVar("_Request")
@@ -61,9 +64,11 @@ class _Shell(Generic[_Inner, _Request, _Response]):
     def _default_inner(self) -> Any:
         raise NotImplementedError
 
-    def _reemitted(self, request: Any, response: Any, body: type[_Body | _AsyncBody]) -> _Response:
-        """``response`` itself to pass through, or a new one whose body is re-emitted."""
-        session = self._options.session(request.url.path, response.status_code, response.headers)
+    def _reemitted(self, session: Session | None, response: Any, body: type[_Body | _AsyncBody]) -> _Response:
+        """``response`` itself to pass through, or a new one whose body is re-emitted.
+
+        The new one's ``extensions[INVALID_CALLS]`` is the session's list of the calls left out.
+        """
         if session is None:
             return cast(_Response, response)
         library = self.library
@@ -72,7 +77,7 @@ class _Shell(Generic[_Inner, _Request, _Response]):
             response.status_code,
             headers=kept_headers(response.headers.raw),
             stream=stream,
-            extensions=response.extensions,
+            extensions={**response.extensions, INVALID_CALLS: session.left_out},
         )
         return cast(_Response, reemitted)
 
@@ -87,7 +92,12 @@ class SyncShell(_Shell[_Inner, _Request, _Response]):
 
     def handle_request(self, request: _Request) -> _Response:
         response = self._inner.handle_request(request)
-        return self._reemitted(request, response, _on(_Body, self.library.SyncByteStream))
+        try:
+            session = session_for(self._options, self.library, request, response)
+        except BaseException:
+            response.close()
+            raise
+        return self._reemitted(session, response, _on(_Body, self.library.SyncByteStream))
 
     def close(self) -> None:
         self._inner.close()
@@ -103,10 +113,33 @@ class AsyncShell(_Shell[_Inner, _Request, _Response]):
 
     async def handle_async_request(self, request: _Request) -> _Response:
         response = await self._inner.handle_async_request(request)
-        return self._reemitted(request, response, _on(_AsyncBody, self.library.AsyncByteStream))
+        try:
+            session = session_for(self._options, self.library, request, response)
+        except BaseException:
+            await response.aclose()
+            raise
+        return self._reemitted(session, response, _on(_AsyncBody, self.library.AsyncByteStream))
 
     async def aclose(self) -> None:
         await self._inner.aclose()
+
+
+def session_for(
+    options: Options, library: ModuleType, request: Any, response: Any, *, kind: type[Session] = Session
+) -> Session | None:
+    """The session that re-emits ``response`` (``None``: it passes through), its encoding undone by
+    ``library``'s decoders; an encoding they cannot undo raises the library's ``DecodingError``."""
+    decoders = library._decoders.SUPPORTED_DECODERS
+    try:
+        return options.session(request.url.path, response.status_code, response.headers, decoders, made=kind)
+    except TransportError as exc:
+        raise library.DecodingError(str(exc), request=request) from exc
+
+
+def invalid_calls(response: Any) -> list[InvalidToolCall]:
+    """The invalid calls the transport left out of ``response``'s body: those read so far, all of
+    them once the body is read (the SDKs give the response as ``stream.response``)."""
+    return list(response.extensions.get(INVALID_CALLS, ()))
 
 
 _B = TypeVar("_B", bound="type[_Body | _AsyncBody]")

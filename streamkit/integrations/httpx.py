@@ -6,7 +6,8 @@
 
 Requests and non-streamed responses pass through untouched; a streamed response in a
 provider's format is decoded by streamkit and re-emitted in the same format, each call once,
-whole, at its end marker (see ``streamkit.integrations._reemit``). The arguments
+whole, at its end marker (see ``streamkit.integrations._reemit``); an invalid call is left out,
+and ``invalid_calls(response)`` lists it. The arguments
 (``inner``, ``provider``, ``tools``, ``on_call``, ``limits``) are described in
 ``streamkit.integrations._shell``, which both this module and its twin for the other library use.
 """
@@ -15,9 +16,9 @@ from __future__ import annotations
 
 import httpx
 
-from ._shell import AsyncShell, SyncShell
+from ._shell import AsyncShell, SyncShell, invalid_calls
 
-__all__ = ("AsyncTransport", "Transport")
+__all__ = ("AsyncTransport", "Transport", "invalid_calls")
 
 
 class Transport(SyncShell[httpx.BaseTransport, httpx.Request, httpx.Response], httpx.BaseTransport):

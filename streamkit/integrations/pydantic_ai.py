@@ -69,7 +69,7 @@ from .._types import InvalidToolCall, Provider, ToolCall
 from ..adapters._base import error_payload
 from ._encoders._base import Call
 from ._reemit import Options, Session
-from ._shell import _AsyncBody, _on
+from ._shell import _AsyncBody, _on, session_for
 
 __all__ = ("StartToolsEarly", "StreamkitModel", "StreamkitStreamedResponse", "wrap")
 
@@ -150,10 +150,13 @@ class StreamkitModel(WrapperModel):
 
 
 class _Session(Session):
-    """A re-emitting session that also keeps the thinking blocks streamkit decoded."""
+    """A re-emitting session that writes invalid calls (the wrapper turns each into a retry) and
+    keeps the thinking blocks streamkit decoded."""
 
-    def __init__(self, provider: Provider, path: str, limits: Limits) -> None:
-        super().__init__(provider, path, None, limits)
+    keep_invalid = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self.thinking: list[Thinking] = []
 
     def _take(self, values: Iterable[object]) -> list[Call]:
@@ -175,16 +178,21 @@ class _Tap:
         return self.session is not None
 
     def attach(self, response: Any) -> None:
-        """Give the SDK ``response``'s body re-emitted by streamkit, if it is a stream to read."""
-        path = response.request.url.path
-        if self.options.session(path, response.status_code, response.headers) is None:
-            return
-        assert self.options.provider is not None  # ``wrap`` always names it
-        self.session = session = _Session(self.options.provider, path, self.options.limits)
+        """Give the SDK ``response``'s body re-emitted by streamkit, if it is a stream to read.
+
+        The body is read with its ``Content-Encoding`` undone, so the headers lose it with the
+        length; an encoding the library cannot undo raises its ``DecodingError``.
+        """
         library = sys.modules[type(response).__module__.partition(".")[0]]
+        session = session_for(self.options, library, response.request, response, kind=_Session)
+        if session is None:
+            return
+        assert isinstance(session, _Session)
+        self.session = session
         body = _on(_AsyncBody, library.AsyncByteStream)
         response.stream = body(response.stream, session, self.calls.append, library.RemoteProtocolError)
-        response.headers.pop("content-length", None)
+        for name in ("content-length", "content-encoding"):
+            response.headers.pop(name, None)
 
 
 _TAP: ContextVar[_Tap | None] = ContextVar("streamkit_pydantic_ai_tap", default=None)

@@ -29,6 +29,12 @@ class Encoder(ABC):
 
     #: "sse" or "ndjson": how the frames are written.
     framing: ClassVar[str] = "sse"
+    #: Whether an invalid call is written (with its raw text) or left out; set by the session.
+    keep_invalid: bool = True
+
+    def written(self, call: Call) -> bool:
+        """Whether ``call`` is written: a valid call always, an invalid one only if kept."""
+        return self.keep_invalid or isinstance(call, ToolCall)
 
     @abstractmethod
     def frame(self, frame: Frame, calls: Sequence[Call]) -> list[bytes]:

@@ -41,6 +41,8 @@ class CohereEncoder(Encoder):
 
     def _call(self, call: Call) -> list[bytes]:
         event, start = self._starts.pop(call.index, ("tool-call-start", None))
+        if not self.written(call):
+            return []
         entry: dict[str, Any] = {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": ""}}
         if start is not None:
             entry = start["delta"]["message"]["tool_calls"]

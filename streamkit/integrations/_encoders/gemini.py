@@ -34,7 +34,7 @@ class GeminiEncoder(Encoder):
                 candidates.append(candidate)
                 continue
             choice = candidate.get("index", number)
-            parts = [_part(call) for call in calls if call.choice == choice and _whole(call)]
+            parts = [_part(call) for call in calls if call.choice == choice and _whole(call) and self.written(call)]
             rebuilt = _rebuild(candidate, parts)
             if rebuilt is not None:
                 candidates.append(rebuilt)

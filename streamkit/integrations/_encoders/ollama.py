@@ -32,7 +32,7 @@ class OllamaEncoder(Encoder):
         if not isinstance(line, dict):
             return [self.write(frame)]
         self._head = {key: line[key] for key in ("model", "created_at") if key in line}
-        out = [self._call(call) for call in calls]
+        out = [self._call(call) for call in calls if self.written(call)]
         message = line.get("message")
         if isinstance(message, dict) and "tool_calls" in message:
             message = {key: value for key, value in message.items() if key != "tool_calls"}

@@ -42,7 +42,7 @@ class OpenAIChatEncoder(Encoder):
         chunk = payload if isinstance(payload, dict) else None
         if self._envelope is None and chunk is not None and chunk.get("choices"):
             self._envelope = {key: value for key, value in chunk.items() if key not in _OWN}
-        out = [self._call(call, chunk) for call in calls]
+        out = [self._call(call, chunk) for call in calls if self._checked(call, chunk)]
         if chunk is None:
             out.append(self.write(frame))
         else:
@@ -51,11 +51,15 @@ class OpenAIChatEncoder(Encoder):
                 out.append(sse_json(frame.event, kept))
         return out
 
-    def _call(self, call: Call, chunk: dict[str, Any] | None) -> bytes:
+    def _checked(self, call: Call, chunk: dict[str, Any] | None) -> bool:
+        """Whether ``call`` is written; a call cut with no signal from the provider fails the body."""
         if isinstance(call, InvalidToolCall) and call.truncated and not _signalled(chunk, call.choice):
             raise IncompleteStreamError(
                 f"the call at index {call.index} was cut off with no finish_reason to say so", unfinished=(call,)
             )
+        return self.written(call)
+
+    def _call(self, call: Call, chunk: dict[str, Any] | None) -> bytes:
         number = self._counts.get(call.choice, 0)
         self._counts[call.choice] = number + 1
         function: dict[str, Any] = {} if call.name is None else {"name": call.name}

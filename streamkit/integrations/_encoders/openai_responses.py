@@ -12,6 +12,8 @@ go in the delta, the provider's final text in the ``done`` events, and the final
 its own. A call cut by the output limit is written with its raw text and no ``done`` events,
 just before the ``response.incomplete`` that cut it, which is written as the provider sent it.
 Reasoning, messages, server tools, ``error`` and ``response.failed`` pass through as they came.
+An invalid call left out takes its item with it, in the final response too; the items after it
+are written one ``output_index`` lower (the SDK appends each item and finds it by that index).
 """
 
 from __future__ import annotations
@@ -33,11 +35,13 @@ class OpenAIResponsesEncoder(Encoder):
     def __init__(self) -> None:
         self._items: dict[int, dict[str, Any]] = {}  # output_index -> the function_call item added
         self._written: dict[str, str] = {}  # call_id -> the arguments written
+        self._left_out: set[Any] = set()  # the call_id (or item id) of each call left out
+        self._moved: dict[int, int] = {}  # an item added after one was left out: its output_index -> the one written
 
     def frame(self, frame: Frame, calls: Sequence[Call]) -> list[bytes]:
         data = frame.data
         if not calls and "function_call" not in data:
-            return [self.write(frame)]
+            return [self._move(frame) if self._left_out and "output_index" in data else self.write(frame)]
         payload = loads(data)
         payload = payload if isinstance(payload, dict) else {}
         kind = payload.get("type")
@@ -51,17 +55,30 @@ class OpenAIResponsesEncoder(Encoder):
         final = payload.get("arguments", item.get("arguments") if isinstance(item, dict) else None)
         out = [piece for call in calls for piece in self._call(call, number, final)]
         if not held:
-            if kind in ("response.completed", "response.incomplete") and self._written:
+            if kind in ("response.completed", "response.incomplete") and (self._written or self._left_out):
                 out.append(sse_json(frame.event, self._final(payload)))
             else:
-                out.append(self.write(frame))
+                out.append(self._move(frame) if self._left_out else self.write(frame))
         return out
 
+    def _move(self, frame: Frame) -> bytes:
+        """An event with the ``output_index`` it is written at, once an item before it was left out."""
+        payload = loads(frame.data)
+        index = payload.get("output_index") if isinstance(payload, dict) else None
+        if not isinstance(index, int):
+            return self.write(frame)
+        if payload.get("type") == "response.output_item.added":
+            self._moved[index] = index - len(self._left_out)
+        return sse_json(frame.event, {**payload, "output_index": self._moved.get(index, index)})
+
     def _call(self, call: Call, number: Any, final: Any) -> list[bytes]:
-        index = call.index
-        item = self._items.pop(index, None)
+        item = self._items.pop(call.index, None)
         if item is None:
             item = {"id": call.state.get("id"), "type": "function_call", "call_id": call.id, "name": call.name}
+        if not self.written(call):
+            self._left_out.add(item.get("call_id") or item.get("id"))
+            return []
+        index = call.index - len(self._left_out)
         text = arguments_text(call)
         item_id = item.get("id")
         where = {"sequence_number": number, "item_id": item_id, "output_index": index}
@@ -88,12 +105,14 @@ class OpenAIResponsesEncoder(Encoder):
         response = payload.get("response")
         if not isinstance(response, dict) or not isinstance(response.get("output"), list):
             return payload
-        items = [
-            {**item, "arguments": self._written[item["call_id"]]}
-            if isinstance(item, dict) and item.get("type") == "function_call" and item.get("call_id") in self._written
-            else item
-            for item in response["output"]
-        ]
+        items = []
+        for item in response["output"]:
+            if isinstance(item, dict) and item.get("type") == "function_call":
+                if (item.get("call_id") or item.get("id")) in self._left_out:
+                    continue
+                if item.get("call_id") in self._written:
+                    item = {**item, "arguments": self._written[item["call_id"]]}
+            items.append(item)
         return {**payload, "response": {**response, "output": items}}
 
 
