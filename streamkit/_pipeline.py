@@ -31,7 +31,7 @@ from collections.abc import (
 from dataclasses import replace
 from typing import Any, Protocol, TypedDict, Unpack, cast
 
-from . import _events
+from . import _events, _observe
 from ._accumulator import Accumulator, PreviewingAccumulator
 from ._awsstream import EventStreamDecoder
 from ._ending import finish_of, tokens_of
@@ -191,6 +191,7 @@ class Assembler:
         self._decoder = _make_decoder(provider, early_close=early_close)
         self._decoder.limits = limits
         self.provider = self._decoder.slug
+        self._watch = _observe.watch(self.provider)  # None unless telemetry is on
         self.framing = self._decoder.framing
         self._framer = _FRAMERS[self._decoder.framing](max_event_bytes=limits.max_event_bytes)
         framer = self._framer
@@ -206,7 +207,7 @@ class Assembler:
             preview_every,
             preview_growth,
             fragments=bool(fragments),
-            timed=bool(times),
+            timed=bool(times) or self._watch is not None,
         )
         self._max_depth = limits.max_depth
         self._partials: dict[tuple[int, int], PartialJSON] = {}  # open calls being previewed
@@ -227,7 +228,8 @@ class Assembler:
                 raise UsageError(f"Assembler.feed takes bytes, got {type(data).__name__}")
             data = bytes(data)
         if data:
-            self._received = True
+            if not self._received:
+                self._first_input()
             self._tail = data[-4:] if len(data) >= 4 else (self._tail + data)[-4:]
         # ``_guard`` around the read, written out: this is the path of every read.
         if self.error is not None:
@@ -245,12 +247,14 @@ class Assembler:
 
     def feed_frame(self, frame: Frame) -> list[StreamEvent]:
         """Feed a frame that was already cut from the bytes (an SSE event from httpx-sse)."""
-        self._received = True
+        if not self._received:
+            self._first_input()
         return self._guard(lambda out: self._frames((frame,), out))
 
     def feed_payload(self, payload: Any, event: str | None = None) -> list[StreamEvent]:
         """Feed one already-decoded event payload (a dict made from an SDK's event object)."""
-        self._received = True
+        if not self._received:
+            self._first_input()
         return self._guard(lambda out: self._events(self._decoder.read_payload(payload, event), out))
 
     def flush(self) -> list[StreamEvent]:
@@ -275,6 +279,18 @@ class Assembler:
                 raise IncompleteStreamError(message, provider=self.provider)
 
         return self._guard(finish)
+
+    def close(self) -> None:
+        """The reader is done with this stream, whatever state it is in: a telemetry span still
+        open ends here (the iterators call it when they stop; a host of ``Assembler``s should)."""
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.close()
+
+    def _first_input(self) -> None:
+        self._received = True
+        if self._watch is not None:
+            self._watch.first_input()
 
     def _guard(self, step: Callable[[list[StreamEvent]], None]) -> list[StreamEvent]:
         if self.error is not None:
@@ -343,12 +359,20 @@ class Assembler:
                 _log_anomalies(self.provider, call, len(item.anomalies))
             if self._toolset is not None:
                 call = self._toolset.validate(call, raw=item.arguments)
-            return call if item.times is None else _stamped(call, item.times)
+            if item.times is not None:
+                call = _stamped(call, item.times)
+            if self._watch is not None:
+                self._watch.call(call)
+            return call
         if type(item) is TextReceived:
             return TextDelta(item.text, choice=item.choice, index=item.index)
         stop, usage = self._accumulator.stop_reason, self._accumulator.usage
         finish = finish_of(self.provider, stop, self._called)
-        return ResponseEnd(stop, usage, finish=finish, tokens=tokens_of(self.provider, usage))
+        end = ResponseEnd(stop, usage, finish=finish, tokens=tokens_of(self.provider, usage))
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.end(end)
+        return end
 
     def _fail(self, exc: StreamError) -> None:
         if exc.provider is None:
@@ -356,6 +380,12 @@ class Assembler:
         if not exc.unfinished:
             exc.unfinished = self._unfinished()
         self.error = exc
+        self._failed(exc)
+
+    def _failed(self, exc: StreamError | TransportError) -> None:
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.fail(exc, exc.unfinished)
 
     def _unfinished(self) -> tuple[InvalidToolCall, ...]:
         """Close every open call as cut off: the calls an error carries."""
@@ -467,17 +497,20 @@ def iter_events(
 def _events_of(source: Iterable[Any], assembler: Assembler) -> Iterator[StreamEvent]:
     adapter = SourceAdapter(assembler.provider, assembler.framing)
     items = iter(source)
-    while (item := _next(items, assembler)) is not _END:
-        yield from _feed(assembler, adapter, item)
+    try:
+        while (item := _next(items, assembler)) is not _END:
+            yield from _feed(assembler, adapter, item)
+            if assembler.error is not None:
+                raise assembler.error
+            if assembler.finished:
+                if adapter.drains_after_end:
+                    _drain(items)
+                break
+        yield from assembler.flush()
         if assembler.error is not None:
             raise assembler.error
-        if assembler.finished:
-            if adapter.drains_after_end:
-                _drain(items)
-            break
-    yield from assembler.flush()
-    if assembler.error is not None:
-        raise assembler.error
+    finally:
+        assembler.close()
 
 
 def aiter_events(
@@ -493,26 +526,29 @@ async def _aevents_of(
     """The events of ``source``; with ``calls``, only the calls: one generator per stream,
     reading an async source directly, so a read crosses no other generator."""
     adapter = SourceAdapter(assembler.provider, assembler.framing)
-    items = _opened_items(source)
     try:
-        while (item := await _anext(items, assembler)) is not _END:
-            for value in _feed(assembler, adapter, item):
-                if not calls or isinstance(value, ToolCall | InvalidToolCall):
-                    yield value
-            if assembler.error is not None:
-                raise assembler.error
-            if assembler.finished:
-                await _read_to_end(items, adapter)
-                break
+        items = _opened_items(source)
+        try:
+            while (item := await _anext(items, assembler)) is not _END:
+                for value in _feed(assembler, adapter, item):
+                    if not calls or isinstance(value, ToolCall | InvalidToolCall):
+                        yield value
+                if assembler.error is not None:
+                    raise assembler.error
+                if assembler.finished:
+                    await _read_to_end(items, adapter)
+                    break
+        finally:
+            aclose = getattr(items, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        for value in assembler.flush():
+            if not calls or isinstance(value, ToolCall | InvalidToolCall):
+                yield value
+        if assembler.error is not None:
+            raise assembler.error
     finally:
-        aclose = getattr(items, "aclose", None)
-        if aclose is not None:
-            await aclose()
-    for value in assembler.flush():
-        if not calls or isinstance(value, ToolCall | InvalidToolCall):
-            yield value
-    if assembler.error is not None:
-        raise assembler.error
+        assembler.close()
 
 
 #: What ``_next`` returns when the source is done.
@@ -551,6 +587,7 @@ def _enrich(exc: StreamkitError, assembler: Assembler) -> StreamkitError:
             exc.provider = assembler.provider
         if not exc.unfinished:
             exc.unfinished = assembler._unfinished()
+        assembler._failed(exc)
     return exc
 
 

@@ -16,6 +16,7 @@ import inspect
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from . import _observe
 from ._errors import UsageError
 from ._turn_types import StreamEvent
 from ._types import InvalidToolCall, ToolCall, ToolResult
@@ -128,7 +129,7 @@ class _Run:
         async with self.limiter:
             if not queued:
                 task_status.started()
-            self.slots[slot] = await _outcome(self.tools[call.name], call, self.pass_call)
+            self.slots[slot] = await _observe.traced(call, _outcome(self.tools[call.name], call, self.pass_call))
 
 
 def _check(tools: object, concurrency: object, pass_call: object) -> None:

@@ -8,10 +8,10 @@ secrets (``_redact``), and the pipeline adds the calls still open when reading f
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator
-from typing import TYPE_CHECKING, Any, Unpack, cast
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack, cast
 
-from . import _pipeline, _redact
+from . import _observe, _pipeline, _redact
 from ._errors import StreamkitError
 from ._pipeline import StreamOptions
 from ._response import aread_body, decoder_of, read_body, response_library
@@ -48,6 +48,20 @@ def _opened(source: Any, provider: str | Decoder, *, sync: bool) -> tuple[Any, l
     return read(source, decoder_of(provider), None, checked=False), secrets
 
 
+T = TypeVar("T")
+
+
+def _made(make: Callable[[], T], source: Any, secrets: list[str]) -> T:
+    """``make()``, whose stream telemetry then knows as the answer to ``source``'s request."""
+    if _observe.watcher() is None or response_library(source) is None:
+        return make()
+    try:
+        url = source.request.url
+    except RuntimeError:  # a response built by hand, without a request
+        return make()
+    return _observe.on_request(make, secrets, url.host, url.port)
+
+
 def iter_events(
     source: _pipeline.Source | Response, provider: Provider | Decoder, **options: Unpack[StreamOptions]
 ) -> Iterator[StreamEvent]:
@@ -57,7 +71,7 @@ def iter_events(
     or any iterable of bytes chunks, text lines, SSE events, dicts or SDK event objects.
     """
     items, secrets = _opened(source, provider, sync=True)
-    events = _pipeline.iter_events(items, provider, **options)
+    events = _made(lambda: _pipeline.iter_events(items, provider, **options), source, secrets)
     return _redact.scrubbed(events, secrets) if secrets else events
 
 
@@ -66,7 +80,10 @@ def aiter_events(
 ) -> AsyncIterator[StreamEvent]:
     """The async twin of ``iter_events``; ``source`` may be async or plain."""
     items, secrets = _opened(source, provider, sync=False)
-    events = cast(AsyncGenerator[StreamEvent, None], _pipeline.aiter_events(items, provider, **options))
+    events = cast(
+        AsyncGenerator[StreamEvent, None],
+        _made(lambda: _pipeline.aiter_events(items, provider, **options), source, secrets),
+    )
     return _redact.ascrubbed(events, secrets) if secrets else events
 
 
@@ -75,7 +92,7 @@ def iter_tool_calls(
 ) -> Iterator[ToolCall | InvalidToolCall]:
     """Yield each call, valid or not, the moment its end marker arrives."""
     items, secrets = _opened(source, provider, sync=True)
-    calls = _pipeline.iter_tool_calls(items, provider, **options)
+    calls = _made(lambda: _pipeline.iter_tool_calls(items, provider, **options), source, secrets)
     return _redact.scrubbed(calls, secrets) if secrets else calls
 
 
@@ -85,7 +102,8 @@ def aiter_tool_calls(
     """The async twin of ``iter_tool_calls``."""
     items, secrets = _opened(source, provider, sync=False)
     calls = cast(
-        AsyncGenerator[ToolCall | InvalidToolCall, None], _pipeline.aiter_tool_calls(items, provider, **options)
+        AsyncGenerator[ToolCall | InvalidToolCall, None],
+        _made(lambda: _pipeline.aiter_tool_calls(items, provider, **options), source, secrets),
     )
     return _redact.ascrubbed(calls, secrets) if secrets else calls
 
@@ -96,7 +114,7 @@ def collect_turn(
     """Read a whole response and return its ``Turn``: text, reasoning, server tools and calls."""
     items, secrets = _opened(source, provider, sync=True)
     try:
-        return _pipeline.collect_turn(items, provider, **options)
+        return _made(lambda: _pipeline.collect_turn(items, provider, **options), source, secrets)
     except StreamkitError as exc:
         _redact.scrub_error(exc, secrets)
         raise

@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from types import ModuleType
 
 import pytest
 from hypothesis import HealthCheck, settings
 
+from .helpers import Clock
 from .server import LoopbackServer
 
 settings.register_profile("ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -43,3 +45,11 @@ def http(request: pytest.FixtureRequest) -> ModuleType:
     """The HTTP library of the test's client and responses: every HTTP test runs with both."""
     module: ModuleType = pytest.importorskip(str(request.param))
     return module
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    """``time.time_ns`` replaced by a clock the test sets: times then known exactly."""
+    fake = Clock()
+    monkeypatch.setattr(time, "time_ns", fake)
+    return fake

@@ -119,3 +119,15 @@ def plain_logger(name: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytes
     filter that rewrites its records)."""
     monkeypatch.setattr(logging.getLogger(name), "filters", [])
     caplog.set_level(logging.DEBUG, logger=name)
+
+
+class Clock:
+    """``time.time_ns`` as a test sets it (the ``clock`` fixture puts it in place), counting reads."""
+
+    def __init__(self) -> None:
+        self.now = 0
+        self.reads = 0
+
+    def __call__(self) -> int:
+        self.reads += 1
+        return self.now

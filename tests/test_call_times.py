@@ -3,7 +3,6 @@ read off a clock the test sets before each line it feeds, so every time is known
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -13,26 +12,9 @@ from streamkit import Assembler, CallTimes, IncompleteStreamError, InvalidToolCa
 from streamkit._cli import to_json_line
 from streamkit.integrations._turn_json import turn_from_json, turn_json
 
+from .helpers import Clock
+
 FIXTURES = Path(__file__).parent.parent / "fixtures"
-
-
-class Clock:
-    """``time.time_ns`` as the test sets it: the line number being fed, in microseconds."""
-
-    def __init__(self) -> None:
-        self.now = 0
-        self.reads = 0
-
-    def __call__(self) -> int:
-        self.reads += 1
-        return self.now
-
-
-@pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    fake = Clock()
-    monkeypatch.setattr(time, "time_ns", fake)
-    return fake
 
 
 def fed_by_line(name: str, clock: Clock, **options: bool) -> list[streamkit.StreamEvent]:

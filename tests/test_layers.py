@@ -11,6 +11,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "streamkit"
 VOCABULARY = {"_errors", "_types", "_turn_types", "_events", "_limits", "_json"}
+VOCABULARY |= {"_observe"}  # the telemetry hooks: a global every layer may read, importing nothing
 STAGES = {"_sse", "_ndjson", "_awsstream", "_accumulator", "_normalize", "_validate", "providers", "adapters", "_turn"}
 STAGES |= {"_sources", "_preview"}  # source items -> pipeline inputs; argument previews
 STAGES |= {"_ending"}  # the end of a response in the vocabulary every provider shares

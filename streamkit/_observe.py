@@ -1,0 +1,97 @@
+"""The hooks telemetry plugs into: one global, ``None`` unless ``streamkit.telemetry.enable``
+was called, so a stream pays one attribute read for it, and no OpenTelemetry import, when off.
+
+The pipeline asks ``watch`` for a ``StreamWatch`` per stream and tells it about the first input,
+each call, the end and a failure; ``run_tools`` and the early starters run each tool inside
+``traced``. The edge names the request's secrets and address with ``request`` around the place
+where it makes the stream. Another host of streams (``streamkit serve``) needs only ``watch``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from ._types import InvalidToolCall, ResponseEnd, ToolCall, ToolResult
+
+__all__ = ("Request", "StreamWatch", "Watcher", "install", "request", "traced", "watch", "watcher")
+
+T = TypeVar("T")
+
+
+class StreamWatch(Protocol):
+    """What one stream tells telemetry, in order: ``first_input``, then ``call`` per call, then
+    ``end`` or ``fail``; ``close`` when the reader stops, whatever happened before."""
+
+    def first_input(self) -> None: ...
+    def call(self, call: ToolCall | InvalidToolCall) -> None: ...
+    def end(self, end: ResponseEnd) -> None: ...
+    def fail(self, error: BaseException, unfinished: Sequence[InvalidToolCall]) -> None: ...
+    def close(self) -> None: ...
+
+
+class Watcher(Protocol):
+    def stream(self, provider: str, request: Request | None) -> StreamWatch: ...
+    async def tool(self, call: ToolCall, run: Awaitable[ToolResult]) -> ToolResult: ...
+
+
+class Request:
+    """What the edge knows of the request a stream answers: its secrets (scrubbed from any text
+    telemetry records) and its server's address."""
+
+    __slots__ = ("address", "port", "secrets")
+
+    def __init__(self, secrets: Sequence[str], address: str | None = None, port: int | None = None) -> None:
+        self.secrets = tuple(secrets)
+        self.address = address
+        self.port = port
+
+
+_watcher: Watcher | None = None
+_request: ContextVar[Request | None] = ContextVar("streamkit_request", default=None)
+
+
+def install(new: Watcher | None) -> None:
+    global _watcher
+    _watcher = new
+
+
+def watcher() -> Watcher | None:
+    return _watcher
+
+
+def watch(provider: str) -> StreamWatch | None:
+    """A new stream's watch, or ``None`` when telemetry is off (the common case: one read)."""
+    current = _watcher
+    if current is None:
+        return None
+    return current.stream(provider, _request.get())
+
+
+@contextmanager
+def request(secrets: Sequence[str], address: str | None = None, port: int | None = None) -> Iterator[None]:
+    """The request the streams made inside this block answer (read only when telemetry is on)."""
+    token = _request.set(Request(secrets, address, port))
+    try:
+        yield
+    finally:
+        _request.reset(token)
+
+
+async def traced(call: ToolCall, run: Awaitable[ToolResult]) -> ToolResult:
+    """``await run``, inside an ``execute_tool`` span linked to ``call`` when telemetry is on."""
+    current = _watcher
+    if current is None:
+        return await run
+    return await current.tool(call, run)
+
+
+def on_request(make: Callable[[], T], secrets: Sequence[str], address: str | None, port: int | None) -> T:
+    """``make()`` inside ``request(...)``: the stream it makes is known to answer that request."""
+    if _watcher is None:
+        return make()
+    with request(secrets, address, port):
+        return make()

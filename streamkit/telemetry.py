@@ -1,0 +1,282 @@
+"""OpenTelemetry for streamed tool calls: a span per stream, an event per call, ``execute_tool``
+spans from ``run_tools``, and two histograms. Off unless ``enable`` is called.
+
+Install the extra (``pip install 'streamkit-toolcalls[otel]'``, which needs only
+``opentelemetry-api``) and call ``streamkit.telemetry.enable()``; the application's own SDK
+setup (``TracerProvider``, ``MeterProvider``, exporters) decides where the data goes. Until
+then nothing here is imported and a stream reads no clock for it.
+
+The names follow the OpenTelemetry GenAI semantic conventions where they define one
+(``gen_ai.operation.name``, ``gen_ai.provider.name``, ``gen_ai.request.stream``,
+``gen_ai.response.time_to_first_chunk``, ``gen_ai.response.finish_reasons``,
+``gen_ai.usage.*``, ``gen_ai.tool.*``, ``error.type``); what they do not define (a call inside a
+stream, its outcome, its raw text) is under ``streamkit.``. The raw text of a call and the
+arguments and result of a tool are recorded only with ``capture_content=True``, scrubbed of the
+request's secrets and of those given to ``enable``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Iterable, Sequence
+from typing import Any
+
+from opentelemetry import metrics, trace
+from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode
+
+from . import _observe, _redact
+from ._types import InvalidToolCall, ResponseEnd, ToolCall, ToolResult
+
+__all__ = (
+    "CALL_EVENT",
+    "FIRST_CALL_METRIC",
+    "PROVIDER_NAMES",
+    "STREAMING_METRIC",
+    "TIME_TO_FIRST_CHUNK_METRIC",
+    "disable",
+    "enable",
+    "enabled",
+)
+
+#: ``gen_ai.provider.name`` for each provider slug: the conventions' well-known values, and the
+#: slug itself for a provider they do not list (Ollama).
+PROVIDER_NAMES = {
+    "openai_chat": "openai",
+    "openai_responses": "openai",
+    "anthropic": "anthropic",
+    "gemini": "gcp.gemini",
+    "cohere": "cohere",
+    "mistral": "mistral_ai",
+    "ollama": "ollama",
+    "bedrock": "aws.bedrock",
+}
+
+#: The span event each call adds to its stream's span, at its end marker.
+CALL_EVENT = "streamkit.tool_call"
+#: Seconds from the start of a stream to its first completed call (valid or not).
+FIRST_CALL_METRIC = "streamkit.client.time_to_first_tool_call"
+#: Seconds from a call's first fragment to its end marker.
+STREAMING_METRIC = "streamkit.tool_call.streaming_duration"
+#: The conventions' own histogram: seconds from the start of a stream to its first bytes.
+TIME_TO_FIRST_CHUNK_METRIC = "gen_ai.client.operation.time_to_first_chunk"
+
+_SCOPE = "streamkit"
+_LINKS_KEPT = 4096  # calls remembered for their execute_tool links; the oldest go first
+
+
+def enable(
+    tracer_provider: trace.TracerProvider | None = None,
+    meter_provider: metrics.MeterProvider | None = None,
+    *,
+    capture_content: bool = False,
+    secrets: Iterable[str] = (),
+) -> None:
+    """Record every stream read from now on (the global providers unless given others).
+
+    Args:
+        tracer_provider, meter_provider: where spans and measurements go; OpenTelemetry's
+            global ones when ``None``.
+        capture_content: also record a call's raw text (``streamkit.tool_call.raw``) and each
+            tool's arguments and result (``gen_ai.tool.call.arguments``, ``.result``).
+        secrets: strings scrubbed from that content, beside the request's own.
+    """
+    from . import __version__
+
+    tracer = trace.get_tracer(_SCOPE, __version__, tracer_provider)
+    meter = metrics.get_meter(_SCOPE, __version__, meter_provider=meter_provider)
+    _observe.install(_Telemetry(tracer, meter, capture_content=capture_content, secrets=tuple(secrets)))
+
+
+def disable() -> None:
+    """Stop recording: the streams made from now on cost nothing again."""
+    _observe.install(None)
+
+
+def enabled() -> bool:
+    return _observe.watcher() is not None
+
+
+class _Telemetry:
+    """The ``_observe.Watcher`` that ``enable`` installs."""
+
+    def __init__(self, tracer: trace.Tracer, meter: metrics.Meter, *, capture_content: bool, secrets: tuple[str, ...]):
+        self.tracer = tracer
+        self.capture = capture_content
+        self.secrets = secrets
+        self.first_chunk = meter.create_histogram(
+            TIME_TO_FIRST_CHUNK_METRIC, unit="s", description="Time to the first bytes of a streamed response."
+        )
+        self.first_call = meter.create_histogram(
+            FIRST_CALL_METRIC, unit="s", description="Time from the start of a stream to its first completed tool call."
+        )
+        self.streaming = meter.create_histogram(
+            STREAMING_METRIC, unit="s", description="Time from a tool call's first fragment to its end marker."
+        )
+        self.links: OrderedDict[int, tuple[ToolCall | InvalidToolCall, SpanContext]] = OrderedDict()
+
+    def stream(self, provider: str, request: _observe.Request | None) -> _Stream:
+        return _Stream(self, provider, request)
+
+    def remember(self, call: ToolCall | InvalidToolCall, context: SpanContext) -> None:
+        # Keyed by identity, the call held with it: an id is never reused while it is here.
+        self.links[id(call)] = (call, context)
+        if len(self.links) > _LINKS_KEPT:
+            self.links.popitem(last=False)
+
+    def link_of(self, call: ToolCall) -> list[Link]:
+        held = self.links.get(id(call))
+        if held is None or held[0] is not call:
+            return []
+        return [Link(held[1], {"gen_ai.tool.call.id": call.id or ""})]
+
+    async def tool(self, call: ToolCall, run: Awaitable[ToolResult]) -> ToolResult:
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": call.name,
+            "gen_ai.tool.type": "function",
+        }
+        if call.id is not None:
+            attributes["gen_ai.tool.call.id"] = call.id
+        if self.capture:
+            attributes["gen_ai.tool.call.arguments"] = self.scrub(_json(call.input), ())
+        name = f"execute_tool {call.name}"
+        with self.tracer.start_as_current_span(
+            name, kind=SpanKind.INTERNAL, attributes=attributes, links=self.link_of(call)
+        ) as span:
+            result = await run
+            if result.error is not None:
+                kind = type(result.exception).__qualname__ if result.exception is not None else "tool_error"
+                span.set_attribute("error.type", kind)
+                span.set_status(Status(StatusCode.ERROR, _first_message(result.error)))
+            elif self.capture:
+                span.set_attribute("gen_ai.tool.call.result", self.scrub(_json(result.output), ()))
+        return result
+
+    def scrub(self, text: str, secrets: Sequence[str]) -> str:
+        every = (*self.secrets, *secrets)
+        return _redact.scrub(text, every) if every else text
+
+
+class _Stream:
+    """One stream's span, from the watch's making to its end, failure or close."""
+
+    def __init__(self, telemetry: _Telemetry, provider: str, request: _observe.Request | None) -> None:
+        self.telemetry = telemetry
+        self.provider = PROVIDER_NAMES.get(provider, provider)
+        self.secrets = () if request is None else request.secrets
+        self.started = time.time_ns()
+        self.first_call_seen = False
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": self.provider,
+            "gen_ai.request.stream": True,
+            "streamkit.provider": provider,
+        }
+        if request is not None and request.address is not None:
+            attributes["server.address"] = request.address
+            if request.port is not None:
+                attributes["server.port"] = request.port
+        self.span: trace.Span | None = telemetry.tracer.start_span(
+            "chat", kind=SpanKind.CLIENT, attributes=attributes, start_time=self.started
+        )
+        self.metric_attributes = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": self.provider}
+
+    def first_input(self) -> None:
+        seconds = (time.time_ns() - self.started) / 1e9
+        if self.span is not None:
+            self.span.set_attribute("gen_ai.response.time_to_first_chunk", seconds)
+        self.telemetry.first_chunk.record(seconds, self.metric_attributes)
+
+    def call(self, call: ToolCall | InvalidToolCall) -> None:
+        outcome = "valid" if isinstance(call, ToolCall) else "cut" if call.truncated else "invalid"
+        self._event(call, outcome)
+        if not self.first_call_seen and call.times is not None and outcome != "cut":
+            self.first_call_seen = True
+            self.telemetry.first_call.record((call.times.delivered - self.started) / 1e9, self.metric_attributes)
+        if self.span is not None:
+            self.telemetry.remember(call, self.span.get_span_context())
+
+    def end(self, end: ResponseEnd) -> None:
+        span = self.span
+        if span is None:
+            return
+        span.set_attribute("gen_ai.response.finish_reasons", [end.stop_reason or end.finish])
+        span.set_attribute("streamkit.finish", end.finish)
+        tokens = end.tokens
+        if tokens is not None:
+            for name, value in (
+                ("gen_ai.usage.input_tokens", tokens.input_tokens),
+                ("gen_ai.usage.output_tokens", tokens.output_tokens),
+                ("gen_ai.usage.cache_read.input_tokens", tokens.cache_read_tokens),
+                ("gen_ai.usage.reasoning.output_tokens", tokens.reasoning_tokens),
+            ):
+                if value is not None:
+                    span.set_attribute(name, value)
+        self._close()
+
+    def fail(self, error: BaseException, unfinished: Sequence[InvalidToolCall]) -> None:
+        for call in unfinished:
+            self._event(call, "cut")
+        span = self.span
+        if span is None:
+            return
+        span.set_attribute("error.type", type(error).__qualname__)
+        span.set_status(Status(StatusCode.ERROR, self.telemetry.scrub(str(error), self.secrets)))
+        self._close()
+
+    def close(self) -> None:
+        """The reader stopped before the end: the span ends as it is, marked so."""
+        if self.span is not None:
+            self.span.set_attribute("streamkit.abandoned", True)
+            self._close()
+
+    def _close(self) -> None:
+        assert self.span is not None
+        self.span.end()
+        self.span = None
+
+    def _event(self, call: ToolCall | InvalidToolCall, outcome: str) -> None:
+        attributes: dict[str, Any] = {
+            "streamkit.tool_call.index": call.index,
+            "streamkit.tool_call.choice": call.choice,
+            "streamkit.tool_call.outcome": outcome,
+        }
+        if call.id is not None:
+            attributes["gen_ai.tool.call.id"] = call.id
+        if call.name is not None:
+            attributes["gen_ai.tool.name"] = call.name
+        if isinstance(call, InvalidToolCall):
+            attributes["streamkit.tool_call.issues"] = [issue.kind for issue in call.errors]
+            if self.telemetry.capture:
+                attributes["streamkit.tool_call.raw"] = self.telemetry.scrub(call.raw, self.secrets)
+        elif self.telemetry.capture:
+            attributes["gen_ai.tool.call.arguments"] = self.telemetry.scrub(_json(call.input), self.secrets)
+        times = call.times
+        at = None
+        if times is not None:
+            at = times.end_marker
+            attributes["streamkit.tool_call.first_fragment_time"] = times.first_fragment
+            attributes["streamkit.tool_call.end_marker_time"] = times.end_marker
+            attributes["streamkit.tool_call.delivered_time"] = times.delivered
+            streaming = {**self.metric_attributes, "streamkit.tool_call.outcome": outcome}
+            if call.name is not None:
+                streaming["gen_ai.tool.name"] = call.name
+            self.telemetry.streaming.record((times.end_marker - times.first_fragment) / 1e9, streaming)
+        if self.span is not None:
+            self.span.add_event(CALL_EVENT, attributes, timestamp=at)
+
+
+def _json(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _first_message(error: dict[str, Any]) -> str:
+    errors = error.get("errors")
+    if isinstance(errors, list) and errors and isinstance(errors[0], dict):
+        return str(errors[0].get("message", ""))
+    return ""

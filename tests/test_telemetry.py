@@ -1,0 +1,250 @@
+"""OpenTelemetry: the spans, events and measurements a stream and its tools record, read back from
+the SDK's in-memory exporters with the attribute names and values exactly; and nothing at all,
+not even an import, while telemetry is off."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+pytest.importorskip("opentelemetry.sdk")
+
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind, StatusCode
+
+import streamkit
+from streamkit import IncompleteStreamError, telemetry
+
+from .helpers import FIXTURES, Clock
+from .server import LoopbackServer, Reply
+
+
+class Recorded:
+    def __init__(self) -> None:
+        self.spans = InMemorySpanExporter()
+        self.reader = InMemoryMetricReader()
+        self.tracer_provider = TracerProvider()
+        self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.spans))
+        self.meter_provider = MeterProvider(metric_readers=[self.reader])
+
+    def finished(self) -> list[ReadableSpan]:
+        return list(self.spans.get_finished_spans())
+
+    def histograms(self) -> dict[str, list[tuple[dict[str, Any], int, float]]]:
+        """Each histogram by name: (attributes, count, sum) of each of its points."""
+        out: dict[str, list[tuple[dict[str, Any], int, float]]] = {}
+        data = self.reader.get_metrics_data()
+        assert data is not None
+        for resource in data.resource_metrics:
+            for scope in resource.scope_metrics:
+                for metric in scope.metrics:
+                    out[metric.name] = [
+                        (dict(point.attributes or {}), point.count, round(point.sum, 9))  # type: ignore[union-attr]
+                        for point in metric.data.data_points
+                    ]
+        return out
+
+
+@pytest.fixture
+def recorded() -> Iterator[Recorded]:
+    out = Recorded()
+    telemetry.enable(out.tracer_provider, out.meter_provider)
+    try:
+        yield out
+    finally:
+        telemetry.disable()
+
+
+BASE = 1_000_000_000  # the clock, in ns, when a test's stream is made
+MS = 1_000_000
+
+
+@pytest.fixture
+def clock(clock: Clock) -> Clock:
+    clock.now = BASE
+    return clock
+
+
+def by_line(name: str, clock: Clock) -> Iterator[bytes]:
+    """The fixture's lines, the clock at line number * 1 ms while each is read."""
+    for number, line in enumerate((FIXTURES / name).read_bytes().splitlines(keepends=True), 1):
+        clock.now = BASE + number * MS
+        yield line
+
+
+def test_a_stream_is_one_client_span_with_the_genai_attributes(recorded: Recorded, clock: Clock) -> None:
+    calls = list(streamkit.iter_tool_calls(by_line("anthropic/text_then_two_calls.sse", clock), "anthropic"))
+    assert [call.id for call in calls] == ["toolu_A", "toolu_B"]
+    [span] = recorded.finished()
+    assert span.name == "chat"
+    assert span.kind is SpanKind.CLIENT
+    assert span.start_time == BASE  # the clock when the iterator was made
+    assert dict(span.attributes or {}) == {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "anthropic",
+        "gen_ai.request.stream": True,
+        "streamkit.provider": "anthropic",
+        "gen_ai.response.time_to_first_chunk": 0.001,  # the first line, 1 ms in
+        "gen_ai.response.finish_reasons": ("tool_use",),
+        "streamkit.finish": "tool_calls",
+        "gen_ai.usage.input_tokens": 377,
+        "gen_ai.usage.output_tokens": 65,
+    }
+    assert span.status.status_code is StatusCode.UNSET
+
+
+def test_each_call_is_an_event_at_its_end_marker_with_its_times(recorded: Recorded, clock: Clock) -> None:
+    list(streamkit.iter_tool_calls(by_line("anthropic/text_then_two_calls.sse", clock), "anthropic"))
+    [span] = recorded.finished()
+    events = [(event.name, event.timestamp, dict(event.attributes or {})) for event in span.events]
+    assert events == [call_event(1, "toolu_A", "get_weather", 21, 36), call_event(2, "toolu_B", "get_stock", 39, 48)]
+
+
+def call_event(index: int, call_id: str, name: str, opened: int, ended: int) -> tuple[str, int, dict[str, Any]]:
+    """A valid call's event: opened and ended at those lines of the fixture, delivered at once."""
+    return (
+        "streamkit.tool_call",
+        BASE + ended * MS,
+        {
+            "streamkit.tool_call.index": index,
+            "streamkit.tool_call.choice": 0,
+            "streamkit.tool_call.outcome": "valid",
+            "gen_ai.tool.call.id": call_id,
+            "gen_ai.tool.name": name,
+            "streamkit.tool_call.first_fragment_time": BASE + opened * MS,
+            "streamkit.tool_call.end_marker_time": BASE + ended * MS,
+            "streamkit.tool_call.delivered_time": BASE + ended * MS,
+        },
+    )
+
+
+def test_the_histograms_time_the_first_chunk_the_first_call_and_each_call(recorded: Recorded, clock: Clock) -> None:
+    list(streamkit.iter_tool_calls(by_line("anthropic/text_then_two_calls.sse", clock), "anthropic"))
+    chat = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "anthropic"}
+    histograms = recorded.histograms()
+    assert histograms[telemetry.TIME_TO_FIRST_CHUNK_METRIC] == [(chat, 1, 0.001)]
+    assert histograms[telemetry.FIRST_CALL_METRIC] == [(chat, 1, 0.036)]
+    valid = {**chat, "streamkit.tool_call.outcome": "valid"}
+    assert histograms[telemetry.STREAMING_METRIC] == [
+        ({**valid, "gen_ai.tool.name": "get_weather"}, 1, 0.015),
+        ({**valid, "gen_ai.tool.name": "get_stock"}, 1, 0.009),
+    ]
+
+
+def test_an_invalid_and_a_cut_call_carry_their_outcome_and_issue_kinds(recorded: Recorded) -> None:
+    body = (FIXTURES / "anthropic" / "max_tokens_truncated.sse").read_bytes()
+    list(streamkit.iter_tool_calls([body], "anthropic"))
+    [span] = recorded.finished()
+    outcomes = [(event.attributes or {}).get("streamkit.tool_call.outcome") for event in span.events]
+    assert outcomes == ["valid", "cut"]
+    assert (span.events[1].attributes or {})["streamkit.tool_call.issues"] == ("truncated",)
+    assert "streamkit.tool_call.raw" not in (span.events[1].attributes or {})  # only on opt-in
+    assert dict(span.attributes or {})["gen_ai.response.finish_reasons"] == ("max_tokens",)
+
+
+def test_raw_text_is_recorded_only_on_opt_in_and_scrubbed(monkeypatch: pytest.MonkeyPatch) -> None:
+    out = Recorded()
+    telemetry.enable(out.tracer_provider, out.meter_provider, capture_content=True, secrets=["sk-secret-key-123"])
+    try:
+        body = (FIXTURES / "anthropic" / "bad_arguments.sse").read_bytes()
+        body = body.replace(b'\\"x\\"', b'\\"sk-secret-key-123\\"')  # the key's name, in the JSON text
+        calls = list(streamkit.iter_tool_calls([body], "anthropic"))
+    finally:
+        telemetry.disable()
+    [span] = out.finished()
+    invalid = [
+        event for event in span.events if (event.attributes or {}).get("streamkit.tool_call.outcome") == "invalid"
+    ]
+    assert invalid, calls
+    assert (invalid[0].attributes or {})["streamkit.tool_call.raw"] == '{"[REDACTED]": 1,}'
+
+
+def test_a_stream_that_fails_ends_its_span_in_error_with_its_cut_calls(recorded: Recorded) -> None:
+    body = (FIXTURES / "anthropic" / "no_message_stop.sse").read_bytes()
+    with pytest.raises(IncompleteStreamError):
+        list(streamkit.iter_events([body], "anthropic"))
+    [span] = recorded.finished()
+    assert span.status.status_code is StatusCode.ERROR
+    assert (span.attributes or {})["error.type"] == "IncompleteStreamError"
+    assert [(event.attributes or {})["streamkit.tool_call.outcome"] for event in span.events][-1] == "cut"
+
+
+def test_a_stream_left_early_ends_its_span_as_abandoned(recorded: Recorded) -> None:
+    body = (FIXTURES / "anthropic" / "text_then_two_calls.sse").read_bytes()
+    calls = streamkit.iter_tool_calls(body.splitlines(keepends=True), "anthropic")
+    next(calls)
+    calls.close()  # type: ignore[attr-defined]
+    [span] = recorded.finished()
+    assert (span.attributes or {})["streamkit.abandoned"] is True
+    assert len(span.events) == 1
+
+
+@pytest.mark.anyio
+async def test_run_tools_makes_an_execute_tool_span_per_call_linked_to_the_call(recorded: Recorded) -> None:
+    async def get_weather(city: str, units: str) -> str:
+        return f"18 {units} in {city}"
+
+    def get_stock(ticker: str) -> str:
+        raise RuntimeError(f"no quote for {ticker}")
+
+    body = (FIXTURES / "anthropic" / "text_then_two_calls.sse").read_bytes()
+    events = streamkit.aiter_events([body], "anthropic")
+    results = await streamkit.run_tools(events, {"get_weather": get_weather, "get_stock": get_stock})
+    assert [result.is_error for result in results] == [False, True]
+    spans = {span.name: span for span in recorded.finished()}
+    chat = spans["chat"]
+    weather, stock = spans["execute_tool get_weather"], spans["execute_tool get_stock"]
+    assert dict(weather.attributes or {}) == {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "get_weather",
+        "gen_ai.tool.type": "function",
+        "gen_ai.tool.call.id": "toolu_A",
+    }
+    assert weather.kind is SpanKind.INTERNAL
+    [link] = weather.links
+    assert link.context.span_id == chat.context.span_id
+    assert dict(link.attributes or {}) == {"gen_ai.tool.call.id": "toolu_A"}
+    assert stock.status.status_code is StatusCode.ERROR
+    assert (stock.attributes or {})["error.type"] == "RuntimeError"
+    assert "gen_ai.tool.call.result" not in (weather.attributes or {})
+
+
+def test_the_request_a_stream_answers_names_its_server(recorded: Recorded, server: LoopbackServer) -> None:
+    body = (FIXTURES / "anthropic" / "text_then_two_calls.sse").read_bytes()
+    server.routes["/v1/messages"] = Reply([body])
+    with httpx.Client() as client, client.stream("POST", server.url("/v1/messages")) as response:
+        list(streamkit.iter_tool_calls(response, "anthropic"))
+    [span] = recorded.finished()
+    assert (span.attributes or {})["server.address"] == "127.0.0.1"
+    assert (span.attributes or {})["server.port"] == server.port
+
+
+def test_when_off_a_stream_imports_no_opentelemetry_and_records_nothing() -> None:
+    code = (
+        "import sys, streamkit\n"
+        "body = open(sys.argv[1], 'rb').read()\n"
+        "list(streamkit.iter_tool_calls([body], 'anthropic'))\n"
+        "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))\n"
+    )
+    path = FIXTURES / "anthropic" / "text_then_two_calls.sse"
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
+    assert out.stdout == "[]\n"
+    assert not telemetry.enabled()
+    assert streamkit.Assembler("anthropic")._watch is None
+
+
+def test_after_disable_streams_record_nothing(recorded: Recorded) -> None:
+    telemetry.disable()
+    body = (FIXTURES / "anthropic" / "text_then_two_calls.sse").read_bytes()
+    calls = list(streamkit.iter_tool_calls([body], "anthropic"))
+    assert recorded.finished() == []
+    assert [call.times for call in calls] == [None, None]
