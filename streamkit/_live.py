@@ -45,26 +45,20 @@ EXIT_OK, EXIT_STREAM_ERROR, EXIT_USAGE = 0, 1, 2
 
 
 class Auth:
-    """Where a provider's API key comes from; its decoder declares the header that carries it."""
+    """Where a provider's API key comes from and the header that carries it: both its decoder's."""
 
-    def __init__(self, decoder: type[Decoder], variables: tuple[str, ...]) -> None:
+    def __init__(self, decoder: type[Decoder]) -> None:
         assert decoder.auth_header is not None, decoder.slug  # a provider that takes a key
-        self.variables = variables
+        self.variables = decoder.key_variables
         self.header = decoder.auth_header
         self.template = decoder.auth_value
         self.extra = decoder.request_headers
+        self.key_from = decoder.key_from
 
 
-#: The provider's usual environment variables (the first one set wins).
-#: Ollama runs locally without a key; Bedrock needs AWS SigV4 signing, which is boto3's job.
-AUTH: Mapping[str, Auth] = {
-    "openai_chat": Auth(DECODERS["openai_chat"], ("OPENAI_API_KEY",)),
-    "openai_responses": Auth(DECODERS["openai_responses"], ("OPENAI_API_KEY",)),
-    "anthropic": Auth(DECODERS["anthropic"], ("ANTHROPIC_API_KEY",)),
-    "gemini": Auth(DECODERS["gemini"], ("GEMINI_API_KEY", "GOOGLE_API_KEY")),
-    "cohere": Auth(DECODERS["cohere"], ("CO_API_KEY",)),
-    "mistral": Auth(DECODERS["mistral"], ("MISTRAL_API_KEY",)),
-}
+#: The providers that take a key. Ollama runs locally without one; Bedrock needs AWS SigV4
+#: signing, which is boto3's job.
+AUTH: Mapping[str, Auth] = {slug: Auth(cls) for slug, cls in DECODERS.items() if cls.auth_header is not None}
 _UNSIGNED = frozenset({"bedrock"})
 
 DEFAULT_TIMEOUT = 600.0  # seconds between two reads: a model may think for minutes
@@ -155,7 +149,7 @@ def _headers(provider: str, extra: list[str], environ: Mapping[str, str]) -> dic
     headers.update({name: value for name, value in auth.extra.items() if name.lower() not in given})
     if auth.header.lower() in given:
         return headers
-    key = next((environ[v] for v in auth.variables if environ.get(v)), None)
+    key = auth.key_from(environ)
     if key is None:
         raise UsageError(f"set {' or '.join(auth.variables)} to the {provider} API key (or pass --header)")
     headers[auth.header] = auth.template.format(key)

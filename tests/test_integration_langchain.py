@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from functools import reduce
 from typing import Any
 from urllib.parse import urlsplit
@@ -75,9 +75,21 @@ FINAL = {
 }
 
 
+#: The models a test made: each keeps its HTTP clients, closed when the test ends.
+MADE: list[StreamkitChatModel] = []
+
+
+@pytest.fixture(autouse=True)
+async def _close_models() -> AsyncIterator[None]:
+    yield
+    while MADE:
+        await MADE.pop().aclose()
+
+
 def model(server: LoopbackServer, provider: str, **fields: Any) -> StreamkitChatModel:
     settings: dict[str, Any] = {"provider": provider, "model": MODELS[provider], "api_key": "test-key", **fields}
-    return StreamkitChatModel(base_url=server.url(BASES[provider]), **settings)
+    MADE.append(StreamkitChatModel(base_url=server.url(BASES[provider]), **settings))
+    return MADE[-1]
 
 
 def path(server: LoopbackServer, provider: str) -> str:
@@ -246,7 +258,7 @@ def merges(chunks: list[AIMessageChunk]) -> list[AIMessageChunk]:
         ("anthropic/bad_arguments.sse", None, None),
     ],
 )
-def test_every_merge_of_the_stream_keeps_each_call_as_it_was(
+async def test_every_merge_of_the_stream_keeps_each_call_as_it_was(
     server: LoopbackServer, case: str, calls: list[tuple[str, dict[str, Any]]] | None, invalid: list[str] | None
 ) -> None:
     provider = case.split("/")[0]
@@ -306,7 +318,7 @@ async def test_invoke_and_ainvoke_on_each_provider_and_the_results_go_back(
     assert "get_weather" in json.dumps(first.get("tools")) and "Be brief." in json.dumps(first)
 
 
-def test_bind_tools_offers_the_tools_and_validates_their_calls(server: LoopbackServer) -> None:
+async def test_bind_tools_offers_the_tools_and_validates_their_calls(server: LoopbackServer) -> None:
     server.routes[path(server, "openai_chat")] = fixture("openai_chat/text_then_two_calls.sse")
     ran: Ran = []
     weather = tools(server, "openai_chat", ran)[0]
@@ -321,7 +333,7 @@ def test_bind_tools_offers_the_tools_and_validates_their_calls(server: LoopbackS
     assert [c["name"] for c in unchecked.tool_calls] == ["get_weather", "get_stock"]
 
 
-def test_a_message_from_elsewhere_goes_back_as_its_text_and_calls(server: LoopbackServer) -> None:
+async def test_a_message_from_elsewhere_goes_back_as_its_text_and_calls(server: LoopbackServer) -> None:
     server.routes[path(server, "anthropic")] = FINAL["anthropic"]
     foreign = AIMessage(
         "Let me look.", tool_calls=[{"name": "get_weather", "args": {"city": "Paris"}, "id": "toolu_9"}]
@@ -335,7 +347,7 @@ def test_a_message_from_elsewhere_goes_back_as_its_text_and_calls(server: Loopba
     assert results["content"] == [{"type": "tool_result", "tool_use_id": "toolu_9", "content": "sunny"}]
 
 
-def test_the_turn_survives_a_json_round_trip(server: LoopbackServer) -> None:
+async def test_the_turn_survives_a_json_round_trip(server: LoopbackServer) -> None:
     server.routes[path(server, "anthropic")] = fixture("anthropic/thinking_then_call.sse")
     message = model(server, "anthropic").invoke("go")
     stored = json.loads(json.dumps(message.additional_kwargs[TURN_KEY]))
@@ -351,7 +363,7 @@ def test_the_turn_survives_a_json_round_trip(server: LoopbackServer) -> None:
         (lambda s: model(s, "anthropic").invoke([HumanMessage([{"type": "image", "url": "u"}])]), "only text"),
     ],
 )
-def test_what_cannot_be_sent_is_refused_by_name(
+async def test_what_cannot_be_sent_is_refused_by_name(
     server: LoopbackServer, build_: Callable[[LoopbackServer], Any], message: str
 ) -> None:
     from streamkit import UsageError
@@ -361,14 +373,14 @@ def test_what_cannot_be_sent_is_refused_by_name(
     assert server.requests == []
 
 
-def test_a_provider_not_offered_is_refused() -> None:
+async def test_a_provider_not_offered_is_refused() -> None:
     from pydantic import ValidationError
 
     with pytest.raises(ValidationError, match="openai_responses"):
         StreamkitChatModel(provider="cohere", model="m")  # type: ignore[arg-type]
 
 
-def test_an_invalid_call_from_elsewhere_keeps_its_error() -> None:
+async def test_an_invalid_call_from_elsewhere_keeps_its_error() -> None:
     from streamkit.integrations.langchain import _entries_of
 
     bad = AIMessage("", invalid_tool_calls=[{"name": "f", "args": "{", "id": "c1", "error": "boom"}])
@@ -473,7 +485,7 @@ async def test_an_early_tool_never_runs_for_a_cut_call_and_only_plain_tools_star
     assert [c["name"] for c in messages[1].invalid_tool_calls] == ["write_file"]
 
 
-def test_a_message_edited_since_goes_back_as_it_now_reads(server: LoopbackServer) -> None:
+async def test_a_message_edited_since_goes_back_as_it_now_reads(server: LoopbackServer) -> None:
     server.routes[path(server, "anthropic")] = fixture("anthropic/thinking_then_call.sse")
     message = model(server, "anthropic").invoke("go")
     edited = message.model_copy(update={"tool_calls": [{**message.tool_calls[0], "args": {"city": "[city]"}}]})

@@ -28,7 +28,7 @@ INTEGRATIONS = {"integrations"}
 THIRD_PARTY = {"httpx", "httpx_sse", "httpx2", "anyio"}
 # The framework integrations that send their requests themselves, and the libraries they send with:
 # an httpx client unless given one (closed under anyio's shield when the framework cancels).
-SENDS_WITH = {"openai_agents": {"httpx"}, "langchain": {"httpx", "anyio"}, "litellm": {"httpx"}}
+SENDS_WITH = {"openai_agents": {"httpx"}, "_clients": {"httpx", "anyio"}, "litellm": {"httpx"}}
 
 
 # A stage's own parts, in modules of their own: the stage's to import, and bound by its rules.

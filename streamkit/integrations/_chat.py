@@ -8,11 +8,13 @@ decoded from the same provider goes back with its thinking signatures and reason
 received, and a tool's result or an invalid call's error is worded as everywhere else.
 
 Base URLs follow each official SDK: OpenAI's and Mistral's include the ``/v1`` prefix,
-Anthropic's and Gemini's do not.
+Anthropic's and Gemini's do not. Keys and base URLs not given come from the environment
+variables each decoder declares.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
@@ -205,9 +207,15 @@ def build(
     api_key: str | None = None,
     max_tokens: int | None = None,
     extra: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] = os.environ,
 ) -> Request:
     """The streaming request that continues ``entries``; ``extra`` is merged into the body last
-    (``{"thinking": {...}}``, ``{"temperature": 0}``…), so it can set anything the API takes."""
+    (``{"thinking": {...}}``, ``{"temperature": 0}``…), so it can set anything the API takes.
+
+    A key or base URL not given is read from ``environ``, from the variables the provider's
+    decoder declares (``OPENAI_API_KEY``, ``GEMINI_API_KEY`` then ``GOOGLE_API_KEY``…): every
+    integration that sends its own requests finds them the same way.
+    """
     wire = _WIRES.get(provider)
     if wire is None:
         raise UsageError(
@@ -218,8 +226,10 @@ def build(
         history = _merged(history)
     body = wire.body(model, history, system, tools, max_tokens)
     body.update(extra or {})
-    url = (base_url if base_url is not None else wire.base_url).rstrip("/") + wire.path.format(model=model)
-    return Request(url, _headers(provider, api_key), body)
+    decoder = DECODERS[provider]
+    base = base_url or decoder.base_url_from(environ) or wire.base_url
+    key = api_key if api_key is not None else decoder.key_from(environ)
+    return Request(base.rstrip("/") + wire.path.format(model=model), _headers(provider, key), body)
 
 
 def _messages(provider: str, entry: Entry) -> list[Message]:

@@ -22,13 +22,10 @@ the framework wrote for it. LangChain runs tools only after the whole message: s
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Literal
 
-import anyio
-import httpx
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import (
@@ -46,7 +43,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import ConfigDict, Field, SecretStr
+from pydantic import ConfigDict, Field, PrivateAttr, SecretStr
 
 import streamkit
 
@@ -60,6 +57,7 @@ from .._turn_types import (
 from .._types import ArgumentIssue, CallRef, InvalidToolCall, TextDelta, TokenUsage, ToolCall
 from ..adapters._base import Outcome, call_id, dumps, error_payload
 from ._chat import Entry, Request, Results, Tool, User, build
+from ._clients import DEFAULT_TIMEOUT, Clients
 from ._turn_json import turn_from_json, turn_json
 
 if TYPE_CHECKING:
@@ -74,21 +72,6 @@ STARTER: ContextVar[Callable[[ToolCall], None] | None] = ContextVar("streamkit_l
 #: The key of ``AIMessage.additional_kwargs`` that holds the streamkit ``Turn``, as JSON.
 TURN_KEY = "streamkit_turn"
 
-_KEY_ENV = {
-    "anthropic": ("ANTHROPIC_API_KEY",),
-    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-    "mistral": ("MISTRAL_API_KEY",),
-    "openai_chat": ("OPENAI_API_KEY",),
-    "openai_responses": ("OPENAI_API_KEY",),
-}
-_URL_ENV = {
-    "anthropic": "ANTHROPIC_BASE_URL",
-    "gemini": "GOOGLE_GEMINI_BASE_URL",
-    "mistral": "MISTRAL_BASE_URL",
-    "openai_chat": "OPENAI_BASE_URL",
-    "openai_responses": "OPENAI_BASE_URL",
-}
-
 
 class StreamkitChatModel(BaseChatModel):
     """A LangChain chat model for one provider's API, its streams decoded by streamkit.
@@ -102,7 +85,7 @@ class StreamkitChatModel(BaseChatModel):
         provider: ``"anthropic"``, ``"gemini"``, ``"mistral"``, ``"openai_chat"`` or
             ``"openai_responses"``.
         model: the provider's model name.
-        api_key: the key; by default the provider's usual variable (``ANTHROPIC_API_KEY``,
+        api_key: the key; by default the provider's usual variable, as its decoder declares it (``ANTHROPIC_API_KEY``,
             ``OPENAI_API_KEY``, ``GEMINI_API_KEY`` or ``GOOGLE_API_KEY``, ``MISTRAL_API_KEY``).
         base_url: the API's address; by default ``ANTHROPIC_BASE_URL``, ``OPENAI_BASE_URL``,
             ``GOOGLE_GEMINI_BASE_URL`` or ``MISTRAL_BASE_URL`` when set, else the provider's own.
@@ -110,7 +93,8 @@ class StreamkitChatModel(BaseChatModel):
         extra: more fields for the request body (``temperature``, ``thinking``…), as the
             provider names them; keyword arguments given to ``bind`` or ``invoke`` are added too.
         http_client, http_async_client: the ``httpx`` (or ``httpx2``) ``Client`` and
-            ``AsyncClient`` to send with; by default one per request, with ``timeout``.
+            ``AsyncClient`` to send with; by default the model makes one at its first request,
+            with ``timeout``, keeps it, and closes it in ``close()`` / ``aclose()``.
         validate_calls: check each call's input against its tool's JSON Schema; a call that fails is
             an invalid call, answered with the schema errors.
     """
@@ -125,8 +109,9 @@ class StreamkitChatModel(BaseChatModel):
     extra: dict[str, Any] = Field(default_factory=dict)
     http_client: Any = Field(default=None, exclude=True)
     http_async_client: Any = Field(default=None, exclude=True)
-    timeout: float = 600.0
+    timeout: float = DEFAULT_TIMEOUT
     validate_calls: bool = True
+    _clients: Clients | None = PrivateAttr(default=None)
 
     @property
     def _llm_type(self) -> str:
@@ -163,18 +148,13 @@ class StreamkitChatModel(BaseChatModel):
             entries,
             system=system,
             tools=tools,
-            base_url=self.base_url or os.environ.get(_URL_ENV[self.provider]) or None,
-            api_key=self._key(),
+            base_url=self.base_url,
+            api_key=None if self.api_key is None else self.api_key.get_secret_value(),
             max_tokens=self.max_tokens,
             extra={**self.extra, **kwargs},
         )
         offered = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
         return _Prepared(request, offered if self.validate_calls and tools else None)
-
-    def _key(self) -> str | None:
-        if self.api_key is not None:
-            return self.api_key.get_secret_value()
-        return next((os.environ[name] for name in _KEY_ENV[self.provider] if os.environ.get(name)), None)
 
     def _stream(
         self,
@@ -184,16 +164,11 @@ class StreamkitChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         prepared = self._request(messages, stop, kwargs)
-        client = self.http_client if self.http_client is not None else httpx.Client(timeout=self.timeout)
-        try:
-            with streamkit.stream(client, self.provider, **prepared.arguments()) as events:
-                chunks = _Chunks(self)
-                for event in events:
-                    yield from chunks.feed(event)
-            yield chunks.last()
-        finally:
-            if self.http_client is None:
-                client.close()
+        with streamkit.stream(self._http().sync(), self.provider, **prepared.arguments()) as events:
+            chunks = _Chunks(self)
+            for event in events:
+                yield from chunks.feed(event)
+        yield chunks.last()
 
     async def _astream(
         self,
@@ -203,23 +178,30 @@ class StreamkitChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
         prepared = self._request(messages, stop, kwargs)
-        client = self.http_async_client
-        if client is None:
-            client = httpx.AsyncClient(timeout=self.timeout)
-        try:
-            start = STARTER.get()
-            async with streamkit.astream(client, self.provider, **prepared.arguments()) as events:
-                chunks = _Chunks(self)
-                async for event in events:
-                    if start is not None and isinstance(event, ToolCall) and event.choice == 0:
-                        start(event)
-                    for chunk in chunks.feed(event):
-                        yield chunk
-            yield chunks.last()
-        finally:
-            if self.http_async_client is None:
-                with anyio.CancelScope(shield=True):  # a cancelled agent step still closes its connections
-                    await client.aclose()
+        start = STARTER.get()
+        async with streamkit.astream(self._http().async_(), self.provider, **prepared.arguments()) as events:
+            chunks = _Chunks(self)
+            async for event in events:
+                if start is not None and isinstance(event, ToolCall) and event.choice == 0:
+                    start(event)
+                for chunk in chunks.feed(event):
+                    yield chunk
+        yield chunks.last()
+
+    def _http(self) -> Clients:
+        if self._clients is None:
+            self._clients = Clients(self.http_client, self.http_async_client, timeout=self.timeout)
+        return self._clients
+
+    def close(self) -> None:
+        """Close the blocking HTTP client the model made (the ones given stay open)."""
+        if self._clients is not None:
+            self._clients.close()
+
+    async def aclose(self) -> None:
+        """Close the HTTP clients the model made, even when cancelled (the ones given stay open)."""
+        if self._clients is not None:
+            await self._clients.aclose()
 
     def _generate(
         self,

@@ -81,6 +81,7 @@ from .._turn_types import (
 from .._types import InvalidToolCall, ResponseEnd, TextDelta, TokenUsage, ToolCall
 from ..adapters._base import Outcome, dumps
 from . import _chat
+from ._clients import Clients
 from ._turn_json import item_from_json, item_json
 
 __all__ = ("DATA_KEY", "StreamkitModel", "StreamkitModelProvider")
@@ -89,6 +90,8 @@ __all__ = ("DATA_KEY", "StreamkitModel", "StreamkitModelProvider")
 DATA_KEY = "streamkit"
 
 _ON_CUT = ("stop", "tell")
+#: The client a model makes itself waits this long for a read, and 10 s for a connection.
+_TIMEOUT = httpx.Timeout(60.0, connect=10.0)
 _PROGRESS = (streamkit.ArgumentsPreview, streamkit.CallStarted, streamkit.ArgumentsFragment)
 
 
@@ -102,7 +105,8 @@ class StreamkitModel(Model):
         client: the ``httpx.AsyncClient`` to send with (its timeouts, proxies and pool); by
             default the model makes one and closes it in ``close()``.
         base_url: the API's base URL, as its official SDK takes it (OpenAI's with ``/v1``).
-        api_key: sent the way the provider wants it (``x-api-key``, ``Authorization``…).
+        api_key: sent the way the provider wants it (``x-api-key``, ``Authorization``…); by
+            default the provider's usual variable (``OPENAI_API_KEY``…), as its decoder declares it.
         max_tokens: the output limit, unless the agent's ``ModelSettings.max_tokens`` sets one.
         extra: merged into every request body last (``{"thinking": {...}}``, ``{"temperature": 0}``).
         on_cut: what a response cut off by the output limit becomes. ``"stop"``: it ends with
@@ -141,17 +145,14 @@ class StreamkitModel(Model):
         self.max_tokens = max_tokens
         self.extra = dict(extra or {})
         self.on_cut = on_cut
-        self._client = client
-        self._owns_client = client is None
+        self._clients = Clients(async_=client, timeout=_TIMEOUT)
 
     def __repr__(self) -> str:
         return f"StreamkitModel(provider={self.provider!r}, model={self.model!r})"
 
     async def close(self) -> None:
-        """Close the HTTP client the model made itself (one it was given stays open)."""
-        if self._owns_client and self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        """Close the HTTP client the model made itself, even when cancelled (one given stays open)."""
+        await self._clients.aclose()
 
     async def get_response(
         self,
@@ -212,7 +213,7 @@ class StreamkitModel(Model):
         writer = _Writer(self.provider, self.model, tell=self.on_cut == "tell")
         yield writer.created()
         async with streamkit.astream(
-            self._http(), cast(Any, self.provider), request.url, json=request.body, headers=request.headers
+            self._clients.async_(), cast(Any, self.provider), request.url, json=request.body, headers=request.headers
         ) as events:
             async for event in events:
                 for out in writer.feed(event):
@@ -244,11 +245,6 @@ class StreamkitModel(Model):
             extra=extra,
         )
 
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(timeout=httpx.Timeout(60.0, connect=10.0))
-        return self._client
-
 
 class StreamkitModelProvider(ModelProvider):
     """An ``agents.ModelProvider`` that gives a ``StreamkitModel`` for every model name.
@@ -277,8 +273,7 @@ class StreamkitModelProvider(ModelProvider):
         self.default_model = default_model
         self._options: dict[str, Any] = {"base_url": base_url, "api_key": api_key, "max_tokens": max_tokens}
         self._options |= {"extra": extra, "on_cut": on_cut}
-        self._client = client
-        self._owns_client = client is None
+        self._clients = Clients(async_=client, timeout=_TIMEOUT)
         self._models: dict[str, StreamkitModel] = {}
 
     def get_model(self, model_name: str | None) -> Model:
@@ -286,16 +281,14 @@ class StreamkitModelProvider(ModelProvider):
         if not name:
             raise UsageError("the agent names no model, and the StreamkitModelProvider has no default_model")
         if name not in self._models:
-            if self._client is None:
-                self._client = httpx.AsyncClient(timeout=httpx.Timeout(60.0, connect=10.0))
-            self._models[name] = StreamkitModel(self.provider, name, client=self._client, **self._options)
+            made = StreamkitModel(self.provider, name, **self._options)
+            made._clients = self._clients  # one client for all the provider's models
+            self._models[name] = made
         return self._models[name]
 
     async def aclose(self) -> None:
-        """Close the HTTP client the provider made itself."""
-        if self._owns_client and self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        """Close the HTTP client the provider made itself, even when cancelled."""
+        await self._clients.aclose()
         self._models.clear()
 
 

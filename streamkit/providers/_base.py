@@ -164,6 +164,11 @@ class Decoder(ABC):
     auth_value: ClassVar[str] = "{}"
     #: Headers every request to the provider carries beside the key (an API version).
     request_headers: ClassVar[Mapping[str, str]] = MappingProxyType({})
+    #: The environment variables its official SDK reads the key from, the first one set winning,
+    #: and the one it reads the API's base URL from: every integration and ``streamkit live``
+    #: read these, so a key set for the SDK works everywhere.
+    key_variables: ClassVar[tuple[str, ...]] = ()
+    base_url_variable: ClassVar[str | None] = None
     #: An error body's shape: the key that holds the error object (``None``: the body is the
     #: object; a string there is the message), then the object's fields naming its type and
     #: giving its message, in the order they are looked for.
@@ -193,6 +198,16 @@ class Decoder(ABC):
 
     def __init__(self, *, early_close: bool = False) -> None:
         self.early_close = early_close
+
+    @classmethod
+    def key_from(cls, environ: Mapping[str, str]) -> str | None:
+        """The API key in ``environ``, from the first of ``key_variables`` that is set."""
+        return next((environ[name] for name in cls.key_variables if environ.get(name)), None)
+
+    @classmethod
+    def base_url_from(cls, environ: Mapping[str, str]) -> str | None:
+        """The API's base URL in ``environ``, when ``base_url_variable`` is set there."""
+        return (environ.get(cls.base_url_variable) or None) if cls.base_url_variable else None
 
     def feed(self, frame: Frame) -> list[Event]:
         data = frame.data

@@ -52,6 +52,7 @@ _NOTHING: list[Event] = []
 class AnthropicDecoder(TypedEventDecoder):
     slug = "anthropic"
     auth_header = "x-api-key"
+    key_variables, base_url_variable = ("ANTHROPIC_API_KEY",), "ANTHROPIC_BASE_URL"
     request_headers = MappingProxyType({"anthropic-version": "2023-06-01"})
     event_types = frozenset(
         {

@@ -43,6 +43,7 @@ class CohereDecoder(TypedEventDecoder):
     slug = "cohere"
     done = "[DONE]"  # sent by some gateways after message-end
     auth_header, auth_value = "Authorization", "Bearer {}"
+    key_variables, base_url_variable = ("CO_API_KEY",), "CO_API_URL"
     error_key = None
     event_types = frozenset(
         {

@@ -32,6 +32,7 @@ _NORMAL_HERE = frozenset({"index_missing", "arguments_object"})
 
 class MistralDecoder(OpenAIChatDecoder):
     slug = "mistral"
+    key_variables, base_url_variable = ("MISTRAL_API_KEY",), "MISTRAL_BASE_URL"
     error_key = None
     error_type_fields = ("type", "code")
     error_message_fields = ("message", "detail")

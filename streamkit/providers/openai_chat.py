@@ -95,6 +95,7 @@ class OpenAIChatDecoder(Decoder):
     supports_early_close = True
     done = "[DONE]"
     auth_header, auth_value = "Authorization", "Bearer {}"
+    key_variables, base_url_variable = ("OPENAI_API_KEY",), "OPENAI_BASE_URL"
     payload_keys = ("choices",)
     plain_fragments = True  # a continuation chunk is read without a change of state
 

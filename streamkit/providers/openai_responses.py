@@ -80,6 +80,7 @@ class OpenAIResponsesDecoder(TypedEventDecoder):
     slug = "openai_responses"
     done = "[DONE]"  # from a gateway: OpenAI sends none
     auth_header, auth_value = "Authorization", "Bearer {}"
+    key_variables, base_url_variable = ("OPENAI_API_KEY",), "OPENAI_BASE_URL"
     event_prefix = "response."
 
     def __init__(self, *, early_close: bool = False) -> None:

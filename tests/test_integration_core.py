@@ -1,0 +1,135 @@
+"""The core the integrations that send their own requests share: keys, base URLs and clients.
+
+Keys and base URLs come from the variables each decoder declares, read by the one request
+builder; a model keeps one HTTP client for its life (one connection for many requests) and
+closes it even when cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+
+import anyio
+import httpx
+import pytest
+
+from streamkit.integrations._chat import User, build
+from streamkit.integrations._clients import Clients
+from streamkit.providers import DECODERS
+
+from .helpers import FIXTURES
+from .server import LoopbackServer, Reply
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.parametrize(
+    ("provider", "environ", "header", "value", "url"),
+    [
+        ("anthropic", {"ANTHROPIC_API_KEY": "a1", "ANTHROPIC_BASE_URL": "http://gw/a"}, "x-api-key", "a1", "http://gw/a/v1/messages"),
+        ("openai_chat", {"OPENAI_API_KEY": "o1"}, "Authorization", "Bearer o1", "https://api.openai.com/v1/chat/completions"),
+        ("gemini", {"GOOGLE_API_KEY": "g2"}, "x-goog-api-key", "g2", "https://generativelanguage.googleapis.com/v1beta/models/m:streamGenerateContent?alt=sse"),
+        ("gemini", {"GEMINI_API_KEY": "g1", "GOOGLE_API_KEY": "g2"}, "x-goog-api-key", "g1", "https://generativelanguage.googleapis.com/v1beta/models/m:streamGenerateContent?alt=sse"),
+        ("mistral", {"MISTRAL_API_KEY": "m1", "MISTRAL_BASE_URL": "http://gw/v1/"}, "Authorization", "Bearer m1", "http://gw/v1/chat/completions"),
+    ],
+)  # fmt: skip
+def test_keys_and_base_urls_come_from_the_declared_variables(
+    provider: str, environ: dict[str, str], header: str, value: str, url: str
+) -> None:
+    request = build(provider, "m", [User("hi")], environ=environ)
+    assert (request.url, request.headers.get(header)) == (url, value)
+
+
+def test_a_given_key_and_base_url_win_over_the_environment() -> None:
+    environ = {"OPENAI_API_KEY": "env", "OPENAI_BASE_URL": "http://env/v1"}
+    request = build("openai_chat", "m", [User("hi")], api_key="given", base_url="http://given/v1", environ=environ)
+    assert (request.url, request.headers["Authorization"]) == ("http://given/v1/chat/completions", "Bearer given")
+
+
+def test_without_a_key_anywhere_only_the_always_sent_headers_go() -> None:
+    assert build("anthropic", "m", [User("hi")], environ={}).headers == {"anthropic-version": "2023-06-01"}
+
+
+@pytest.mark.parametrize("slug", sorted(slug for slug, cls in DECODERS.items() if cls.auth_header))
+def test_every_provider_that_takes_a_key_declares_where_it_is_read_from(slug: str) -> None:
+    decoder = DECODERS[slug]
+    assert decoder.key_variables and decoder.base_url_variable
+    assert decoder.key_from({decoder.key_variables[-1]: "k"}) == "k"
+    assert decoder.key_from({name: "" for name in decoder.key_variables}) is None  # empty is unset
+
+
+def _text_reply() -> Reply:
+    return Reply([(FIXTURES / "anthropic/text_only_crlf.sse").read_bytes()])
+
+
+async def _send(clients: Clients, server: LoopbackServer) -> str:
+    client: httpx.AsyncClient = clients.async_()
+    async with client.stream("POST", server.url("/v1/messages"), json={}) as response:
+        return (await response.aread()).decode()[:5]
+
+
+async def test_one_client_and_one_connection_for_many_requests(server: LoopbackServer) -> None:
+    server.routes["/v1/messages"] = _text_reply()
+    clients = Clients()
+    assert [await _send(clients, server) for _ in range(3)] == ["event"] * 3
+    assert (len(server.requests), len(server.connections)) == (3, 1)
+    await clients.aclose()
+    assert server.connections[0].closed.wait(5)
+
+
+async def test_closing_is_not_interrupted_by_a_cancellation(server: LoopbackServer) -> None:
+    server.routes["/v1/messages"] = _text_reply()
+    clients = Clients()
+    await _send(clients, server)
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        await clients.aclose()  # runs to its end inside a cancelled scope
+    assert server.connections[0].closed.wait(5)
+
+
+async def test_a_given_client_is_used_and_left_open(server: LoopbackServer) -> None:
+    server.routes["/v1/messages"] = _text_reply()
+    async with httpx.AsyncClient() as given:
+        clients = Clients(async_=given)
+        assert clients.async_() is given
+        await clients.aclose()
+        assert not given.is_closed
+
+
+@pytest.mark.filterwarnings("ignore::ResourceWarning", "ignore::pytest.PytestUnraisableExceptionWarning")
+def test_each_event_loop_gets_a_client_of_its_own(server: LoopbackServer) -> None:
+    """Two ``asyncio.run``: the second does not reuse connections of a loop that has ended (the
+    first loop's connection cannot be closed from the second: it is dropped, with a warning)."""
+    server.routes["/v1/messages"] = _text_reply()
+    clients = Clients()
+    made = [asyncio.run(_made(clients, server, close=last)) for last in (False, True)]
+    assert made[0] is not made[1]
+    assert len(server.connections) == 2
+    assert server.connections[1].closed.wait(5)
+    del made
+    gc.collect()  # the dropped connection's warning is raised here, not in a later test
+
+
+async def _made(clients: Clients, server: LoopbackServer, *, close: bool) -> object:
+    await _send(clients, server)
+    made = clients.async_()
+    if close:
+        await clients.aclose()
+    return made
+
+
+def test_a_sync_client_is_kept_and_closed(server: LoopbackServer) -> None:
+    server.routes["/v1/messages"] = _text_reply()
+    clients = Clients()
+    for _ in range(2):
+        clients.sync().post(server.url("/v1/messages"), content=json.dumps({}))
+    assert (len(server.requests), len(server.connections)) == (2, 1)
+    clients.close()
+    assert server.connections[0].closed.wait(5)
