@@ -348,13 +348,8 @@ class Accumulator:
         one lookup, and the limit checked fragment by fragment only when the batch would pass it.
         Anywhere else each fragment goes through the table alone, so the outcome and any error are
         those of feeding the fragments one by one."""
-        slot = self._open.get((event.choice, event.index))
-        if (
-            slot is None
-            or TRANSITIONS[slot.phase].get(ArgumentsDelta) is not TEXT
-            or self._fragments
-            or type(self).feed is not Accumulator.feed
-        ):
+        slot = self._plain(event.index, event.choice)
+        if slot is None:
             out: list[Output] = []
             for text in event.texts:
                 out += self.feed(ArgumentsDelta(event.index, text, event.choice))
@@ -364,6 +359,29 @@ class Accumulator:
         if slot.size:  # empty fragments are no text: the call stays OPEN until some came
             slot.phase = TEXT
         return _NOTHING
+
+    def _plain(self, index: int, choice: int) -> _Slot | None:
+        """The open call's slot where the table takes each fragment as ``ArgumentsDelta`` to
+        ``TEXT`` and nothing but its text changes (no fragments or previews handed out)."""
+        slot = self._open.get((choice, index))
+        if (
+            slot is None
+            or TRANSITIONS[slot.phase].get(ArgumentsDelta) is not TEXT
+            or self._fragments
+            or type(self).feed is not Accumulator.feed
+        ):
+            return None
+        return slot
+
+    def plain_text(self, index: int, choice: int) -> _Slot | None:
+        """``_plain``, for a call already in ``TEXT``: a fragment added to its slot (within
+        ``max_argument_bytes``) is then exactly what the table would do with it."""
+        slot = self._plain(index, choice)
+        return slot if slot is not None and slot.phase is TEXT else None
+
+    @property
+    def max_argument_bytes(self) -> int:
+        return self._max_argument_bytes
 
     def _repeated(self, key: tuple[int, int], slot: _Slot, event: ArgumentsRepeated) -> Sequence[Output]:
         """A fragment that may be the whole arguments sent again after the deltas.

@@ -47,6 +47,7 @@ from ._errors import (
     UsageError,
 )
 from ._events import TURN_EVENTS, Event, Frame, Framer, Payloads, RawCall, RawPreview, ResponseEnded, TextReceived
+from ._hot import HotRead, arm
 from ._limits import DEFAULT_LIMITS, Limits, TurnBudget
 from ._ndjson import NDJSONDecoder
 from ._normalize import normalize
@@ -216,6 +217,8 @@ class Assembler:
         self.error: StreamError | None = None
         self._received = False  # any input at all: an empty body gets its own message
         self._tail = b""  # the last bytes fed: whether the input ended between two SSE events
+        self._max_event_bytes = limits.max_event_bytes
+        self._hot: HotRead | None = None  # armed after a general read that proved its parts
 
     @property
     def finished(self) -> bool:
@@ -227,6 +230,11 @@ class Assembler:
             if not isinstance(data, bytes | bytearray | memoryview):
                 raise UsageError(f"Assembler.feed takes bytes, got {type(data).__name__}")
             data = bytes(data)
+        hot = self._hot
+        if hot is not None:
+            if hot.take(data):
+                return []
+            self._cool()
         if data:
             if not self._received:
                 self._first_input()
@@ -243,7 +251,19 @@ class Assembler:
             self._fail(exc)
             if not out:
                 raise
+            return out
+        if self.error is None and not self._accumulator.finished:
+            self._hot = arm(self._framer, self._decoder, self._accumulator, self._max_event_bytes)
         return out
+
+    def _cool(self) -> None:
+        """Drop the hot read, the stages given the bookkeeping of what it read."""
+        hot = self._hot
+        if hot is not None:
+            self._hot = None
+            last = hot.settle()
+            if last:
+                self._tail = last[-4:]
 
     def feed_frame(self, frame: Frame) -> list[StreamEvent]:
         """Feed a frame that was already cut from the bytes (an SSE event from httpx-sse)."""
@@ -293,6 +313,7 @@ class Assembler:
             self._watch.first_input()
 
     def _guard(self, step: Callable[[list[StreamEvent]], None]) -> list[StreamEvent]:
+        self._cool()
         if self.error is not None:
             raise self.error
         out: list[StreamEvent] = []

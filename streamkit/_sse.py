@@ -98,6 +98,17 @@ class SSEDecoder(Framer):
             self._named = named
             self._hold(rest)
 
+    def between_events(self) -> bool:
+        """Whether the bytes so far ended exactly between two events, with nothing held: a read
+        that is then one whole event leaves the framer as it finds it."""
+        return not (self._pending or self._at_start or self._skip_lf or self._data or self._event is not None) and (
+            self._failure is None
+        )
+
+    def passed(self, size: int) -> None:
+        """Count ``size`` bytes of whole events read past the framer (its offsets stay exact)."""
+        self._consumed += size
+
     def _quick(self, chunk: bytes, out: list[Frame | Payloads]) -> bool:
         """The common read, split once: the complete events up to the last blank line read by
         ``_whole``, and what follows (part of a line, or an ``event:`` line and part of the

@@ -4,7 +4,8 @@ The SSE framer hands the common event shape over as ``Payloads`` and the decoder
 call's plain fragments through a learned byte template; the general path is the framer's
 ``Frame``s and each decoder's full reading of every payload. Every fixture, and fuzzed streams
 of fragments with tricky tokens, give the same values and the same error either way, at reads
-of 1, 7 and 64 bytes, 1 MiB and random splits.
+of 1, 7 and 64 bytes, 1 MiB and random splits, and one or three SSE events per read, where the
+pipeline's hot read (``streamkit._hot``) takes a call's fragments in one stage crossing.
 """
 
 from __future__ import annotations
@@ -51,6 +52,14 @@ def chunked(data: bytes, size: int) -> list[bytes]:
     return [data[start : start + size] for start in range(0, len(data), size)] or [b""]
 
 
+def by_events(data: bytes, per: int) -> list[bytes]:
+    """The bytes as a token-streaming server sends them: ``per`` SSE events a read."""
+    events = [piece + b"\n\n" for piece in data.split(b"\n\n")]
+    events[-1] = events[-1][:-2]
+    reads = [b"".join(events[at : at + per]) for at in range(0, len(events), per)]
+    return [read for read in reads if read] or [b""]
+
+
 def same(data: bytes, provider: str, chunks: list[bytes], **options: Any) -> Outcome:
     fast = run(chunks, provider, fast=True, **options)
     assert fast == run(chunks, provider, fast=False, **options)
@@ -62,6 +71,14 @@ def same(data: bytes, provider: str, chunks: list[bytes], **options: Any) -> Out
 def test_every_fixture_is_the_same_on_both_paths(fixture: Any, size: int) -> None:
     data = fixture.path.read_bytes()
     same(data, fixture.provider, chunked(data, size))
+
+
+@pytest.mark.parametrize("fixture", ALL, ids=[f.case for f in ALL])
+@pytest.mark.parametrize("per", [1, 3])
+def test_every_fixture_is_the_same_on_both_paths_events_per_read(fixture: Any, per: int) -> None:
+    data = fixture.path.read_bytes()
+    assert b"".join(by_events(data, per)) == data
+    same(data, fixture.provider, by_events(data, per))
 
 
 @given(st.sampled_from(ALL), st.lists(st.integers(0, 1 << 16), max_size=12))
@@ -163,16 +180,24 @@ options = st.sampled_from(
         {"max_event_bytes": 120},
     ]
 )
-chunkings = st.one_of(st.sampled_from(SIZES), st.lists(st.integers(0, 4000), max_size=10))
+chunkings = st.one_of(
+    st.sampled_from(SIZES), st.lists(st.integers(0, 4000), max_size=10), st.sampled_from(["1 event", "3 events"])
+)
 
 
 @settings(max_examples=300)
 @given(st.sampled_from(["openai_chat", "anthropic"]), events, chunkings, options)
 def test_fuzzed_streams_are_the_same_on_both_paths(
-    provider: str, drawn: list[tuple[str, str, int, str | None]], chunking: int | list[int], option: dict[str, Any]
+    provider: str,
+    drawn: list[tuple[str, str, int, str | None]],
+    chunking: int | list[int] | str,
+    option: dict[str, Any],
 ) -> None:
     data = _stream(provider, drawn)
-    chunks = chunked(data, chunking) if isinstance(chunking, int) else split_at(data, chunking)
+    if isinstance(chunking, str):
+        chunks = by_events(data, int(chunking[0]))
+    else:
+        chunks = chunked(data, chunking) if isinstance(chunking, int) else split_at(data, chunking)
     same(data, provider, chunks, **option)
 
 
@@ -211,6 +236,39 @@ def test_a_long_call_is_read_through_its_template(provider: str) -> None:
     assert values[0].input == arguments
     assert len(pieces) > 200
     assert calls[0] <= 10
+
+
+@pytest.mark.parametrize("provider", ["openai_chat", "anthropic"])
+def test_one_event_per_read_is_read_hot(provider: str) -> None:
+    # Read as a token-streaming server sends it, a long call's fragments after the first few
+    # never reach the framer: the hot read takes each in one crossing, and hands the stages
+    # their bookkeeping (the framer's offset) when a read of another shape comes.
+    arguments = {"content": "".join(f"{n}é" for n in range(200))}
+    text = json.dumps(arguments)
+    pieces = [text[start : start + 4] for start in range(0, len(text), 4)]
+    padded = provider == "openai_chat"
+    drawn: list[tuple[str, str, int, str | None]] = [
+        ("fragment", json.dumps(piece), 0, "p" * (n % 7) if padded else None) for n, piece in enumerate(pieces)
+    ]
+    data = _stream(provider, [*drawn, ("finish", "", 0, None), ("done", "", 0, None)])
+    assembler = Assembler(provider)  # type: ignore[arg-type]  # one of the two slugs
+    general = [0]
+    framer_read = assembler._read
+
+    def counted(chunk: bytes) -> Any:
+        general[0] += 1
+        return framer_read(chunk)
+
+    assembler._read = counted
+    reads = by_events(data, 1)
+    values: list[Any] = []
+    for chunk in reads:
+        values += assembler.feed(chunk)
+    values += assembler.flush()
+    assert values[0] == ToolCall(0, values[0].id, "f", arguments)
+    assert len(reads) > 200
+    assert general[0] <= 10
+    assert vars(assembler._framer)["_consumed"] == len(data)  # every byte counted, hot or not
 
 
 def test_a_template_never_takes_another_field_for_the_fragment() -> None:

@@ -33,7 +33,7 @@ from .._events import (
 from .._json import big_integer_at, has_lone_surrogate, loads_exact, may_be_inexact, twin
 from .._limits import DEFAULT_LIMITS, Limits
 
-__all__ = ("Decoder", "TypedEventDecoder", "ends", "field", "optional")
+__all__ = ("Decoder", "Template", "TypedEventDecoder", "ends", "field", "optional")
 
 T = TypeVar("T")
 
@@ -70,7 +70,7 @@ def _shapes(before: int, rest: bytes) -> tuple[Callable[..., re.Match[bytes] | N
     return whole, lines
 
 
-class _Template:
+class Template:
     """The bytes around a call's plain fragment string, learned from one payload and proved.
 
     ``prefix`` runs up to and with the string's opening quote, ``suffix`` from its closing
@@ -192,7 +192,7 @@ class Decoder(ABC):
     #: then ``read`` learns the payload's byte template and reads the call's next fragments
     #: from their string token alone.
     plain_fragments: ClassVar[bool] = False
-    _template: _Template | None = None
+    _template: Template | None = None
     _patience = 0  # learnings skipped after a template that matched nothing
     _wait = 0  # learnings still to skip
 
@@ -242,6 +242,11 @@ class Decoder(ABC):
                 if ends(events):
                     return
 
+    def proved_template(self) -> Template | None:
+        """The byte template of the open call's plain fragments, once proved: a payload that
+        matches it changes none of the decoder's state (``plain_fragments``)."""
+        return self._template
+
     def read_payload(self, payload: Any, event: str | None = None) -> list[Event]:
         """``feed_payload``, for a payload that did not come through ``read``."""
         self._forget()
@@ -266,7 +271,7 @@ class Decoder(ABC):
         loads, bad = orjson.loads, orjson.JSONDecodeError
         for position, data in enumerate(batch.data):
             event = None if names is None else names[position]
-            # ``_Template.text``, written out: this line runs once per event.
+            # ``Template.text``, written out: this line runs once per event.
             if data.startswith(prefix) and template is not None and event == template.event:
                 found = match(data, template.start)
                 if found is not None:
@@ -331,7 +336,7 @@ class Decoder(ABC):
         if hole is not None and not self._proves(frame, delta, prefix, suffix, hole):
             hole = None  # the string is read after all: the suffix is fixed bytes
         if hole is not None or self._proves(frame, delta, prefix, suffix, None):
-            self._template = _Template(frame.event, prefix, suffix, hole, delta.index, delta.choice)
+            self._template = Template(frame.event, prefix, suffix, hole, delta.index, delta.choice)
 
     def _proves(
         self, frame: Frame, delta: ArgumentsDelta, prefix: bytes, suffix: bytes, hole: tuple[int, int] | None
