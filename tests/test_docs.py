@@ -63,11 +63,29 @@ def examples() -> list[Example]:
     return found
 
 
+#: A request body that sends tool results back (Anthropic's blocks, OpenAI's messages).
+RESULTS = re.compile(rb'"type": ?"tool_result"|"role": ?"tool"')
+
+
 class Endpoints(dict[str, Reply]):
-    """The loopback server's routes, matched on the end of the path (model names vary)."""
+    """The loopback server's routes, matched on the end of the path (model names vary).
+
+    A request that sends tool results back is answered with the path's entry in ``answers``,
+    where it has one: the model's answer once the tools ran, which ends a multi-turn loop.
+    """
+
+    def __init__(self, server: LoopbackServer, replies: dict[str, Reply], answers: dict[str, Reply]) -> None:
+        super().__init__(replies)
+        self.server = server
+        self.answers = answers
 
     def get(self, path: str, default: Any = None) -> Any:
-        return next((reply for suffix, reply in self.items() if path.endswith(suffix)), default)
+        suffix = next((suffix for suffix in self if path.endswith(suffix)), None)
+        if suffix is None:
+            return default
+        answer = self.answers.get(suffix)
+        sent = self.server.requests[-1].body if self.server.requests else b""
+        return answer if answer is not None and RESULTS.search(sent) else self[suffix]
 
 
 def fixture_reply(name: str, content_type: str = "text/event-stream") -> Reply:
@@ -80,13 +98,15 @@ def providers(monkeypatch: pytest.MonkeyPatch) -> Iterator[LoopbackServer]:
     """The loopback server as every provider's endpoint, the SDKs pointed at it."""
     server = LoopbackServer()
     server.routes = Endpoints(
+        server,
         {
             "/v1/messages": fixture_reply("anthropic/text_then_two_calls.sse"),
             "/v1/chat/completions": fixture_reply("openai_chat/text_then_two_calls.sse"),
             "/v1/responses": fixture_reply("openai_responses/text_then_two_calls.sse"),
             ":streamGenerateContent": fixture_reply("gemini/text_then_two_calls.sse"),
             "/converse-stream": fixture_reply("bedrock/text_then_two_calls.bin", "application/vnd.amazon.eventstream"),
-        }
+        },
+        {"/v1/messages": fixture_reply("anthropic/text_only_crlf.sse")},
     )
     for name in ("GOOGLE_API_KEY", "AWS_PROFILE", "AWS_SESSION_TOKEN", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"):
         monkeypatch.delenv(name, raising=False)

@@ -82,6 +82,7 @@ CUT = {
     "name": "write_file",
     "arguments": '{"path": "a.txt", "content": "Once upon',
     "error": {"ok": False, "errors": [{"kind": "truncated", "message": TRUNCATED_MESSAGE}]},
+    "position": 0,
 }
 #: The assistant turn of anthropic/thinking_then_call.sse, as Anthropic must get it back.
 THINKING_TURN = {
@@ -122,12 +123,13 @@ async def own_loop(server: LoopbackServer, model: str, route: str, ran: list[tup
         chunks = [chunk async for chunk in response]
         turns.append(chunks)
         message = litellm.stream_chunk_builder(chunks).choices[0].message
-        messages.append(message)
-        if not message.tool_calls:
-            return turns
-        for call in message.tool_calls:
+        turn = integration.assistant_turn(message)  # as the page's loop does
+        messages += turn
+        for call in message.tool_calls or ():
             ran.append((call.function.name, json.loads(call.function.arguments)))
             messages.append({"role": "tool", "tool_call_id": call.id, "content": "ok"})
+        if len(turn) == 1 and not message.tool_calls:
+            return turns
         server.routes[route] = Reply([FINAL[route]])
     raise AssertionError("the loop did not end")
 
@@ -165,15 +167,67 @@ async def test_own_loop_gets_each_parallel_call_whole_in_one_chunk(server: Loopb
     assert "".join(chunk.choices[0].delta.content or "" for chunk in turns[1] if chunk.choices) == "done"
 
 
-async def test_own_loop_never_gets_a_cut_call(server: LoopbackServer) -> None:
+def told(error: dict[str, Any], kind: str) -> bool:
+    return error["ok"] is False and [entry["kind"] for entry in error["errors"]] == [kind]
+
+
+async def test_own_loop_never_runs_a_cut_call_and_tells_the_model(server: LoopbackServer) -> None:
     server.routes[CHAT] = Reply([fixture("openai_chat/length_truncated.sse")])
     ran: list[tuple[str, Any]] = []
-    [chunks] = await own_loop(server, "streamkit/openai_chat/gpt-4o", CHAT, ran)
+    first, second = await own_loop(server, "streamkit/openai_chat/gpt-4o", CHAT, ran)
     assert ran == []
-    assert streamed_calls(chunks) == []
-    assert chunks[-1].choices[0].finish_reason == "length"
-    fields = [chunk.choices[0].delta.provider_specific_fields for chunk in chunks if chunk.choices]
+    assert streamed_calls(first) == []
+    assert first[-1].choices[0].finish_reason == "length"
+    fields = [chunk.choices[0].delta.provider_specific_fields for chunk in first if chunk.choices]
     assert [field for field in fields if field] == [{integration.INVALID_CALLS: [CUT]}]
+    assert fields[-2] == {integration.INVALID_CALLS: [CUT]}  # just before the finish
+    assert sent(server, 1)["messages"][1:] == [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "call_A", "type": "function", "function": {"name": "write_file", "arguments": CUT["arguments"]}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_A", "content": json.dumps(CUT["error"], separators=(",", ":"))},
+    ]
+    assert "".join(chunk.choices[0].delta.content or "" for chunk in second if chunk.choices) == "done"
+
+
+#: Each scenario on Anthropic: the fixture, the tools that run, and what the next request tells the model.
+SCENARIOS = {
+    "cut": ("anthropic/max_tokens_cut_after_a_whole_value.sse", [], {"toolu_C": "truncated"}),
+    "complete-then-cut": (
+        "anthropic/max_tokens_truncated.sse",
+        [("get_weather", {"city": "Paris"})],
+        {"toolu_A": "ok", "toolu_B": "truncated"},
+    ),
+    "invalid-json-schema-unknown": (
+        "anthropic/invalid_calls_between_blocks.sse",
+        [("get_stock", {"ticker": "AAPL"})],
+        {"toolu_01": "invalid_json", "toolu_02": "ok", "toolu_03": "schema", "toolu_04": "unknown_tool"},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", SCENARIOS)
+async def test_own_loop_runs_the_valid_calls_and_tells_the_model_of_each_invalid_one(
+    server: LoopbackServer, case: str
+) -> None:
+    name, runs, results = SCENARIOS[case]
+    server.routes[MESSAGES] = Reply([fixture(name)])
+    ran: list[tuple[str, Any]] = []
+    turns = await own_loop(server, "streamkit/anthropic/claude-sonnet-4-5", MESSAGES, ran)
+    assert ran == runs
+    assert len(turns) == 2 and len(server.requests) == 2
+    assistant, answer = sent(server, 1)["messages"][1:]
+    assert [block["id"] for block in assistant["content"] if block["type"] == "tool_use"] == list(results)
+    got = {block["tool_use_id"]: block["content"] for block in answer["content"]}
+    assert sorted(got) == sorted(results)  # the errors first, then the results, as the loop appends them
+    for ident, kind in results.items():
+        assert got[ident] == "ok" if kind == "ok" else told(json.loads(got[ident]), kind)
+    text = "".join(chunk.choices[0].delta.content or "" for chunk in turns[1] if chunk.choices)
+    assert text == ANSWER[MESSAGES]
 
 
 async def test_own_loop_sends_the_thinking_back_byte_for_byte(server: LoopbackServer) -> None:

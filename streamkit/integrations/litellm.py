@@ -17,7 +17,10 @@ every framework that runs on LiteLLM gets streamkit's calls:
 - an invalid call (cut off by the output limit, invalid JSON, not matching its tool's schema)
   never comes out in ``tool_calls``: it is withheld, and described, with the error streamkit
   tells a model (``error_payload``), under ``provider_specific_fields["streamkit_invalid_tool_calls"]``
-  of its chunk (of the message, unstreamed); a cut turn ends with ``finish_reason="length"``;
+  of the message: all of them at once on one chunk's delta just before the finish, where
+  ``litellm.stream_chunk_builder`` finds them (it keeps one value per key), and on the message
+  unstreamed; a cut turn ends with ``finish_reason="length"``. ``assistant_turn``
+  writes the messages that send such a turn back, each invalid call answered with its error;
 - reasoning comes as ``reasoning_content`` and LiteLLM's ``thinking_blocks`` (Anthropic's
   with their signatures); an assistant message's ``thinking_blocks`` go back to the provider as
   received, and a Gemini call's signature rides on its ``provider_specific_fields["thought_signature"]``.
@@ -61,7 +64,7 @@ from .._types import CallRef, InvalidToolCall, Provider, ResponseEnd, TextDelta,
 from ..adapters._base import Outcome, call_id, dumps, error_payload
 from ._chat import PROVIDERS, Entry, Request, Results, Tool, User, build
 
-__all__ = ("INVALID_CALLS", "NAME", "PROVIDERS", "StreamkitLLM", "register")
+__all__ = ("INVALID_CALLS", "NAME", "PROVIDERS", "StreamkitLLM", "assistant_turn", "invalid_calls", "register")
 
 #: The provider name models are registered under: ``streamkit/<provider>/<model>``.
 NAME = "streamkit"
@@ -307,11 +310,13 @@ def _result(message: Mapping[str, Any], names: Mapping[str, str], position: int)
 
 
 class _Output:
-    """One response, as LiteLLM's deltas: each event the moment it comes, the end kept for last."""
+    """One response, as LiteLLM's deltas: each event the moment it comes, the end kept for last
+    with the invalid calls (``invalid``), which go together on the last chunk."""
 
     def __init__(self) -> None:
         self.calls = 0
         self.end: ResponseEnd | None = None
+        self.invalid: list[dict[str, Any]] = []
 
     def delta(self, event: StreamEvent) -> dict[str, Any] | None:
         if isinstance(event, TextDelta):
@@ -327,8 +332,14 @@ class _Output:
             self.calls += 1
             return {"tool_calls": [_whole(event, self.calls - 1)]}
         if isinstance(event, InvalidToolCall):
-            described = {"id": event.id, "name": event.name, "arguments": event.raw, "error": error_payload(event)}
-            return {"provider_specific_fields": {INVALID_CALLS: [described]}}
+            described = {
+                "id": call_id(event),
+                "name": event.name,
+                "arguments": event.raw,
+                "error": error_payload(event),
+                "position": self.calls + len(self.invalid),  # its place among all of the turn's calls
+            }
+            self.invalid.append(described)
         if isinstance(event, ResponseEnd):
             self.end = event
         return None  # state LiteLLM's messages have no place for
@@ -358,6 +369,8 @@ class _Output:
             yield self._chunk(Delta(**delta))
         if isinstance(event, ResponseEnd):
             usage = self.usage
+            if self.invalid:  # on a chunk of their own: LiteLLM empties the finish chunk's delta
+                yield self._chunk(Delta(provider_specific_fields={INVALID_CALLS: self.invalid}))
             if usage is not None:  # LiteLLM reads usage only from a chunk before the finish, of no choice
                 yield ModelResponseStream(choices=[], usage=usage)
             yield self._chunk(Delta(), finish_reason=self.finish)
@@ -388,7 +401,6 @@ def _message(output: _Output, events: Sequence[StreamEvent], model_response: Mod
     reasoning: list[str] = []
     blocks: list[dict[str, Any]] = []
     calls: list[dict[str, Any]] = []
-    withheld: list[dict[str, Any]] = []
     for event in events:
         delta = output.delta(event) or {}
         text.append(delta.get("content", ""))
@@ -397,19 +409,58 @@ def _message(output: _Output, events: Sequence[StreamEvent], model_response: Mod
         calls.extend(
             {key: value for key, value in call.items() if key != "index"} for call in delta.get("tool_calls", ())
         )
-        withheld.extend(delta.get("provider_specific_fields", {}).get(INVALID_CALLS, ()))
     message = Message(
         content="".join(text) or None,
         tool_calls=calls or None,
         reasoning_content="".join(reasoning) or None,
         thinking_blocks=cast(Any, blocks) or None,  # LiteLLM types them as TypedDicts
-        provider_specific_fields={INVALID_CALLS: withheld} if withheld else None,
+        provider_specific_fields={INVALID_CALLS: output.invalid} if output.invalid else None,
     )
     model_response.choices = [Choices(finish_reason=output.finish, index=0, message=message)]
     usage = output.usage
     if usage is not None:
         model_response.usage = usage
     return model_response
+
+
+# -- the next turn ------------------------------------------------------------------------------
+
+
+def invalid_calls(message: Any) -> list[dict[str, Any]]:
+    """The invalid calls withheld from a message (a LiteLLM ``Message``, its dict, or a streamed
+    chunk's ``Delta``): each ``{"id", "name", "arguments", "error"}``, in the order they ended."""
+    fields = _plain(message).get("provider_specific_fields") or {}
+    return list(fields.get(INVALID_CALLS) or ())
+
+
+def assistant_turn(message: Any) -> list[dict[str, Any]]:
+    """The messages that send an assistant turn back: the assistant message with every call it
+    made (each invalid one with its arguments as received), then a ``tool`` message answering each
+    invalid call with streamkit's error, so the model is told and can try again. The results of
+    the calls that ran follow them, as ``tool`` messages the caller appends.
+
+    ``message`` is the response's message: ``litellm.stream_chunk_builder(chunks)``'s, or the
+    unstreamed one.
+    """
+    plain = _plain(message)
+    withheld = invalid_calls(plain)
+    fields = {
+        key: value for key, value in (plain.get("provider_specific_fields") or {}).items() if key != INVALID_CALLS
+    }
+    calls = list(plain.get("tool_calls") or ())
+    for call in withheld:  # each back in its place among the calls, as the model made them
+        entry = {
+            "id": call["id"],
+            "type": "function",
+            "function": {"name": call["name"], "arguments": call["arguments"]},
+        }
+        calls.insert(call.get("position", len(calls)), entry)
+    kept = {key: value for key, value in plain.items() if key not in ("provider_specific_fields", "function_call")}
+    assistant = {**kept, "role": "assistant", "tool_calls": calls or None}
+    if fields:
+        assistant["provider_specific_fields"] = fields
+    errors = [{"role": "tool", "tool_call_id": call["id"], "content": dumps(call["error"])} for call in withheld]
+    return [assistant, *errors]
 
 
 # -- the provider -------------------------------------------------------------------------------
