@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
+import math
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import _observe
 from ._errors import UsageError
 from ._turn_types import StreamEvent
-from ._types import InvalidToolCall, ToolCall, ToolResult
+from ._types import InvalidToolCall, JSONObject, ToolCall, ToolResult
 from ._validate import unknown_tool
 from .adapters._base import error_payload, failure_payload
 
@@ -41,6 +42,7 @@ async def run_tools(
     *,
     concurrency: int = DEFAULT_CONCURRENCY,
     pass_call: bool = False,
+    early: bool | Collection[str] = True,
 ) -> list[ToolResult]:
     """Run each call's tool as soon as the call completes; every call's result, in call order.
 
@@ -54,36 +56,47 @@ async def run_tools(
             worker thread (``anyio.to_thread``), so it never blocks the stream.
         concurrency: at most this many tools run at once; the calls beyond wait their turn.
         pass_call: call each tool with the ``ToolCall`` instead of its input.
+        early: which tools start at their call's end marker: all (``True``), none (``False``),
+            or the tools named. The others (a tool that needs an approval, or is not
+            idempotent) start only once the stream has ended cleanly, and never when it fails.
 
     Returns:
         One ``ToolResult`` per call id, in the order the calls came: the tool's output, or an
         error for an invalid call (never run), a tool not in ``tools``, or a tool that raised
-        (the exception's type and text, the exception kept on the result). Every adapter's
-        ``tool_results_message`` writes the list.
+        (the exception's type and text, the exception kept on the result; a ``CancelledError``
+        of the tool's own, from something it awaited, is such a failure too). ``outcome`` says
+        which. Every adapter's ``tool_results_message`` writes the list.
 
     Raises:
-        StreamkitError: the stream's own error, after cancelling the tools still running; the
-            results made before it (a sync tool cannot be interrupted and is left to finish)
-            are on the error's ``tool_results`` attribute. A cancellation of the caller
-            cancels every tool too.
+        StreamkitError: the stream's own error, after cancelling the tools still running; every
+            call seen has its one outcome on the error's ``tool_results`` attribute: the
+            results made (a sync tool cannot be interrupted and is left to finish), the tools
+            started and then cancelled (``outcome == "cancelled"``: they may have had effects),
+            and the ones never started (``"not_run"``). A cancellation of the caller cancels
+            every tool too.
         UsageError: a bad argument, or an item that is not a streamkit value.
     """
     import anyio  # imported where it is used: ``import streamkit`` does without it
 
-    _check(tools, concurrency, pass_call)
-    run = _Run(tools, anyio.CapacityLimiter(concurrency), pass_call)
+    _check(tools, concurrency, pass_call, early)
+    run = _Run(tools, anyio.CapacityLimiter(concurrency), pass_call, early)
     iterator = _aiter(events)
     failure: Exception | None = None
     async with anyio.create_task_group() as group:
         try:
             await run.read(iterator, group)
+            await run.start_held(group)
         except Exception as exc:
             failure = exc
             group.cancel_scope.cancel()
     if failure is not None:
         done = run.results()
         failure.tool_results = tuple(done)  # type: ignore[attr-defined]
-        failure.add_note(f"streamkit.run_tools: the tools still running were cancelled; {len(done)} result(s) made")
+        stopped = sum(result.outcome in ("cancelled", "not_run") for result in done)
+        failure.add_note(
+            f"streamkit.run_tools: the tools still running were cancelled; {len(done) - stopped} result(s) made, "
+            f"{stopped} call(s) cancelled or not run"
+        )
         raise failure
     return run.results()
 
@@ -91,19 +104,29 @@ async def run_tools(
 class _Run:
     """One run: the tools, the bound on how many run at once, and a slot per call, in call order."""
 
-    def __init__(self, tools: Mapping[str, Tool], limiter: anyio.CapacityLimiter, pass_call: bool) -> None:
+    def __init__(
+        self, tools: Mapping[str, Tool], limiter: anyio.CapacityLimiter, pass_call: bool, early: bool | Collection[str]
+    ) -> None:
         self.tools = tools
         self.pass_call = pass_call
         self.limiter = limiter
+        self.early = early
+        self.calls: list[ToolCall | InvalidToolCall] = []
         self.slots: list[ToolResult | None] = []
+        self.begun: set[int] = set()
+        self.held: list[int] = []  # the slots of calls that start once the stream has ended
         self.seen: set[tuple[object, ...]] = set()
 
     def results(self) -> list[ToolResult]:
-        """The results made, in call order (all of them once every tool has finished)."""
-        return [result for result in self.slots if result is not None]
+        """One result per call, in call order: a call left without one was stopped before its tool
+        returned, told apart by whether its tool had begun."""
+        return [
+            result if result is not None else _stopped(call, slot in self.begun)
+            for slot, (call, result) in enumerate(zip(self.calls, self.slots, strict=True))
+        ]
 
     async def read(self, iterator: AsyncIterator[Any], group: anyio.abc.TaskGroup) -> None:
-        """Read the stream to its end, each new call refused at once or its tool started."""
+        """Read the stream to its end, each new call refused at once, held, or its tool started."""
         try:
             position = 0
             async for event in iterator:
@@ -112,13 +135,25 @@ class _Run:
                 if call is None or _key(call) in self.seen:
                     continue
                 self.seen.add(_key(call))
+                self.calls.append(call)
                 self.slots.append(_refused(call, self.tools))
-                if self.slots[-1] is None:
-                    assert isinstance(call, ToolCall)
-                    await group.start(self.run, call, len(self.slots) - 1)
+                slot = len(self.slots) - 1
+                if self.slots[slot] is not None:
+                    continue
+                if self.early is True or (self.early is not False and call.name in self.early):
+                    await group.start(self.run, call, slot)
+                else:
+                    self.held.append(slot)
         except BaseException:
             await _close(iterator)  # left early: an async generator's own cleanup runs now, not at collection
             raise
+
+    async def start_held(self, group: anyio.abc.TaskGroup) -> None:
+        """The stream ended cleanly: start the tools that were not to start early, in call order."""
+        for slot in self.held:
+            call = self.calls[slot]
+            assert isinstance(call, ToolCall)
+            await group.start(self.run, call, slot)
 
     async def run(self, call: ToolCall, slot: int, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         """Run one call's tool into its slot. The stream is read on once the tool has begun (an
@@ -129,10 +164,11 @@ class _Run:
         async with self.limiter:
             if not queued:
                 task_status.started()
+            self.begun.add(slot)
             self.slots[slot] = await _observe.traced(call, _outcome(self.tools[call.name], call, self.pass_call))
 
 
-def _check(tools: object, concurrency: object, pass_call: object) -> None:
+def _check(tools: object, concurrency: object, pass_call: object, early: object) -> None:
     if not isinstance(tools, Mapping):
         raise UsageError(f"tools must be a mapping of tool name to function, got {type(tools).__name__}")
     for name, tool in tools.items():
@@ -142,6 +178,10 @@ def _check(tools: object, concurrency: object, pass_call: object) -> None:
         raise UsageError(f"concurrency must be a whole number of at least 1, got {concurrency!r}")
     if not isinstance(pass_call, bool):
         raise UsageError(f"pass_call must be True or False, got {pass_call!r}")
+    if not isinstance(early, bool) and (
+        not isinstance(early, Collection) or isinstance(early, str) or not all(isinstance(n, str) for n in early)
+    ):
+        raise UsageError(f"early must be True, False or a collection of tool names, got {early!r}")
 
 
 async def _over(items: Iterable[StreamEvent]) -> AsyncIterator[StreamEvent]:
@@ -180,6 +220,8 @@ def _refused(call: ToolCall | InvalidToolCall, tools: Mapping[str, Tool]) -> Too
 
 
 async def _outcome(tool: Tool, call: ToolCall, pass_call: bool) -> ToolResult:
+    import anyio
+
     bound = functools.partial(tool, call) if pass_call else functools.partial(tool, **call.input)
     try:
         if _is_async(tool):
@@ -192,9 +234,34 @@ async def _outcome(tool: Tool, call: ToolCall, pass_call: bool) -> ToolResult:
             output = await anyio.to_thread.run_sync(bound)
             if inspect.isawaitable(output):
                 output = await output
+    except anyio.get_cancelled_exc_class() as exc:
+        if anyio.current_effective_deadline() == -math.inf:
+            raise  # run_tools itself is cancelled: the slot is marked as the tool stopped
+        return ToolResult(call, error=_failure(exc), exception=exc)  # the tool's own: what it awaited was cancelled
     except Exception as exc:
-        return ToolResult(call, error=failure_payload(exc), exception=exc)
+        return ToolResult(call, error=_failure(exc), exception=exc)
     return ToolResult(call, output)
+
+
+def _failure(exc: BaseException) -> JSONObject:
+    """What the model is told about a tool that raised, even when the exception's text cannot be read."""
+    try:
+        return failure_payload(exc)
+    except Exception as unreadable:
+        message = f"{type(exc).__name__} (its text could not be read: {type(unreadable).__name__})"
+        return {"ok": False, "errors": [{"kind": "tool_error", "message": message}]}
+
+
+def _stopped(call: ToolCall | InvalidToolCall, begun: bool) -> ToolResult:
+    """The result of a call whose tool was stopped by the stream's failure, begun or not."""
+    if begun:
+        kind, message = (
+            "tool_cancelled",
+            "the tool was started, then cancelled when the stream failed: it may have had effects",
+        )
+    else:
+        kind, message = "not_run", "the tool was not run: the stream failed before it could start"
+    return ToolResult(call, error={"ok": False, "errors": [{"kind": kind, "message": message}]})
 
 
 def _is_async(tool: Tool) -> bool:

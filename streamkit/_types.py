@@ -205,6 +205,11 @@ class InvalidToolCall:
         return any(issue.kind == "truncated" for issue in self.errors)
 
 
+#: How a call run by ``run_tools`` can end: its ``ToolResult.outcome``.
+OUTCOMES = ("ok", "failed", "refused", "cancelled", "not_run")
+_OUTCOME_OF = {"tool_error": "failed", "tool_cancelled": "cancelled", "not_run": "not_run"}
+
+
 @dataclass(frozen=True, slots=True)
 class ToolResult:
     """What running one call gave: its tool's output, or the error the model is told.
@@ -245,6 +250,18 @@ class ToolResult:
     @property
     def is_error(self) -> bool:
         return self.error is not None
+
+    @property
+    def outcome(self) -> str:
+        """How the call ended: ``"ok"`` (its tool returned), ``"failed"``
+        (its tool raised), ``"refused"`` (never run: invalid, or no such tool), ``"cancelled"``
+        (its tool started, then was cancelled: it may have had effects) or ``"not_run"`` (its
+        tool never started: the stream failed first)."""
+        if self.error is None:
+            return "ok"
+        errors = self.error.get("errors")
+        kind = errors[0].get("kind") if isinstance(errors, list) and errors and isinstance(errors[0], dict) else None
+        return _OUTCOME_OF.get(kind, "refused") if isinstance(kind, str) else "refused"
 
     def __repr__(self) -> str:
         shown = f"error={_cut(repr(self.error))}" if self.error is not None else f"output={_cut(repr(self.output))}"

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import httpx
 import pytest
 
@@ -58,6 +59,21 @@ def after_first_call(data: bytes) -> int:
 
 def tool_error(message: str) -> dict[str, Any]:
     return {"ok": False, "errors": [{"kind": "tool_error", "message": message}]}
+
+
+CANCELLED = {
+    "ok": False,
+    "errors": [
+        {
+            "kind": "tool_cancelled",
+            "message": "the tool was started, then cancelled when the stream failed: it may have had effects",
+        }
+    ],
+}
+NOT_RUN = {
+    "ok": False,
+    "errors": [{"kind": "not_run", "message": "the tool was not run: the stream failed before it could start"}],
+}
 
 
 async def test_results_come_in_call_order_whatever_order_the_tools_finish_in() -> None:
@@ -185,7 +201,8 @@ async def test_over_http_a_dropped_connection_cancels_the_running_tool(server: L
             async with streamkit.astream(client, "anthropic", server.url("/v1/messages")) as events:
                 await streamkit.run_tools(events, {"get_weather": get_weather, "get_stock": print})
     assert seen == ["cancelled"]
-    assert info.value.tool_results == ()  # type: ignore[attr-defined]
+    [stopped] = info.value.tool_results  # type: ignore[attr-defined]
+    assert (stopped.name, stopped.outcome, stopped.error) == ("get_weather", "cancelled", CANCELLED)
 
 
 async def test_the_next_event_is_read_only_once_the_tool_has_begun() -> None:
@@ -309,9 +326,12 @@ async def test_a_stream_that_fails_cancels_the_tools_and_raises_its_own_error_wi
             with pytest.raises(ProviderError, match="overloaded_error: Overloaded") as info:
                 await streamkit.run_tools(streamkit.aiter_events(receive, "anthropic"), {"get_weather": get_weather})
     assert seen == ["Oslo", "Oslo cancelled"]  # the cut call ("Ber...") never ran
-    assert info.value.tool_results == ()  # type: ignore[attr-defined]
+    [stopped] = info.value.tool_results  # type: ignore[attr-defined]
+    assert (stopped.call.input, stopped.outcome, stopped.error) == ({"city": "Oslo"}, "cancelled", CANCELLED)
     assert [call.raw for call in info.value.unfinished] == ['{"city": "Ber']
-    assert "the tools still running were cancelled; 0 result(s) made" in info.value.__notes__[-1]
+    assert info.value.__notes__[-1] == (
+        "streamkit.run_tools: the tools still running were cancelled; 0 result(s) made, 1 call(s) cancelled or not run"
+    )
 
 
 async def test_a_sync_tool_left_running_by_a_failure_finishes_and_its_result_is_kept() -> None:
@@ -442,3 +462,130 @@ async def test_bad_arguments_and_items_are_usage_errors() -> None:
     assert closed == [True]  # the source was closed, not left to the collector
     assert info.value.tool_results == ()  # type: ignore[attr-defined]
     assert await streamkit.run_tools([], {}) == []
+
+
+# -- every call ends with exactly one outcome ------------------------------------------------------
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # trio cancels only through its scopes
+async def test_a_tools_own_cancelled_error_is_its_failure_and_the_others_go_on() -> None:
+    """The tool awaited a future that another task cancelled: that tool failed; run_tools was not
+    cancelled, so the stream is read to its end and the other call runs."""
+    import asyncio
+
+    async def get_weather(city: str) -> str:
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        future.cancel()  # what another task does to something the tool waits on
+        return await future
+
+    async def get_stock(ticker: str) -> str:
+        return "182.5"
+
+    results = await streamkit.run_tools([WEATHER, STOCK], {"get_weather": get_weather, "get_stock": get_stock})
+    assert [(r.name, r.outcome, r.error or r.output) for r in results] == [
+        ("get_weather", "failed", tool_error("CancelledError")),
+        ("get_stock", "ok", "182.5"),
+    ]
+    assert isinstance(results[0].exception, asyncio.CancelledError)
+
+
+async def test_an_exception_whose_text_cannot_be_read_is_still_one_error_result() -> None:
+    class Unprintable(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no text")
+
+    async def get_weather(city: str) -> str:
+        raise Unprintable
+
+    [result] = await streamkit.run_tools([WEATHER], {"get_weather": get_weather})
+    assert (result.outcome, result.error) == (
+        "failed",
+        tool_error("Unprintable (its text could not be read: RuntimeError)"),
+    )
+    assert isinstance(result.exception, Unprintable)
+
+
+async def test_when_the_stream_fails_a_started_tool_is_cancelled_and_a_queued_one_not_run() -> None:
+    started = anyio.Event()
+
+    async def get_weather(city: str) -> str:
+        started.set()
+        await anyio.sleep_forever()
+        return "never"
+
+    async def source() -> AsyncIterator[StreamEvent]:
+        yield WEATHER
+        yield STOCK  # waits for the one slot concurrency=1 allows
+        await started.wait()
+        raise ProviderError(type="overloaded_error", message="Overloaded")
+
+    with anyio.fail_after(GUARD), pytest.raises(ProviderError) as info:
+        await streamkit.run_tools(source(), {"get_weather": get_weather, "get_stock": print}, concurrency=1)
+    assert [(r.name, r.outcome, r.error) for r in info.value.tool_results] == [  # type: ignore[attr-defined]
+        ("get_weather", "cancelled", CANCELLED),
+        ("get_stock", "not_run", NOT_RUN),
+    ]
+
+
+async def test_every_outcome_has_its_name() -> None:
+    async def get_weather(city: str) -> str:
+        raise LookupError(city)
+
+    results = await streamkit.run_tools(
+        [WEATHER, STOCK, CUT, ToolCall(3, "call_D", "send_mail", {})],
+        {"get_weather": get_weather, "get_stock": lambda ticker: ticker},
+    )
+    assert [r.outcome for r in results] == ["failed", "ok", "refused", "refused"]
+    assert streamkit.ToolResult(WEATHER, error=CANCELLED).outcome == "cancelled"
+
+
+# -- tools that must not start early ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("early", [False, {"get_stock"}])
+async def test_a_tool_held_from_early_start_runs_only_once_the_stream_has_ended(early: bool | set[str]) -> None:
+    log: list[str] = []
+
+    async def get_weather(city: str) -> str:
+        log.append("get_weather ran")
+        return "21C"
+
+    async def get_stock(ticker: str) -> str:
+        log.append("get_stock ran")
+        return "182.5"
+
+    async def source() -> AsyncIterator[StreamEvent]:
+        yield WEATHER
+        yield STOCK
+        await anyio.lowlevel.checkpoint()  # a started tool runs here
+        log.append("the stream ended")
+        yield ResponseEnd("tool_calls")
+
+    tools = {"get_weather": get_weather, "get_stock": get_stock}
+    results = await streamkit.run_tools(source(), tools, early=early)
+    if early is False:
+        assert log == ["the stream ended", "get_weather ran", "get_stock ran"]
+    else:
+        assert log == ["get_stock ran", "the stream ended", "get_weather ran"]
+    assert [r.output for r in results] == ["21C", "182.5"]
+
+
+async def test_a_held_tool_never_runs_when_the_stream_fails() -> None:
+    ran: list[str] = []
+
+    async def source() -> AsyncIterator[StreamEvent]:
+        yield WEATHER
+        raise ProviderError(type="overloaded_error", message="Overloaded")
+
+    with pytest.raises(ProviderError) as info:
+        await streamkit.run_tools(source(), {"get_weather": ran.append}, early=False)
+    assert ran == []
+    assert [(r.name, r.outcome, r.error) for r in info.value.tool_results] == [  # type: ignore[attr-defined]
+        ("get_weather", "not_run", NOT_RUN)
+    ]
+
+
+@pytest.mark.parametrize("early", ["get_weather", 1, [1]])
+async def test_early_must_be_a_flag_or_tool_names(early: object) -> None:
+    with pytest.raises(UsageError, match="early must be True, False or a collection of tool names"):
+        await streamkit.run_tools([], {}, early=early)  # type: ignore[arg-type]
