@@ -379,6 +379,11 @@ class Accumulator:
         slot = self._plain(index, choice)
         return slot if slot is not None and slot.phase is TEXT else None
 
+    def takes_text(self, choice: int) -> bool:
+        """Whether a piece of the choice's text passes through unchanged, as it does once the
+        choice is known (and no subclass reads the events)."""
+        return choice in self._choices and type(self).feed is Accumulator.feed
+
     @property
     def max_argument_bytes(self) -> int:
         return self._max_argument_bytes

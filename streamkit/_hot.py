@@ -1,18 +1,20 @@
 """The hot read: one stage crossing for a read that only continues what the stages proved.
 
 A token-streaming server flushes each SSE event as it is made, so most reads are one event, and
-most events of a call are one more fragment of the call already open. After a read through the
-general path, the stages may each have proved something: the framer that it stands between two
-events with nothing held, the decoder the byte template of the open call's plain fragments
-(every payload of that shape is one fragment of that call and changes none of its state), the
-accumulator that the call takes fragments plainly (it is in ``TEXT``, with no fragments or
-previews to hand out). With all three, a read that is exactly one such event (the SSE header
-and the template's prefix, one JSON string token, the template's suffix, the blank line) is
-read here: one ``startswith``, one ``fullmatch``, one strict ``orjson.loads``, one append to the
-call's text. Anything else (two events, a partial one, another shape, a token that does not
-parse, a fragment that would pass ``max_argument_bytes``) returns False with nothing changed, and
-the general path reads it. The bookkeeping the stages would have done (the framer's byte offset,
-the template's hit count, the pipeline's last bytes) is settled when the hot read is dropped.
+most events are one more fragment of the call already open, or one more piece of text. After a
+read through the general path, the stages may each have proved something: the framer that it
+stands between two events with nothing held, the decoder the byte template of the open call's
+plain fragments or of the text (every payload of that shape is one fragment of that call, or
+one piece of that choice's text, and changes none of its state), the accumulator that the call
+takes fragments plainly (it is in ``TEXT``, with no fragments or previews to hand out) or that
+it passes the choice's text through. With all three, a read that is exactly one such event (the
+SSE header and the template's prefix, one JSON string token, the template's suffix, the blank
+line) is read here: one ``startswith``, one ``fullmatch``, one strict ``orjson.loads``, then one
+append to the call's text or one ``TextDelta``. Anything else (two events, a partial one,
+another shape, a token that does not parse, a fragment that would pass ``max_argument_bytes``)
+gives None with nothing changed, and the general path reads it. The bookkeeping the stages
+would have done (the framer's byte offset, the template's hit count, the pipeline's last bytes)
+is settled when the hot read is dropped.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import orjson
 
 from ._accumulator import Accumulator, _Slot
 from ._sse import SSEDecoder
+from ._turn_types import StreamEvent
+from ._types import TextDelta
 from .providers._base import Decoder, Template
 
 __all__ = ("HotRead", "arm")
@@ -47,7 +51,7 @@ class HotRead:
     )
 
     def __init__(
-        self, framer: SSEDecoder, template: Template, accumulator: Accumulator, slot: _Slot, event_limit: int
+        self, framer: SSEDecoder, template: Template, accumulator: Accumulator, slot: _Slot | None, event_limit: int
     ) -> None:
         self.framer = framer
         self.template = template
@@ -62,26 +66,45 @@ class HotRead:
         self.size = 0
         self.last = b""
 
-    def take(self, data: bytes) -> bool:
-        """Read ``data`` if it is one whole event of the template's shape; False, with nothing
+    def take(self, data: bytes) -> list[StreamEvent] | None:
+        """What ``data`` gives if it is whole events of the template's shape; None, with nothing
         changed, otherwise."""
         if not data.startswith(self.head) or not data.endswith(b"\n\n") or len(data) > self.event_limit:
-            return False
+            return None
         found = self.match(data, self.start, len(data) - 2)
-        if found is None:
-            return False
         try:
-            text: str = _loads(found.group(1))
+            texts: list[str] = [_loads(found.group(1))] if found is not None else self._several(data)
         except _BAD:
-            return False
+            return None
+        if not texts:
+            return None
         slot = self.slot
-        if slot.size + len(text) > self.limit:
-            return False  # the general path raises, naming the call
-        slot.add(text, self.limit)
-        self.reads += 1
+        if slot is None:
+            template = self.template
+            out: list[StreamEvent] = [TextDelta(text, choice=template.choice, index=template.index) for text in texts]
+        elif slot.size + sum(map(len, texts)) > self.limit:
+            return None  # the general path raises, naming the call
+        else:
+            slot.extend(texts, self.limit)
+            out = []
+        self.reads += len(texts)
         self.size += len(data)
         self.last = data
-        return True
+        return out
+
+    def _several(self, data: bytes) -> list[str]:
+        """The texts of a read of several whole events, each of the template's shape; none if
+        any is not. Split at the blank lines, each piece must be one event (its header, the
+        prefix, one token, the suffix: no line end but the header's), so the pieces are exactly
+        the events the framer would find."""
+        head, match, start = self.head, self.match, self.start
+        tokens: list[bytes] = []
+        for piece in data[:-2].split(b"\n\n"):
+            found = match(piece, start) if piece.startswith(head) else None
+            if found is None:
+                return []
+            tokens.append(found.group(1))
+        return _loads(b"[" + b",".join(tokens) + b"]")  # type: ignore[no-any-return]  # tokens in quotes
 
     def settle(self) -> bytes:
         """Hand the stages their bookkeeping; the last bytes read, for the pipeline's tail."""
@@ -97,6 +120,11 @@ def arm(framer: object, decoder: Decoder, accumulator: Accumulator, event_limit:
     template = decoder.proved_template()
     if template is None:
         return None
+    if template.is_text:
+        if not accumulator.takes_text(template.choice):
+            return None
+        return HotRead(framer, template, accumulator, None, event_limit)
+    assert template.index is not None  # a call's fragment always has its index
     slot = accumulator.plain_text(template.index, template.choice)
     if slot is None:
         return None

@@ -232,8 +232,9 @@ class Assembler:
             data = bytes(data)
         hot = self._hot
         if hot is not None:
-            if hot.take(data):
-                return []
+            taken = hot.take(data)
+            if taken is not None:
+                return taken
             self._cool()
         if data:
             if not self._received:

@@ -29,6 +29,7 @@ from .._events import (
     Frame,
     Payloads,
     ResponseEnded,
+    TextReceived,
 )
 from .._json import big_integer_at, has_lone_surrogate, loads_exact, may_be_inexact, twin
 from .._limits import DEFAULT_LIMITS, Limits
@@ -80,10 +81,15 @@ class Template:
     then parsed strictly, alone.
     """
 
-    __slots__ = ("choice", "event", "hits", "index", "lines", "match", "prefix", "rows", "start")
+    __slots__ = ("choice", "event", "hits", "index", "is_text", "lines", "match", "prefix", "rows", "start")
 
     def __init__(
-        self, event: str | None, prefix: bytes, suffix: bytes, hole: tuple[int, int] | None, index: int, choice: int
+        self,
+        event: str | None,
+        prefix: bytes,
+        suffix: bytes,
+        hole: tuple[int, int] | None,
+        sample: ArgumentsDelta | TextReceived,
     ) -> None:
         self.event = event
         self.prefix = prefix
@@ -96,8 +102,10 @@ class Template:
         # every line is seen to start with the prefix (``rows``).
         self.match, self.lines = _shapes(self.start, rest)
         self.rows = b"\n" + prefix[:-1]
-        self.index = index
-        self.choice = choice
+        #: Whether the string is a piece of text (``TextReceived``) rather than a call's fragment.
+        self.is_text = type(sample) is TextReceived
+        self.index = sample.index
+        self.choice = sample.choice
         self.hits = 0
 
     def text(self, data: bytes) -> str | None:
@@ -136,9 +144,14 @@ class Template:
             return None
         return texts
 
-    def batch(self, texts: list[str]) -> ArgumentsBatch:
+    def batch(self, texts: list[str]) -> list[Event]:
+        """The events of a run of payloads of this shape: one ``ArgumentsBatch`` of a call's
+        fragments, or a ``TextReceived`` for each piece of text."""
         self.hits += len(texts)
-        return ArgumentsBatch(self.index, texts, self.choice)
+        if self.is_text:
+            return [TextReceived(text, self.choice, self.index) for text in texts]
+        assert self.index is not None  # a call's fragment always has its index
+        return [ArgumentsBatch(self.index, texts, self.choice)]
 
 
 class Decoder(ABC):
@@ -192,6 +205,9 @@ class Decoder(ABC):
     #: then ``read`` learns the payload's byte template and reads the call's next fragments
     #: from their string token alone.
     plain_fragments: ClassVar[bool] = False
+    #: The same for a payload read as exactly one ``TextReceived``: a piece of the answer's
+    #: text, which a token-streaming server sends as often as a call's fragments.
+    plain_text: ClassVar[bool] = False
     _template: Template | None = None
     _patience = 0  # learnings skipped after a template that matched nothing
     _wait = 0  # learnings still to skip
@@ -235,7 +251,7 @@ class Decoder(ABC):
                     # A read's first event, completed by it, comes as a Frame.
                     text = template.text(item.data.encode("utf-8", "surrogatepass"))
                     if text is not None:
-                        out.append(template.batch([text]))
+                        out += template.batch([text])
                         continue
                 events = self._general(item)
                 out += events
@@ -263,7 +279,7 @@ class Decoder(ABC):
         if template is not None:
             texts = template.whole(batch)
             if texts is not None:
-                out.append(template.batch(texts))
+                out += template.batch(texts)
                 return False
         names = batch.events
         prefix, match = (template.prefix, template.match) if template is not None else (b"\x00", _NEVER)
@@ -281,7 +297,7 @@ class Decoder(ABC):
                     except bad:
                         pass
             if run and template is not None:  # a run is only ever filled through a template
-                out.append(template.batch(run))
+                out += template.batch(run)
                 run = []
             events = self._general(Frame(event, data.decode()))
             out += events
@@ -291,7 +307,7 @@ class Decoder(ABC):
             if template is not None:
                 prefix, match = template.prefix, template.match
         if run and template is not None:
-            out.append(template.batch(run))
+            out += template.batch(run)
         return False
 
     def _general(self, frame: Frame) -> list[Event]:
@@ -299,11 +315,13 @@ class Decoder(ABC):
         if self._template is not None:
             self._forget()
         events = self.feed(frame)
-        if self.plain_fragments and len(events) == 1 and type(events[0]) is ArgumentsDelta:
-            if self._wait:
-                self._wait -= 1
-            else:
-                self._learn(frame, events[0])
+        if len(events) == 1:
+            kind = type(events[0])
+            if (kind is ArgumentsDelta and self.plain_fragments) or (kind is TextReceived and self.plain_text):
+                if self._wait:
+                    self._wait -= 1
+                else:
+                    self._learn(frame, events[0])  # type: ignore[arg-type]  # one of the two kinds
         return events
 
     def _forget(self) -> None:
@@ -315,13 +333,14 @@ class Decoder(ABC):
             self._patience = 0 if template.hits else min(2 * self._patience + 1, _MAX_PATIENCE)
             self._wait = self._patience
 
-    def _learn(self, frame: Frame, delta: ArgumentsDelta) -> None:
-        """Learn the byte template of the plain fragment that ``frame`` was, once proved.
+    def _learn(self, frame: Frame, delta: ArgumentsDelta | TextReceived) -> None:
+        """Learn the byte template of the plain fragment (or piece of text) that ``frame`` was,
+        once proved.
 
         The fragment's string token is found in the payload and replaced by a probe; the
-        general path must read the probe payload as the same call's fragment with the probe's
-        text. A decoder that declares ``plain_fragments`` changes no state on such a payload,
-        so the proof costs nothing but time, once per call.
+        general path must read the probe payload as the same call's fragment (the same choice's
+        text) with the probe's text. A decoder that declares ``plain_fragments`` (``plain_text``)
+        changes no state on such a payload, so the proof costs nothing but time, once per run.
         """
         text = delta.text
         if text == _PROBE:
@@ -336,15 +355,24 @@ class Decoder(ABC):
         if hole is not None and not self._proves(frame, delta, prefix, suffix, hole):
             hole = None  # the string is read after all: the suffix is fixed bytes
         if hole is not None or self._proves(frame, delta, prefix, suffix, None):
-            self._template = Template(frame.event, prefix, suffix, hole, delta.index, delta.choice)
+            self._template = Template(frame.event, prefix, suffix, hole, delta)
 
     def _proves(
-        self, frame: Frame, delta: ArgumentsDelta, prefix: bytes, suffix: bytes, hole: tuple[int, int] | None
+        self,
+        frame: Frame,
+        delta: ArgumentsDelta | TextReceived,
+        prefix: bytes,
+        suffix: bytes,
+        hole: tuple[int, int] | None,
     ) -> bool:
         """Whether the general path reads the payload with the probe in the fragment's place
         (and each probe padding in the unread string's) as the call's fragment of probe text."""
         pads = (b"",) if hole is None else _PADS
-        expected = [ArgumentsDelta(delta.index, _PROBE, delta.choice)]
+        expected: list[Event] = [
+            TextReceived(_PROBE, delta.choice, delta.index)
+            if type(delta) is TextReceived
+            else ArgumentsDelta(delta.index, _PROBE, delta.choice)  # type: ignore[arg-type]  # an int
+        ]
         for pad in pads:
             after = suffix if hole is None else suffix[: hole[0] + 1] + pad + suffix[hole[1] :]
             try:

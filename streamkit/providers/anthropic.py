@@ -66,6 +66,7 @@ class AnthropicDecoder(TypedEventDecoder):
         }
     )
     plain_fragments = True  # an input_json_delta for an open tool_use block changes no state
+    plain_text = True  # a text_delta changes no state
 
     def __init__(self, *, early_close: bool = False) -> None:
         super().__init__(early_close=early_close)

@@ -61,6 +61,7 @@ class CohereDecoder(TypedEventDecoder):
         }
     )
     plain_fragments = True  # a tool-call-delta changes no state
+    plain_text = True  # a content-delta of text changes no state
 
     def feed(self, frame: Frame) -> list[Event]:
         if frame.data == "[DONE]":

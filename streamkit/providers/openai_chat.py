@@ -98,6 +98,7 @@ class OpenAIChatDecoder(Decoder):
     key_variables, base_url_variable = ("OPENAI_API_KEY",), "OPENAI_BASE_URL"
     payload_keys = ("choices",)
     plain_fragments = True  # a continuation chunk is read without a change of state
+    plain_text = True  # a text chunk after the choice's first, outside reasoning, changes no state
 
     def __init__(self, *, early_close: bool = False) -> None:
         super().__init__(early_close=early_close)
