@@ -55,6 +55,7 @@ from ._types import InvalidToolCall, ResponseEnd, ToolCall
 from ._validate import Toolset
 from .adapters import ADAPTERS
 from .providers import DECODERS
+from .serve import _command as serve_command
 
 __all__ = ("history_line", "main", "to_json_line")
 
@@ -289,7 +290,7 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="streamkit", description="Streamed LLM responses in, tool calls out.")
     parser.add_argument("--version", action="version", version=f"streamkit {_version()}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{replay,live,record}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{replay,live,record,serve}")
     replay = commands.add_parser(
         "replay",
         help="decode a recorded wire transcript and print its calls",
@@ -302,7 +303,7 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument(
         "--history", action="store_true", help="after the end line, print the turn as the provider's history entries"
     )
-    for command in (replay, *_live.add_commands(commands)):
+    for command in (replay, *_live.add_commands(commands), serve_command.add_command(commands)):
         _add_limits(command)
     return parser
 
@@ -356,6 +357,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines = _Lines(_stdout())
         if args.command in _live.COMMANDS:
             return _live.run(args, lines.emit, err, _stdin(), limits=_limits(args))
+        if args.command == "serve":
+            return serve_command.run(args, err, _limits(args))
         return _replay(args, lines, err, _limits(args))
     except KeyboardInterrupt:
         say(err, "streamkit: interrupted")

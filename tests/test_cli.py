@@ -180,11 +180,11 @@ def test_history_is_printed_only_when_asked_and_only_for_a_whole_stream() -> Non
             ["record", "--url", "u", "--body", "b", "--provider", "x"],
             "the following arguments are required: -o/--output (see streamkit record --help)",
         ),
-        ([], "the following arguments are required: {replay,live,record} (see streamkit --help)"),
+        ([], "the following arguments are required: {replay,live,record,serve} (see streamkit --help)"),
         (
             ["play"],
-            "argument {replay,live,record}: invalid choice: 'play' (choose from 'replay', 'live', 'record') "
-            "(see streamkit --help)",
+            "argument {replay,live,record,serve}: invalid choice: 'play' (choose from 'replay', 'live', 'record', "
+            "'serve') (see streamkit --help)",
         ),
     ],
     ids=["replay-missing", "unknown-option", "live-missing", "record-missing", "no-command", "bad-command"],

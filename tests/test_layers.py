@@ -29,6 +29,11 @@ THIRD_PARTY = {"httpx", "httpx_sse", "httpx2", "anyio"}
 # The framework integrations that send their requests themselves, and the libraries they send with:
 # an httpx client unless given one (closed under anyio's shield when the framework cancels).
 SENDS_WITH = {"openai_agents": {"httpx"}, "_clients": {"httpx", "anyio"}, "litellm": {"httpx"}}
+# The proxy (streamkit serve): an HTTP edge of its own, on the re-emission the transports use and
+# the redaction; it sends with httpx, streams under anyio and runs on uvicorn. Nothing imports it
+# but the command line.
+SERVE = {"serve"}
+SERVES_WITH = {"httpx", "anyio", "uvicorn"}
 
 
 # A stage's own parts, in modules of their own: the stage's to import, and bound by its rules.
@@ -79,17 +84,29 @@ def test_imports_flow_one_way(path: Path) -> None:
         allowed = VOCABULARY | STAGES
     elif me in INTEGRATIONS:
         allowed = VOCABULARY | STAGES | COMPOSER
+    elif me in SERVE:
+        allowed = VOCABULARY | STAGES | COMPOSER | INTEGRATIONS | {"_redact"}
     else:
         return  # entry points (__init__, _cli, __main__) may use anything
-    streamkit_modules = VOCABULARY | STAGES | COMPOSER | EDGE | RUNNER | INTEGRATIONS | {"_cli"}
+    streamkit_modules = VOCABULARY | STAGES | COMPOSER | EDGE | RUNNER | INTEGRATIONS | SERVE | {"_cli"}
     assert used & streamkit_modules <= allowed, f"{path.name} imports {sorted(used & streamkit_modules - allowed)}"
-    third_party = used & THIRD_PARTY
+    third_party = used & (THIRD_PARTY | SERVES_WITH)
+    if me in SERVE:
+        assert third_party <= SERVES_WITH, f"{path.name} imports {sorted(third_party)}"
+        return
     if me in RUNNER:
         third_party -= {"anyio"}  # the runner's task group; never an HTTP client
     if me in INTEGRATIONS:
         assert third_party <= {path.stem, *SENDS_WITH.get(path.stem, ())}, f"{path.name} imports {sorted(third_party)}"
         return
     assert not third_party or me in EDGE - {"_redact"}, f"{path.name} imports {sorted(third_party)}"
+
+
+def test_the_command_line_loads_no_server() -> None:
+    """``streamkit replay`` does not pay for the proxy: the serve command's parser loads neither uvicorn nor the app."""
+    loaded = set(_loaded_by("import streamkit._cli"))
+    assert "streamkit.serve._command" in loaded
+    assert not {"uvicorn", "streamkit.serve._app", "streamkit.serve._proxy"} & loaded
 
 
 def test_importing_streamkit_loads_no_http_client_and_no_validator() -> None:

@@ -51,7 +51,7 @@ from .._limits import DEFAULT_LIMITS, Limits
 from .._ndjson import NDJSONDecoder
 from .._pipeline import Assembler
 from .._sse import SSEDecoder
-from .._types import PROVIDERS, InvalidToolCall, Provider, ToolCall
+from .._types import PROVIDERS, CallStarted, InvalidToolCall, Provider, ToolCall
 from .._validate import Toolset, as_toolset
 from ._encoders import ENCODERS
 from ._encoders._base import Call
@@ -222,10 +222,18 @@ class Session:
     ``decoding`` undoes the body's ``Content-Encoding`` before anything else. An invalid call is
     left out of the bytes written (``left_out`` keeps it), unless the class says ``keep_invalid``.
 
+    With ``withhold``, the first frame that completes an invalid call (or cuts one, with the
+    provider's error) ends the body: neither it nor anything after it is written, and its invalid
+    calls are kept in ``withheld`` for the driver to report (``serve`` writes the client's own
+    error event), so nothing the provider sent after the bad call (a stop reason, ``[DONE]``)
+    can reach the client before the report.
+
     Attributes:
         calls: the calls completed since the driver last took them, for ``on_call``.
         left_out: every invalid call left out of the body so far, in order.
         failure: the error that ended the body, once there is one (nothing is re-emitted after).
+        withheld: with ``withhold``, the invalid calls that ended the body.
+        started: with ``opened``, the calls opened since the driver last took them (to time them).
     """
 
     #: Whether an invalid call is written (its raw text) rather than left out.
@@ -240,8 +248,12 @@ class Session:
         *,
         sniff: bool = False,
         decoding: _Decoding | None = None,
+        withhold: bool = False,
+        opened: bool = False,
     ) -> None:
         self._path = path
+        self._withhold = withhold
+        self._opened = opened
         self._toolset = toolset
         self._limits = limits
         self._given = provider
@@ -255,11 +267,23 @@ class Session:
         self.calls: list[Call] = []
         self.left_out: list[InvalidToolCall] = []
         self.failure: StreamError | None = None
+        self.withheld: tuple[InvalidToolCall, ...] = ()
+        self.started: list[CallStarted] = []
         if provider is not None and not sniff:
             self._start(provider)
 
+    @property
+    def stopped(self) -> bool:
+        """Whether the body has ended early: a failure, or a withheld call."""
+        return self.failure is not None or bool(self.withheld)
+
+    @property
+    def provider_error(self) -> bool:
+        """Whether the provider reported an error in the stream (what follows it may echo a key)."""
+        return self._after_error
+
     def feed(self, chunk: bytes) -> bytes:
-        if self.failure is not None:
+        if self.stopped:
             return b""
         return self._feed(chunk if self._decoding is None else self._decoding.decode(chunk))
 
@@ -280,10 +304,10 @@ class Session:
 
     def flush(self) -> bytes:
         """The end of the body: what is left to write (``failure`` is set if the stream was cut)."""
-        if self.failure is not None:
+        if self.stopped:
             return b""
         out = self._feed(b"" if self._decoding is None else self._decoding.flush(), final=True)
-        if self._passing or self.failure is not None:
+        if self._passing or self.stopped:
             return out
         try:
             frames = self._framer.flush()
@@ -291,7 +315,7 @@ class Session:
             self.failure = exc
             return out
         out += self._frames(frames)
-        if self.failure is not None or self._after_error:
+        if self.stopped or self._after_error:
             return out
         try:
             values = self._assembler.flush()
@@ -302,7 +326,10 @@ class Session:
         except StreamError as exc:
             self.failure = exc
             return out
-        if self._take(values):
+        calls = self._take(values)
+        if self._withhold and self._withheld(calls):
+            return out
+        if calls:
             self.failure = IncompleteStreamError("calls completed after the last frame", provider=self.provider)
         return out
 
@@ -332,7 +359,7 @@ class Session:
             self._passing = True
             return
         self.provider = provider
-        self._assembler = Assembler(provider, limits=self._limits, tools=self._toolset)
+        self._assembler = Assembler(provider, limits=self._limits, tools=self._toolset, fragments=self._opened)
         self._encoder = ENCODERS[provider]()
         self._encoder.keep_invalid = self.keep_invalid
         framer = SSEDecoder if self._encoder.framing == "sse" else NDJSONDecoder
@@ -356,6 +383,8 @@ class Session:
                 calls += error.unfinished
                 if not self.keep_invalid:
                     self.left_out += error.unfinished
+            if self._withhold and self._withheld(calls):
+                break
             try:
                 out += self._encoder.frame(frame, calls)
             except StreamError as exc:
@@ -369,12 +398,19 @@ class Session:
                 break
         return b"".join(out)
 
-    def _take(self, values: Iterable[object]) -> list[Call]:
+    def _take(self, values: Sequence[object]) -> list[Call]:
         calls = [value for value in values if isinstance(value, ToolCall | InvalidToolCall)]
         self.calls += calls
         if not self.keep_invalid:
             self.left_out += [call for call in calls if isinstance(call, InvalidToolCall)]
+        if self._opened:
+            self.started += (value for value in values if isinstance(value, CallStarted))
         return calls
+
+    def _withheld(self, calls: list[Call]) -> bool:
+        """Whether ``calls`` hold an invalid call, which then ends the body (``withhold``)."""
+        self.withheld = tuple(call for call in calls if isinstance(call, InvalidToolCall))
+        return bool(self.withheld)
 
 
 def _framing(head: bytes, final: bool) -> str | None:

@@ -1,0 +1,159 @@
+"""The proxy as a bare ASGI application: routing, the proxy key, health and metrics.
+
+Bare ASGI rather than a framework: the app has five routes and one streamed response, and what
+it must control (reading ``http.disconnect`` while it streams, the exact bytes of each event,
+the lifespan's pool shutdown) is ASGI's own vocabulary; starlette would add a dependency and a
+layer between the stream and the socket for nothing the proxy uses. uvicorn runs it.
+
+Nothing is kept between requests but the upstream connection pools and the counters, so any
+number of workers and replicas serve the same config alike.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import os
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+import httpx
+
+from .._errors import UsageError
+from ..integrations._encoders._base import dumps
+from ._config import Config, Route
+from ._example import EXAMPLE_PREFIX, serve_example
+from ._formats import FORMATS, Format
+from ._metrics import Metrics
+from ._proxy import Exchange, Upstream
+
+__all__ = ("App", "factory")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+#: The environment variable a worker reads its config from (``to_dict``, as JSON).
+CONFIG_VARIABLE = "STREAMKIT_SERVE_CONFIG"
+
+_BY_PATH = {fmt.path: fmt for fmt in FORMATS.values()}
+access_log = logging.getLogger("streamkit.serve.access")
+
+
+class App:
+    """The ASGI application for one config.
+
+    Args:
+        config: the routes and settings.
+        transport: an httpx transport for every upstream (tests); by default each route has
+            its own pool of connections.
+    """
+
+    def __init__(self, config: Config, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.config = config
+        self.metrics = Metrics()
+        self._proxy_keys = [key.encode() for key in config.proxy_keys()]
+        self._upstreams = [Upstream(route, _upstream_key(route), transport) for route in config.routes]
+        self._secrets = [key.decode() for key in self._proxy_keys]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        path, method = scope["path"], scope["method"]
+        fmt = _BY_PATH.get(path)
+        if fmt is not None and method == "POST":
+            await self._proxy(fmt, scope, receive, send)
+        elif path == "/healthz" and method == "GET":
+            await _answer(send, 200, b'{"status":"ok"}')
+        elif path == "/metrics" and method == "GET":
+            await _answer(send, 200, self.metrics.text().encode(), "text/plain; version=0.0.4; charset=utf-8")
+        elif self.config.example and path.startswith(EXAMPLE_PREFIX):
+            await serve_example(path, receive, send)
+        else:
+            body = FORMATS["openai_chat"].error_body("not_found", f"no route for {method} {path}")
+            await _answer(send, 404, body)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                for upstream in self._upstreams:
+                    await upstream.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _proxy(self, fmt: Format, scope: Scope, receive: Receive, send: Send) -> None:
+        started = time.perf_counter()
+        exchange = Exchange(fmt, scope, receive, send, self.metrics, self._secrets)
+        try:
+            await self._exchange(exchange)
+        finally:
+            exchange.log["ms"] = round((time.perf_counter() - started) * 1000, 3)
+            access_log.info(dumps(exchange.log))
+
+    async def _exchange(self, exchange: Exchange) -> None:
+        fmt = exchange.format
+        body = await exchange.read_body(self.config.max_request_bytes)
+        if body is None:
+            return
+        request = await exchange.parse(body)
+        if request is None:
+            return
+        route = self.config.route(fmt.slug, request.get("model"))
+        if route is None:
+            await exchange.refuse(404, "not_found_error", f"no route serves model {request.get('model')!r}")
+            return
+        upstream = self._upstreams[self.config.routes.index(route)]
+        if not self._authorized(exchange.headers, route):
+            await exchange.refuse(401, "authentication_error", "a missing or wrong proxy key")
+            return
+        await upstream.forward(exchange, request, body)
+
+    def _authorized(self, headers: dict[str, str], route: Route) -> bool:
+        """Whether the request carries a proxy key, compared in constant time; always true without keys."""
+        if not self._proxy_keys:
+            return True
+        if route.pass_key:
+            given = headers.get("x-streamkit-key", "")
+        else:
+            given = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
+        sent = given.encode()
+        found = False
+        for key in self._proxy_keys:  # every key compared, so the time says nothing of which matched
+            found |= hmac.compare_digest(sent, key)
+        return found
+
+
+def _upstream_key(route: Route) -> str | None:
+    if route.key_env is None:
+        return None
+    value = os.environ.get(route.key_env, "")
+    if not value:
+        raise UsageError(f"the {route.format} route's key variable {route.key_env} is not set (or empty)")
+    return value
+
+
+async def _answer(send: Send, status: int, body: bytes, kind: str = "application/json") -> None:
+    headers = [(b"content-type", kind.encode()), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def factory() -> App:
+    """The app of a uvicorn worker, from the config its parent put in ``STREAMKIT_SERVE_CONFIG``."""
+    import sys
+
+    import orjson
+
+    from ._command import log_to
+    from ._config import parse_config
+
+    log_to(sys.stderr)
+    return App(parse_config(orjson.loads(os.environ[CONFIG_VARIABLE])))

@@ -1,0 +1,125 @@
+"""The ``serve`` sub-command: its flags, the config they make, and running uvicorn.
+
+Kept apart from the app so that ``streamkit --help`` and ``streamkit replay`` load neither
+uvicorn nor httpx: they are imported when ``serve`` runs, and a missing extra is one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import logging
+import os
+from typing import Any, TextIO
+
+from .._errors import UsageError
+from .._limits import Limits
+from ._config import INVALID_POLICIES, Config, load_config, parse_config
+from ._example import example_route
+from ._formats import FORMATS
+
+__all__ = ("add_command", "config_of", "log_to", "run")
+
+EXIT_OK, EXIT_USAGE = 0, 2
+
+
+def add_command(commands: Any) -> argparse.ArgumentParser:
+    text = "run an HTTP proxy that streams back canonical, checked tool calls"
+    command: argparse.ArgumentParser = commands.add_parser("serve", help=text, description=text)
+    formats = ", ".join(FORMATS)
+    command.add_argument("--config", default=None, help="a TOML config file ([server] and [[route]] tables)")
+    command.add_argument(
+        "--upstream",
+        action="append",
+        default=[],
+        metavar="FORMAT=URL",
+        help=f"route FORMAT ({formats}) to the upstream base URL (e.g. openai_chat=http://127.0.0.1:11434/v1)",
+    )
+    command.add_argument(
+        "--upstream-key-env", action="append", default=[], metavar="FORMAT=VAR", help="the upstream's key variable"
+    )
+    command.add_argument("--pass-key", action="store_true", help="pass the client's own key on to the upstreams")
+    command.add_argument("--invalid", choices=INVALID_POLICIES, default=None, help="what to do with an invalid call")
+    command.add_argument("--host", default=None, help="the address to listen on (default 127.0.0.1)")
+    command.add_argument("--port", type=int, default=None, help="the port to listen on (default 8080)")
+    command.add_argument("--workers", type=int, default=None, help="worker processes (default 1)")
+    command.add_argument("--proxy-key-env", default=None, metavar="VAR", help="the variable holding the proxy key(s)")
+    command.add_argument(
+        "--example", action="store_true", help="route OpenAI Chat to a bundled recorded stream served on /example/v1"
+    )
+    return command
+
+
+def config_of(args: argparse.Namespace, limits: Limits) -> Config:
+    """The config file's values, then the flags over them; ``--upstream`` routes go first."""
+    base = load_config(args.config).to_dict() if args.config else {"server": {}, "route": []}
+    server = base["server"]
+    for name in ("host", "port", "workers", "proxy_key_env"):
+        if getattr(args, name) is not None:
+            server[name] = getattr(args, name)
+    keys = dict(_pair(item, "--upstream-key-env") for item in args.upstream_key_env)
+    routes = [_flag_route(item, keys, args, limits) for item in args.upstream]
+    if args.example:
+        server["example"] = True
+        routes.append(example_route(server.get("host", "127.0.0.1"), server.get("port", 8080)))
+    return parse_config({"server": server, "route": routes + base["route"]}, where="the flags")
+
+
+def _flag_route(item: str, keys: dict[str, str], args: argparse.Namespace, limits: Limits) -> dict[str, Any]:
+    fmt, url = _pair(item, "--upstream")
+    route: dict[str, Any] = {"format": fmt, "upstream": url, "limits": dataclasses.asdict(limits)}
+    if fmt in keys:
+        route["key_env"] = keys[fmt]
+    if args.pass_key:
+        route["pass_key"] = True
+    if args.invalid is not None:
+        route["invalid"] = args.invalid
+    return route
+
+
+def _pair(item: str, flag: str) -> tuple[str, str]:
+    name, sep, value = item.partition("=")
+    if not sep or not name or not value:
+        raise UsageError(f"{flag} takes FORMAT=VALUE, got {item!r}")
+    if name not in FORMATS:
+        raise UsageError(f"{flag}: the format must be one of {', '.join(FORMATS)}, got {name!r}")
+    return name, value
+
+
+def run(args: argparse.Namespace, err: TextIO, limits: Limits) -> int:
+    try:
+        config = config_of(args, limits)
+        config.proxy_keys()  # a missing variable is told now, not by each worker
+        import uvicorn
+    except UsageError as exc:
+        print(f"streamkit: error: {exc}", file=err)
+        return EXIT_USAGE
+    except ImportError:
+        print("streamkit: error: serve needs the serve extra: pip install 'streamkit-toolcalls[serve]'", file=err)
+        return EXIT_USAGE
+    import orjson
+
+    from ._app import CONFIG_VARIABLE
+
+    os.environ[CONFIG_VARIABLE] = orjson.dumps(config.to_dict()).decode()
+    uvicorn.run(
+        "streamkit.serve._app:factory",
+        factory=True,
+        host=config.host,
+        port=config.port,
+        workers=config.workers,
+        access_log=False,
+        timeout_graceful_shutdown=int(config.graceful_timeout),
+        log_level="info",
+    )
+    return EXIT_OK
+
+
+def log_to(stream: TextIO) -> None:
+    """One JSON object a line, for each request, on ``streamkit.serve.access``."""
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    logger = logging.getLogger("streamkit.serve.access")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False

@@ -1,0 +1,210 @@
+"""The proxy's configuration: routes to upstreams, and the server's own settings.
+
+A config is read from a TOML file (``streamkit serve --config FILE``) or built from flags, and
+checked whole before the server starts: every mistake is a ``UsageError`` naming the key and
+the route. Secrets are never in it: it names the environment variables that hold them, read
+by each worker when it starts (``keys``), so the config can be handed to workers as JSON.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .._errors import UsageError
+from .._limits import Limits
+from ._formats import FORMATS
+
+__all__ = ("INVALID_POLICIES", "Config", "Route", "load_config", "parse_config")
+
+#: What a route does with an invalid call: withhold it and report it, or pass it on marked invalid.
+INVALID_POLICIES = ("withhold", "pass")
+Invalid = Literal["withhold", "pass"]
+
+_ROUTE_KEYS = {"format", "upstream", "models", "key_env", "pass_key", "invalid", "timeout", "limits"}
+_SERVER_KEYS = {"host", "port", "workers", "proxy_key_env", "max_request_bytes", "graceful_timeout", "example"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Route:
+    """Where one format's requests go, and how their responses are checked.
+
+    Attributes:
+        format: ``openai_chat``, ``openai_responses`` or ``anthropic``.
+        upstream: the upstream's base URL; the format's path is appended (``.../v1`` + ``/chat/completions``).
+        models: glob patterns of the models this route serves; empty: every model.
+        key_env: the environment variable holding the upstream's key, sent in the format's header.
+        pass_key: pass the client's own key (``Authorization`` / ``x-api-key``) on to the upstream;
+            the proxy key then goes in ``x-streamkit-key``.
+        invalid: ``withhold`` (the default: never hand a client a bad call) or ``pass``.
+        timeout: seconds to connect, and at most between two reads of the upstream's body.
+        limits: the ``Limits`` one response may reach.
+    """
+
+    format: str
+    upstream: str
+    models: tuple[str, ...] = ()
+    key_env: str | None = None
+    pass_key: bool = False
+    invalid: Invalid = "withhold"
+    timeout: float = 300.0
+    limits: Limits = field(default_factory=Limits)
+
+    def serves(self, model: object) -> bool:
+        if not self.models:
+            return True
+        return isinstance(model, str) and any(fnmatch.fnmatchcase(model, pattern) for pattern in self.models)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Config:
+    """The whole server.
+
+    Attributes:
+        routes: in order; a request goes to the first route of its format that serves its model.
+        host, port, workers: where uvicorn listens, and how many processes.
+        proxy_key_env: the environment variable holding the key clients must send; ``None``
+            only for a proxy that listens on loopback alone.
+        max_request_bytes: the largest request body read.
+        graceful_timeout: seconds a shutdown waits for streams in flight to finish.
+        example: serve the bundled example upstream on ``/example/v1`` (``streamkit serve --example``).
+    """
+
+    routes: tuple[Route, ...]
+    host: str = "127.0.0.1"
+    port: int = 8080
+    workers: int = 1
+    proxy_key_env: str | None = None
+    max_request_bytes: int = 16 * 1024 * 1024
+    graceful_timeout: float = 30.0
+    example: bool = False
+
+    def route(self, fmt: str, model: object) -> Route | None:
+        return next((r for r in self.routes if r.format == fmt and r.serves(model)), None)
+
+    def proxy_keys(self) -> tuple[str, ...]:
+        """The keys clients may send, read from the environment now (each worker, at its start)."""
+        if self.proxy_key_env is None:
+            return ()
+        value = os.environ.get(self.proxy_key_env, "")
+        if not value:
+            raise UsageError(f"the proxy key variable {self.proxy_key_env} is not set (or empty)")
+        return tuple(key for key in value.split(",") if key)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config as plain values (for the workers); ``parse_config`` reads it back."""
+        server = {name: getattr(self, name) for name in _SERVER_KEYS}
+        routes = [{**_route_dict(route)} for route in self.routes]
+        return {"server": server, "route": routes}
+
+
+def _route_dict(route: Route) -> dict[str, Any]:
+    out = {f.name: getattr(route, f.name) for f in dataclasses.fields(route) if f.name != "limits"}
+    out["models"] = list(route.models)
+    out["limits"] = dataclasses.asdict(route.limits)
+    return {key: value for key, value in out.items() if value is not None}
+
+
+def load_config(path: str) -> Config:
+    try:
+        with open(path, "rb") as file:
+            data = tomllib.load(file)
+    except OSError as exc:
+        raise UsageError(f"cannot read the config {path}: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"the config {path} is not valid TOML: {exc}") from None
+    return parse_config(data, where=path)
+
+
+def parse_config(data: Mapping[str, Any], *, where: str = "config") -> Config:
+    """A ``Config`` from the TOML's values: ``[server]`` and ``[[route]]`` tables."""
+    _only(data, {"server", "route"}, where)
+    server = data.get("server", {})
+    if not isinstance(server, dict):
+        raise UsageError(f"{where}: [server] must be a table")
+    _only(server, _SERVER_KEYS, f"{where}: [server]")
+    routes = data.get("route", [])
+    if not isinstance(routes, list) or not all(isinstance(r, dict) for r in routes):
+        raise UsageError(f"{where}: route must be an array of tables ([[route]])")
+    parsed = tuple(_route(r, f"{where}: route {n + 1}") for n, r in enumerate(routes))
+    config = Config(
+        routes=parsed,
+        host=_typed(server, "host", str, "127.0.0.1", where),
+        port=_typed(server, "port", int, 8080, where),
+        workers=_typed(server, "workers", int, 1, where),
+        proxy_key_env=_typed(server, "proxy_key_env", str, None, where),
+        max_request_bytes=_typed(server, "max_request_bytes", int, 16 * 1024 * 1024, where),
+        graceful_timeout=float(_typed(server, "graceful_timeout", (int, float), 30.0, where)),
+        example=_typed(server, "example", bool, False, where),
+    )
+    _check(config, where)
+    return config
+
+
+def _route(data: Mapping[str, Any], where: str) -> Route:
+    _only(data, _ROUTE_KEYS, where)
+    fmt = _typed(data, "format", str, None, where)
+    if fmt not in FORMATS:
+        raise UsageError(f"{where}: format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    upstream = _typed(data, "upstream", str, None, where)
+    if upstream is None or not upstream.startswith(("http://", "https://")):
+        raise UsageError(f"{where}: upstream must be an http:// or https:// URL, got {upstream!r}")
+    models = data.get("models", [])
+    if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
+        raise UsageError(f"{where}: models must be a list of strings (glob patterns)")
+    invalid = _typed(data, "invalid", str, "withhold", where)
+    if invalid not in INVALID_POLICIES:
+        raise UsageError(f"{where}: invalid must be one of {', '.join(INVALID_POLICIES)}, got {invalid!r}")
+    timeout = float(_typed(data, "timeout", (int, float), 300.0, where))
+    if timeout <= 0:
+        raise UsageError(f"{where}: timeout must be positive, got {timeout}")
+    limits = data.get("limits", {})
+    if not isinstance(limits, dict):
+        raise UsageError(f"{where}: limits must be a table")
+    _only(limits, {f.name for f in dataclasses.fields(Limits)}, f"{where}: limits")
+    return Route(
+        format=fmt,
+        upstream=upstream.rstrip("/"),
+        models=tuple(models),
+        key_env=_typed(data, "key_env", str, None, where),
+        pass_key=_typed(data, "pass_key", bool, False, where),
+        invalid="pass" if invalid == "pass" else "withhold",
+        timeout=timeout,
+        limits=Limits(**limits),
+    )
+
+
+def _check(config: Config, where: str) -> None:
+    if not config.routes and not config.example:
+        raise UsageError(f"{where}: no route: give at least one [[route]] (or --upstream FORMAT=URL)")
+    if not 0 < config.port < 65536:
+        raise UsageError(f"{where}: port must be between 1 and 65535, got {config.port}")
+    for name in ("workers", "max_request_bytes"):
+        if getattr(config, name) < 1:
+            raise UsageError(f"{where}: {name} must be positive, got {getattr(config, name)}")
+    if config.proxy_key_env is None and config.host not in ("127.0.0.1", "localhost", "::1"):
+        raise UsageError(
+            f"{where}: listening on {config.host} needs a proxy key (proxy_key_env, --proxy-key-env): "
+            "without one the proxy would be an open relay"
+        )
+
+
+def _only(data: Mapping[str, Any], known: set[str], where: str) -> None:
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise UsageError(f"{where}: unknown key {unknown[0]!r}; the keys are: {', '.join(sorted(known))}")
+
+
+def _typed(data: Mapping[str, Any], key: str, kind: Any, default: Any, where: str) -> Any:
+    value = data.get(key, default)
+    if value is default:
+        return value
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        raise UsageError(f"{where}: {key} must be {names}, got {value!r}")
+    return value

@@ -1,0 +1,71 @@
+"""The three client formats the proxy speaks: their paths, keys and error shapes.
+
+Each format answers a failure in its own shape, so the client's SDK raises its own error with
+streamkit's message in it, rather than reading a cut stream or a stranger's JSON:
+
+- OpenAI Chat Completions: an HTTP error is ``{"error": {"message", "type", "param", "code"}}``;
+  in a stream, a chunk ``data: {"error": {...}}`` (the openai SDKs raise ``APIError`` on it).
+- OpenAI Responses: an HTTP error is the same body; in a stream, the ``error`` event
+  (``{"type": "error", "code", "message", "param", "sequence_number"}``), which the SDKs hand
+  over as ``ResponseErrorEvent``; the stream ends after it, with no ``response.completed``.
+- Anthropic Messages: ``{"type": "error", "error": {"type", "message"}}``, in a stream as
+  ``event: error`` (the anthropic SDKs raise ``APIStatusError`` on it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .._types import Provider
+from ..integrations._encoders._base import dumps, sse_json
+
+__all__ = ("FORMATS", "Format")
+
+
+@dataclass(frozen=True, slots=True)
+class Format:
+    """One client API.
+
+    Attributes:
+        slug: the provider slug streamkit decodes it as, and the route's name.
+        path: the path the proxy serves it on.
+        upstream_path: what is appended to a route's upstream base URL (``.../v1``).
+        key_header: the header an upstream key is sent in (``Authorization`` as a bearer token).
+        forwarded: the request headers passed on to the upstream, besides the key.
+    """
+
+    slug: Provider
+    path: str
+    upstream_path: str
+    key_header: str
+    forwarded: tuple[str, ...]
+
+    def error_body(self, kind: str, message: str, code: str | None = None) -> bytes:
+        """An HTTP error body in the format's own shape."""
+        if self.slug == "anthropic":
+            return dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
+        return dumps({"error": {"message": message, "type": kind, "param": None, "code": code}}).encode()
+
+    def error_event(self, kind: str, message: str, code: str) -> bytes:
+        """An in-stream error, in the format's own shape: the last event of the stream."""
+        payload: dict[str, Any]
+        if self.slug == "anthropic":
+            return sse_json("error", {"type": "error", "error": {"type": kind, "message": message}})
+        if self.slug == "openai_responses":
+            payload = {"type": "error", "code": code, "message": message, "param": None, "sequence_number": None}
+            return sse_json("error", payload)
+        return sse_json(None, {"error": {"message": message, "type": kind, "param": None, "code": code}})
+
+
+_OPENAI_HEADERS = ("content-type", "accept", "openai-organization", "openai-project", "openai-beta", "idempotency-key")
+_ANTHROPIC_HEADERS = ("content-type", "accept", "anthropic-version", "anthropic-beta", "idempotency-key")
+
+FORMATS: dict[str, Format] = {
+    fmt.slug: fmt
+    for fmt in (
+        Format("openai_chat", "/v1/chat/completions", "/chat/completions", "authorization", _OPENAI_HEADERS),
+        Format("openai_responses", "/v1/responses", "/responses", "authorization", _OPENAI_HEADERS),
+        Format("anthropic", "/v1/messages", "/messages", "x-api-key", _ANTHROPIC_HEADERS),
+    )
+}

@@ -1,0 +1,337 @@
+"""One request through the proxy: sent upstream, its response checked and streamed back.
+
+A streamed response goes through ``Session`` (the transports' re-emission): each call is
+written once, whole, at its end marker, with its own index and id; text and reasoning pass as
+they arrive. On a ``withhold`` route the first invalid call (malformed, cut off, failing its
+tool's schema, or naming a tool the request did not offer) ends the stream: the calls before
+it were written, then the format's own error event names the call and what was wrong, and
+nothing after it is sent. On a ``pass`` route the invalid call is written as the transports
+write it (its raw text; a cut call without its end), just after an SSE comment line marking it.
+A stream that cannot be decoded, or is cut, ends the same way with the error event.
+
+Secrets never reach the client or the log: an upstream's error body, the events after a
+provider's in-stream error, and every message streamkit writes are scrubbed of the upstream
+key and the proxy keys. A client that disconnects cancels the upstream request.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+import anyio
+import httpx
+import orjson
+
+from .._errors import UsageError
+from .._redact import scrub
+from .._types import InvalidToolCall, ToolCall
+from .._validate import Toolset
+from ..integrations._encoders._base import Call
+from ..integrations._reemit import Session
+from ._config import Route
+from ._formats import Format
+from ._metrics import Metrics
+
+__all__ = ("Exchange", "Upstream")
+
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+Headers = list[tuple[bytes, bytes]]
+
+#: The most of an upstream's error body passed on.
+MAX_ERROR_BYTES = 64 * 1024
+#: Response headers never passed on: the proxy frames the body itself.
+_DROPPED = frozenset(
+    {"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive", "set-cookie", "server"}
+)
+_KEY_HEADERS = ("authorization", "x-api-key")
+
+
+class Exchange:
+    """The client's side of one request: its headers and body in, the answer out, and its log line."""
+
+    def __init__(
+        self,
+        fmt: Format,
+        scope: MutableMapping[str, Any],
+        receive: Receive,
+        send: Send,
+        metrics: Metrics,
+        secrets: list[str],
+    ) -> None:
+        self.format = fmt
+        self.headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
+        self.receive, self.send, self.metrics = receive, send, metrics
+        self.secrets = list(secrets)
+        client = scope.get("client")
+        self.log: dict[str, Any] = {"format": fmt.slug, "client": client[0] if client else None, "status": None}
+
+    async def read_body(self, limit: int) -> bytes | None:
+        """The request body, or ``None`` once a too-large body was refused (413)."""
+        parts: list[bytes] = []
+        size = 0
+        while True:
+            message = await self.receive()
+            if message["type"] == "http.disconnect":
+                self.log["outcome"] = "disconnected"
+                return None
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                await self.refuse(413, "request_too_large", f"the request body is over {limit} bytes")
+                return None
+            parts.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(parts)
+
+    async def parse(self, body: bytes) -> dict[str, Any] | None:
+        """The request's JSON object, or ``None`` once a body that is not one was refused (400)."""
+        try:
+            value = orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            await self.refuse(400, "invalid_request_error", f"the request body is not JSON: {exc}")
+            return None
+        if not isinstance(value, dict):
+            kind = type(value).__name__
+            await self.refuse(400, "invalid_request_error", f"the request body must be a JSON object, got {kind}")
+            return None
+        return value
+
+    async def refuse(self, status: int, kind: str, message: str) -> None:
+        self.log |= {"status": status, "outcome": kind}
+        body = self.format.error_body(kind, scrub(message, self.secrets))
+        await self.start(status, [(b"content-type", b"application/json")], len(body))
+        await self.send({"type": "http.response.body", "body": body})
+
+    async def start(self, status: int, headers: Headers, length: int | None = None) -> None:
+        self.log.setdefault("status", status)
+        self.log["status"] = status
+        if length is not None:
+            headers = [*headers, (b"content-length", str(length).encode())]
+        await self.send({"type": "http.response.start", "status": status, "headers": headers})
+
+    async def watch_disconnect(self, scope: anyio.CancelScope) -> None:
+        """Cancel ``scope`` (the upstream read) when the client goes away."""
+        while (await self.receive())["type"] != "http.disconnect":
+            pass
+        self.log["outcome"] = "disconnected"
+        scope.cancel()
+
+
+class Upstream:
+    """One route's upstream: its connection pool, and forwarding a request to it."""
+
+    def __init__(self, route: Route, key: str | None, transport: httpx.AsyncBaseTransport | None) -> None:
+        self.route = route
+        self._key = key
+        timeout = httpx.Timeout(route.timeout)
+        self._client = httpx.AsyncClient(timeout=timeout, transport=transport, trust_env=False)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def forward(self, exchange: Exchange, request: dict[str, Any], body: bytes) -> None:
+        fmt, route = exchange.format, self.route
+        exchange.log["model"] = request.get("model")
+        try:
+            toolset = _toolset(request.get("tools"))
+        except UsageError as exc:
+            await exchange.refuse(400, "invalid_request_error", f"the request's tools: {exc}")
+            return
+        headers = self._headers(exchange)
+        exchange.secrets += [value for name, value in headers.items() if name in _KEY_HEADERS]
+        exchange.secrets += [value.removeprefix("Bearer ") for name, value in headers.items() if name in _KEY_HEADERS]
+        outgoing = self._client.build_request("POST", route.upstream + fmt.upstream_path, content=body, headers=headers)
+        try:
+            response = await self._client.send(outgoing, stream=True)
+        except httpx.TimeoutException:
+            exchange.metrics.count("streamkit_serve_upstream_errors_total", format=fmt.slug, kind="timeout")
+            await exchange.refuse(504, "timeout_error", f"the upstream did not answer within {route.timeout} s")
+            return
+        except httpx.HTTPError as exc:
+            exchange.metrics.count("streamkit_serve_upstream_errors_total", format=fmt.slug, kind="connect")
+            await exchange.refuse(502, "api_error", f"the upstream cannot be reached: {type(exc).__name__}: {exc}")
+            return
+        try:
+            await self._answer(exchange, response, toolset)
+        finally:
+            await response.aclose()
+
+    def _headers(self, exchange: Exchange) -> dict[str, str]:
+        fmt = exchange.format
+        headers = {name: exchange.headers[name] for name in fmt.forwarded if name in exchange.headers}
+        headers["accept-encoding"] = "identity"  # the proxy reads the bytes; compressing them is its own job
+        if self.route.pass_key:
+            headers |= {name: exchange.headers[name] for name in _KEY_HEADERS if name in exchange.headers}
+        elif self._key is not None:
+            headers[fmt.key_header] = f"Bearer {self._key}" if fmt.key_header == "authorization" else self._key
+        return headers
+
+    async def _answer(self, exchange: Exchange, response: httpx.Response, toolset: Toolset | None) -> None:
+        fmt = exchange.format
+        exchange.log["upstream_status"] = response.status_code
+        headers = [
+            (name.encode("latin-1"), value.encode("latin-1"))
+            for name, value in response.headers.items()
+            if name.lower() not in _DROPPED
+        ]
+        kind = response.headers.get("content-type", "")
+        if not response.is_success:
+            exchange.metrics.count("streamkit_serve_upstream_errors_total", format=fmt.slug, kind="status")
+            await self._pass_error(exchange, response, headers)
+        elif "text/event-stream" in kind:
+            await self._stream(exchange, response, headers, toolset)
+        else:
+            content = await _bounded(response, max(self.route.limits.max_event_bytes, MAX_ERROR_BYTES))
+            exchange.log["outcome"] = "passed"
+            await exchange.start(response.status_code, headers, len(content))
+            await exchange.send({"type": "http.response.body", "body": content})
+
+    async def _pass_error(self, exchange: Exchange, response: httpx.Response, headers: Headers) -> None:
+        """The upstream's error, status and body as it sent them, scrubbed of every key."""
+        content = await _bounded(response, MAX_ERROR_BYTES)
+        text = scrub(content.decode("utf-8", "replace"), exchange.secrets).encode()
+        exchange.log["outcome"] = "upstream_error"
+        await exchange.start(response.status_code, headers, len(text))
+        await exchange.send({"type": "http.response.body", "body": text})
+
+    async def _stream(
+        self, exchange: Exchange, response: httpx.Response, headers: Headers, toolset: Toolset | None
+    ) -> None:
+        fmt, route = exchange.format, self.route
+        made = Session if route.invalid == "withhold" else _Kept
+        session = made(fmt.slug, fmt.upstream_path, toolset, route.limits, withhold=made is Session, opened=True)
+        stream = _Stream(exchange, session, exchange.metrics)
+        await exchange.start(response.status_code, headers)
+        last = b""
+        async with anyio.create_task_group() as group:
+            group.start_soon(exchange.watch_disconnect, group.cancel_scope)
+            last = await stream.pump(response)
+            group.cancel_scope.cancel()
+        outcome = exchange.log["outcome"]
+        exchange.metrics.count("streamkit_serve_streams_total", format=fmt.slug, outcome=outcome)
+        if outcome != "disconnected":
+            await exchange.send({"type": "http.response.body", "body": last})
+
+
+class _Kept(Session):
+    """A pass route's session: an invalid call is written with its raw text (and marked by ``_Stream``)."""
+
+    keep_invalid = True
+
+
+class _Stream:
+    """Bytes from the upstream, through the session, to the client, with the counts and timings."""
+
+    def __init__(self, exchange: Exchange, session: Session, metrics: Metrics) -> None:
+        self.exchange, self.session, self.metrics = exchange, session, metrics
+        self.format = exchange.format
+        self._opened: dict[tuple[int, int], float] = {}
+        self._counts = {"calls": 0, "invalid": 0}
+        self._marks: list[bytes] = []  # a pass route's comment lines, each before its invalid call
+
+    async def pump(self, response: httpx.Response) -> bytes:
+        """Stream the body to the client; the bytes that end it are returned, to send last."""
+        session = self.session
+        try:
+            async for chunk in response.aiter_bytes():
+                await self._write(session.feed(chunk))
+                if session.stopped:
+                    break
+            else:
+                await self._write(session.flush())
+        except httpx.HTTPError as exc:
+            self.metrics.count("streamkit_serve_upstream_errors_total", format=self.format.slug, kind="read")
+            failed = f"the upstream's stream failed: {type(exc).__name__}: {exc}"
+            return self._end("upstream_error", "api_error", failed)
+        finally:
+            self.exchange.log |= self._counts
+        return self._finish()
+
+    async def _write(self, out: bytes) -> None:
+        self._account()
+        if self._marks:
+            out, self._marks = b"".join(self._marks) + out, []
+        if self.session.provider_error:
+            out = scrub(out.decode("utf-8", "replace"), self.exchange.secrets).encode()
+            self.exchange.log["outcome"] = "provider_error"
+        if out:
+            await self.exchange.send({"type": "http.response.body", "body": out, "more_body": True})
+
+    def _account(self) -> None:
+        """Time and count the calls the session opened and completed since it was last asked."""
+        session, now, fmt = self.session, time.perf_counter(), self.format.slug
+        for opened in session.started:
+            self._opened.setdefault((opened.choice, opened.index), now)
+        session.started.clear()
+        for call in session.calls:
+            started = self._opened.pop((call.choice, call.index), now)
+            self.metrics.observe(fmt, now - started)
+            self._counted(call)
+        session.calls.clear()
+
+    def _counted(self, call: Call) -> None:
+        fmt = self.format.slug
+        self._counts["calls"] += 1
+        if isinstance(call, ToolCall):
+            self.metrics.count("streamkit_serve_calls_total", format=fmt, outcome="valid")
+            return
+        self._counts["invalid"] += 1
+        outcome = "withheld" if self.session.withheld else "passed_invalid"
+        self.metrics.count("streamkit_serve_calls_total", format=fmt, outcome=outcome)
+        for issue in call.errors:
+            self.metrics.count("streamkit_serve_invalid_calls_total", format=fmt, kind=issue.kind)
+        if not self.session.withheld:  # a pass route: the call is marked just before its bytes
+            self._marks.append(f": streamkit: invalid tool call {_describe(call)}\n\n".encode())
+
+    def _finish(self) -> bytes:
+        session, log = self.session, self.exchange.log
+        if session.withheld:
+            described = "; ".join(_describe(call) for call in session.withheld)
+            message = f"streamkit withheld an invalid tool call: {described}"
+            return self._end("withheld", "invalid_tool_call", message, session.withheld[0].errors[0].kind)
+        if session.failure is not None:
+            message = f"streamkit stopped the stream: {session.failure}"
+            return self._end("failed", "stream_error", message, type(session.failure).__name__)
+        if "outcome" not in log:
+            log["outcome"] = "passed_invalid" if self._counts["invalid"] else "ok"
+        return b""
+
+    def _end(self, outcome: str, kind: str, message: str, code: str = "upstream_error") -> bytes:
+        """The format's error event that ends the stream (unless the client has already gone)."""
+        if self.exchange.log.get("outcome") != "disconnected":
+            self.exchange.log["outcome"] = outcome
+        return self.format.error_event(kind, scrub(message, self.exchange.secrets), code)
+
+
+def _describe(call: InvalidToolCall) -> str:
+    issues = "; ".join(f"{issue.kind}: {issue.message}" for issue in call.errors)
+    return f"at index {call.index} ({call.name or 'no name'}, id {call.id or 'none'}): {issues}"
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(tools: bytes) -> Toolset:
+    return Toolset(orjson.loads(tools))
+
+
+def _toolset(tools: Any) -> Toolset | None:
+    """The request's own tools, compiled once per distinct list (an agent sends the same list each turn)."""
+    if tools is None or tools == []:
+        return None
+    return _compiled(orjson.dumps(tools, option=orjson.OPT_SORT_KEYS))
+
+
+async def _bounded(response: httpx.Response, limit: int) -> bytes:
+    """At most ``limit`` bytes of the body: an upstream cannot make the proxy hold more."""
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        parts.append(chunk[: limit - size])
+        size += len(parts[-1])
+        if size >= limit:
+            break
+    return b"".join(parts)

@@ -1,0 +1,87 @@
+"""The proxy on a real uvicorn server on 127.0.0.1, in front of the loopback upstream, for the serve tests."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from streamkit.serve import App, parse_config
+
+from .server import LoopbackServer, Reply
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "serve"
+PROXY_KEY = "sk-proxy-test-key-7f3a9c"
+UPSTREAM_KEY = "sk-upstream-0123456789abcdef"
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "get_stock",
+            "parameters": {"type": "object", "properties": {"ticker": {"type": "string"}}, "required": ["ticker"]},
+        },
+    },
+]
+
+
+def events(fmt: str, case: str) -> list[bytes]:
+    """A transcript, one write per SSE event, as a streaming server writes it."""
+    data = (FIXTURES / fmt / f"{case}.sse").read_bytes()
+    return [event + b"\n\n" for event in data.split(b"\n\n") if event.strip()]
+
+
+class Proxy:
+    """``App`` under uvicorn on a free port, in a thread with its own event loop."""
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.app = App(parse_config(config))
+        self._socket = socket.create_server(("127.0.0.1", 0))
+        self.port = self._socket.getsockname()[1]
+        settings = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="on")
+        self._server = uvicorn.Server(settings)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("the proxy did not start")
+            time.sleep(0.01)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def close(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(10)
+        self._socket.close()
+
+
+def route(upstream: LoopbackServer, fmt: str = "openai_chat", **extra: Any) -> dict[str, Any]:
+    return {"format": fmt, "upstream": upstream.url("/v1"), "key_env": "TEST_UPSTREAM_KEY", **extra}
+
+
+@contextmanager
+def proxy(upstream: LoopbackServer, *routes: dict[str, Any], **server: Any) -> Iterator[Proxy]:
+    running = Proxy({"server": {"proxy_key_env": "TEST_PROXY_KEY", **server}, "route": list(routes)})
+    try:
+        yield running
+    finally:
+        running.close()
+
+
+def reply(fmt: str, case: str, **extra: Any) -> Reply:
+    return Reply(writes=events(fmt, case), **extra)

@@ -1,0 +1,199 @@
+"""``streamkit serve`` for OpenAI Chat Completions, read by the openai SDK and by curl.
+
+The proxy runs under uvicorn on loopback in front of the repository's loopback server, which
+replays the transcripts of fixtures/serve/openai_chat/ one event per write.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+pytest.importorskip("uvicorn")
+
+from .server import LoopbackServer, Reply
+from .serving import FIXTURES, PROXY_KEY, TOOLS, UPSTREAM_KEY, Proxy, proxy, reply, route
+
+openai = pytest.importorskip("openai")
+
+PATH = "/v1/chat/completions"
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[LoopbackServer]:
+    running = LoopbackServer()
+    yield running
+    running.close()
+
+
+@pytest.fixture(scope="module")
+def served(upstream: LoopbackServer) -> Iterator[Proxy]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TEST_PROXY_KEY", PROXY_KEY)
+        patch.setenv("TEST_UPSTREAM_KEY", UPSTREAM_KEY)
+        with proxy(upstream, route(upstream)) as running:
+            yield running
+
+
+def client(served: Proxy, key: str = PROXY_KEY) -> Any:
+    return openai.OpenAI(base_url=served.url + "/v1", api_key=key, max_retries=0)
+
+
+def calls_of(served: Proxy, upstream: LoopbackServer, case: str) -> tuple[dict[int, dict[str, str]], str | None]:
+    """The calls the SDK's chunks carry, by index, joined as an SDK user joins them; the finish reason."""
+    upstream.routes[PATH] = reply("openai_chat", case)
+    stream = client(served).chat.completions.create(model="llama3.1", messages=[], tools=TOOLS, stream=True)
+    calls: dict[int, dict[str, str]] = {}
+    finish = None
+    for chunk in stream:
+        for choice in chunk.choices:
+            finish = choice.finish_reason or finish
+            for delta in choice.delta.tool_calls or ():
+                call = calls.setdefault(delta.index, {"id": "", "name": "", "arguments": ""})
+                call["id"] += delta.id or ""
+                call["name"] += delta.function.name or ""
+                call["arguments"] += delta.function.arguments or ""
+    return calls, finish
+
+
+def test_parallel_calls_at_index_zero_come_at_their_own_indexes(served: Proxy, upstream: LoopbackServer) -> None:
+    calls, finish = calls_of(served, upstream, "parallel_index_zero")
+    assert calls == {
+        0: {"id": "call_w", "name": "get_weather", "arguments": '{"city":"Paris"}'},
+        1: {"id": "call_s", "name": "get_stock", "arguments": '{"ticker":"AAPL"}'},
+    }
+    assert finish == "tool_calls"
+    sent = upstream.requests[-1]
+    assert sent.headers["authorization"] == f"Bearer {UPSTREAM_KEY}"  # the route's key, not the proxy key
+    assert json.loads(sent.body)["tools"] == TOOLS
+
+
+def test_a_call_without_index_gets_one(served: Proxy, upstream: LoopbackServer) -> None:
+    calls, _ = calls_of(served, upstream, "index_missing")
+    assert calls == {0: {"id": "call_w", "name": "get_weather", "arguments": '{"city":"Oslo"}'}}
+
+
+NOT_JSON = "the arguments are not valid JSON: trailing comma is not allowed"
+CUT = "truncated: the arguments were cut off before the call ended (output limit reached or stream ended)"
+
+
+@pytest.mark.parametrize(
+    ("case", "message", "code"),
+    [
+        ("cut_call", f"at index 0 (get_weather, id call_w): {CUT}; at index 1 (get_stock, id call_s): {CUT}", CUT[:9]),
+        ("invalid_json", f"at index 0 (get_weather, id call_w): invalid_json: {NOT_JSON}", "invalid_json"),
+        ("schema_error", 'at index 0 (get_weather, id call_w): schema: 42 is not of type "string"', "schema"),
+    ],
+)
+def test_an_invalid_call_is_withheld_and_the_sdk_raises(
+    served: Proxy, upstream: LoopbackServer, case: str, message: str, code: str
+) -> None:
+    upstream.routes[PATH] = reply("openai_chat", case)
+    stream = client(served).chat.completions.create(model="llama3.1", messages=[], tools=TOOLS, stream=True)
+    seen: list[Any] = []
+    with pytest.raises(openai.APIError) as raised:
+        seen.extend(stream)
+    assert raised.value.message == f"streamkit withheld an invalid tool call: {message}"
+    assert raised.value.body["code"] == code
+    assert raised.value.body["type"] == "invalid_tool_call"
+    # OpenAI Chat calls end at the finish reason: "length" cuts every call still open, both here
+    assert [d for chunk in seen for choice in chunk.choices for d in choice.delta.tool_calls or ()] == []
+
+
+def test_the_withheld_report_in_bytes(served: Proxy, upstream: LoopbackServer) -> None:
+    upstream.routes[PATH] = reply("openai_chat", "invalid_json")
+    body = _post(served, {"model": "m", "messages": [], "tools": TOOLS, "stream": True})
+    *_, last = body.split(b"\n\n")[:-1]
+    payload = json.loads(last.removeprefix(b"data: "))
+    assert payload == {
+        "error": {
+            "message": payload["error"]["message"],
+            "type": "invalid_tool_call",
+            "param": None,
+            "code": "invalid_json",
+        }
+    }
+    assert b"[DONE]" not in body  # the turn failed: no end marker follows the report
+
+
+def _post(served: Proxy, body: dict[str, Any], key: str = PROXY_KEY) -> bytes:
+    response = httpx.post(served.url + PATH, json=body, headers={"authorization": f"Bearer {key}"}, timeout=10)
+    return response.content
+
+
+def test_an_upstream_error_echoing_the_key_is_scrubbed(served: Proxy, upstream: LoopbackServer) -> None:
+    echoed = f'{{"error":{{"message":"Incorrect API key provided: {UPSTREAM_KEY}.","type":"invalid_request_error"}}}}'
+    upstream.routes[PATH] = Reply([echoed.encode()], status=401, reason="Unauthorized", content_type="application/json")
+    with pytest.raises(openai.AuthenticationError) as raised:
+        client(served).chat.completions.create(model="m", messages=[], stream=True)
+    assert raised.value.body == {"message": "Incorrect API key provided: [REDACTED].", "type": "invalid_request_error"}
+    assert UPSTREAM_KEY[:8] not in json.dumps(raised.value.body)
+
+
+def test_an_in_stream_error_echoing_the_key_is_scrubbed(served: Proxy, upstream: LoopbackServer) -> None:
+    upstream.routes[PATH] = reply("openai_chat", "error_echoes_key")
+    stream = client(served).chat.completions.create(model="m", messages=[], stream=True)
+    with pytest.raises(openai.APIError) as raised:
+        list(stream)
+    assert raised.value.message == "Incorrect API key provided: [REDACTED]. Check your key."
+
+
+@pytest.mark.parametrize("key", [None, "sk-wrong-key-0000"])
+def test_a_missing_or_wrong_proxy_key_is_refused(served: Proxy, upstream: LoopbackServer, key: str | None) -> None:
+    before = len(upstream.requests)
+    headers = {} if key is None else {"authorization": f"Bearer {key}"}
+    response = httpx.post(served.url + PATH, json={"model": "m", "messages": []}, headers=headers, timeout=10)
+    assert response.status_code == 401
+    error = {"message": "a missing or wrong proxy key", "type": "authentication_error", "param": None, "code": None}
+    assert response.json() == {"error": error}
+    assert len(upstream.requests) == before  # nothing was sent upstream
+
+
+def test_the_sdk_with_a_wrong_proxy_key_raises_its_own_error(served: Proxy) -> None:
+    with pytest.raises(openai.AuthenticationError):
+        client(served, key="sk-wrong").chat.completions.create(model="m", messages=[], stream=True)
+
+
+def test_a_client_that_disconnects_cancels_the_upstream_request(served: Proxy, upstream: LoopbackServer) -> None:
+    upstream.routes[PATH] = reply("openai_chat", "long_text", delay=0.02)  # 4 s of text, one event per write
+    whole = sum(map(len, upstream.routes[PATH].writes))
+    with httpx.stream(
+        "POST", served.url + PATH, json={"model": "m", "messages": []}, headers={"x-api-key": PROXY_KEY}, timeout=10
+    ) as response:
+        for _ in response.iter_raw():
+            break  # one chunk read, then the client leaves
+    connection = upstream.connections[-1]  # the pooled connection the request went on
+    written = connection.bytes_written
+    assert connection.closed.wait(2)  # the proxy closed its upstream connection, long before the reply's end
+    assert connection.bytes_written - written < whole
+
+
+def test_curl_reads_the_canonical_stream_exactly(served: Proxy, upstream: LoopbackServer) -> None:
+    curl = shutil.which("curl")
+    if curl is None:
+        pytest.skip("curl is not installed")
+    upstream.routes[PATH] = reply("openai_chat", "parallel_index_zero")
+    body = json.dumps({"model": "llama3.1", "messages": [], "tools": TOOLS, "stream": True})
+    out = subprocess.run(
+        [curl, "-sS", "-N", served.url + PATH, "-H", f"Authorization: Bearer {PROXY_KEY}", "-d", body],
+        capture_output=True,
+        check=True,
+        timeout=30,
+    )
+    assert out.stdout == (FIXTURES / "openai_chat" / "parallel_index_zero.expected.sse").read_bytes()
+
+
+def test_health_and_metrics(served: Proxy, upstream: LoopbackServer) -> None:
+    assert httpx.get(served.url + "/healthz").json() == {"status": "ok"}
+    calls_of(served, upstream, "parallel_index_zero")
+    metrics = httpx.get(served.url + "/metrics").text
+    assert 'streamkit_serve_calls_total{format="openai_chat",outcome="valid"}' in metrics
+    assert "# TYPE streamkit_serve_call_seconds histogram" in metrics
+    time.sleep(0)
