@@ -11,7 +11,7 @@ at indexes 0 and 1, each whole.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, MutableMapping
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 __all__ = ("EXAMPLE_PREFIX", "example_route", "serve_example")
@@ -38,7 +38,7 @@ async def serve_example(
         await send({"type": "http.response.start", "status": 404, "headers": [(b"content-type", b"application/json")]})
         await send({"type": "http.response.body", "body": body})
         return
-    recorded = resources.files(__package__).joinpath("example", "openai_chat.sse").read_bytes()
+    recorded = (Path(__file__).parent / "example" / "openai_chat.sse").read_bytes()  # package data
     await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
     for event in recorded.split(b"\n\n"):
         if event.strip():
