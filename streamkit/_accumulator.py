@@ -20,7 +20,10 @@ Rules (every rule about which sequences of events are legal lives in this module
    different text is noted (``final_arguments_differ``) and never picked. The second end
    marker of a delivered call is a repeat. The arguments are held here only, once.
 5. A stop reason closes the choice's open calls, as complete or as cut off, as the decoder
-   says; the end-of-stream marker closes any call still open as cut off.
+   says; the end-of-stream marker closes any call still open as cut off. A choice's first
+   stop reason ends it and is its stop reason (choice 0's is the response's); a later one
+   (Together sends ``tool_calls``, ``tool_calls``, ``stop``) changes nothing but the calls
+   opened since, and is listed on the response as ``stop_reason_repeated``, never fatal.
 6. An error reported by the provider stops the stream (``ProviderError``); the calls still
    open can be drained with their raw text.
 7. ``Limits``: a call's argument text is counted fragment by fragment (one addition each) and
@@ -29,6 +32,8 @@ Rules (every rule about which sequences of events are legal lives in this module
    past ``max_choices``, are refused. Each raises ``LimitExceededError`` before
    anything more is stored, so memory stays bounded whatever the stream sends. Usage is
    merged into one dict, and what it holds counts against ``max_turn_bytes``.
+8. A call id is unique within its choice: with ``n > 1`` each choice is its own message, and
+   OpenAI gives each choice's call the same id.
 
 The events about a turn's opaque state (reasoning blocks, signatures, server-side tools) are
 not calls: they pass through unchanged, in order, for the turn stage (which owns their rules).
@@ -258,7 +263,10 @@ class Accumulator:
         self.finished = False
         self._open: dict[tuple[int, int], _Slot] = {}
         self._delivered: set[tuple[int, int]] = set()
-        self._ids: dict[str, tuple[int, int]] = {}
+        self._ids: dict[tuple[int, str], tuple[int, int]] = {}  # (choice, call id) -> the call's key
+        self._stops: set[int] = set()  # choices whose first stop reason came
+        #: The response's anomalies, each listed once: what the rules above noted beyond one call.
+        self.anomalies: list[str] = []
         self._notes: dict[tuple[int, int], list[str]] = {}
         self._states: dict[tuple[int, int], dict[str, str]] = {}  # state for calls not started yet
         self._choices: set[int] = set()  # choices with calls, text, turn state or a stop reason
@@ -468,9 +476,13 @@ class Accumulator:
         return (event,)
 
     def _stop(self, event: StopReceived) -> Sequence[Output]:
-        if event.choice == 0 or self.stop_reason is None:
-            self.stop_reason = event.stop_reason
         self._check_choice(event.choice, None)
+        if event.choice in self._stops:
+            self._note_response("stop_reason_repeated")
+        else:
+            self._stops.add(event.choice)
+            if event.choice == 0 or self.stop_reason is None:
+                self.stop_reason = event.stop_reason
         keys = [key for key in self._open if key[0] == event.choice]
         return [self._close(key, truncated=event.cut_open_calls) for key in keys]
 
@@ -510,11 +522,11 @@ class Accumulator:
             self._claim_id(key, call_id, event)
 
     def _claim_id(self, key: tuple[int, int], call_id: str, event: str) -> None:
-        """Each id names one call: a second call with it, open or delivered, is an error."""
-        seen = self._ids.get(call_id)
+        """Each id names one call of its choice: a second call with it, open or delivered, is an error."""
+        seen = self._ids.get((key[0], call_id))
         if seen is not None and seen != key:
             raise self._error_for(key[1], event, f"call id {call_id!r} was already used at index {seen[1]}")
-        self._ids[call_id] = key
+        self._ids[key[0], call_id] = key
 
     def _check_choice(self, choice: int, index: int | None) -> None:
         if choice not in self._choices:
@@ -552,6 +564,11 @@ class Accumulator:
         times = None if self._clock is None else (slot.opened, self._clock())
         anomalies = tuple(slot.anomalies)
         return RawCall(slot.index, slot.id, slot.name, arguments, key[0], truncated, anomalies, state, times)
+
+    def _note_response(self, anomaly: str) -> None:
+        if anomaly not in self.anomalies:
+            self.anomalies.append(anomaly)
+            _log.debug("%s: %s", self.provider, anomaly)
 
     def _note(self, slot: _Slot, anomaly: str) -> None:
         if slot.note(anomaly):  # logged once per call: the rule's name, never the arguments

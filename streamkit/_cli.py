@@ -73,7 +73,10 @@ def to_json_line(item: StreamEvent) -> dict[str, Any] | None:
         line["raw"] = item.raw
         line["errors"] = [issue.to_dict() for issue in item.errors]
     elif isinstance(item, ResponseEnd):
-        return {"type": "end", "stop_reason": item.stop_reason, "usage": item.usage}
+        end: dict[str, Any] = {"type": "end", "stop_reason": item.stop_reason, "usage": item.usage}
+        if item.anomalies:
+            end["anomalies"] = list(item.anomalies)
+        return end
     else:
         return None
     if item.choice:

@@ -390,7 +390,8 @@ class Assembler:
             return TextDelta(item.text, choice=item.choice, index=item.index)
         stop, usage = self._accumulator.stop_reason, self._accumulator.usage
         finish = finish_of(self.provider, stop, self._called)
-        end = ResponseEnd(stop, usage, finish=finish, tokens=tokens_of(self.provider, usage))
+        tokens, anomalies = tokens_of(self.provider, usage), tuple(self._accumulator.anomalies)
+        end = ResponseEnd(stop, usage, finish=finish, tokens=tokens, anomalies=anomalies)
         watch, self._watch = self._watch, None
         if watch is not None:
             watch.end(end)

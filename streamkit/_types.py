@@ -338,6 +338,8 @@ class ResponseEnd:
             ``STOP``), ``length`` (the output limit: a call still open was truncated),
             ``content_filter``, ``error`` or ``other`` (any reason not known, or none).
         tokens: ``usage`` as ``TokenUsage``, the same for every provider; ``None`` without usage.
+        anomalies: the rules that fired for the response as a whole, each once
+            (``stop_reason_repeated``: a choice's stop reason came again after its end).
 
     ``finish`` and ``tokens`` are read from ``stop_reason`` and ``usage`` (and whether calls
     came): two ends are equal when those are.
@@ -348,6 +350,7 @@ class ResponseEnd:
     _: KW_ONLY
     finish: Finish = field(default="other", compare=False)
     tokens: TokenUsage | None = field(default=None, compare=False)
+    anomalies: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -304,3 +304,26 @@ def test_a_fragment_for_no_open_call_is_translated_and_the_table_rejects_it(
         "IDLE",
         0,
     )
+
+
+def test_a_call_id_is_unique_within_its_choice_only() -> None:
+    """``n > 1``: each choice is its own message, and OpenAI gives each choice's call one id."""
+    out = run(CallStarted(0, "c", "f", 0), CallStarted(0, "c", "f", 1), StopReceived("tool_calls", False, 0))
+    assert out == [RawCall(0, "c", "f", None, 0)]
+    with pytest.raises(ProviderProtocolError, match=r"call id 'c' was already used at index 0"):
+        run(CallStarted(0, "c", "f", 1), CallStarted(1, "c", "f", 1))
+
+
+def test_a_choices_first_stop_reason_ends_it_and_later_ones_are_listed() -> None:
+    acc = Accumulator("test")
+    events: list[Event] = [
+        CallStarted(0, "a", "f"),
+        StopReceived("tool_calls", False),
+        CallStarted(1, "b", "f"),
+        StopReceived("stop", True),  # ends only the call opened since, as it says
+        StopReceived("length", True),
+        StopReceived("stop", False, 1),
+    ]
+    out = [item for event in events for item in acc.feed(event)]
+    assert out == [RawCall(0, "a", "f", None), RawCall(1, "b", "f", None, truncated=True)]
+    assert (acc.stop_reason, acc.anomalies) == ("tool_calls", ["stop_reason_repeated"])

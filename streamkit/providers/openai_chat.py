@@ -22,8 +22,9 @@ Compatible servers bend the format; each rule below is recorded on the call as a
 - The full arguments re-sent after the deltas are recognized and dropped
   (``arguments_resent``), never glued into ``{...}{...}``.
 - A second ``finish_reason`` for a choice ends only the calls opened since the first (DeepInfra
-  and Z.ai send each parallel call whole in its own chunk, each with ``finish_reason``): each
-  call is delivered once, and the response ends once.
+  and Z.ai send each parallel call whole in its own chunk, each with ``finish_reason``; Together
+  sends ``tool_calls``, ``tool_calls``, ``stop``): each call is delivered once, the first reason
+  is the stop reason, and the later ones are listed on the response (``stop_reason_repeated``).
 - Chunks with empty ``choices`` (usage, Azure's prompt filter results) and choices without a
   ``delta`` (Azure's asynchronous filter annotations) carry no call data.
 
@@ -197,11 +198,11 @@ class OpenAIChatDecoder(Decoder):
         if state.thinking is not None:
             out.append(BlockEnded(state.thinking, ci))
             state.thinking = None
-        if not state.finished or state.open:
-            # A later finish_reason only ends the calls opened since the first.
-            state.finished = True
-            state.open.clear()
-            out.append(StopReceived(reason, reason in _CUT_REASONS, ci))
+        # Every finish_reason goes on: the accumulator takes the first as the choice's end and
+        # stop reason, and a later one ends only the calls opened since.
+        state.finished = True
+        state.open.clear()
+        out.append(StopReceived(reason, reason in _CUT_REASONS, ci))
 
     def _content(self, content: Any, where: str, event: str | None) -> str | None:
         """The text in ``delta.content``: a string, or null (the same as ``""``)."""

@@ -261,7 +261,15 @@ def test_each_finish_reason_ends_the_calls_opened_since_the_last() -> None:
         + b"data: [DONE]\n\n",
         "openai_chat",
     )
-    assert out == [ToolCall(0, "a", "f", {}), ToolCall(1, "b", "g", {"x": 1}), ResponseEnd("tool_calls")]
+    end = ResponseEnd("tool_calls", anomalies=("stop_reason_repeated",))
+    assert out == [ToolCall(0, "a", "f", {}), ToolCall(1, "b", "g", {"x": 1}), end]
+
+
+def test_the_first_finish_reason_is_the_stop_reason() -> None:
+    # Together sends tool_calls, tool_calls, stop: the later two are listed, never taken.
+    finishes = [chunk(finish=reason) for reason in ("tool_calls", "tool_calls", "stop")]
+    out = events(sse(chunk(tc(0, "a", "f", "{}")), *finishes, done=True), "openai_chat")
+    assert out == [ToolCall(0, "a", "f", {}), ResponseEnd("tool_calls", anomalies=("stop_reason_repeated",))]
 
 
 def test_a_later_length_finish_cuts_the_calls_opened_since() -> None:
