@@ -1,11 +1,12 @@
 """``streamkit live`` and ``streamkit record``: send a real request, print what ``replay`` prints.
 
-``live --provider SLUG --url URL --body request.json`` posts the JSON body with the API key from
-the provider's usual environment variable, in the header that provider expects, and prints one
-JSON line per call and the ``end`` line, exactly as ``replay`` does for a transcript, with the
-same exit statuses (an HTTP or connection failure is a failed stream: exit 1). ``record ... -o
-FILE`` does the same and saves the response body's bytes, as received (after any
-Content-Encoding is undone), so that ``streamkit replay FILE`` reads the same stream again.
+``live --provider SLUG --url URL --body request.json`` (or ``--body '{...}'``, inline) posts the
+JSON body with the API key from the provider's usual environment variable, in the header that
+provider expects, and prints one JSON line per call and the ``end`` line, exactly as ``replay``
+does for a transcript, with the same exit statuses (an HTTP or connection failure is a failed
+stream: exit 1). ``record ... -o FILE`` does the same and saves the response body's bytes, as
+received (after any Content-Encoding is undone), so that ``streamkit replay FILE`` reads the
+same stream again.
 
 The transcript is written to a temporary file beside ``FILE`` and renamed onto it only when the
 stream decoded to its end, so a refused request, a stream cut midway or an interrupt leaves
@@ -81,7 +82,11 @@ def add_commands(commands: Any) -> list[argparse.ArgumentParser]:
         )
         command.add_argument("--provider", required=True, help=f"one of: {providers}")
         command.add_argument("--url", required=True, help="the streaming endpoint")
-        command.add_argument("--body", required=True, help="the request's JSON body, or - for standard input")
+        command.add_argument(
+            "--body",
+            required=True,
+            help="the request's JSON body: inline ('{\"model\": ...}'), a file's path, or - for standard input",
+        )
         command.add_argument(
             "--header", action="append", default=[], metavar="'NAME: VALUE'", help="an extra request header"
         )
@@ -157,6 +162,13 @@ def _headers(provider: str, extra: list[str], environ: Mapping[str, str]) -> dic
 
 
 def _body(path: str, stdin: IO[bytes]) -> Any:
+    """The body from ``--body``: inline JSON when it starts as an object or an array does (no
+    file's path starts with ``{`` or ``[`` in practice), else a path, or ``-``."""
+    if path.lstrip().startswith(("{", "[")):
+        try:
+            return json.loads(path)
+        except ValueError as exc:
+            raise UsageError(f"the inline --body is not JSON: {exc}") from None
     try:
         if path == "-":
             data = stdin.read()

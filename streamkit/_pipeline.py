@@ -29,7 +29,7 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import replace
-from typing import Any, Protocol, TypedDict, Unpack, cast
+from typing import Any, Never, Protocol, TypedDict, Unpack, cast
 
 from . import _events, _observe
 from ._accumulator import Accumulator, PreviewingAccumulator
@@ -183,7 +183,9 @@ class Assembler:
         preview_growth: float | None = None,
         fragments: bool = False,
         times: bool = False,
+        **unknown: Never,
     ) -> None:
+        check_options(unknown)  # a typo is a type error, and a UsageError at run time
         if not isinstance(limits, Limits):
             raise UsageError(f"limits must be a streamkit.Limits, got {type(limits).__name__}")
         if max_event_bytes is not None:
@@ -219,6 +221,7 @@ class Assembler:
         self._tail = b""  # the last bytes fed: whether the input ended between two SSE events
         self._max_event_bytes = limits.max_event_bytes
         self._hot: HotRead | None = None  # armed after a general read that proved its parts
+        self._flushed = False  # flush() was called: the input ended, and feeding more is misuse
 
     @property
     def finished(self) -> bool:
@@ -226,6 +229,8 @@ class Assembler:
         return self._accumulator.finished
 
     def feed(self, data: bytes) -> list[StreamEvent]:
+        if self._flushed:
+            raise self._after_flush("feed")
         if type(data) is not bytes:
             if not isinstance(data, bytes | bytearray | memoryview):
                 raise UsageError(f"Assembler.feed takes bytes, got {type(data).__name__}")
@@ -268,12 +273,16 @@ class Assembler:
 
     def feed_frame(self, frame: Frame) -> list[StreamEvent]:
         """Feed a frame that was already cut from the bytes (an SSE event from httpx-sse)."""
+        if self._flushed:
+            raise self._after_flush("feed_frame")
         if not self._received:
             self._first_input()
         return self._guard(lambda out: self._frames((frame,), out))
 
     def feed_payload(self, payload: Any, event: str | None = None) -> list[StreamEvent]:
         """Feed one already-decoded event payload (a dict made from an SDK's event object)."""
+        if self._flushed:
+            raise self._after_flush("feed_payload")
         if not self._received:
             self._first_input()
         return self._guard(lambda out: self._events(self._decoder.read_payload(payload, event), out))
@@ -286,6 +295,8 @@ class Assembler:
         between two events: an SSE event cut off at the end is dropped by the framer, and the
         response it belonged to is not whole.
         """
+
+        self._flushed = True
 
         def finish(out: list[StreamEvent]) -> None:
             self._frames(self._framer.flush(), out)
@@ -312,6 +323,12 @@ class Assembler:
         self._received = True
         if self._watch is not None:
             self._watch.first_input()
+
+    def _after_flush(self, method: str) -> UsageError:
+        return UsageError(
+            f"Assembler.{method} was called after flush(): the input already ended; one Assembler reads one"
+            " response, so make a new one for the next"
+        )
 
     def _guard(self, step: Callable[[list[StreamEvent]], None]) -> list[StreamEvent]:
         self._cool()
@@ -500,6 +517,31 @@ def _make_accumulator(
     )
 
 
+_ACCEPTED = "an iterable of stream items (bytes chunks, text lines, SSE events, dicts or SDK event objects)"
+#: Sources that are iterable yet no stream: read one character, byte or key at a time, each
+#: would end in a misleading stream error.
+_NOT_SOURCES = {
+    str: "pass its lines (text.splitlines(keepends=True)) or [text.encode()]",
+    bytes: "pass [body], a list of chunks",
+    bytearray: "pass [body], a list of chunks",
+    memoryview: "pass [body], a list of chunks",
+    dict: "pass [payload], a list of payloads",
+}
+
+
+def check_source(source: object, function: str, *, asynchronous: bool = False) -> None:
+    """A ``UsageError`` naming what was passed as ``source`` and what ``function`` accepts."""
+    accepted = f"an async iterable or {_ACCEPTED}" if asynchronous else _ACCEPTED
+    got = type(source).__name__
+    for kind, hint in _NOT_SOURCES.items():
+        if isinstance(source, kind):
+            raise UsageError(f"{function} takes {accepted}, got a {got}: {hint}")
+    if isinstance(source, Iterable) or (asynchronous and isinstance(source, AsyncIterable)):
+        return
+    hint = "; use aiter_events (or its kin) for an async source" if isinstance(source, AsyncIterable) else ""
+    raise UsageError(f"{function} takes {accepted}, got {'None' if source is None else got}{hint}")
+
+
 def _assembler(provider: Provider | Decoder, options: Mapping[str, Any]) -> Assembler:
     check_options(options)
     return Assembler(provider, **options)
@@ -512,8 +554,10 @@ def iter_events(
 
     ``source`` yields bytes, text lines, SSE events, dicts or SDK event objects (see
     ``streamkit._sources``). ``options`` are ``Assembler``'s; a bad provider or option raises
-    ``UsageError`` here, at the call, before anything is read.
+    ``UsageError`` here, at the call, before anything is read, as does a source that is not
+    an iterable of stream items.
     """
+    check_source(source, "iter_events")
     return _events_of(source, _assembler(provider, options))
 
 
@@ -540,6 +584,7 @@ def aiter_events(
     source: Source, provider: Provider | Decoder, **options: Unpack[StreamOptions]
 ) -> AsyncIterator[StreamEvent]:
     """The async twin of ``iter_events``; ``source`` may be an async or a plain iterable."""
+    check_source(source, "aiter_events", asynchronous=True)
     return _aevents_of(source, _assembler(provider, options))
 
 
@@ -588,6 +633,8 @@ def _next(items: Iterator[Any], assembler: Assembler) -> Any:
         _enrich(exc, assembler)
         raise
     except Exception as exc:
+        if not _reports(exc):
+            raise  # the caller's own exception, unchanged
         raise _source_failure(exc, assembler) from exc
 
 
@@ -600,6 +647,8 @@ async def _anext(items: AsyncIterator[Any], assembler: Assembler) -> Any:
         _enrich(exc, assembler)
         raise
     except Exception as exc:
+        if not _reports(exc):
+            raise  # the caller's own exception, unchanged
         raise _source_failure(exc, assembler) from exc
 
 
@@ -619,6 +668,35 @@ _TRANSPORT_MODULES = frozenset({"httpx", "httpcore", "h11", "h2", "anyio", "aioh
 _TRANSPORT_NAMES = frozenset({"APIConnectionError", "APITimeoutError"})  # openai's and anthropic's
 
 
+#: The packages of the SDKs whose exceptions report the provider's error (an error event in a
+#: 200 stream, or a status that is not 2xx). Any other exception a source raises that is no
+#: failure to read is the caller's own (a ``KeyError`` in its generator): it passes through.
+_SDK_PACKAGES = frozenset(
+    {"openai", "anthropic", "google", "mistralai", "cohere", "ollama", "groq", "litellm", "botocore", "aiobotocore"}
+    | {"httpx_sse", "pydantic_core"}  # an SSE reader refusing the body; an SDK refusing an event's shape
+)
+
+
+def _reports(exc: Exception) -> bool:
+    """Whether the source's exception is a failure to read or the provider's reported error: an
+    SDK's, by its package or by the error body or status it carries."""
+    return (
+        _is_transport(exc)
+        or _comes_from(exc, _SDK_PACKAGES)
+        or any(getattr(exc, name, None) is not None for name in ("body", "status_code", "details"))
+    )
+
+
+def _is_transport(exc: Exception) -> bool:
+    return isinstance(exc, OSError | EOFError) or _comes_from(exc, _TRANSPORT_MODULES)
+
+
+def _comes_from(exc: Exception, packages: frozenset[str]) -> bool:
+    return any(
+        kind.__name__ in _TRANSPORT_NAMES or kind.__module__.partition(".")[0] in packages for kind in type(exc).__mro__
+    )
+
+
 def _source_failure(exc: Exception, assembler: Assembler) -> StreamkitError:
     """The source's own exception as a streamkit error: a failure to read, or the provider's error.
 
@@ -627,10 +705,7 @@ def _source_failure(exc: Exception, assembler: Assembler) -> StreamkitError:
     them apart.
     """
     error: StreamkitError
-    if isinstance(exc, OSError | EOFError) or any(
-        kind.__name__ in _TRANSPORT_NAMES or kind.__module__.partition(".")[0] in _TRANSPORT_MODULES
-        for kind in type(exc).__mro__
-    ):
+    if _is_transport(exc):
         error = TransportError(f"reading the stream failed: {type(exc).__name__}: {exc}")
     else:
         kind, message = _reported(exc)
@@ -676,6 +751,7 @@ def iter_tool_calls(
     source: Iterable[Any], provider: Provider | Decoder, **options: Unpack[StreamOptions]
 ) -> Iterator[ToolCall | InvalidToolCall]:
     """Yield each call, valid or not, the moment its end marker arrives."""
+    check_source(source, "iter_tool_calls")
     return _calls_of(iter_events(source, provider, **options))
 
 
@@ -689,6 +765,7 @@ def aiter_tool_calls(
     source: Source, provider: Provider | Decoder, **options: Unpack[StreamOptions]
 ) -> AsyncIterator[ToolCall | InvalidToolCall]:
     """The async twin of ``iter_tool_calls``."""
+    check_source(source, "aiter_tool_calls", asynchronous=True)
     calls = _aevents_of(source, _assembler(provider, options), calls=True)
     return cast(AsyncIterator[ToolCall | InvalidToolCall], calls)
 
@@ -719,12 +796,14 @@ def collect_turn(source: Iterable[Any], provider: Provider | Decoder, **options:
 
     A stream that fails raises, as ``iter_events`` does: a turn is only ever built whole.
     """
+    check_source(source, "collect_turn")
     slug = provider if isinstance(provider, str) else provider.slug
     return Turn.from_events(iter_events(source, provider, **options), slug)
 
 
 async def acollect_turn(source: Source, provider: Provider | Decoder, **options: Unpack[StreamOptions]) -> Turn:
     """The async twin of ``collect_turn``."""
+    check_source(source, "acollect_turn", asynchronous=True)
     events = aiter_events(source, provider, **options)
     slug = provider if isinstance(provider, str) else provider.slug
     return Turn.from_events([item async for item in events], slug)

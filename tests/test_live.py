@@ -160,6 +160,19 @@ def test_a_body_from_stdin(server: LoopbackServer) -> None:
     assert result.code == 0 and json.loads(server.requests[0].body) == {"stream": True}
 
 
+def test_an_inline_body(server: LoopbackServer) -> None:
+    server.routes["/v1/stream"] = Reply([(FIXTURES / "anthropic" / "no_arguments.sse").read_bytes()])
+    result = replay(live(server, "anthropic", Path(' {"model": "m", "stream": true}')))
+    assert result.code == 0 and json.loads(server.requests[0].body) == {"model": "m", "stream": True}
+
+
+def test_an_inline_body_that_is_not_json_is_a_usage_error(server: LoopbackServer) -> None:
+    result = replay(live(server, "anthropic", Path('{"model": ')))
+    assert result.code == 2
+    assert result.stderr.startswith("streamkit: error: the inline --body is not JSON: Expecting value")
+    assert server.requests == []
+
+
 def test_unknown_provider_and_bad_header_are_usage_errors(server: LoopbackServer, body: Path) -> None:
     result = replay(live(server, "nope", body))
     assert result.code == 2 and result.stderr.startswith("streamkit: error: unknown provider 'nope'")
