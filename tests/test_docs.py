@@ -7,7 +7,9 @@ HTTP examples find their server through the environment variables the SDKs read 
 ``AWS_ENDPOINT_URL_BEDROCK_RUNTIME``), here pointing at the loopback server, which answers each
 provider's endpoint with the repository's own fixture of that provider. A block followed
 directly by a ```` ```text ```` block must print exactly that text. A block preceded by
-``<!-- not run: why -->`` is only compiled; there are few. A ```` ```console ```` block of
+``<!-- not run: why -->`` is only compiled; there are few. A block preceded by
+``<!-- test file: ... -->`` is a user's test file: pytest runs it in a fresh process with
+streamkit's plugin, and every test in it must pass. A ```` ```console ```` block of
 ``$ streamkit replay ...`` must show exactly what that command prints, and the README's
 Quickstart output is what its first command prints.
 """
@@ -22,6 +24,8 @@ import inspect
 import io
 import re
 import shlex
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -147,10 +151,45 @@ def run(example: Example) -> str:
 EXAMPLES = examples()
 
 
+def run_as_test_file(example: Example, where: Path) -> None:
+    """Run the block as a user's test file, by pytest in a fresh process with streamkit's plugin."""
+    imported = {
+        name.split(".")[0]
+        for node in ast.walk(ast.parse(example.code))
+        for name in (
+            [alias.name for alias in node.names]
+            if isinstance(node, ast.Import)
+            else [node.module or ""]
+            if isinstance(node, ast.ImportFrom)
+            else []
+        )
+    }
+    for name in sorted(imported & (SDKS | FRAMEWORKS)):
+        pytest.importorskip(name, reason="the sdk-tests and framework-tests extras")
+    test_file = where / "test_example.py"
+    test_file.write_text(example.code, encoding="utf-8")
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "streamkit.testing",
+        str(test_file),
+    ]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, f"{example.name}:\n{done.stdout}{done.stderr}"
+
+
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.name for e in EXAMPLES])
-def test_the_example_runs(example: Example, providers: LoopbackServer) -> None:
+def test_the_example_runs(example: Example, providers: LoopbackServer, tmp_path: Path) -> None:
     if example.mark is not None and example.mark.startswith("not run:"):
         compile(example.code, example.name, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+        return
+    if example.mark is not None and example.mark.startswith("test file:"):
+        run_as_test_file(example, tmp_path)
         return
     assert example.mark is None, f"{example.name}: unknown mark {example.mark!r}"
     try:
@@ -166,7 +205,7 @@ def test_the_example_runs(example: Example, providers: LoopbackServer) -> None:
 def test_the_examples_are_found_and_few_are_not_run() -> None:
     assert len(EXAMPLES) >= 15
     assert len({e.page for e in EXAMPLES}) >= 6
-    not_run = [e.name for e in EXAMPLES if e.mark is not None]
+    not_run = [e.name for e in EXAMPLES if e.mark is not None and e.mark.startswith("not run:")]
     assert len(not_run) <= 3, not_run
 
 
