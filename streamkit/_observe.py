@@ -15,7 +15,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from ._types import InvalidToolCall, ResponseEnd, ToolCall, ToolResult
+    from ._types import InvalidToolCall, ResponseEnd, ToolCall
 
 __all__ = ("Request", "StreamWatch", "Watcher", "install", "request", "traced", "watch", "watcher")
 
@@ -35,7 +35,7 @@ class StreamWatch(Protocol):
 
 class Watcher(Protocol):
     def stream(self, provider: str, request: Request | None) -> StreamWatch: ...
-    async def tool(self, call: ToolCall, run: Awaitable[ToolResult]) -> ToolResult: ...
+    async def tool(self, call: ToolCall, run: Awaitable[T]) -> T: ...
 
 
 class Request:
@@ -81,8 +81,9 @@ def request(secrets: Sequence[str], address: str | None = None, port: int | None
         _request.reset(token)
 
 
-async def traced(call: ToolCall, run: Awaitable[ToolResult]) -> ToolResult:
-    """``await run``, inside an ``execute_tool`` span linked to ``call`` when telemetry is on."""
+async def traced(call: ToolCall, run: Awaitable[T]) -> T:
+    """``await run``, inside an ``execute_tool`` span linked to ``call`` when telemetry is on:
+    ``run_tools``' outcome of a call (a ``ToolResult``), or an early starter's run of its tool."""
     current = _watcher
     if current is None:
         return await run

@@ -21,7 +21,7 @@ import json
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Iterable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from opentelemetry import metrics, trace
 from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode
@@ -61,6 +61,8 @@ FIRST_CALL_METRIC = "streamkit.client.time_to_first_tool_call"
 STREAMING_METRIC = "streamkit.tool_call.streaming_duration"
 #: The conventions' own histogram: seconds from the start of a stream to its first bytes.
 TIME_TO_FIRST_CHUNK_METRIC = "gen_ai.client.operation.time_to_first_chunk"
+
+T = TypeVar("T")
 
 _SCOPE = "streamkit"
 _LINKS_KEPT = 4096  # calls remembered for their execute_tool links; the oldest go first
@@ -131,7 +133,8 @@ class _Telemetry:
             return []
         return [Link(held[1], {"gen_ai.tool.call.id": call.id or ""})]
 
-    async def tool(self, call: ToolCall, run: Awaitable[ToolResult]) -> ToolResult:
+    async def tool(self, call: ToolCall, run: Awaitable[T]) -> T:
+        """``await run`` in an ``execute_tool`` span: an error result or an exception marks it failed."""
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": call.name,
@@ -145,8 +148,11 @@ class _Telemetry:
         with self.tracer.start_as_current_span(
             name, kind=SpanKind.INTERNAL, attributes=attributes, links=self.link_of(call)
         ) as span:
-            result = await run
-            if result.error is not None:
+            result = await run  # an exception is recorded on the span, and its status set, as it leaves
+            if not isinstance(result, ToolResult):
+                if self.capture:
+                    span.set_attribute("gen_ai.tool.call.result", self.scrub(_json(result), ()))
+            elif result.error is not None:
                 kind = type(result.exception).__qualname__ if result.exception is not None else "tool_error"
                 span.set_attribute("error.type", kind)
                 span.set_status(Status(StatusCode.ERROR, _first_message(result.error)))

@@ -33,6 +33,7 @@ import pytest
 from ._errors import UsageError
 
 __all__ = (
+    "CONTENT_TYPES",
     "DEFAULT_CHUNKINGS",
     "Chunking",
     "Fault",
@@ -42,6 +43,7 @@ __all__ = (
     "cut_after_bytes",
     "cut_after_events",
     "drop_after_bytes",
+    "event_ends",
     "stall",
     "upstream_error",
 )
@@ -214,14 +216,31 @@ def _plan(body: bytes, suffix: str, how: Chunking, fault: Fault | None) -> _Plan
         return _Plan(200, content_type, how.split(body))
     if fault.kind == "error":
         return _Plan(fault.status, "application/json", [fault.body])
-    at = fault.at
-    if fault.kind == "cut_events":
-        ends = event_ends(body, suffix)
-        at = ends[fault.at - 1] if 0 < fault.at <= len(ends) else (0 if fault.at == 0 else len(body))
+    at = _fault_offset(body, suffix, fault)
     if fault.kind == "stall":
         head, tail = how.split(body[:at]) if at else [], how.split(body[at:]) if at < len(body) else []
         return _Plan(200, content_type, [*head, *tail], stall_before=len(head), seconds=fault.seconds)
     return _Plan(200, content_type, how.split(body[:at]) if at else [], drop=fault.kind == "drop")
+
+
+def _fault_offset(body: bytes, suffix: str, fault: Fault) -> int:
+    """Where in ``body`` the fault strikes, in bytes."""
+    if fault.kind != "cut_events":
+        return fault.at
+    return 0 if fault.at == 0 else event_ends(body, suffix)[fault.at - 1]
+
+
+def check_fault(path: Path, fault: Fault | None) -> None:
+    """A ``UsageError`` for a fault that would strike past the end of ``path``: it would be no fault."""
+    if fault is None or fault.kind == "error":
+        return
+    body = path.read_bytes()
+    if fault.kind == "cut_events":
+        count = len(event_ends(body, path.suffix))
+        if fault.at > count:
+            raise UsageError(f"{fault}: {path.name} has {count} events, so the fault would never strike")
+    elif fault.at > len(body):
+        raise UsageError(f"{fault}: {path.name} has {len(body)} bytes, so the fault would never strike")
 
 
 @dataclass(frozen=True)
@@ -244,6 +263,8 @@ class Replay:
     """
 
     def __init__(self, files: Sequence[Path], how: Chunking, fault: Fault | None) -> None:
+        for path in files:
+            check_fault(path, fault)
         self.files = list(files)
         self.chunking = how
         self.fault = fault

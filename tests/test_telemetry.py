@@ -248,3 +248,28 @@ def test_after_disable_streams_record_nothing(recorded: Recorded) -> None:
     calls = list(streamkit.iter_tool_calls([body], "anthropic"))
     assert recorded.finished() == []
     assert [call.times for call in calls] == [None, None]
+
+
+@pytest.mark.asyncio  # the starter's tasks are asyncio's
+async def test_the_langchain_early_starter_runs_each_tool_in_an_execute_tool_span(recorded: Recorded) -> None:
+    pytest.importorskip("langchain.agents.middleware")
+    from langchain_core.tools import tool
+
+    from streamkit.integrations._langchain_early import Starter
+
+    @tool
+    def get_stock(ticker: str) -> str:
+        """A stock's last price."""
+        return f"190.12 for {ticker}"
+
+    body = (FIXTURES / "anthropic" / "text_then_two_calls.sse").read_bytes()
+    calls = list(streamkit.iter_tool_calls([body], "anthropic"))
+    started: dict[str, Any] = {}
+    assert isinstance(calls[1], streamkit.ToolCall)
+    Starter({"get_stock": get_stock}, started).start(calls[1])
+    message = await started["toolu_B"]
+    assert message.content == "190.12 for AAPL"
+    spans = {span.name: span for span in recorded.finished()}
+    stock = spans["execute_tool get_stock"]
+    assert (stock.attributes or {})["gen_ai.tool.call.id"] == "toolu_B"
+    assert [link.context.span_id for link in stock.links] == [spans["chat"].context.span_id]

@@ -13,12 +13,15 @@ from pathlib import Path
 import httpx
 import httpx2
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import streamkit
 from streamkit import HTTPStatusError, IncompleteStreamError, TransportError, UsageError
 from streamkit.testing import (
     DEFAULT_CHUNKINGS,
     Chunking,
+    Fault,
     Replay,
     chunking,
     cut_after_bytes,
@@ -82,6 +85,39 @@ def test_bad_faults_are_usage_errors_naming_the_value() -> None:
         stall(1, -1)
     with pytest.raises(UsageError, match="an HTTP error status from 400 to 599, got 200"):
         upstream_error(200)
+
+
+@pytest.mark.parametrize(
+    ("fault", "message"),
+    [
+        (cut_after_events(19), "cut:events:19: text_then_two_calls.sse has 18 events, so the fault would never strike"),
+        (
+            drop_after_bytes(10**6),
+            "drop:1000000: text_then_two_calls.sse has 2104 bytes, so the fault would never strike",
+        ),
+        (stall(10**6, 1), "stall:1000000:1s: text_then_two_calls.sse has 2104 bytes"),
+    ],
+)
+def test_a_fault_past_the_end_of_a_file_is_a_usage_error_naming_it(fault: Fault, message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        Replay([SSE], chunking("whole"), fault)
+
+
+@given(
+    body=st.binary(max_size=600),
+    spec=st.sampled_from(["whole", "bytes", "fixed:5", "fixed:64"])
+    | st.integers(0, 99).map(lambda seed: f"random:{seed}"),
+)
+def test_every_chunking_gives_back_the_body_in_pieces_of_its_sizes(body: bytes, spec: str) -> None:
+    how = chunking(spec)
+    pieces = how.split(body)
+    assert b"".join(pieces) == body
+    if how.kind == "whole" or not body:
+        assert pieces == [body]
+    elif how.kind == "fixed":
+        assert all(len(piece) == how.size for piece in pieces[:-1]) and 0 < len(pieces[-1]) <= how.size
+    else:
+        assert all(1 <= len(piece) <= 64 for piece in pieces)
 
 
 def replay_of(*names: Path, how: str = "whole", fault: object = None) -> Replay:

@@ -21,6 +21,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.types import Command
 
+from .. import _observe
 from .._types import ToolCall
 from ..adapters._base import call_id
 from .langchain import STARTER
@@ -45,7 +46,7 @@ class Starter:
         if tool is None or key in self.started:
             return
         entry = {"type": "tool_call", "id": key, "name": call.name, "args": call.input}
-        self.started[key] = asyncio.ensure_future(tool.ainvoke(entry))
+        self.started[key] = asyncio.ensure_future(_observe.traced(call, tool.ainvoke(entry)))
         self.mine.append(key)
 
     def cancel(self) -> None:
