@@ -259,12 +259,14 @@ class RecordedRequest:
 class Replay:
     """The recorded files of one test, served in order, one per request, and the requests made.
 
-    A request past the last file is answered ``500`` with a body that says so, and kept.
+    The fault, if any, strikes the first response; the ones after it are served whole, so that
+    a retry (or the next turn) sees a good stream. A request past the last file is answered
+    ``500`` with a body that says so, and kept.
     """
 
     def __init__(self, files: Sequence[Path], how: Chunking, fault: Fault | None) -> None:
-        for path in files:
-            check_fault(path, fault)
+        if files:
+            check_fault(files[0], fault)
         self.files = list(files)
         self.chunking = how
         self.fault = fault
@@ -281,7 +283,8 @@ class Replay:
             body = json.dumps({"error": {"type": "no_recording", "message": f"{message}: {len(self.files)} given"}})
             return _Plan(500, "application/json", [body.encode()])
         path = self.files[number - 1]
-        return _plan(path.read_bytes(), path.suffix, self.chunking, self.fault)
+        fault = self.fault if number == 1 else None  # a retry, or the next turn, gets a good stream
+        return _plan(path.read_bytes(), path.suffix, self.chunking, fault)
 
     def transport(self) -> Any:
         """An ``httpx`` transport (sync and async alike) to hand to a client, SDK or framework."""

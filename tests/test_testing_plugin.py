@@ -166,6 +166,14 @@ def test_files_are_served_one_per_request_and_a_request_past_them_is_told_so() -
     assert [request.url for request in replay.requests] == ["https://x.test/1", "https://x.test/2", "https://x.test/3"]
 
 
+def test_a_fault_strikes_the_first_response_and_a_retry_gets_the_next_file_whole() -> None:
+    replay = replay_of(SSE, SSE, fault=drop_after_bytes(100))
+    with httpx.Client(transport=replay.transport()) as client:
+        with pytest.raises(httpx.RemoteProtocolError, match="incomplete chunked read"):
+            client.post("https://x.test/")
+        assert client.post("https://x.test/").content == BODY
+
+
 def test_the_loopback_server_serves_the_reads_and_keeps_the_requests() -> None:
     replay = replay_of(how="fixed:64")
     try:
