@@ -34,6 +34,14 @@ def server() -> Iterator[LoopbackServer]:
     running.close()
 
 
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[LoopbackServer]:
+    """The loopback server as the upstream of the proxy tests (streamkit serve), one per module."""
+    running = LoopbackServer()
+    yield running
+    running.close()
+
+
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     """Every ``@pytest.mark.anyio`` test runs under asyncio and under trio."""

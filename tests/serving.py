@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 import uvicorn
 
 from streamkit.serve import App, parse_config
@@ -19,7 +20,7 @@ from .server import LoopbackServer, Reply
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "serve"
 PROXY_KEY = "sk-proxy-test-key-7f3a9c"
 UPSTREAM_KEY = "sk-upstream-0123456789abcdef"
-TOOLS = [
+TOOLS: list[dict[str, Any]] = [
     {
         "type": "function",
         "function": {
@@ -81,6 +82,39 @@ def proxy(upstream: LoopbackServer, *routes: dict[str, Any], **server: Any) -> I
         yield running
     finally:
         running.close()
+
+
+class Clients:
+    """The SDK clients a test opened, closed when it ends (their pools would otherwise leak sockets)."""
+
+    def __init__(self) -> None:
+        self._opened: list[Any] = []
+
+    def add(self, client: Any) -> Any:
+        self._opened.append(client)
+        return client
+
+    def close(self) -> None:
+        for client in self._opened:
+            client.close()
+        self._opened.clear()
+
+
+#: The SDK clients of the tests of the proxy now running, closed with it.
+CLIENTS = Clients()
+
+
+@contextmanager
+def keyed_proxy(upstream: LoopbackServer, *routes: dict[str, Any], **server: Any) -> Iterator[Proxy]:
+    """``proxy`` with the test keys in the environment: the proxy key, and each route's upstream key."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TEST_PROXY_KEY", PROXY_KEY)
+        patch.setenv("TEST_UPSTREAM_KEY", UPSTREAM_KEY)
+        with proxy(upstream, *routes, **server) as running:
+            try:
+                yield running
+            finally:
+                CLIENTS.close()
 
 
 def reply(fmt: str, case: str, **extra: Any) -> Reply:

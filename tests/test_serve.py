@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("uvicorn")
 
 from .server import LoopbackServer, Reply
-from .serving import FIXTURES, PROXY_KEY, TOOLS, UPSTREAM_KEY, Proxy, proxy, reply, route
+from .serving import CLIENTS, FIXTURES, PROXY_KEY, TOOLS, UPSTREAM_KEY, Proxy, keyed_proxy, reply, route
 
 openai = pytest.importorskip("openai")
 
@@ -27,23 +27,13 @@ PATH = "/v1/chat/completions"
 
 
 @pytest.fixture(scope="module")
-def upstream() -> Iterator[LoopbackServer]:
-    running = LoopbackServer()
-    yield running
-    running.close()
-
-
-@pytest.fixture(scope="module")
 def served(upstream: LoopbackServer) -> Iterator[Proxy]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("TEST_PROXY_KEY", PROXY_KEY)
-        patch.setenv("TEST_UPSTREAM_KEY", UPSTREAM_KEY)
-        with proxy(upstream, route(upstream)) as running:
-            yield running
+    with keyed_proxy(upstream, route(upstream)) as running:
+        yield running
 
 
 def client(served: Proxy, key: str = PROXY_KEY) -> Any:
-    return openai.OpenAI(base_url=served.url + "/v1", api_key=key, max_retries=0)
+    return CLIENTS.add(openai.OpenAI(base_url=served.url + "/v1", api_key=key, max_retries=0))
 
 
 def calls_of(served: Proxy, upstream: LoopbackServer, case: str) -> tuple[dict[int, dict[str, str]], str | None]:

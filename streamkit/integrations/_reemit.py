@@ -234,6 +234,9 @@ class Session:
         failure: the error that ended the body, once there is one (nothing is re-emitted after).
         withheld: with ``withhold``, the invalid calls that ended the body.
         started: with ``opened``, the calls opened since the driver last took them (to time them).
+
+    ``early_close`` is the ``Assembler``'s: an OpenAI Chat call ends when the next call of its
+    choice starts, rather than at the finish reason.
     """
 
     #: Whether an invalid call is written (its raw text) rather than left out.
@@ -250,8 +253,10 @@ class Session:
         decoding: _Decoding | None = None,
         withhold: bool = False,
         opened: bool = False,
+        early_close: bool = False,
     ) -> None:
         self._path = path
+        self._early_close = early_close
         self._withhold = withhold
         self._opened = opened
         self._toolset = toolset
@@ -359,7 +364,9 @@ class Session:
             self._passing = True
             return
         self.provider = provider
-        self._assembler = Assembler(provider, limits=self._limits, tools=self._toolset, fragments=self._opened)
+        self._assembler = Assembler(
+            provider, limits=self._limits, tools=self._toolset, fragments=self._opened, early_close=self._early_close
+        )
         self._encoder = ENCODERS[provider]()
         self._encoder.keep_invalid = self.keep_invalid
         framer = SSEDecoder if self._encoder.framing == "sse" else NDJSONDecoder

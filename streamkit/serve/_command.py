@@ -40,6 +40,9 @@ def add_command(commands: Any) -> argparse.ArgumentParser:
     )
     command.add_argument("--pass-key", action="store_true", help="pass the client's own key on to the upstreams")
     command.add_argument("--invalid", choices=INVALID_POLICIES, default=None, help="what to do with an invalid call")
+    command.add_argument(
+        "--early-close", action="store_true", help="end an OpenAI Chat call when the next starts (see docs/serve.md)"
+    )
     command.add_argument("--host", default=None, help="the address to listen on (default 127.0.0.1)")
     command.add_argument("--port", type=int, default=None, help="the port to listen on (default 8080)")
     command.add_argument("--workers", type=int, default=None, help="worker processes (default 1)")
@@ -74,6 +77,8 @@ def _flag_route(item: str, keys: dict[str, str], args: argparse.Namespace, limit
         route["pass_key"] = True
     if args.invalid is not None:
         route["invalid"] = args.invalid
+    if args.early_close:
+        route["early_close"] = True
     return route
 
 

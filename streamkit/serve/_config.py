@@ -27,6 +27,7 @@ INVALID_POLICIES = ("withhold", "pass")
 Invalid = Literal["withhold", "pass"]
 
 _ROUTE_KEYS = {"format", "upstream", "models", "key_env", "pass_key", "invalid", "timeout", "limits"}
+_ROUTE_KEYS |= {"early_close", "max_connections"}
 _SERVER_KEYS = {"host", "port", "workers", "proxy_key_env", "max_request_bytes", "graceful_timeout", "example"}
 
 
@@ -44,6 +45,9 @@ class Route:
         invalid: ``withhold`` (the default: never hand a client a bad call) or ``pass``.
         timeout: seconds to connect, and at most between two reads of the upstream's body.
         limits: the ``Limits`` one response may reach.
+        early_close: end an OpenAI Chat call when the next one starts, not at the finish reason
+            (sooner; wrong for an upstream that interleaves the fragments of parallel calls).
+        max_connections: the most connections open to the upstream at once (the pool's size).
     """
 
     format: str
@@ -54,6 +58,8 @@ class Route:
     invalid: Invalid = "withhold"
     timeout: float = 300.0
     limits: Limits = field(default_factory=Limits)
+    early_close: bool = False
+    max_connections: int = 1024
 
     def serves(self, model: object) -> bool:
         if not self.models:
@@ -163,6 +169,9 @@ def _route(data: Mapping[str, Any], where: str) -> Route:
     timeout = float(_typed(data, "timeout", (int, float), 300.0, where))
     if timeout <= 0:
         raise UsageError(f"{where}: timeout must be positive, got {timeout}")
+    connections = _typed(data, "max_connections", int, 1024, where)
+    if connections < 1:
+        raise UsageError(f"{where}: max_connections must be positive, got {connections}")
     limits = data.get("limits", {})
     if not isinstance(limits, dict):
         raise UsageError(f"{where}: limits must be a table")
@@ -176,6 +185,8 @@ def _route(data: Mapping[str, Any], where: str) -> Route:
         invalid="pass" if invalid == "pass" else "withhold",
         timeout=timeout,
         limits=Limits(**limits),
+        early_close=_typed(data, "early_close", bool, False, where),
+        max_connections=connections,
     )
 
 

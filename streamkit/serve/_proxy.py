@@ -34,6 +34,7 @@ from ..integrations._reemit import Session
 from ._config import Route
 from ._formats import Format
 from ._metrics import Metrics
+from ._whole import whole_calls
 
 __all__ = ("Exchange", "Upstream")
 
@@ -129,7 +130,8 @@ class Upstream:
         self.route = route
         self._key = key
         timeout = httpx.Timeout(route.timeout)
-        self._client = httpx.AsyncClient(timeout=timeout, transport=transport, trust_env=False)
+        pool = httpx.Limits(max_connections=route.max_connections, max_keepalive_connections=route.max_connections)
+        self._client = httpx.AsyncClient(timeout=timeout, limits=pool, transport=transport, trust_env=False)
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -186,14 +188,45 @@ class Upstream:
         elif "text/event-stream" in kind:
             await self._stream(exchange, response, headers, toolset)
         else:
-            content = await _bounded(response, max(self.route.limits.max_event_bytes, MAX_ERROR_BYTES))
-            exchange.log["outcome"] = "passed"
-            await exchange.start(response.status_code, headers, len(content))
-            await exchange.send({"type": "http.response.body", "body": content})
+            await self._whole(exchange, response, headers, toolset)
+
+    async def _whole(
+        self, exchange: Exchange, response: httpx.Response, headers: Headers, toolset: Toolset | None
+    ) -> None:
+        """A response not streamed: its calls checked in the whole body, which passes on as it came, or is withheld."""
+        fmt, limit = exchange.format, self.route.limits.max_event_bytes
+        content = await _bounded(response, limit)
+        if content is None:
+            await exchange.refuse(502, "api_error", f"the upstream's response is over {limit} bytes (max_event_bytes)")
+            return
+        try:
+            body = orjson.loads(content)
+        except orjson.JSONDecodeError:
+            body = None  # not JSON: nothing in it is a call; it passes on as it came
+        calls = whole_calls(fmt.slug, body, toolset, self.route.limits)
+        counted = _Counts(exchange, withheld=self.route.invalid == "withhold")
+        for call in calls:
+            counted.count(call)
+        bad = [call for call in calls if isinstance(call, InvalidToolCall)]
+        if bad and self.route.invalid == "withhold":
+            described = "; ".join(_describe(call) for call in bad)
+            await exchange.refuse(502, "invalid_tool_call", f"streamkit withheld an invalid tool call: {described}")
+            return
+        if bad:
+            headers = [*headers, (b"x-streamkit-invalid-calls", str(len(bad)).encode())]
+        exchange.log["outcome"] = "passed_invalid" if bad else "ok"
+        await exchange.start(response.status_code, headers, len(content))
+        await exchange.send({"type": "http.response.body", "body": content})
 
     async def _pass_error(self, exchange: Exchange, response: httpx.Response, headers: Headers) -> None:
         """The upstream's error, status and body as it sent them, scrubbed of every key."""
         content = await _bounded(response, MAX_ERROR_BYTES)
+        if content is None:
+            status = response.status_code
+            await exchange.refuse(
+                502, "api_error", f"the upstream answered {status} with a body over {MAX_ERROR_BYTES} bytes"
+            )
+            return
         text = scrub(content.decode("utf-8", "replace"), exchange.secrets).encode()
         exchange.log["outcome"] = "upstream_error"
         await exchange.start(response.status_code, headers, len(text))
@@ -204,7 +237,15 @@ class Upstream:
     ) -> None:
         fmt, route = exchange.format, self.route
         made = Session if route.invalid == "withhold" else _Kept
-        session = made(fmt.slug, fmt.upstream_path, toolset, route.limits, withhold=made is Session, opened=True)
+        session = made(
+            fmt.slug,
+            fmt.upstream_path,
+            toolset,
+            route.limits,
+            withhold=made is Session,
+            opened=True,
+            early_close=route.early_close,
+        )
         stream = _Stream(exchange, session, exchange.metrics)
         await exchange.start(response.status_code, headers)
         last = b""
@@ -216,6 +257,27 @@ class Upstream:
         exchange.metrics.count("streamkit_serve_streams_total", format=fmt.slug, outcome=outcome)
         if outcome != "disconnected":
             await exchange.send({"type": "http.response.body", "body": last})
+
+
+class _Counts:
+    """One response's calls, counted in the metrics and in its access log line."""
+
+    def __init__(self, exchange: Exchange, *, withheld: bool) -> None:
+        self.exchange, self.withheld = exchange, withheld
+        exchange.log |= {"calls": 0, "invalid": 0}
+
+    def count(self, call: Call) -> None:
+        metrics, fmt, log = self.exchange.metrics, self.exchange.format.slug, self.exchange.log
+        log["calls"] += 1
+        if isinstance(call, ToolCall):
+            metrics.count("streamkit_serve_calls_total", format=fmt, outcome="valid")
+            return
+        log["invalid"] += 1
+        metrics.count(
+            "streamkit_serve_calls_total", format=fmt, outcome="withheld" if self.withheld else "passed_invalid"
+        )
+        for issue in call.errors:
+            metrics.count("streamkit_serve_invalid_calls_total", format=fmt, kind=issue.kind)
 
 
 class _Kept(Session):
@@ -231,7 +293,7 @@ class _Stream:
         self.exchange, self.session, self.metrics = exchange, session, metrics
         self.format = exchange.format
         self._opened: dict[tuple[int, int], float] = {}
-        self._counts = {"calls": 0, "invalid": 0}
+        self._counts = _Counts(exchange, withheld=False)
         self._marks: list[bytes] = []  # a pass route's comment lines, each before its invalid call
 
     async def pump(self, response: httpx.Response) -> bytes:
@@ -248,8 +310,6 @@ class _Stream:
             self.metrics.count("streamkit_serve_upstream_errors_total", format=self.format.slug, kind="read")
             failed = f"the upstream's stream failed: {type(exc).__name__}: {exc}"
             return self._end("upstream_error", "api_error", failed)
-        finally:
-            self.exchange.log |= self._counts
         return self._finish()
 
     async def _write(self, out: bytes) -> None:
@@ -275,17 +335,9 @@ class _Stream:
         session.calls.clear()
 
     def _counted(self, call: Call) -> None:
-        fmt = self.format.slug
-        self._counts["calls"] += 1
-        if isinstance(call, ToolCall):
-            self.metrics.count("streamkit_serve_calls_total", format=fmt, outcome="valid")
-            return
-        self._counts["invalid"] += 1
-        outcome = "withheld" if self.session.withheld else "passed_invalid"
-        self.metrics.count("streamkit_serve_calls_total", format=fmt, outcome=outcome)
-        for issue in call.errors:
-            self.metrics.count("streamkit_serve_invalid_calls_total", format=fmt, kind=issue.kind)
-        if not self.session.withheld:  # a pass route: the call is marked just before its bytes
+        self._counts.withheld = bool(self.session.withheld)
+        self._counts.count(call)
+        if isinstance(call, InvalidToolCall) and not self.session.withheld:  # a pass route: marked before its bytes
             self._marks.append(f": streamkit: invalid tool call {_describe(call)}\n\n".encode())
 
     def _finish(self) -> bytes:
@@ -298,7 +350,7 @@ class _Stream:
             message = f"streamkit stopped the stream: {session.failure}"
             return self._end("failed", "stream_error", message, type(session.failure).__name__)
         if "outcome" not in log:
-            log["outcome"] = "passed_invalid" if self._counts["invalid"] else "ok"
+            log["outcome"] = "passed_invalid" if log["invalid"] else "ok"
         return b""
 
     def _end(self, outcome: str, kind: str, message: str, code: str = "upstream_error") -> bytes:
@@ -325,13 +377,13 @@ def _toolset(tools: Any) -> Toolset | None:
     return _compiled(orjson.dumps(tools, option=orjson.OPT_SORT_KEYS))
 
 
-async def _bounded(response: httpx.Response, limit: int) -> bytes:
-    """At most ``limit`` bytes of the body: an upstream cannot make the proxy hold more."""
+async def _bounded(response: httpx.Response, limit: int) -> bytes | None:
+    """The whole body, or ``None`` when it is over ``limit`` bytes: an upstream cannot make the proxy hold more."""
     parts: list[bytes] = []
     size = 0
     async for chunk in response.aiter_bytes():
-        parts.append(chunk[: limit - size])
-        size += len(parts[-1])
-        if size >= limit:
-            break
+        size += len(chunk)
+        if size > limit:
+            return None
+        parts.append(chunk)
     return b"".join(parts)

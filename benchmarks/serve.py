@@ -1,0 +1,274 @@
+"""``python -m benchmarks.serve``: streamkit serve against LiteLLM's proxy on the same upstream streams.
+
+The upstream is the repository's loopback server (``tests/server.py``) in this process, answering
+every request with one generated OpenAI Chat stream (``benchmarks.inputs``: two calls, 4 KiB of
+arguments each, in 16-character fragments, written eight events per write). Each proxy runs as
+its own process tree, started by its own command (``streamkit serve --upstream ...``,
+``litellm --config ...``); what it costs is the CPU time of that tree (user and system, read
+from /proc before and after), so the client's and the upstream's own work is not counted.
+
+- CPU per stream and per event: ``--streams`` streams read one after another, through each
+  proxy in turn, ``--repeat`` times; the median run.
+- Added latency: the time from sending the request to the first completed call (as streamkit,
+  in the client, decodes it from the bytes received) and to the last byte, through each proxy,
+  minus the same over a direct connection to the upstream, measured interleaved; medians.
+- Concurrency: ``--concurrent`` streams at once, each proxy with ``--workers`` workers: wall time,
+  CPU time and failures.
+
+LiteLLM's proxy is run from ``--litellm`` (a ``litellm`` command, in its own virtualenv since its
+``proxy`` extra does not install from the index: see benchmarks/RESULTS.md); without it, the
+streamkit figures are printed alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from streamkit import Assembler, ToolCall
+from tests.server import LoopbackServer, Reply
+
+from .inputs import Case, make_case
+
+TICKS = os.sysconf("SC_CLK_TCK")
+REQUEST = {"model": "bench", "messages": [{"role": "user", "content": "go"}], "stream": True}
+#: Both proxies check a key, as in production: LiteLLM's master key, streamkit's proxy key.
+KEY = "sk-bench-0123456789abcdef0123456789abcdef"
+
+
+@dataclass
+class Proxy:
+    name: str
+    url: str
+    process: subprocess.Popen[bytes]
+
+    def cpu(self) -> float:
+        """CPU seconds (user + system) of the proxy's process tree so far."""
+        return sum(_cpu(pid) for pid in _tree(self.process.pid))
+
+
+def _cpu(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
+
+
+def _tree(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                parent = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
+                children.setdefault(parent, []).append(int(entry.name))
+    found, stack = [], [root]
+    while stack:
+        pid = stack.pop()
+        found.append(pid)
+        stack += children.get(pid, [])
+    return found
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _wait(url: str, process: subprocess.Popen[bytes], what: str) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{what} exited with {process.returncode}")
+        with contextlib.suppress(httpx.TransportError):
+            if httpx.get(url, timeout=2).status_code < 500:
+                return
+        time.sleep(0.2)
+    raise RuntimeError(f"{what} did not start")
+
+
+@contextlib.contextmanager
+def streamkit_proxy(upstream: str, workers: int, flags: list[str]) -> Iterator[Proxy]:
+    port = _free_port()
+    command = [sys.executable, "-m", "streamkit", "serve", "--upstream", f"openai_chat={upstream}", *flags]
+    command += ["--port", str(port), "--workers", str(workers), "--proxy-key-env", "STREAMKIT_BENCH_KEY"]
+    with _running(
+        command, f"http://127.0.0.1:{port}", "/healthz", "streamkit serve", {"STREAMKIT_BENCH_KEY": KEY}
+    ) as proxy:
+        yield proxy
+
+
+@contextlib.contextmanager
+def litellm_proxy(litellm: str, upstream: str, workers: int) -> Iterator[Proxy]:
+    port = _free_port()
+    with tempfile.TemporaryDirectory() as folder:
+        config = Path(folder) / "config.yaml"
+        config.write_text(
+            "model_list:\n  - model_name: bench\n    litellm_params:\n"
+            f"      model: openai/bench\n      api_base: {upstream}\n      api_key: sk-bench\n"
+        )
+        command = [litellm, "--config", str(config), "--port", str(port), "--num_workers", str(workers)]
+        environment = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR", "LITELLM_MASTER_KEY": KEY}
+        with _running(command, f"http://127.0.0.1:{port}", "/health/liveliness", "litellm", environment) as proxy:
+            yield proxy
+
+
+@contextlib.contextmanager
+def _running(command: list[str], url: str, health: str, name: str, environment: dict[str, str]) -> Iterator[Proxy]:
+    process = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, **environment}
+    )
+    try:
+        _wait(url + health, process, name)
+        yield Proxy(name, url, process)
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+async def one_stream(client: httpx.AsyncClient, url: str, early: bool) -> tuple[float, float, int]:
+    """Seconds to the first completed call and to the last byte; the calls decoded.
+
+    ``early``: a call is complete when the next one opens (``early_close``), as a client reading
+    the upstream's fragments directly may take it; otherwise at the finish reason.
+    """
+    started = time.perf_counter()
+    first = 0.0
+    calls = 0
+    assembler = Assembler("openai_chat", early_close=early)
+    async with client.stream("POST", url, json=REQUEST, headers={"authorization": f"Bearer {KEY}"}) as response:
+        response.raise_for_status()
+        async for chunk in response.aiter_raw():
+            done = sum(isinstance(item, ToolCall) for item in assembler.feed(chunk))
+            if done and not first:
+                first = time.perf_counter() - started
+            calls += done
+    last = time.perf_counter() - started
+    calls += sum(isinstance(item, ToolCall) for item in assembler.flush())
+    return first, last, calls
+
+
+async def sequential(url: str, streams: int, early: bool) -> list[tuple[float, float, int]]:
+    async with httpx.AsyncClient(timeout=60) as client:
+        return [await one_stream(client, url, early) for _ in range(streams)]
+
+
+async def concurrent(url: str, streams: int) -> tuple[float, int]:
+    limits = httpx.Limits(max_connections=streams, max_keepalive_connections=streams)
+    async with httpx.AsyncClient(timeout=300, limits=limits) as client:
+        started = time.perf_counter()
+        results = await asyncio.gather(
+            *(one_stream(client, url, False) for _ in range(streams)), return_exceptions=True
+        )
+        wall = time.perf_counter() - started
+    failed = sum(1 for r in results if isinstance(r, BaseException) or r[2] != 2)
+    return wall, failed
+
+
+Maker = Callable[[int], contextlib.AbstractContextManager[Proxy]]
+
+
+@dataclass
+class Row:
+    name: str
+    make: Maker
+    early: bool  # how the client (and the direct client it is compared with) reads a call's end
+    cpu: list[float] = field(default_factory=list)
+    first: list[float] = field(default_factory=list)
+    last: list[float] = field(default_factory=list)
+
+
+def _measure(row: Row, direct: str, streams: int) -> None:
+    with row.make(1) as proxy:
+        url = proxy.url + "/v1/chat/completions"
+        asyncio.run(sequential(url, 5, row.early))  # warm: imports, pools, caches
+        before = proxy.cpu()
+        through = asyncio.run(sequential(url, streams, row.early))
+        row.cpu.append((proxy.cpu() - before) / streams)
+        plain = asyncio.run(sequential(direct, streams, row.early))
+    if not all(result[2] == 2 for result in through):
+        raise RuntimeError(f"{row.name} lost calls")
+    row.first += [ours[0] - theirs[0] for ours, theirs in zip(through, plain, strict=True)]
+    row.last += [ours[1] - theirs[1] for ours, theirs in zip(through, plain, strict=True)]
+
+
+def _upstream(case: Case) -> LoopbackServer:
+    server = LoopbackServer()
+    events = [event + b"\n\n" for event in case.data.split(b"\n\n") if event.strip()]
+    writes = [b"".join(events[i : i + 8]) for i in range(0, len(events), 8)]
+    server.routes["/v1/chat/completions"] = Reply(writes=writes)
+    return server
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--litellm", default=None, help="the litellm command (its proxy), to run side by side")
+    parser.add_argument("--streams", type=int, default=100)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--concurrent", type=int, default=1000)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    case = make_case("openai_chat", 4096, 16, 2)
+    upstream = _upstream(case)
+    base = upstream.url("/v1")
+    print(f"upstream stream: {len(case.data)} bytes, {case.events} events, {case.calls} calls")
+    direct = base + "/chat/completions"
+    rows = [
+        Row("streamkit serve", lambda w: streamkit_proxy(base, w, []), early=False),
+        Row("streamkit --early-close", lambda w: streamkit_proxy(base, w, ["--early-close"]), early=True),
+    ]
+    if args.litellm:
+        rows.append(Row("litellm proxy", lambda w: litellm_proxy(args.litellm, base, w), early=True))
+    try:
+        for _ in range(args.repeat):
+            for row in rows:
+                _measure(row, direct, args.streams)
+        print(f"\n{'proxy':<24} {'CPU/stream':>11} {'CPU/event':>10} {'+first call':>12} {'+last byte':>11}")
+        for row in rows:
+            per_stream = statistics.median(row.cpu)
+            first, last = statistics.median(row.first), statistics.median(row.last)
+            print(
+                f"{row.name:<24} {per_stream * 1e3:>9.2f}ms {per_stream / case.events * 1e6:>8.1f}us "
+                f"{first * 1e3:>10.3f}ms {last * 1e3:>9.3f}ms"
+            )
+        if args.litellm:
+            ratio = statistics.median(rows[0].cpu) / statistics.median(rows[-1].cpu)
+            print(f"\nstreamkit serve / litellm proxy, CPU per stream: {ratio:.3f}")
+        print(f"\n{args.concurrent} concurrent streams, {args.workers} workers:")
+        for row in (rows[0], rows[-1]) if args.litellm else rows[:1]:
+            with row.make(args.workers) as proxy:
+                url = proxy.url + "/v1/chat/completions"
+                asyncio.run(sequential(url, 5, False))
+                before = proxy.cpu()
+                wall, failed = asyncio.run(concurrent(url, args.concurrent))
+                spent = proxy.cpu() - before
+                print(
+                    f"{row.name:<24} wall {wall:6.2f}s  CPU {spent:6.2f}s "
+                    f"({spent / args.concurrent * 1e3:.2f}ms/stream)  failed {failed}"
+                )
+    finally:
+        upstream.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,156 @@
+"""``streamkit serve``'s config and command line, and the README's one command run as a newcomer runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from streamkit import Limits, UsageError
+from streamkit.serve import Route, load_config, parse_config
+
+from .helpers import replay
+
+ROUTE = {"format": "openai_chat", "upstream": "http://127.0.0.1:11434/v1"}
+
+
+def test_a_config_file_is_read_whole(tmp_path: Path) -> None:
+    path = tmp_path / "serve.toml"
+    path.write_text(
+        '[server]\nport = 9000\nproxy_key_env = "K"\nhost = "0.0.0.0"\n'
+        '[[route]]\nformat = "anthropic"\nupstream = "https://api.anthropic.com/v1/"\nmodels = ["claude-*"]\n'
+        'key_env = "ANTHROPIC_API_KEY"\ninvalid = "pass"\ntimeout = 20\n[route.limits]\nmax_calls = 4\n'
+    )
+    config = load_config(str(path))
+    assert (config.host, config.port, config.proxy_key_env) == ("0.0.0.0", 9000, "K")
+    assert config.routes == (
+        Route(
+            format="anthropic",
+            upstream="https://api.anthropic.com/v1",
+            models=("claude-*",),
+            key_env="ANTHROPIC_API_KEY",
+            invalid="pass",
+            timeout=20.0,
+            limits=Limits(max_calls=4),
+        ),
+    )
+    assert config.route("anthropic", "claude-sonnet-4-5") is config.routes[0]
+    assert config.route("anthropic", "gpt-4o") is None
+    assert parse_config(config.to_dict()) == config  # what the workers read back
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (
+            {"route": [{**ROUTE, "format": "gemini"}]},
+            "config: route 1: format must be one of openai_chat, openai_responses, anthropic, got 'gemini'",
+        ),
+        (
+            {"route": [{**ROUTE, "upstream": "127.0.0.1:1"}]},
+            "config: route 1: upstream must be an http:// or https:// URL, got '127.0.0.1:1'",
+        ),
+        (
+            {"route": [{**ROUTE, "invalid": "drop"}]},
+            "config: route 1: invalid must be one of withhold, pass, got 'drop'",
+        ),
+        ({"route": [{**ROUTE, "timeout": 0}]}, "config: route 1: timeout must be positive, got 0.0"),
+        (
+            {"route": [{**ROUTE, "colour": 1}]},
+            "config: route 1: unknown key 'colour'; the keys are: "
+            "early_close, format, invalid, key_env, limits, max_connections, models, pass_key, timeout, upstream",
+        ),
+        ({"route": [{**ROUTE, "limits": {"max_calls": 0}}]}, "Limits.max_calls must be a positive integer, got 0"),
+        ({"server": {"port": "80"}, "route": [ROUTE]}, "config: port must be int, got '80'"),
+        ({"route": []}, "config: no route: give at least one [[route]] (or --upstream FORMAT=URL)"),
+        (
+            {"server": {"host": "0.0.0.0"}, "route": [ROUTE]},
+            "config: listening on 0.0.0.0 needs a proxy key (proxy_key_env, --proxy-key-env): "
+            "without one the proxy would be an open relay",
+        ),
+    ],
+)
+def test_a_bad_config_is_refused_with_where_and_why(data: dict[str, object], message: str) -> None:
+    with pytest.raises(UsageError) as raised:
+        parse_config(data)
+    assert str(raised.value) == message
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["serve"], "the flags: no route: give at least one [[route]] (or --upstream FORMAT=URL)"),
+        (["serve", "--upstream", "openai_chat"], "--upstream takes FORMAT=VALUE, got 'openai_chat'"),
+        (
+            ["serve", "--upstream", "gemini=http://x"],
+            "--upstream: the format must be one of openai_chat, openai_responses, anthropic, got 'gemini'",
+        ),
+        (
+            ["serve", "--example", "--proxy-key-env", "STREAMKIT_TEST_UNSET"],
+            "the proxy key variable STREAMKIT_TEST_UNSET is not set (or empty)",
+        ),
+    ],
+)
+def test_serve_usage_errors_are_one_line_with_exit_2(args: list[str], message: str) -> None:
+    result = replay(args)
+    assert (result.code, result.stdout, result.stderr) == (2, "", f"streamkit: error: {message}\n")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def test_the_readme_command_serves_the_example_to_the_openai_sdk() -> None:
+    """``streamkit serve --example``, then the openai SDK pointed at it, exactly as docs/serve.md shows."""
+    pytest.importorskip("uvicorn")
+    openai = pytest.importorskip("openai")
+    port = _free_port()
+    command = [sys.executable, "-m", "streamkit", "serve", "--example", "--port", str(port)]
+    server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
+                break
+            except httpx.TransportError:
+                assert server.poll() is None and time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.1)
+        client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="unused", max_retries=0)
+        stream = client.chat.completions.create(
+            model="example", messages=[{"role": "user", "content": "hi"}], stream=True
+        )
+        printed = [
+            (call.index, call.id, call.function.name, call.function.arguments)
+            for chunk in stream
+            for call in chunk.choices[0].delta.tool_calls or ()
+        ]
+        assert printed == [
+            (0, "call_A", "get_weather", '{"city":"Paris"}'),
+            (1, "call_B", "get_stock", '{"ticker":"AAPL"}'),
+        ]
+    finally:
+        server.send_signal(signal.SIGTERM)
+        _, errors = server.communicate(timeout=20)
+    assert server.returncode == -signal.SIGTERM  # uvicorn shuts down, then re-raises the signal it caught
+    assert "Waiting for application shutdown.\n" in errors and "Finished server process" in errors
+    logged = [json.loads(line) for line in errors.splitlines() if line.startswith("{")]
+    proxied = next(line for line in logged if line["format"] == "openai_chat" and line.get("model") == "example")
+    assert {key: proxied[key] for key in ("status", "upstream_status", "calls", "invalid", "outcome")} == {
+        "status": 200,
+        "upstream_status": 200,
+        "calls": 2,
+        "invalid": 0,
+        "outcome": "ok",
+    }
