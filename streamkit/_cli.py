@@ -54,7 +54,7 @@ from ._turn_types import StreamEvent, Turn
 from ._types import InvalidToolCall, ResponseEnd, ToolCall
 from ._validate import Toolset
 from .adapters import ADAPTERS
-from .providers import DECODERS
+from .providers import DECODERS, decoder_for
 from .serve import _command as serve_command
 
 __all__ = ("history_line", "main", "to_json_line")
@@ -150,17 +150,15 @@ def _detect(blocks: Iterator[bytes]) -> tuple[str | None, bytes]:
 
 
 def _replay(args: argparse.Namespace, lines: _Lines, err: Any, limits: Limits) -> int:
-    if args.provider not in DECODERS and args.provider != AUTO:
-        known = ", ".join(sorted(DECODERS))
-        say(err, f"streamkit: error: unknown provider {args.provider!r}; known providers: {known}")
-        return EXIT_USAGE
     toolset = None
-    if args.tools is not None:
-        try:
+    try:
+        if args.provider != AUTO:
+            decoder_for(args.provider)
+        if args.tools is not None:
             toolset = _load_tools(args.tools)
-        except UsageError as exc:
-            say(err, f"streamkit: error: {exc}")
-            return EXIT_USAGE
+    except UsageError as exc:
+        say(err, f"streamkit: error: {exc}")
+        return EXIT_USAGE
     try:
         stream: BinaryIO = _stdin() if args.file == "-" else open(args.file, "rb")  # noqa: SIM115
     except OSError as exc:

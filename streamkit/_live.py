@@ -37,7 +37,7 @@ from ._errors import StreamError, TransportError, UsageError
 from ._limits import DEFAULT_LIMITS, Limits
 from ._turn_types import StreamEvent
 from ._types import InvalidToolCall, ToolCall
-from .providers import DECODERS, Decoder
+from .providers import DECODERS, Decoder, decoder_for
 
 __all__ = ("AUTH", "COMMANDS", "Progress", "add_commands", "run", "say")
 
@@ -341,11 +341,8 @@ def run(
     progress: Progress | None = None,
 ) -> int:
     """Run ``live`` or ``record``; ``emit`` prints one value as ``replay`` does."""
-    if args.provider not in DECODERS:
-        known = ", ".join(sorted(DECODERS))
-        say(err, f"streamkit: error: unknown provider {args.provider!r}; known providers: {known}")
-        return EXIT_USAGE
     try:
+        decoder_for(args.provider)
         headers = _headers(args.provider, args.header, environ)
         _check_headers(headers)
         body = _body(args.body, stdin)

@@ -68,7 +68,7 @@ from ._types import (
     ToolCall,
 )
 from ._validate import Toolset, as_toolset
-from .providers import DECODERS, Decoder
+from .providers import Decoder, decoder_for, error_details
 
 __all__ = (
     "Assembler",
@@ -195,6 +195,7 @@ class Assembler:
         self._decoder.limits = limits
         self.provider = self._decoder.slug
         self._watch = _observe.watch(self.provider)  # None unless telemetry is on
+        self.decoder_class = type(self._decoder)
         self.framing = self._decoder.framing
         self._framer = _FRAMERS[self._decoder.framing](max_event_bytes=limits.max_event_bytes)
         framer = self._framer
@@ -464,10 +465,7 @@ def _as_invalid(call: ToolCall | InvalidToolCall) -> InvalidToolCall:
 def _make_decoder(provider: Provider | Decoder, *, early_close: bool) -> Decoder:
     if isinstance(provider, Decoder):
         return provider
-    cls = DECODERS.get(provider)
-    if cls is None:
-        known = ", ".join(sorted(DECODERS))
-        raise UsageError(f"unknown provider {provider!r}; known providers: {known}")
+    cls = decoder_for(provider)
     if early_close and not cls.supports_early_close:
         raise UsageError(f"early_close is for providers without per-call end markers, not {provider!r}")
     return cls(early_close=early_close)
@@ -708,7 +706,7 @@ def _source_failure(exc: Exception, assembler: Assembler) -> StreamkitError:
     if _is_transport(exc):
         error = TransportError(f"reading the stream failed: {type(exc).__name__}: {exc}")
     else:
-        kind, message = _reported(exc)
+        kind, message = _reported(exc, assembler.decoder_class)
         status = _http_status(exc)
         if status is not None and status >= 400:
             detail = ": ".join(part for part in (kind, message) if part)
@@ -733,14 +731,13 @@ def _http_status(exc: Exception) -> int | None:
     return None
 
 
-def _reported(exc: Exception) -> tuple[str | None, str]:
+def _reported(exc: Exception, decoder: type[Decoder]) -> tuple[str | None, str]:
     """The provider's error type and message, from the error body an SDK exception carries
     (openai, anthropic: ``body``; google-genai: ``details``), else from the exception itself."""
     for body in (getattr(exc, "body", None), getattr(exc, "details", None)):
-        error = body.get("error") if isinstance(body, dict) else None
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            kind = error.get("type") or error.get("status") or error.get("code")
-            return (None if kind is None else str(kind)), error["message"]
+        kind, message = error_details(body, decoder)
+        if message is not None:
+            return kind, message
     kind = getattr(exc, "type", None) or getattr(exc, "status", None)
     message = getattr(exc, "message", None)
     text = message if isinstance(message, str) and message else str(exc) or type(exc).__name__

@@ -18,14 +18,14 @@ import json as jsonlib
 import re
 import sys
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping
 from datetime import UTC
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from . import _redact
-from ._errors import HTTPStatusError, Passthrough, TransportError, UsageError
-from .providers import DECODERS, Decoder
+from ._errors import HTTPStatusError, Passthrough, TransportError
+from .providers import Decoder, decoder_for, error_details
 
 if TYPE_CHECKING:
     import httpx
@@ -81,59 +81,21 @@ def decoder_of(provider: str | Decoder) -> type[Decoder]:
     """The class of ``provider``'s decoder, whose facts (content types, error shape) apply."""
     if isinstance(provider, Decoder):
         return type(provider)
-    cls = DECODERS.get(provider)
-    if cls is None:
-        known = ", ".join(sorted(DECODERS))
-        raise UsageError(f"unknown provider {provider!r}; known providers: {known}")
-    return cls
+    return decoder_for(provider)
 
 
-def _union(groups: Iterable[Iterable[str | None]]) -> tuple[str, ...]:
-    """The names of ``groups`` in order, each once."""
-    return tuple(dict.fromkeys(name for group in groups for name in group if name is not None))
-
-
-# Every provider's error shape is read whatever the provider, since a gateway in front of one
-# answers in another's (an OpenAI-compatible server with Gemini's errors), each in the order of
-# ``DECODERS``: the error object's key, then its type and message fields.
-_ERROR_KEYS = _union((cls.error_key,) for cls in DECODERS.values())
-_TYPE_FIELDS = _union(cls.error_type_fields for cls in DECODERS.values())
-_MESSAGE_FIELDS = _union(cls.error_message_fields for cls in DECODERS.values())
-
-
-def _first(obj: dict[str, Any], fields: tuple[str, ...]) -> Any:
-    return next((obj[name] for name in fields if obj.get(name)), None)
-
-
-def _error_details(body: bytes) -> tuple[str | None, str | None]:
-    """The provider's error type and message from a JSON error body, where it has them.
-
-    The shapes are the decoders' (``error_key``, ``error_type_fields``,
-    ``error_message_fields``); a Gemini body not streamed as SSE is the object in a list.
-    """
+def _error_details(body: bytes, decoder: type[Decoder]) -> tuple[str | None, str | None]:
+    """The provider's error type and message from a JSON error body, where it has them."""
     try:
         data = jsonlib.loads(body)
     except ValueError:
         return None, None
-    if isinstance(data, list) and data and isinstance(data[0], dict):
-        data = data[0]
-    if not isinstance(data, dict):
-        return None, None
-    error = next((data[key] for key in _ERROR_KEYS if key in data), data)
-    if isinstance(error, str):
-        return None, error
-    if not isinstance(error, dict):
-        return None, None
-    kind = _first(error, _TYPE_FIELDS)
-    message = _first(error, _MESSAGE_FIELDS) or _first(data, _MESSAGE_FIELDS)
-    if message is not None and not isinstance(message, str):
-        message = jsonlib.dumps(message)
-    return (None if kind is None else str(kind)), message
+    return error_details(data, decoder)
 
 
-def _status_error(response: Response, body: bytes) -> HTTPStatusError:
+def _status_error(response: Response, body: bytes, decoder: type[Decoder]) -> HTTPStatusError:
     secrets = _redact.secrets(response.request)
-    kind, message = _error_details(body)
+    kind, message = _error_details(body, decoder)
     excerpt = _redact.excerpt(body, secrets)
     detail = ": ".join(_redact.scrub(part, secrets) for part in (kind, message) if part) or excerpt or "(no body)"
     reason = f" {response.reason_phrase}" if response.reason_phrase else ""
@@ -194,7 +156,7 @@ def refusal(response: Response, decoder: type[Decoder], body: bytes) -> Transpor
     """
     body = body[:ERROR_BODY_LIMIT]
     if not response.is_success:
-        return _status_error(response, body)
+        return _status_error(response, body, decoder)
     expected = decoder.content_types
     content_type = response.headers.get("content-type", "")
     hint = " (Gemini streams SSE only with alt=sse in the URL)" if "json" in content_type else ""

@@ -53,6 +53,7 @@ from .._pipeline import Assembler
 from .._sse import SSEDecoder
 from .._types import PROVIDERS, CallStarted, InvalidToolCall, Provider, ToolCall
 from .._validate import Toolset, as_toolset
+from ..providers import DECODERS
 from ._encoders import ENCODERS
 from ._encoders._base import Call
 
@@ -80,7 +81,8 @@ _PATHS = (
     ("/v2/chat", "cohere"),
     ("/api/chat", "ollama"),
 )
-_STREAM_TYPES = ("text/event-stream", "application/x-ndjson")
+#: The content types of a stream to re-emit: SSE's, and Ollama's NDJSON (not its plain JSON).
+_STREAM_TYPES = (DECODERS["openai_chat"].content_types[0], DECODERS["ollama"].content_types[0])
 #: The key of a re-emitted response's ``extensions`` that lists the calls left out of its body.
 INVALID_CALLS = "streamkit_invalid_calls"
 #: How an SSE stream's first line begins: one of its fields, or a comment.

@@ -33,8 +33,9 @@ from .._events import (
 )
 from .._json import big_integer_at, has_lone_surrogate, loads_exact, may_be_inexact, twin
 from .._limits import DEFAULT_LIMITS, Limits
+from ._errorshape import ErrorShape
 
-__all__ = ("Decoder", "Template", "TypedEventDecoder", "ends", "field", "optional")
+__all__ = ("Decoder", "ErrorShape", "Template", "TypedEventDecoder", "ends", "field", "optional")
 
 T = TypeVar("T")
 
@@ -182,12 +183,10 @@ class Decoder(ABC):
     #: read these, so a key set for the SDK works everywhere.
     key_variables: ClassVar[tuple[str, ...]] = ()
     base_url_variable: ClassVar[str | None] = None
-    #: An error body's shape: the key that holds the error object (``None``: the body is the
-    #: object; a string there is the message), then the object's fields naming its type and
-    #: giving its message, in the order they are looked for.
-    error_key: ClassVar[str | None] = "error"
-    error_type_fields: ClassVar[tuple[str, ...]] = ("type",)
-    error_message_fields: ClassVar[tuple[str, ...]] = ("message",)
+    #: How its error objects read (where a body holds one, its type and message fields): the
+    #: one reader of the decoder's error events, the response check, the SDK-exception mapping
+    #: and the encoders.
+    errors: ClassVar[ErrorShape] = ErrorShape()
     #: For detection: the event types (the payload's ``type``, else the SSE event name) only
     #: this provider sends, or the prefix they all have.
     event_types: ClassVar[frozenset[str]] = frozenset()

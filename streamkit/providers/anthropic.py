@@ -34,7 +34,6 @@ from .._events import (
     BlockStarted,
     CallEnded,
     CallStarted,
-    ErrorReceived,
     Event,
     ResponseEnded,
     StopReceived,
@@ -176,9 +175,7 @@ class AnthropicDecoder(TypedEventDecoder):
         return [ResponseEnded()]
 
     def _error(self, payload: Any, event: str) -> list[Event]:
-        error = optional(payload, "error", dict, "$", self, event) or {}
-        message = error.get("message")
-        return [ErrorReceived(error.get("type"), message if isinstance(message, str) else str(error))]
+        return [self.errors.received(optional(payload, "error", dict, "$", self, event) or {})]
 
     _HANDLERS: ClassVar[dict[str, Callable[[AnthropicDecoder, Any, str], list[Event]]]] = {
         "content_block_delta": _delta,  # by far the most common event

@@ -52,7 +52,7 @@ from .._events import (
     TextReceived,
     UsageReceived,
 )
-from ._base import Decoder, field, optional
+from ._base import Decoder, ErrorShape, field, optional
 
 __all__ = ("BedrockDecoder",)
 
@@ -67,7 +67,7 @@ class BedrockDecoder(Decoder):
     slug = "bedrock"
     framing = "eventstream"
     content_types = ("application/vnd.amazon.eventstream",)
-    error_key = None
+    errors = ErrorShape(keys=(), message_fields=("message", "Message"))  # "Message" in some services
 
     def __init__(self, *, early_close: bool = False) -> None:
         super().__init__(early_close=early_close)
@@ -86,7 +86,7 @@ class BedrockDecoder(Decoder):
                 body = self.load(frame.data, name) if frame.data.strip() else {}
             except ProviderProtocolError:  # not JSON: the text itself is the message
                 body = frame.data
-            return [ErrorReceived(kind, _message(body) or kind)]
+            return [ErrorReceived(kind, self.errors.read(body)[1] or kind)]  # the type is the frame's
         if name.startswith(_ERROR):
             kind = name[len(_ERROR) :]
             return [ErrorReceived(kind, frame.data or kind)]
@@ -108,7 +108,7 @@ class BedrockDecoder(Decoder):
         if event in _SKIPPED_EVENTS:
             return _NOTHING
         if event.endswith("Exception"):  # boto3 names them by their type, without a prefix
-            return [ErrorReceived(event, _message(payload) or event)]
+            return [ErrorReceived(event, self.errors.read(payload)[1] or event)]
         return _NOTHING  # unknown events: providers add them often
 
     def flush(self) -> list[Event]:
@@ -203,11 +203,3 @@ class BedrockDecoder(Decoder):
         "messageStop": _message_stop,
         "metadata": _metadata,
     }
-
-
-def _message(body: Any) -> str | None:
-    """The text of an exception body: ``{"message": ...}`` (``Message`` in some services)."""
-    if isinstance(body, dict):
-        text = body.get("message") or body.get("Message")
-        return None if text is None else str(text)
-    return str(body) if body else None

@@ -29,7 +29,7 @@ from .._events import (
     TextReceived,
     UsageReceived,
 )
-from ._base import TypedEventDecoder, field, optional
+from ._base import ErrorShape, TypedEventDecoder, field, optional
 
 __all__ = ("CohereDecoder",)
 
@@ -44,7 +44,7 @@ class CohereDecoder(TypedEventDecoder):
     done = "[DONE]"  # sent by some gateways after message-end
     auth_header, auth_value = "Authorization", "Bearer {}"
     key_variables, base_url_variable = ("CO_API_KEY",), "CO_API_URL"
-    error_key = None
+    errors = ErrorShape(keys=())
     event_types = frozenset(
         {
             "message-start",
@@ -64,7 +64,7 @@ class CohereDecoder(TypedEventDecoder):
     plain_text = True  # a content-delta of text changes no state
 
     def feed(self, frame: Frame) -> list[Event]:
-        if frame.data == "[DONE]":
+        if frame.data == self.done:
             return [ResponseEnded()]
         return super().feed(frame)
 
@@ -118,8 +118,7 @@ class CohereDecoder(TypedEventDecoder):
         reason = optional(delta, "finish_reason", str, "$.delta", self, event)
         error = delta.get("error")
         if reason in _FAILED or error:
-            message = error if isinstance(error, str) and error else f"the response ended with {reason}"
-            return [ErrorReceived(reason, message)]
+            return [ErrorReceived(reason, self.errors.read(error)[1] or f"the response ended with {reason}")]
         out: list[Event] = []
         usage = optional(delta, "usage", dict, "$.delta", self, event)
         if usage:

@@ -52,14 +52,13 @@ from .._events import (
     CallEnded,
     CallReceived,
     CallStarted,
-    ErrorReceived,
     Event,
     ResponseEnded,
     StopReceived,
     TextReceived,
     UsageReceived,
 )
-from ._base import Decoder, field, optional
+from ._base import Decoder, ErrorShape, field, optional
 from ._jsonpath import PathAssembler, PathError
 
 __all__ = ("GeminiDecoder",)
@@ -86,7 +85,7 @@ class GeminiDecoder(Decoder):
     auth_header = "x-goog-api-key"
     # google-genai falls back to GOOGLE_API_KEY when GEMINI_API_KEY is unset.
     key_variables, base_url_variable = ("GEMINI_API_KEY", "GOOGLE_API_KEY"), "GOOGLE_GEMINI_BASE_URL"
-    error_type_fields = ("status",)  # {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", ...}}
+    errors = ErrorShape(type_fields=("status", "code"))  # {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED"}}
     payload_keys = ("candidates", "promptFeedback")
 
     def __init__(self, *, early_close: bool = False) -> None:
@@ -99,7 +98,7 @@ class GeminiDecoder(Decoder):
             raise self.error(f"a chunk must be a JSON object, got {type(payload).__name__}", event=event)
         error = payload.get("error")
         if error is not None:
-            return [*self._cut_all(), self._error(error)]
+            return [*self._cut_all(), self.errors.received(error)]
         out: list[Event] = []
         candidates = optional(payload, "candidates", list, "$", self, event) or []
         for number, candidate in enumerate(candidates):
@@ -274,10 +273,3 @@ class GeminiDecoder(Decoder):
 
     def _cut_all(self) -> list[Event]:
         return [event for choice, state in self._candidates.items() for event in self._cut(state, choice)]
-
-    def _error(self, error: Any) -> ErrorReceived:
-        if not isinstance(error, dict):
-            return ErrorReceived(None, str(error))
-        kind = error.get("status") or error.get("code")
-        message = error.get("message")
-        return ErrorReceived(None if kind is None else str(kind), message if isinstance(message, str) else str(error))

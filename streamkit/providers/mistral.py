@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._events import AnomalyNoted, Event
+from ._base import ErrorShape
 from .openai_chat import OpenAIChatDecoder
 
 __all__ = ("MistralDecoder",)
@@ -33,9 +34,7 @@ _NORMAL_HERE = frozenset({"index_missing", "arguments_object"})
 class MistralDecoder(OpenAIChatDecoder):
     slug = "mistral"
     key_variables, base_url_variable = ("MISTRAL_API_KEY",), "MISTRAL_BASE_URL"
-    error_key = None
-    error_type_fields = ("type", "code")
-    error_message_fields = ("message", "detail")
+    errors = ErrorShape(keys=(), type_fields=("type", "code"), message_fields=("message", "detail"))
     #: Its own model families: the chunk shape is OpenAI's, so the model name tells them apart.
     models = r"(?:mistral|mixtral|magistral|codestral|devstral|ministral|pixtral|voxtral)"
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._events import CallReceived, ErrorReceived, Event, ResponseEnded, StopReceived, TextReceived, UsageReceived
+from .._events import CallReceived, Event, ResponseEnded, StopReceived, TextReceived, UsageReceived
 from ._base import Decoder, field, optional
 
 __all__ = ("OllamaDecoder",)
@@ -46,10 +46,8 @@ class OllamaDecoder(Decoder):
         if not isinstance(payload, dict):
             raise self.error(f"a line must be a JSON object, got {type(payload).__name__}", event=event)
         error = payload.get("error")
-        if error is not None:
-            if isinstance(error, dict):  # not sent by Ollama itself, but by proxies in front of it
-                return [ErrorReceived(_text(error.get("type")), str(error.get("message") or error))]
-            return [ErrorReceived(None, str(error))]
+        if error is not None:  # a string; an object from proxies in front of Ollama
+            return [self.errors.received(error)]
         message = optional(payload, "message", dict, "$", self, event)
         out: list[Event] = []
         if message is not None:

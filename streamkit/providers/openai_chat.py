@@ -56,7 +56,7 @@ from .._events import (
     TextReceived,
     UsageReceived,
 )
-from ._base import Decoder, optional
+from ._base import Decoder, ErrorShape, optional
 
 __all__ = ("OpenAIChatDecoder",)
 
@@ -97,6 +97,7 @@ class OpenAIChatDecoder(Decoder):
     done = "[DONE]"
     auth_header, auth_value = "Authorization", "Bearer {}"
     key_variables, base_url_variable = ("OPENAI_API_KEY",), "OPENAI_BASE_URL"
+    errors = ErrorShape(type_fields=("type", "code"))
     payload_keys = ("choices",)
     plain_fragments = True  # a continuation chunk is read without a change of state
     plain_text = True  # a text chunk after the choice's first, outside reasoning, changes no state
@@ -109,7 +110,7 @@ class OpenAIChatDecoder(Decoder):
     def feed(self, frame: Frame) -> list[Event]:
         if self._done:
             return _NOTHING  # anything after [DONE] is ignored
-        if frame.data == "[DONE]":
+        if frame.data == self.done:
             self._done = True
             return [ResponseEnded()]
         return super().feed(frame)
@@ -127,7 +128,7 @@ class OpenAIChatDecoder(Decoder):
         """The general path: any chunk, every shape checked."""
         if not isinstance(payload, dict):
             raise self.error(f"a chunk must be a JSON object, got {type(payload).__name__}", event=event)
-        error = self._error(payload)
+        error = self.error_in(payload)
         if error is not None:
             return [error]  # before the choices: an error chunk's finish_reason proves nothing
         out: list[Event] = []
@@ -143,17 +144,15 @@ class OpenAIChatDecoder(Decoder):
             out.append(UsageReceived(usage))
         return out
 
-    def _error(self, payload: dict[str, Any]) -> ErrorReceived | None:
+    @classmethod
+    def error_in(cls, payload: dict[str, Any]) -> ErrorReceived | None:
+        """The error a chunk carries, if it is an error chunk: its ``error``, or the chunk
+        itself in vLLM's mid-stream shape (``"object": "error"``)."""
         error = payload.get("error")
-        if isinstance(error, dict):
-            message = error.get("message")
-            kind = error.get("type") or error.get("code")
-            return ErrorReceived(None if kind is None else str(kind), str(message or error))
-        if isinstance(error, str) and error:
-            return ErrorReceived(None, error)
-        if payload.get("object") == "error":  # vLLM's mid-stream error shape
-            kind = payload.get("type")
-            return ErrorReceived(None if kind is None else str(kind), str(payload.get("message") or payload))
+        if isinstance(error, dict) or (isinstance(error, str) and error):
+            return cls.errors.received(error)
+        if payload.get("object") == "error":
+            return cls.errors.received(payload)
         return None
 
     def _choice(self, choice: Any, number: int, out: list[Event], event: str | None) -> None:

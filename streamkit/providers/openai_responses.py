@@ -48,7 +48,6 @@ from .._events import (
     BlockReceived,
     CallDetail,
     CallStarted,
-    ErrorReceived,
     Event,
     Frame,
     ResponseEnded,
@@ -56,7 +55,7 @@ from .._events import (
     TextReceived,
     UsageReceived,
 )
-from ._base import TypedEventDecoder, field, optional
+from ._base import ErrorShape, TypedEventDecoder, field, optional
 
 __all__ = ("OpenAIResponsesDecoder",)
 
@@ -81,6 +80,7 @@ class OpenAIResponsesDecoder(TypedEventDecoder):
     done = "[DONE]"  # from a gateway: OpenAI sends none
     auth_header, auth_value = "Authorization", "Bearer {}"
     key_variables, base_url_variable = ("OPENAI_API_KEY",), "OPENAI_BASE_URL"
+    errors = ErrorShape(type_fields=("code", "type"))
     event_prefix = "response."
 
     def __init__(self, *, early_close: bool = False) -> None:
@@ -91,7 +91,7 @@ class OpenAIResponsesDecoder(TypedEventDecoder):
         self._by_call: dict[str, int] = {}  # call id -> output_index
 
     def feed(self, frame: Frame) -> list[Event]:
-        if frame.data == "[DONE]":
+        if frame.data == self.done:
             return [ResponseEnded()]
         return super().feed(frame)
 
@@ -183,12 +183,12 @@ class OpenAIResponsesDecoder(TypedEventDecoder):
     def _failed(self, payload: Any, event: str) -> list[Event]:
         response = optional(payload, "response", dict, "$", self, event) or {}
         error = optional(response, "error", dict, "$.response", self, event) or {}
-        return [_error_event(error, "the response failed")]
+        return [self.errors.received(error, "the response failed")]
 
     def _error(self, payload: Any, event: str) -> list[Event]:
         # The fields are at the top level (ResponseErrorEvent); some servers nest them in "error".
         nested = payload.get("error")
-        return [_error_event(nested if isinstance(nested, dict) else payload, "the stream reported an error")]
+        return [self.errors.received(nested if isinstance(nested, dict) else payload, "the stream reported an error")]
 
     _HANDLERS: ClassVar[dict[str, Callable[[OpenAIResponsesDecoder, Any, str], list[Event]]]] = {
         "response.function_call_arguments.delta": _arguments_delta,  # by far the most common event
@@ -201,9 +201,3 @@ class OpenAIResponsesDecoder(TypedEventDecoder):
         "response.failed": _failed,
         "error": _error,
     }
-
-
-def _error_event(error: dict[str, Any], default: str) -> ErrorReceived:
-    code = error.get("code") or error.get("type")
-    message = error.get("message")
-    return ErrorReceived(None if code is None else str(code), message if isinstance(message, str) else default)

@@ -22,6 +22,7 @@ from typing import Any
 from ..._errors import IncompleteStreamError
 from ..._events import Frame
 from ..._types import InvalidToolCall
+from ...providers import OpenAIChatDecoder
 from ._base import Call, Encoder, arguments_text, loads, sse_json
 
 __all__ = ("OpenAIChatEncoder",)
@@ -77,7 +78,7 @@ def _signalled(chunk: dict[str, Any] | None, choice: int) -> bool:
     """Whether the chunk says itself that the choice's open calls were cut: a finish reason, an error."""
     if chunk is None:
         return False
-    if chunk.get("error") or chunk.get("object") == "error":
+    if OpenAIChatDecoder.error_in(chunk) is not None:
         return True
     return any(
         isinstance(entry, dict) and entry.get("index", 0) == choice and isinstance(entry.get("finish_reason"), str)
