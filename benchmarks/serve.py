@@ -45,6 +45,7 @@ from tests.server import LoopbackServer, Reply
 from .inputs import Case, make_case
 
 TICKS = os.sysconf("SC_CLK_TCK")
+Result = tuple[float, float, int]
 REQUEST = {"model": "bench", "messages": [{"role": "user", "content": "go"}], "stream": True}
 #: Both proxies check a key, as in production: LiteLLM's master key, streamkit's proxy key.
 KEY = "sk-bench-0123456789abcdef0123456789abcdef"
@@ -106,7 +107,14 @@ def _wait(url: str, process: subprocess.Popen[bytes], what: str) -> None:
 @contextlib.contextmanager
 def streamkit_proxy(upstream: str, workers: int, flags: list[str]) -> Iterator[Proxy]:
     port = _free_port()
-    command = [sys.executable, "-m", "streamkit", "serve", "--upstream", f"openai_chat={upstream}", *flags]
+    drip = upstream.replace("/v1", "/drip/v1")
+    config = Path(tempfile.mkdtemp()) / "serve.toml"
+    early = "early_close = true\n" if "--early-close" in flags else ""
+    config.write_text(
+        f'[[route]]\nformat = "openai_chat"\nupstream = "{drip}"\nmodels = ["drip"]\n{early}'
+        f'[[route]]\nformat = "openai_chat"\nupstream = "{upstream}"\n{early}'
+    )
+    command = [sys.executable, "-m", "streamkit", "serve", "--config", str(config)]
     command += ["--port", str(port), "--workers", str(workers), "--proxy-key-env", "STREAMKIT_BENCH_KEY"]
     with _running(
         command, f"http://127.0.0.1:{port}", "/healthz", "streamkit serve", {"STREAMKIT_BENCH_KEY": KEY}
@@ -117,11 +125,14 @@ def streamkit_proxy(upstream: str, workers: int, flags: list[str]) -> Iterator[P
 @contextlib.contextmanager
 def litellm_proxy(litellm: str, upstream: str, workers: int) -> Iterator[Proxy]:
     port = _free_port()
+    drip = upstream.replace("/v1", "/drip/v1")
     with tempfile.TemporaryDirectory() as folder:
         config = Path(folder) / "config.yaml"
         config.write_text(
             "model_list:\n  - model_name: bench\n    litellm_params:\n"
             f"      model: openai/bench\n      api_base: {upstream}\n      api_key: sk-bench\n"
+            "  - model_name: drip\n    litellm_params:\n"
+            f"      model: openai/drip\n      api_base: {drip}\n      api_key: sk-bench\n"
         )
         command = [litellm, "--config", str(config), "--port", str(port), "--num_workers", str(workers)]
         environment = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR", "LITELLM_MASTER_KEY": KEY}
@@ -146,21 +157,25 @@ def _running(command: list[str], url: str, health: str, name: str, environment: 
             process.wait()
 
 
-async def one_stream(client: httpx.AsyncClient, url: str, early: bool) -> tuple[float, float, int]:
+async def one_stream(
+    client: httpx.AsyncClient, url: str, early: bool, model: str = "bench"
+) -> tuple[float, float, int]:
     """Seconds to the first completed call and to the last byte; the calls decoded.
 
-    ``early``: a call is complete when the next one opens (``early_close``), as a client reading
-    the upstream's fragments directly may take it; otherwise at the finish reason.
+    A client reading fragments (``early``: directly, or through LiteLLM) knows a call is
+    complete when the next one opens (``early_close``), the soonest it can; through streamkit
+    serve (not ``early``) a call is complete as it arrives, since each is written once, whole.
     """
     started = time.perf_counter()
     first = 0.0
     calls = 0
-    assembler = Assembler("openai_chat", early_close=early)
-    async with client.stream("POST", url, json=REQUEST, headers={"authorization": f"Bearer {KEY}"}) as response:
+    assembler = Assembler("openai_chat", early_close=True)
+    body = {**REQUEST, "model": model}
+    async with client.stream("POST", url, json=body, headers={"authorization": f"Bearer {KEY}"}) as response:
         response.raise_for_status()
         async for chunk in response.aiter_raw():
             done = sum(isinstance(item, ToolCall) for item in assembler.feed(chunk))
-            if done and not first:
+            if not first and (done if early else b'"tool_calls"' in chunk):
                 first = time.perf_counter() - started
             calls += done
     last = time.perf_counter() - started
@@ -168,9 +183,19 @@ async def one_stream(client: httpx.AsyncClient, url: str, early: bool) -> tuple[
     return first, last, calls
 
 
-async def sequential(url: str, streams: int, early: bool) -> list[tuple[float, float, int]]:
+async def sequential(url: str, streams: int, early: bool, model: str = "bench") -> list[tuple[float, float, int]]:
     async with httpx.AsyncClient(timeout=60) as client:
-        return [await one_stream(client, url, early) for _ in range(streams)]
+        return [await one_stream(client, url, early, model) for _ in range(streams)]
+
+
+async def paired(url: str, direct: str, streams: int, early: bool) -> tuple[list[Result], list[Result]]:
+    """Dripping streams through the proxy and directly, one of each in turn, so that both see the same load."""
+    through, plain = [], []
+    async with httpx.AsyncClient(timeout=60) as client:
+        for _ in range(streams):
+            through.append(await one_stream(client, url, early, "drip"))
+            plain.append(await one_stream(client, direct, True, "drip"))  # a client reading fragments, directly
+    return through, plain
 
 
 async def concurrent(url: str, streams: int) -> tuple[float, int]:
@@ -192,31 +217,40 @@ Maker = Callable[[int], contextlib.AbstractContextManager[Proxy]]
 class Row:
     name: str
     make: Maker
-    early: bool  # how the client (and the direct client it is compared with) reads a call's end
+    early: bool  # whether the client reads fragments (see ``one_stream``)
     cpu: list[float] = field(default_factory=list)
     first: list[float] = field(default_factory=list)
     last: list[float] = field(default_factory=list)
 
 
-def _measure(row: Row, direct: str, streams: int) -> None:
+def _measure(row: Row, base: str, streams: int, drip: float) -> None:
+    """CPU per stream from streams written at full speed; added latency from streams that drip.
+
+    Each proxy has two routes (the ``/v1`` and the ``/drip/v1`` upstream, by model name), and
+    each dripping stream through it is paired with one read directly from the upstream.
+    """
     with row.make(1) as proxy:
         url = proxy.url + "/v1/chat/completions"
-        asyncio.run(sequential(url, 5, row.early))  # warm: imports, pools, caches
+        asyncio.run(sequential(url, 5, row.early, "bench"))  # warm: imports, pools, caches
         before = proxy.cpu()
-        through = asyncio.run(sequential(url, streams, row.early))
+        through = asyncio.run(sequential(url, streams, row.early, "bench"))
         row.cpu.append((proxy.cpu() - before) / streams)
-        plain = asyncio.run(sequential(direct, streams, row.early))
-    if not all(result[2] == 2 for result in through):
+        direct = base.replace("/v1", "/drip/v1") + "/chat/completions"
+        dripped, plain = asyncio.run(paired(url, direct, streams, row.early))
+    if not all(result[2] == 2 for result in through + dripped):
         raise RuntimeError(f"{row.name} lost calls")
+    through = dripped
     row.first += [ours[0] - theirs[0] for ours, theirs in zip(through, plain, strict=True)]
     row.last += [ours[1] - theirs[1] for ours, theirs in zip(through, plain, strict=True)]
 
 
-def _upstream(case: Case) -> LoopbackServer:
+def _upstream(case: Case, drip: float) -> LoopbackServer:
+    """The upstream: ``/v1`` writes the stream as fast as it can, ``/drip/v1`` sleeps ``drip`` s before each write."""
     server = LoopbackServer()
     events = [event + b"\n\n" for event in case.data.split(b"\n\n") if event.strip()]
     writes = [b"".join(events[i : i + 8]) for i in range(0, len(events), 8)]
     server.routes["/v1/chat/completions"] = Reply(writes=writes)
+    server.routes["/drip/v1/chat/completions"] = Reply(writes=writes, delay=drip)
     return server
 
 
@@ -227,22 +261,24 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--concurrent", type=int, default=1000)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--drip", type=float, default=0.002, help="seconds before each upstream write (latency runs)")
+    parser.add_argument("--litellm-concurrent", type=int, default=None, help="concurrent streams for LiteLLM's proxy")
     args = parser.parse_args()
     case = make_case("openai_chat", 4096, 16, 2)
-    upstream = _upstream(case)
+    upstream = _upstream(case, args.drip)
     base = upstream.url("/v1")
-    print(f"upstream stream: {len(case.data)} bytes, {case.events} events, {case.calls} calls")
-    direct = base + "/chat/completions"
+    writes = len(upstream.routes["/v1/chat/completions"].writes)
+    print(f"upstream stream: {len(case.data)} bytes, {case.events} events in {writes} writes, {case.calls} calls")
     rows = [
         Row("streamkit serve", lambda w: streamkit_proxy(base, w, []), early=False),
-        Row("streamkit --early-close", lambda w: streamkit_proxy(base, w, ["--early-close"]), early=True),
+        Row("streamkit --early-close", lambda w: streamkit_proxy(base, w, ["--early-close"]), early=False),
     ]
     if args.litellm:
         rows.append(Row("litellm proxy", lambda w: litellm_proxy(args.litellm, base, w), early=True))
     try:
         for _ in range(args.repeat):
             for row in rows:
-                _measure(row, direct, args.streams)
+                _measure(row, base, args.streams, args.drip)
         print(f"\n{'proxy':<24} {'CPU/stream':>11} {'CPU/event':>10} {'+first call':>12} {'+last byte':>11}")
         for row in rows:
             per_stream = statistics.median(row.cpu)
@@ -256,15 +292,20 @@ def main() -> None:
             print(f"\nstreamkit serve / litellm proxy, CPU per stream: {ratio:.3f}")
         print(f"\n{args.concurrent} concurrent streams, {args.workers} workers:")
         for row in (rows[0], rows[-1]) if args.litellm else rows[:1]:
+            count = (
+                args.litellm_concurrent
+                if row.name.startswith("litellm") and args.litellm_concurrent
+                else args.concurrent
+            )
             with row.make(args.workers) as proxy:
                 url = proxy.url + "/v1/chat/completions"
                 asyncio.run(sequential(url, 5, False))
                 before = proxy.cpu()
-                wall, failed = asyncio.run(concurrent(url, args.concurrent))
+                wall, failed = asyncio.run(concurrent(url, count))
                 spent = proxy.cpu() - before
                 print(
-                    f"{row.name:<24} wall {wall:6.2f}s  CPU {spent:6.2f}s "
-                    f"({spent / args.concurrent * 1e3:.2f}ms/stream)  failed {failed}"
+                    f"{row.name:<24} {count} streams: wall {wall:6.2f}s  CPU {spent:6.2f}s "
+                    f"({spent / count * 1e3:.2f}ms/stream)  failed {failed}"
                 )
     finally:
         upstream.close()

@@ -18,8 +18,8 @@ from streamkit.serve import App, parse_config
 from .server import LoopbackServer, Reply
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "serve"
-PROXY_KEY = "sk-proxy-test-key-7f3a9c"
-UPSTREAM_KEY = "sk-upstream-0123456789abcdef"
+PROXY_KEY = "sk-P7x2Qm9Lz4Kv8Rt3Wn"
+UPSTREAM_KEY = "sk-9f3Kq2Lx7Vm4Zt8Wb1Rc"
 TOOLS: list[dict[str, Any]] = [
     {
         "type": "function",

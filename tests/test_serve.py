@@ -187,3 +187,24 @@ def test_health_and_metrics(served: Proxy, upstream: LoopbackServer) -> None:
     assert 'streamkit_serve_calls_total{format="openai_chat",outcome="valid"}' in metrics
     assert "# TYPE streamkit_serve_call_seconds histogram" in metrics
     time.sleep(0)
+
+
+def test_an_upstream_cut_mid_stream_ends_with_the_error_event(served: Proxy, upstream: LoopbackServer) -> None:
+    upstream.routes[PATH] = reply("openai_chat", "parallel_index_zero", cut=True)
+    upstream.routes[PATH].writes = upstream.routes[PATH].writes[:3]  # inside the first call
+    stream = client(served).chat.completions.create(model="m", messages=[], stream=True)
+    with pytest.raises(openai.APIError) as raised:
+        list(stream)
+    assert raised.value.body["type"] == "api_error"
+    assert raised.value.message.startswith("the upstream's stream failed: RemoteProtocolError: ")
+
+
+def test_an_unreachable_upstream_is_a_502_in_the_formats_shape(upstream: LoopbackServer) -> None:
+    closed = LoopbackServer()
+    closed.close()  # a port nothing listens on
+    route = {"format": "openai_chat", "upstream": closed.url("/v1")}
+    with keyed_proxy(upstream, route) as proxying, pytest.raises(openai.InternalServerError) as raised:
+        client(proxying).chat.completions.create(model="m", messages=[], stream=True)
+    assert raised.value.status_code == 502
+    assert raised.value.body["type"] == "api_error"
+    assert raised.value.body["message"].startswith("the upstream cannot be reached: ConnectError: ")
