@@ -278,6 +278,47 @@ def test_the_sync_calls(server: LoopbackServer) -> None:
     assert server.requests[0].headers["x-api-key"] == "k"
 
 
+async def test_each_model_keeps_one_client_across_calls(
+    server: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import httpx
+
+    made: list[httpx.AsyncClient] = []
+
+    class Counted(httpx.AsyncClient):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            made.append(self)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(httpx, "AsyncClient", Counted)
+    server.routes[CHAT] = Reply([FINAL[CHAT]])
+    server.routes[MESSAGES] = Reply([FINAL[MESSAGES]])
+    handler = integration.StreamkitLLM()  # its own clients, apart from the registered handler's
+    given = {"messages": [{"role": "user", "content": "?"}], "optional_params": {}, "api_key": "k"}
+    chat = {**given, "model": "openai_chat/gpt-4o", "api_base": server.url("/v1")}
+    for _ in range(3):
+        response = await handler.acompletion(**chat, model_response=litellm.ModelResponse())
+        assert response.choices[0].message.content == "done"
+    assert (len(server.requests), len(made)) == (3, 1)
+    messages = {**given, "model": "anthropic/claude-sonnet-4-5", "api_base": server.url("")}
+    await handler.acompletion(**messages, model_response=litellm.ModelResponse())
+    assert len(made) == 2  # another model, another client
+    assert not any(client.is_closed for client in made)
+    await handler.aclose()
+    assert all(client.is_closed for client in made)
+
+
+def test_without_api_key_and_api_base_the_providers_variables_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    monkeypatch.setenv("GOOGLE_API_KEY", "from-google")
+    monkeypatch.setenv("MISTRAL_BASE_URL", "http://mistral.test/v1")
+    messages = [{"role": "user", "content": "?"}]
+    gemini = integration._Call({"model": "gemini/gemini-2.5-flash", "messages": messages})
+    assert gemini.request.headers["x-goog-api-key"] == "from-google"
+    mistral = integration._Call({"model": "mistral/mistral-large-latest", "messages": messages})
+    assert mistral.request.url == "http://mistral.test/v1/chat/completions"
+
+
 # -- the OpenAI Agents SDK's own loop over its LitellmModel --------------------------------------
 
 

@@ -32,8 +32,7 @@ where there is no network.
 
 from __future__ import annotations
 
-import contextlib
-import os
+import threading
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any, cast
 
@@ -63,6 +62,7 @@ from .._turn_types import RedactedThinking, StreamEvent, Thinking, Turn, TurnIte
 from .._types import CallRef, InvalidToolCall, Provider, ResponseEnd, TextDelta, ToolCall
 from ..adapters._base import Outcome, call_id, dumps, error_payload
 from ._chat import PROVIDERS, Entry, Request, Results, Tool, User, build
+from ._clients import DEFAULT_TIMEOUT, Clients
 
 __all__ = ("INVALID_CALLS", "NAME", "PROVIDERS", "StreamkitLLM", "assistant_turn", "invalid_calls", "register")
 
@@ -71,15 +71,6 @@ NAME = "streamkit"
 #: The ``provider_specific_fields`` key under which withheld invalid calls are described.
 INVALID_CALLS = "streamkit_invalid_tool_calls"
 
-#: The environment variables each provider's official SDK reads its key and its base URL from:
-#: LiteLLM's ``api_key`` and ``api_base`` win over them.
-_ENVIRONMENT = {
-    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
-    "gemini": ("GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL"),
-    "mistral": ("MISTRAL_API_KEY", None),
-    "openai_chat": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
-    "openai_responses": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
-}
 #: LiteLLM's parameters that each provider takes under the same name, passed as they are.
 _SAME_NAME = {
     "anthropic": frozenset({"temperature", "top_p", "top_k", "thinking"}),
@@ -143,20 +134,18 @@ class _Call:
         limit = params.pop("max_tokens", None) if limit is None else limit
         extra = _translated(provider, params)
         system, entries = _conversation(provider, given["messages"])
-        key_variable, base_variable = _ENVIRONMENT[provider]
-        key = given.get("api_key") or os.environ.get(key_variable)
-        base_url = given.get("api_base") or (os.environ.get(base_variable) if base_variable else None)
-        request = build(
+        request = build(  # without api_key and api_base, the provider's own variables (its decoder's)
             provider,
             name,
             entries,
             system=system,
             tools=[_tool(tool, position) for position, tool in enumerate(tools)],
-            base_url=base_url,
-            api_key=key,
+            base_url=given.get("api_base") or None,
+            api_key=given.get("api_key") or None,
             max_tokens=limit,
             extra=extra,
         )
+        self.model = given["model"]
         self.provider = cast(Provider, provider)
         self.request = Request(request.url, {**request.headers, **(given.get("headers") or {})}, request.body)
         self.tools = tools or None
@@ -466,41 +455,26 @@ def assistant_turn(message: Any) -> list[dict[str, Any]]:
 # -- the provider -------------------------------------------------------------------------------
 
 
-def _async_client(call: _Call) -> contextlib.AbstractAsyncContextManager[httpx.AsyncClient]:
-    """The caller's client (an ``httpx.AsyncClient``, or LiteLLM's handler holding one), else a new one."""
+def _given(call: _Call, kind: type[Any]) -> Any:
+    """The caller's client of ``kind`` (given as it is, or held by LiteLLM's handler), if any."""
     given = getattr(call.client, "client", call.client)
-    if isinstance(given, httpx.AsyncClient):
-        return contextlib.nullcontext(given)
-    return httpx.AsyncClient(timeout=call.timeout)
+    return given if isinstance(given, kind) else None
 
 
-def _client(call: _Call) -> contextlib.AbstractContextManager[httpx.Client]:
-    given = getattr(call.client, "client", call.client)
-    if isinstance(given, httpx.Client):
-        return contextlib.nullcontext(given)
-    return httpx.Client(timeout=call.timeout)
-
-
-async def _aevents(call: _Call) -> AsyncIterator[StreamEvent]:
+async def _aevents(call: _Call, http: httpx.AsyncClient) -> AsyncIterator[StreamEvent]:
     request = call.request
-    async with (
-        _async_client(call) as http,
-        streamkit.astream(
-            http, call.provider, request.url, json=request.body, headers=request.headers, tools=call.tools
-        ) as events,
-    ):
+    async with streamkit.astream(
+        http, call.provider, request.url, json=request.body, headers=request.headers, tools=call.tools
+    ) as events:
         async for event in events:
             yield event
 
 
-def _events(call: _Call) -> Iterator[StreamEvent]:
+def _events(call: _Call, http: httpx.Client) -> Iterator[StreamEvent]:
     request = call.request
-    with (
-        _client(call) as http,
-        streamkit.stream(
-            http, call.provider, request.url, json=request.body, headers=request.headers, tools=call.tools
-        ) as events,
-    ):
+    with streamkit.stream(
+        http, call.provider, request.url, json=request.body, headers=request.headers, tools=call.tools
+    ) as events:
         yield from events
 
 
@@ -513,22 +487,54 @@ class StreamkitLLM(CustomLLM):
     ``reasoning_content`` and ``thinking_blocks``.
     """
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._clients: dict[tuple[str, str], Clients] = {}
+        self._lock = threading.Lock()
+
     def completion(self, *args: Any, **kwargs: Any) -> ModelResponse:
-        return _message(_Output(), list(_events(_Call(kwargs))), kwargs["model_response"])
+        call = _Call(kwargs)
+        return _message(_Output(), list(_events(call, self._sync(call))), kwargs["model_response"])
 
     async def acompletion(self, *args: Any, **kwargs: Any) -> ModelResponse:
-        events = [event async for event in _aevents(_Call(kwargs))]
+        call = _Call(kwargs)
+        events = [event async for event in _aevents(call, self._async(call))]
         return _message(_Output(), events, kwargs["model_response"])
 
     def streaming(self, *args: Any, **kwargs: Any) -> Iterator[ModelResponseStream]:
-        output = _Output()
-        for event in _events(_Call(kwargs)):
+        call, output = _Call(kwargs), _Output()
+        for event in _events(call, self._sync(call)):
             yield from output.chunks(event)
 
     async def astreaming(  # type: ignore[override]  # LiteLLM's own annotation says a coroutine
         self, *args: Any, **kwargs: Any
     ) -> AsyncIterator[ModelResponseStream]:
-        output = _Output()
-        async for event in _aevents(_Call(kwargs)):
+        call, output = _Call(kwargs), _Output()
+        async for event in _aevents(call, self._async(call)):
             for chunk in output.chunks(event):
                 yield chunk
+
+    async def aclose(self) -> None:
+        """Close the clients made for the models, even when cancelled (a client given stays open)."""
+        with self._lock:
+            made, self._clients = list(self._clients.values()), {}
+        for clients in made:
+            await clients.aclose()
+
+    def _sync(self, call: _Call) -> httpx.Client:
+        given = _given(call, httpx.Client)
+        return cast(httpx.Client, given if given is not None else self._of(call).sync())
+
+    def _async(self, call: _Call) -> httpx.AsyncClient:
+        given = _given(call, httpx.AsyncClient)
+        return cast(httpx.AsyncClient, given if given is not None else self._of(call).async_())
+
+    def _of(self, call: _Call) -> Clients:
+        """The clients of ``call``'s model (one per timeout LiteLLM passes), made at its first call."""
+        key = (call.model, repr(call.timeout))
+        with self._lock:
+            found = self._clients.get(key)
+            if found is None:
+                timeout = DEFAULT_TIMEOUT if call.timeout is None else call.timeout
+                found = self._clients[key] = Clients(timeout=timeout)
+            return found
