@@ -385,6 +385,58 @@ async def test_agents_never_run_a_cut_call(server: LoopbackServer, streamed: boo
     assert len(server.requests) == 1
 
 
+#: Under the Agents SDK's Runner over LitellmModel("streamkit/..."): (model, route, fixture), the
+#: tools that run, the final output, and the calls the next request never mentions.
+AGENT_SCENARIOS = {
+    "cut": ("streamkit/openai_chat/gpt-4o", CHAT, "openai_chat/length_truncated.sse", [], "", 1),
+    "cut-after-a-whole-value": (
+        "streamkit/openai_chat/gpt-4o",
+        CHAT,
+        "openai_chat/length_cut_after_a_whole_value.sse",
+        [],
+        "",
+        1,
+    ),
+    "invalid-json-schema-unknown-beside-a-valid-call": (
+        "streamkit/openai_chat/gpt-4o",
+        CHAT,
+        "openai_chat/invalid_calls_then_a_valid_one.sse",
+        [("get_stock", {"ticker": "AAPL"})],
+        "done",
+        2,
+    ),
+    "complete-then-cut": (
+        "streamkit/anthropic/claude-sonnet-4-5",
+        MESSAGES,
+        "anthropic/max_tokens_truncated.sse",
+        [("get_weather", {"city": "Paris"})],
+        "Hello ☃",
+        2,
+    ),
+}
+
+
+@STREAMED
+@pytest.mark.parametrize("case", AGENT_SCENARIOS)
+async def test_agents_over_litellm_run_only_valid_calls_and_are_never_told_of_the_others(
+    server: LoopbackServer, case: str, streamed: bool
+) -> None:
+    """What the page says of LitellmModel: a withheld call never runs, and the model never hears of it."""
+    model, route, name, runs, output, requests = AGENT_SCENARIOS[case]
+    server.routes[route] = Reply([fixture(name)])
+    ran: list[tuple[str, Any]] = []
+    assert await run(agent(server, model, route, ran), streamed) == output
+    assert ran == runs
+    assert len(server.requests) == requests
+    if requests == 2:
+        withheld = [
+            call["id"]
+            for call in map(json.loads, fixture(name.replace(".sse", ".expected.jsonl")).splitlines())
+            if call["type"] == "invalid_tool_call"
+        ]
+        assert withheld and not any(ident.encode() in server.requests[1].body for ident in withheld)
+
+
 @STREAMED
 async def test_agents_send_the_thinking_back_byte_for_byte(server: LoopbackServer, streamed: bool) -> None:
     from openai.types.shared import Reasoning
