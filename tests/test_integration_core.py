@@ -133,3 +133,52 @@ def test_a_sync_client_is_kept_and_closed(server: LoopbackServer) -> None:
     assert (len(server.requests), len(server.connections)) == (2, 1)
     clients.close()
     assert server.connections[0].closed.wait(5)
+
+
+# -- the early runs of one scope ----------------------------------------------------------------
+
+
+async def test_an_early_run_is_handed_only_to_the_call_that_started_it() -> None:
+    from streamkit.integrations._early import EarlyRuns
+
+    stopped: list[str] = []
+
+    async def tool(result: str) -> str:
+        try:
+            await asyncio.sleep(0 if result == "Rome" else 10)
+        except asyncio.CancelledError:
+            stopped.append(result)
+            raise
+        return result
+
+    runs: EarlyRuns[str] = EarlyRuns()
+    runs.start("call_1", ("get_weather", {"city": "Paris"}), lambda: tool("Paris"))
+    runs.start("call_1", ("get_weather", {"city": "Paris"}), lambda: tool("twice"))  # the same call: once
+    runs.start("call_2", ("get_weather", {"city": "Oslo"}), lambda: tool("Oslo"))
+    await asyncio.sleep(0)  # both begin
+    assert runs.take("call_1", ("get_weather", {"city": "Berlin"})) is None  # an id reused for another call
+    runs.start("call_2", ("get_weather", {"city": "Rome"}), lambda: tool("Rome"))  # replaces the other call's run
+    task = runs.take("call_2", ("get_weather", {"city": "Rome"}))
+    assert task is not None and await task == "Rome"
+    assert runs.take("call_2", ("get_weather", {"city": "Rome"})) is None  # taken once
+    assert sorted(stopped) == ["Oslo", "Paris"]
+
+
+async def test_closing_the_scope_cancels_and_waits_for_what_was_not_taken() -> None:
+    from streamkit.integrations._early import EarlyRuns
+
+    ended: list[str] = []
+
+    async def tool() -> None:
+        try:
+            await asyncio.sleep(10)
+        finally:
+            ended.append("ended")
+
+    runs: EarlyRuns[None] = EarlyRuns()
+    runs.start("call_1", "a", tool)
+    await asyncio.sleep(0)
+    with anyio.CancelScope() as scope:
+        scope.cancel()  # closing while the scope itself is being cancelled
+        await runs.close()
+    assert ended == ["ended"]

@@ -253,9 +253,12 @@ def test_after_disable_streams_record_nothing(recorded: Recorded) -> None:
 @pytest.mark.asyncio  # the starter's tasks are asyncio's
 async def test_the_langchain_early_starter_runs_each_tool_in_an_execute_tool_span(recorded: Recorded) -> None:
     pytest.importorskip("langchain.agents.middleware")
+    from langchain.agents.middleware import ModelRequest, ModelResponse
+    from langchain_core.messages import AIMessage
     from langchain_core.tools import tool
 
-    from streamkit.integrations._langchain_early import Starter
+    from streamkit.integrations._early import STARTER
+    from streamkit.integrations._langchain_early import EarlyToolsMiddleware
 
     @tool
     def get_stock(ticker: str) -> str:
@@ -264,10 +267,19 @@ async def test_the_langchain_early_starter_runs_each_tool_in_an_execute_tool_spa
 
     body = (FIXTURES / "anthropic" / "text_then_two_calls.sse").read_bytes()
     calls = list(streamkit.iter_tool_calls([body], "anthropic"))
-    started: dict[str, Any] = {}
-    assert isinstance(calls[1], streamkit.ToolCall)
-    Starter({"get_stock": get_stock}, started).start(calls[1])
-    message = await started["toolu_B"]
+    call = calls[1]
+    assert isinstance(call, streamkit.ToolCall)
+
+    async def model_call(request: Any) -> ModelResponse[Any]:
+        start = STARTER.get()
+        assert start is not None
+        start(call)  # what StreamkitChatModel does at the call's end marker
+        entry = {"id": call.id, "name": call.name, "args": call.input}
+        return ModelResponse(result=[AIMessage("", tool_calls=[entry])])
+
+    request = ModelRequest(model=None, messages=[], tools=[get_stock])  # type: ignore[arg-type]
+    response = await EarlyToolsMiddleware().awrap_model_call(request, model_call)
+    message = response.result[-1]
     assert message.content == "190.12 for AAPL"
     spans = {span.name: span for span in recorded.finished()}
     stock = spans["execute_tool get_stock"]

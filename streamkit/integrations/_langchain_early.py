@@ -1,80 +1,56 @@
 """``EarlyToolsMiddleware``: ``create_agent``'s tools started while ``StreamkitChatModel`` streams.
 
 LangChain's agent runs its tools in the tool node, after the model node has returned the whole
-message. Its middleware can wrap both: around the model call this one lets the model start each
-tool the moment its call completes in the stream (the model sees a ``Starter`` in a context
-variable), and around each tool call it hands the tool node the started run's result, so no tool
-runs twice. Only for the async agent (``ainvoke``/``astream``); the sync loop runs as before.
-Imported by ``streamkit.integrations.langchain`` only when the name is used: ``langchain.agents``
-is slow to import.
+message. This middleware wraps the model call: the model sees a starter in a context variable
+and starts each tool the moment its call completes in the stream; when the stream has ended,
+the middleware waits for those tools and returns their ``ToolMessage``s beside the
+``AIMessage``, so the agent's own routing sends only the calls not answered yet to the tool
+node, and no tool runs twice. Everything it started belongs to that one model call: a run
+closed or cancelled mid-stream cancels its tools and waits for them, and nothing is kept
+between calls, runs, tasks or threads (``_early.EarlyRuns``). Only for the async agent
+(``ainvoke``/``astream``); the sync loop runs as before. Imported by
+``streamkit.integrations.langchain`` only when the name is used: ``langchain.agents`` is slow to
+import.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain.agents.middleware.types import ToolCallRequest
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import BaseTool
-from langgraph.types import Command
 
 from .. import _observe
+from .._errors import UsageError
 from .._types import ToolCall
 from ..adapters._base import call_id
-from .langchain import STARTER
+from ._early import STARTER, EarlyRuns
 
-__all__ = ("EarlyToolsMiddleware", "Starter")
-
-ToolOutcome = ToolMessage | Command[Any]
-
-
-class Starter:
-    """What the model is given to start tools with, for one model call."""
-
-    def __init__(self, tools: dict[str, BaseTool], started: dict[str, asyncio.Task[Any]]) -> None:
-        self.tools = tools
-        self.started = started
-        self.mine: list[str] = []
-
-    def start(self, call: ToolCall) -> None:
-        """Start ``call``'s tool now, when the agent may run it early; once per call id."""
-        tool = self.tools.get(call.name)
-        key = call_id(call)
-        if tool is None or key in self.started:
-            return
-        entry = {"type": "tool_call", "id": key, "name": call.name, "args": call.input}
-        self.started[key] = asyncio.ensure_future(_observe.traced(call, tool.ainvoke(entry)))
-        self.mine.append(key)
-
-    def cancel(self) -> None:
-        """The stream failed: stop the tools this model call started."""
-        for key in self.mine:
-            task = self.started.pop(key, None)
-            if task is not None:
-                task.cancel()
+__all__ = ("EarlyToolsMiddleware",)
 
 
 class EarlyToolsMiddleware(AgentMiddleware):
-    """Start each tool while the model still streams; the tool node takes its result.
+    """Start each tool while the model still streams; its ``ToolMessage`` comes with the model's.
 
     Args:
         tools: the names of the tools that may start early; by default every tool the agent
             offers, except those that take injected arguments (state, store, runtime), which only
             the tool node can give. Leave out any tool that must wait for an approval
-            (``HumanInTheLoopMiddleware``): an early start does not wait for it.
+            (``HumanInTheLoopMiddleware``) or must not run before the model's turn is known to
+            be whole: an early start does not wait for either.
 
     Only calls that ``StreamkitChatModel`` completed whole and valid start (an invalid or
-    truncated call never runs); each is run once, by its call id, and its result is what the
-    tool node returns for it. With a sync agent (``invoke``/``stream``) nothing starts early.
+    truncated call never runs); each runs once, and its result answers only the call that
+    started it (same id, name and arguments). The model step ends when the stream has ended and
+    the tools it started have returned; a tool that raises fails the agent run, as in the tool
+    node. With a sync agent (``invoke``/``stream``) nothing starts early.
     """
 
     def __init__(self, tools: Iterable[str] | None = None) -> None:
         super().__init__()
         self.allowed = None if tools is None else frozenset(tools)
-        self.started: dict[str, asyncio.Task[Any]] = {}
 
     def early(self, offered: Iterable[BaseTool | dict[str, Any]]) -> dict[str, BaseTool]:
         """The offered tools that may start early."""
@@ -89,34 +65,48 @@ class EarlyToolsMiddleware(AgentMiddleware):
     async def awrap_model_call(
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
     ) -> ModelResponse[Any]:
-        starter = Starter(self.early(request.tools), self.started)
-        token = STARTER.set(starter.start)
+        tools = self.early(request.tools)
+        runs: EarlyRuns[Any] = EarlyRuns()
+
+        def start(call: ToolCall) -> None:
+            tool = tools.get(call.name)
+            if tool is not None:
+                entry = {"type": "tool_call", "id": call_id(call), "name": call.name, "args": call.input}
+                runs.start(call_id(call), (call.name, call.input), lambda: _observe.traced(call, tool.ainvoke(entry)))
+
+        token = STARTER.set(start)
         try:
-            return await handler(request)
-        except BaseException:
-            starter.cancel()
-            raise
+            response = await handler(request)
+            if not isinstance(response, ModelResponse):
+                return response
+            answers = await _answers(response, runs)
+            return ModelResponse(result=[*response.result, *answers], structured_response=response.structured_response)
         finally:
             STARTER.reset(token)
+            await runs.close()  # what no call of the message asked for, or all of it when cut short
 
     def wrap_model_call(
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
     ) -> ModelResponse[Any]:
         return handler(request)
 
-    async def awrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolOutcome]]
-    ) -> ToolOutcome:
-        task = self.started.pop(request.tool_call["id"] or "", None)
-        if task is None:
-            return await handler(request)
-        result: ToolOutcome = await task
-        return result
 
-    def wrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolOutcome]
-    ) -> ToolOutcome:
-        return handler(request)
+async def _answers(response: ModelResponse[Any], runs: EarlyRuns[Any]) -> list[ToolMessage]:
+    """The ``ToolMessage`` of each call of the response's message that a tool started early for."""
+    message = next((m for m in reversed(response.result) if isinstance(m, AIMessage)), None)
+    answers: list[ToolMessage] = []
+    for call in message.tool_calls if message is not None else ():
+        task = runs.take(call["id"] or "", (call["name"], call["args"]))
+        if task is None:
+            continue
+        outcome = await task
+        if not isinstance(outcome, ToolMessage):
+            raise UsageError(
+                f"the tool {call['name']!r} returned a {type(outcome).__name__}, not a ToolMessage: it cannot start "
+                "early; leave it out of EarlyToolsMiddleware(tools=...)"
+            )
+        answers.append(outcome)
+    return answers
 
 
 def _plain(tool: BaseTool) -> bool:

@@ -23,7 +23,6 @@ the framework wrote for it. LangChain runs tools only after the whole message: s
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
@@ -58,16 +57,13 @@ from .._types import ArgumentIssue, CallRef, InvalidToolCall, TextDelta, TokenUs
 from ..adapters._base import Outcome, call_id, dumps, error_payload
 from ._chat import Entry, Request, Results, Tool, User, build
 from ._clients import DEFAULT_TIMEOUT, Clients
+from ._early import STARTER
 from ._turn_json import turn_from_json, turn_json
 
 if TYPE_CHECKING:
     from ._langchain_early import EarlyToolsMiddleware
 
 __all__ = ("TURN_KEY", "EarlyToolsMiddleware", "StreamkitChatModel", "turn_of")
-
-#: Set by ``EarlyToolsMiddleware`` around an async agent's model call: each valid call is handed
-#: to it the moment it completes, to start its tool.
-STARTER: ContextVar[Callable[[ToolCall], None] | None] = ContextVar("streamkit_langchain_starter", default=None)
 
 #: The key of ``AIMessage.additional_kwargs`` that holds the streamkit ``Turn``, as JSON.
 TURN_KEY = "streamkit_turn"

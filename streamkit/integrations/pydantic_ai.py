@@ -32,7 +32,6 @@ the moment its call completes, while the model is still streaming.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
@@ -67,6 +66,7 @@ from .._limits import Limits
 from .._turn_types import Thinking
 from .._types import InvalidToolCall, Provider, ToolCall
 from ..adapters._base import error_payload
+from ._early import EarlyRuns
 from ._encoders._base import Call
 from ._reemit import Options, Session
 from ._shell import _AsyncBody, _on, session_for
@@ -434,15 +434,17 @@ class StartToolsEarly(AbstractCapability[Any]):
     graph later executes that call, ``wrap_tool_execute`` hands it the early run's result (or
     its exception) instead of running the tool again, so each call runs once. Tools that need
     approval or are deferred, ``sequential`` tools, output tools, and every tool of a run in
-    sequential mode start as pydantic-ai starts them, after the response. An early run that
-    pydantic-ai never asks for (the run failed or stopped first) is cancelled when the run ends.
+    sequential mode start as pydantic-ai starts them, after the response. An early run is handed
+    only to the call that started it (same id, tool and arguments: a provider that reuses an id
+    for another call gets a run of its own), and one that pydantic-ai never asks for (the run
+    failed or stopped first) is cancelled, and waited for, when the run ends.
     """
 
     limits: Limits | None = None
 
     def __init__(self, *, limits: Limits | None = None) -> None:
         self.limits = limits
-        self._started: dict[str, asyncio.Task[Any]] = {}
+        self._runs: EarlyRuns[Any] = EarlyRuns()
 
     async def for_run(self, ctx: RunContext[Any]) -> StartToolsEarly:
         return StartToolsEarly(limits=self.limits)  # each run its own early runs
@@ -457,19 +459,19 @@ class StartToolsEarly(AbstractCapability[Any]):
     def start(self, ctx: RunContext[Any], part: ToolCallPart) -> None:
         """Start ``part``'s tool now, if pydantic-ai would run it in parallel with the others."""
         manager = ctx.tool_manager
-        if manager is None or manager.tools is None or part.tool_call_id in self._started:
+        if manager is None or manager.tools is None:
             return
         tool = manager.tools.get(part.tool_name)
         if tool is None or not _starts_early(tool.tool_def) or manager.is_sequential(part):
             return
         if manager.get_parallel_execution_mode() != "parallel":
             return
-        self._started[part.tool_call_id] = asyncio.get_running_loop().create_task(_run_early(manager, part))
+        self._runs.start(part.tool_call_id, _same(part), functools.partial(_run_early, manager, part))
 
     async def wrap_tool_execute(
         self, ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: Any, handler: Any
     ) -> Any:
-        task = None if _EARLY.get() else self._started.pop(call.tool_call_id, None)
+        task = None if _EARLY.get() else self._runs.take(call.tool_call_id, _same(call))
         if task is None:
             return await handler(args)
         return await task
@@ -478,10 +480,16 @@ class StartToolsEarly(AbstractCapability[Any]):
         try:
             return await handler()
         finally:
-            left, self._started = list(self._started.values()), {}
-            for task in left:
-                task.cancel()
-            await asyncio.gather(*left, return_exceptions=True)
+            await self._runs.close()
+
+
+def _same(part: ToolCallPart) -> tuple[str, Any]:
+    """What makes a call the one an early run was started for: its tool and its arguments (a
+    provider may reuse an id within a run for another call)."""
+    try:
+        return part.tool_name, part.args_as_dict()
+    except Exception:  # arguments that are not an object: compared as given
+        return part.tool_name, part.args
 
 
 def _starts_early(tool_def: ToolDefinition) -> bool:
