@@ -56,9 +56,9 @@ async def _agent(
                 turn = turn_of(message)
                 assert turn is not None
                 calls = {call.id or "": call for call in turn.calls if isinstance(call, ToolCall)}
-        for message in step.get("tools", {}).get("messages", []):
-            assert isinstance(message, ToolMessage)
-            results.append(ToolResult(calls[message.tool_call_id], message.content))
+        for update in step.values():  # the tool node's results, or early tools' in the model step
+            messages = (update or {}).get("messages", [])
+            results += [ToolResult(calls[m.tool_call_id], m.content) for m in messages if isinstance(m, ToolMessage)]
         if calls and len(results) == len(calls):
             break  # one round: the server would send the same turn again
     order = list(calls)
@@ -75,7 +75,8 @@ async def after(
 async def early(
     client: httpx.AsyncClient, url: str, tools: dict[str, Any], clock: Callable[[], float]
 ) -> tuple[list[ToolResult], float]:
-    """With ``EarlyToolsMiddleware``: each tool starts when its call ends in the stream."""
+    """With ``EarlyToolsMiddleware``: each tool starts when its call ends in the stream, and the
+    model step (whose end is timed) returns once those tools have."""
     return await _agent(client, url, tools, clock, [EarlyToolsMiddleware()])
 
 
