@@ -56,6 +56,21 @@ class Reply:
     send_buffer: int | None = None
 
 
+class Turns(dict[str, Reply]):
+    """Routes where one path answers its requests with ``replies`` in turn, the last one repeating:
+    a model's turns, one per request of an agent loop."""
+
+    def __init__(self, path: str, *replies: Reply) -> None:
+        super().__init__({path: replies[-1]})
+        self.path = path
+        self.waiting = list(replies[:-1])
+
+    def get(self, key: str, default: Reply | None = None) -> Reply | None:  # type: ignore[override]
+        if key == self.path and self.waiting:
+            return self.waiting.pop(0)
+        return super().get(key, default)
+
+
 @dataclass
 class Request:
     method: str

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from .helpers import FIXTURES
-from .server import LoopbackServer, Reply
+from .server import LoopbackServer, Reply, Turns
 
 pytest.importorskip("langchain.agents")
 
@@ -629,3 +629,68 @@ async def test_a_run_closed_mid_stream_cancels_its_tool_and_the_next_run_gets_it
     messages = (await agent.ainvoke({"messages": [HumanMessage("Paris?")]}))["messages"]
     assert seen == ["Paris started", "Paris cancelled", "Paris started"]
     assert [m.content for m in messages if isinstance(m, ToolMessage)] == ["sunny, run 3"]
+
+
+# -- a turn of invalid calls only: the model is told, and asked again -----------------------------
+
+
+def chat_call(arguments: str, finish: str) -> Reply:
+    call = {"index": 0, "id": "call_A", "type": "function", "function": {"name": "get_weather", "arguments": arguments}}
+    return Reply(
+        [openai_chunk({"role": "assistant", "tool_calls": [call]}), openai_chunk({}, finish), b"data: [DONE]\n\n"]
+    )
+
+
+ASKED_AGAIN = {
+    "cut": (chat_call('{"city": "Par', "length"), {"kind": "truncated", "message": TRUNCATED_MESSAGE}),
+    "invalid JSON": (
+        chat_call('{"city": Paris}', "tool_calls"),
+        {
+            "kind": "invalid_json",
+            "message": "the arguments are not valid JSON: unexpected character, expected a JSON value",
+            "position": 9,
+        },
+    ),
+    "schema": (
+        chat_call('{"city": 7}', "tool_calls"),
+        {"kind": "schema", "message": '7 is not of type "string"', "path": "$.city"},
+    ),
+}
+
+
+@pytest.mark.parametrize("how", ["ainvoke", "invoke"])
+@pytest.mark.parametrize("case", sorted(ASKED_AGAIN))
+async def test_a_turn_of_invalid_calls_only_tells_the_model_and_asks_again(
+    server: LoopbackServer, case: str, how: str
+) -> None:
+    from streamkit.integrations.langchain import AskAgainMiddleware
+
+    bad, error = ASKED_AGAIN[case]
+    server.routes = Turns(path(server, "openai_chat"), bad, FINAL["openai_chat"])
+    ran: Ran = []
+    agent = create_agent(
+        model(server, "openai_chat"), tools=tools(server, "openai_chat", ran), middleware=[AskAgainMiddleware()]
+    )
+    state: Any = {"messages": [HumanMessage("Weather?")]}
+    messages = (await agent.ainvoke(state) if how == "ainvoke" else agent.invoke(state))["messages"]
+    assert ran == []
+    assert messages[-1].text == "done"
+    assert len(server.requests) == 2
+    answer = sent(server, 1)["messages"][-1]
+    assert (answer["role"], answer["tool_call_id"]) == ("tool", "call_A")
+    assert json.loads(answer["content"]) == {"ok": False, "errors": [error]}
+
+
+async def test_invalid_calls_turn_after_turn_end_the_run_with_a_typed_error(server: LoopbackServer) -> None:
+    from streamkit.integrations.langchain import EarlyToolsMiddleware, InvalidCallsError
+
+    server.routes[path(server, "openai_chat")] = chat_call('{"city": "Par', "length")
+    agent = create_agent(
+        model(server, "openai_chat"),
+        tools=tools(server, "openai_chat", []),
+        middleware=[EarlyToolsMiddleware(retries=1)],
+    )
+    with pytest.raises(InvalidCallsError, match="the model sent only invalid tool calls 2 turns in a row") as info:
+        await agent.ainvoke({"messages": [HumanMessage("Weather?")]})
+    assert [call["name"] for call in info.value.calls] == ["get_weather"]
+    assert len(server.requests) == 2  # asked once again, then stopped

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from .helpers import FIXTURES
-from .server import LoopbackServer, Reply
+from .server import LoopbackServer, Reply, Turns
 
 pytest.importorskip("agents")
 
@@ -134,9 +134,11 @@ async def client() -> AsyncIterator[httpx.AsyncClient]:
         yield made
 
 
-def run_config(server: LoopbackServer, provider: str, client: httpx.AsyncClient) -> RunConfig:
+def run_config(server: LoopbackServer, provider: str, client: httpx.AsyncClient, **options: Any) -> RunConfig:
     base = server.url("/v1") if provider.startswith("openai") else server.url("")
-    made = StreamkitModelProvider(provider, default_model=MODELS[provider], client=client, base_url=base, api_key="k")
+    made = StreamkitModelProvider(
+        provider, default_model=MODELS[provider], client=client, base_url=base, api_key="k", **options
+    )
     return RunConfig(model_provider=made, tracing_disabled=True)
 
 
@@ -199,15 +201,16 @@ async def test_each_parallel_call_runs_once_with_its_own_arguments(
     ("provider", "fixture"),
     [("openai_chat", "length_truncated"), ("anthropic", "max_tokens_truncated"), ("gemini", "max_tokens_truncated")],
 )
-async def test_a_call_cut_by_the_output_limit_never_runs(
+async def test_on_cut_stop_a_call_cut_by_the_output_limit_never_runs(
     server: LoopbackServer, client: httpx.AsyncClient, run: Callable[..., Awaitable[Any]], provider: str, fixture: str
 ) -> None:
     """The response ends with ``response.incomplete``: openai-agents stops the run, and nothing of
     the turn runs, not even Gemini's cut call whose arguments happen to be whole JSON."""
     server.routes[PATHS[provider]] = fixture_reply(provider, fixture)
     ran: Ran = []
+    config = run_config(server, provider, client, on_cut="stop")
     with pytest.raises(ModelBehaviorError, match=r"response\.incomplete"):
-        await run(make_agent(server, provider, ran), "Write a story to a.txt", run_config(server, provider, client))
+        await run(make_agent(server, provider, ran), "Write a story to a.txt", config)
     assert ran == []
     assert len(server.requests) == 1
 
@@ -291,21 +294,52 @@ async def test_on_cut_tell_runs_the_whole_calls_and_tells_the_model_of_the_cut_o
     }
 
 
-async def test_on_cut_tell_still_stops_when_no_whole_call_came(
-    server: LoopbackServer, client: httpx.AsyncClient, run: Callable[..., Awaitable[Any]]
+def chat_call(arguments: str, finish: str) -> Reply:
+    """An OpenAI Chat turn of one ``get_weather`` call with these arguments, ended by ``finish``."""
+    chunk = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+    call = {"index": 0, "id": "call_A", "type": "function", "function": {"name": "get_weather", "arguments": arguments}}
+    first = {
+        **chunk,
+        "choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [call]}, "finish_reason": None}],
+    }
+    last = {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}
+    return Reply([_sse(first) + _sse(last) + b"data: [DONE]\n\n"])
+
+
+BAD_TURNS = {
+    "cut": (
+        chat_call('{"city": "Par', "length"),
+        {"kind": "truncated", "message": streamkit.adapters._base.TRUNCATED_MESSAGE},
+    ),
+    "invalid JSON": (
+        chat_call('{"city": Paris}', "tool_calls"),
+        {
+            "kind": "invalid_json",
+            "message": "the arguments are not valid JSON: unexpected character, expected a JSON value",
+            "position": 9,
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_TURNS))
+async def test_a_turn_whose_only_call_cannot_run_asks_the_model_again_with_streamkits_message(
+    server: LoopbackServer, client: httpx.AsyncClient, run: Callable[..., Awaitable[Any]], case: str
 ) -> None:
-    server.routes[PATHS["openai_chat"]] = fixture_reply("openai_chat", "length_truncated")
-    made = StreamkitModelProvider(
-        "openai_chat", default_model="gpt-4o", client=client, base_url=server.url("/v1"), on_cut="tell"
-    )
+    """openai-agents cannot parse the call's arguments, so it answers the call with an error and
+    asks the model again; that request carries streamkit's own error for the call."""
+    bad, error = BAD_TURNS[case]
+    server.routes = Turns(PATHS["openai_chat"], bad, final_reply("openai_chat"))
     ran: Ran = []
-    with pytest.raises(ModelBehaviorError, match=r"response\.incomplete"):
-        await run(
-            make_agent(server, "openai_chat", ran),
-            "Write a story",
-            RunConfig(model_provider=made, tracing_disabled=True),
-        )
+    assert (
+        await run(make_agent(server, "openai_chat", ran), "Weather?", run_config(server, "openai_chat", client))
+        == "done"
+    )
     assert ran == []
+    assert len(server.requests) == 2
+    answer = json.loads(server.requests[1].body)["messages"][-1]
+    assert (answer["role"], answer["tool_call_id"]) == ("tool", "call_A")
+    assert json.loads(answer["content"]) == {"ok": False, "errors": [error]}
 
 
 def model(server: LoopbackServer, client: httpx.AsyncClient, provider: str = "anthropic") -> StreamkitModel:

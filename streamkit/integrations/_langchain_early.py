@@ -18,20 +18,89 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse, hook_config
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool
 
 from .. import _observe
-from .._errors import UsageError
+from .._errors import StreamkitError, UsageError
 from .._types import ToolCall
 from ..adapters._base import call_id
 from ._early import STARTER, EarlyRuns
 
-__all__ = ("EarlyToolsMiddleware",)
+__all__ = ("AskAgainMiddleware", "EarlyToolsMiddleware", "InvalidCallsError")
+
+#: How many turns in a row of invalid calls only the model is asked again for, by default.
+DEFAULT_RETRIES = 2
 
 
-class EarlyToolsMiddleware(AgentMiddleware):
+class InvalidCallsError(StreamkitError):
+    """The model answered with invalid calls only, more times in a row than allowed.
+
+    ``calls`` holds the last turn's ``invalid_tool_calls`` (name, id, raw arguments, error).
+    """
+
+    def __init__(self, turns: int, calls: list[Any]) -> None:
+        said = "; ".join(f"{call['name']}: {call.get('error') or call.get('args')}" for call in calls)
+        super().__init__(f"the model sent only invalid tool calls {turns} turns in a row ({said})")
+        self.calls = calls
+
+
+class AskAgainMiddleware(AgentMiddleware):
+    """Tell the model why its calls could not run, and ask it again, when none of them could.
+
+    ``create_agent`` ends its loop on a message without a valid call, so a turn whose calls were
+    all cut off by the output limit, invalid JSON, or failing their tool's schema would end the
+    run with the model untold. After such a turn this middleware answers each invalid call with
+    an error ``ToolMessage`` (``StreamkitChatModel`` sends the model streamkit's own error for
+    it: "cut off by the output limit", the JSON position, the schema's paths) and sends the agent
+    back to the model; after ``retries`` such turns in a row it raises ``InvalidCallsError``. A
+    turn with valid calls beside invalid ones needs nothing: the tools run and the next request
+    carries the errors.
+    """
+
+    def __init__(self, retries: int = DEFAULT_RETRIES) -> None:
+        super().__init__()
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise UsageError(f"retries must be a whole number of at least 0, got {retries!r}")
+        self.retries = retries
+
+    @hook_config(can_jump_to=["model"])
+    def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        return self._again(state["messages"])
+
+    @hook_config(can_jump_to=["model"])
+    async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        return self._again(state["messages"])
+
+    def _again(self, messages: list[BaseMessage]) -> dict[str, Any] | None:
+        turns = _invalid_turns(messages)
+        if not turns:
+            return None
+        last = messages[-1]
+        assert isinstance(last, AIMessage)
+        if turns > self.retries:
+            raise InvalidCallsError(turns, list(last.invalid_tool_calls))
+        answers = [
+            ToolMessage(call.get("error") or call.get("args") or "", tool_call_id=call["id"] or "", status="error")
+            for call in last.invalid_tool_calls
+        ]
+        return {"messages": answers, "jump_to": "model"}
+
+
+def _invalid_turns(messages: list[BaseMessage]) -> int:
+    """How many assistant turns in a row, up to the last message, had invalid calls only."""
+    turns = 0
+    for position, message in enumerate(reversed(messages)):
+        if isinstance(message, ToolMessage) and position:
+            continue  # the answers to an earlier such turn
+        if not isinstance(message, AIMessage) or message.tool_calls or not message.invalid_tool_calls:
+            break
+        turns += 1
+    return turns
+
+
+class EarlyToolsMiddleware(AskAgainMiddleware):
     """Start each tool while the model still streams; its ``ToolMessage`` comes with the model's.
 
     Args:
@@ -40,6 +109,7 @@ class EarlyToolsMiddleware(AgentMiddleware):
             the tool node can give. Leave out any tool that must wait for an approval
             (``HumanInTheLoopMiddleware``) or must not run before the model's turn is known to
             be whole: an early start does not wait for either.
+        retries: as ``AskAgainMiddleware``'s, which this middleware is too.
 
     Only calls that ``StreamkitChatModel`` completed whole and valid start (an invalid or
     truncated call never runs); each runs once, and its result answers only the call that
@@ -48,8 +118,8 @@ class EarlyToolsMiddleware(AgentMiddleware):
     node. With a sync agent (``invoke``/``stream``) nothing starts early.
     """
 
-    def __init__(self, tools: Iterable[str] | None = None) -> None:
-        super().__init__()
+    def __init__(self, tools: Iterable[str] | None = None, *, retries: int = DEFAULT_RETRIES) -> None:
+        super().__init__(retries)
         self.allowed = None if tools is None else frozenset(tools)
 
     def early(self, offered: Iterable[BaseTool | dict[str, Any]]) -> dict[str, BaseTool]:

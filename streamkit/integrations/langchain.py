@@ -61,9 +61,16 @@ from ._early import STARTER
 from ._turn_json import turn_from_json, turn_json
 
 if TYPE_CHECKING:
-    from ._langchain_early import EarlyToolsMiddleware
+    from ._langchain_early import AskAgainMiddleware, EarlyToolsMiddleware, InvalidCallsError
 
-__all__ = ("TURN_KEY", "EarlyToolsMiddleware", "StreamkitChatModel", "turn_of")
+__all__ = (
+    "TURN_KEY",
+    "AskAgainMiddleware",
+    "EarlyToolsMiddleware",
+    "InvalidCallsError",
+    "StreamkitChatModel",
+    "turn_of",
+)
 
 #: The key of ``AIMessage.additional_kwargs`` that holds the streamkit ``Turn``, as JSON.
 TURN_KEY = "streamkit_turn"
@@ -423,8 +430,8 @@ def _content(content: list[str | dict[str, Any]]) -> Any:
 
 def __getattr__(name: str) -> Any:
     # ``langchain.agents`` takes seconds to import: only an agent that uses the middleware pays.
-    if name == "EarlyToolsMiddleware":
-        from ._langchain_early import EarlyToolsMiddleware
+    if name in ("AskAgainMiddleware", "EarlyToolsMiddleware", "InvalidCallsError"):
+        from . import _langchain_early
 
-        return EarlyToolsMiddleware
+        return getattr(_langchain_early, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

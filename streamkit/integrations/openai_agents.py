@@ -10,11 +10,12 @@ marker arrives.
 Each output item carries the streamkit items it stands for in ``provider_data["streamkit"]``,
 which openai-agents keeps in its history: the next request rebuilds the ``Turn`` from them, so
 Anthropic thinking signatures, redacted thinking and Gemini thought signatures go back byte for
-byte. A call that cannot run (``InvalidToolCall``) is never a ``function_call``: when the output
-limit cut it off, the response ends with ``response.incomplete`` (reason ``max_output_tokens``),
-on which openai-agents stops the run, so nothing of that turn runs (or, with ``on_cut="tell"``
-and whole calls beside it, completes). Any invalid call kept in the turn goes back in the next
-request with streamkit's error for it.
+byte. A call that cannot run (``InvalidToolCall``: cut off, invalid JSON) is a ``function_call``
+whose arguments no JSON parser reads (streamkit's message, then the raw text): openai-agents'
+own path for a call it cannot parse answers it with an error and asks the model again, and the
+next request carries streamkit's error for it, whatever openai-agents wrote. With
+``on_cut="stop"`` a cut response ends with ``response.incomplete`` (reason
+``max_output_tokens``) instead, on which openai-agents raises and nothing of that turn runs.
 
 openai-agents runs tools only after the stream has ended; a ``Model`` cannot start them sooner
 (docs/frameworks/openai_agents.md says which of its code was checked).
@@ -79,7 +80,7 @@ from .._turn_types import (
     TurnItem,
 )
 from .._types import InvalidToolCall, ResponseEnd, TextDelta, TokenUsage, ToolCall
-from ..adapters._base import Outcome, dumps
+from ..adapters._base import Outcome, dumps, error_payload
 from . import _chat
 from ._clients import Clients
 from ._turn_json import item_from_json, item_json
@@ -109,13 +110,13 @@ class StreamkitModel(Model):
             default the provider's usual variable (``OPENAI_API_KEY``…), as its decoder declares it.
         max_tokens: the output limit, unless the agent's ``ModelSettings.max_tokens`` sets one.
         extra: merged into every request body last (``{"thinking": {...}}``, ``{"temperature": 0}``).
-        on_cut: what a response cut off by the output limit becomes. ``"stop"``: it ends with
+        on_cut: what a response cut off by the output limit becomes. ``"tell"`` (the default):
+            it completes like any other; its whole calls run, and the cut call, like any
+            invalid one, is a ``function_call`` openai-agents cannot parse, so it answers it
+            with an error and asks the model again, and the next request carries streamkit's
+            message for it ("cut off by the output limit"). ``"stop"``: it ends with
             ``response.incomplete``, on which openai-agents raises ``ModelBehaviorError`` and
-            runs none of the turn's calls. ``"tell"``: when the turn has whole calls besides the
-            cut one, it completes, those calls run, and the next request carries the cut call
-            with streamkit's message for it ("cut off by the output limit"); a turn with no
-            whole call still stops, since openai-agents would end the run on it without asking
-            the model again.
+            runs none of the turn's calls.
     """
 
     def __init__(
@@ -128,7 +129,7 @@ class StreamkitModel(Model):
         api_key: str | None = None,
         max_tokens: int | None = None,
         extra: Mapping[str, Any] | None = None,
-        on_cut: str = "stop",
+        on_cut: str = "tell",
     ) -> None:
         if on_cut not in _ON_CUT:
             raise UsageError(f"on_cut must be one of {', '.join(_ON_CUT)}, got {on_cut!r}")
@@ -265,7 +266,7 @@ class StreamkitModelProvider(ModelProvider):
         api_key: str | None = None,
         max_tokens: int | None = None,
         extra: Mapping[str, Any] | None = None,
-        on_cut: str = "stop",
+        on_cut: str = "tell",
     ) -> None:
         if provider not in _chat.PROVIDERS:
             raise UsageError(f"StreamkitModelProvider sends to {', '.join(_chat.PROVIDERS)}, not {provider!r}")
@@ -445,6 +446,12 @@ class _Reader:
         self.last = ()
 
 
+def _unparseable(call: InvalidToolCall) -> str:
+    """An invalid call's ``arguments``: it starts with a letter, so no JSON parser reads it."""
+    message = "; ".join(issue["message"] for issue in error_payload(call)["errors"])
+    return f"invalid arguments ({message}): {call.raw}"
+
+
 def _invalid_key(call: InvalidToolCall) -> str:
     return f"streamkit-invalid:{call.choice}:{call.index}"
 
@@ -547,9 +554,10 @@ class _Writer:
             out += self._call(event)
         elif isinstance(event, Thinking | RedactedThinking | ReasoningItem):
             out += self._reasoning([*self._take(), event])
+        elif isinstance(event, InvalidToolCall):
+            self.cut = self.cut or event.truncated
+            out += self._call(event)
         else:
-            if isinstance(event, InvalidToolCall) and event.truncated:
-                self.cut = True
             self.pending.append(event)
         return out
 
@@ -651,9 +659,12 @@ class _Writer:
             self._done(message),
         ]
 
-    def _call(self, call: ToolCall) -> list[TResponseStreamEvent]:
+    def _call(self, call: ToolCall | InvalidToolCall) -> list[TResponseStreamEvent]:
+        """A ``function_call`` item. A valid call's arguments are its input, serialized once; an
+        invalid call's are a text no JSON parser reads (streamkit's message, then the raw text),
+        so openai-agents refuses to run it and tells the model, asking again."""
         self.calls += 1
-        arguments = dumps(call.input)  # the one serialization of the call's arguments
+        arguments = dumps(call.input) if isinstance(call, ToolCall) else _unparseable(call)
         item = ResponseFunctionToolCall(
             id=FAKE_RESPONSES_ID,
             call_id=streamkit.call_id(call),
