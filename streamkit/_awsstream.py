@@ -32,8 +32,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from ._errors import FramingError, LimitExceededError, StreamError
-from ._events import Frame
+from ._errors import FramingError, LimitExceededError
+from ._events import Frame, Payloads
+from ._framing import Flushed, Framer
 
 __all__ = (
     "DEFAULT_MAX_MESSAGE_BYTES",
@@ -86,7 +87,7 @@ class EventStreamMessage:
     """Stream offset of the payload's first byte."""
 
 
-class EventStreamDecoder:
+class EventStreamDecoder(Framer):
     """Feed bytes, get complete ``Frame``s (or raw messages); ``flush`` at the end of input.
 
     Args:
@@ -95,6 +96,7 @@ class EventStreamDecoder:
     """
 
     def __init__(self, *, max_event_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
+        super().__init__()
         self._max = max_event_bytes
         self._pending: list[bytes] = []  # bytes received and not yet decoded
         self._size = 0
@@ -103,48 +105,40 @@ class EventStreamDecoder:
         self._offset = 0  # stream offset of the first pending byte
         # A stream repeats a few header blocks (one per event type): each is read once.
         self._known: dict[bytes, Mapping[str, HeaderValue]] = {}
-        # Bad bytes found after complete messages: those are returned first, this is raised next,
-        # so the chunking never changes the outcome and bytes after the response's end are not read.
-        self._failure: StreamError | None = None
 
-    def feed(self, chunk: bytes) -> list[Frame]:
-        out: list[Frame] = []
+    def _feed(self, chunk: bytes, out: list[Frame | Payloads]) -> None:
+        messages: list[EventStreamMessage] = []
         try:
-            # extend takes the frames one by one: those before a bad message stay in ``out``.
-            out.extend(self._frame(message) for message in self.feed_messages(chunk))
-        except StreamError as exc:
-            # A message that makes no frame fails like bad bytes: after the frames before it.
-            if not out:
-                raise
-            self._failure = exc
-        return out
+            self._messages(chunk, messages)
+        finally:
+            # extend takes the frames one by one: those before a message that makes no frame
+            # stay in ``out``, and its error, the earlier in the stream, is the one raised.
+            out.extend(self._frame(message) for message in messages)
 
-    def flush(self) -> list[Frame]:
+    def _flush(self) -> Flushed:
         """End of input: any bytes left are a message cut short."""
-        if self._failure is not None:
-            raise self._failure
         got = self._size
         if not got:
-            return []
+            return Flushed()
         self._pending, self._size = [], 0
         expected = f"{self._total}" if self._total is not None else f"at least {_PRELUDE}"
         raise self._error(f"the stream ended after {got} of its {expected} bytes")
 
     def feed_messages(self, chunk: bytes) -> list[EventStreamMessage]:
         """Like ``feed``, but return the messages with all their headers, not frames."""
-        if self._failure is not None:
-            raise self._failure
+        return self._deferred.run(self._messages, chunk)
+
+    def _messages(self, chunk: bytes, out: list[EventStreamMessage]) -> None:
         if not chunk:
-            return []
+            return
         self._pending.append(chunk)
         self._size += len(chunk)
         if self._size < self._need:
-            return []
+            return
         data = self._pending[0] if len(self._pending) == 1 else b"".join(self._pending)
         view = memoryview(data)
         end = len(data)
         pos = 0
-        out: list[EventStreamMessage] = []
         try:
             while True:
                 if self._total is None:
@@ -158,18 +152,12 @@ class EventStreamDecoder:
                 pos += total
                 self._offset += total
                 self._total = None
-        except StreamError as exc:
-            if not out:
-                raise
-            self._failure = exc
-            return out
         finally:
             view.release()
         rest = data[pos:] if pos else data
         self._pending = [rest] if rest else []
         self._size = len(rest)
         self._need = _PRELUDE if self._total is None else self._total
-        return out
 
     # -- one message ------------------------------------------------------------------------------
 

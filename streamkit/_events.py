@@ -14,12 +14,9 @@ and their fields are ``Final``: nothing assigns them after ``__init__``.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeAlias
-
-from ._errors import StreamError
 
 __all__ = (
     "AnomalyNoted",
@@ -38,7 +35,6 @@ __all__ = (
     "ErrorReceived",
     "Event",
     "Frame",
-    "Framer",
     "ArgumentsBatch",
     "Payloads",
     "RawCall",
@@ -108,58 +104,6 @@ class Payloads:
         """The same events as ``Frame``s."""
         names = self.events or [None] * len(self.data)
         return [Frame(name, value.decode()) for name, value in zip(names, self.data, strict=True)]
-
-
-class Framer(ABC):
-    """Base of the text framers (bytes -> ``Frame``s), holding the rule they share.
-
-    When bytes turn out bad (invalid UTF-8, a frame too large) after complete frames in the same
-    chunk, those frames are returned first and the error is raised by the next ``feed`` or
-    ``flush``: how the bytes were chunked never changes the outcome, and bad bytes after the
-    provider's end-of-stream marker are never read.
-    """
-
-    def __init__(self) -> None:
-        self._failure: StreamError | None = None  # found after complete frames: raised next
-
-    def feed(self, chunk: bytes) -> list[Frame]:
-        out: list[Frame] = []
-        for item in self.feed_batch(chunk):
-            if type(item) is Payloads:
-                out += item.frames()
-            else:
-                assert isinstance(item, Frame)
-                out.append(item)
-        return out
-
-    def feed_batch(self, chunk: bytes) -> list[Frame | Payloads]:
-        """``feed``, with the events of the common shape in ``Payloads``: the pipeline's read."""
-        if self._failure is not None:
-            raise self._failure
-        out: list[Frame | Payloads] = []
-        if not chunk:
-            return out
-        try:
-            self._feed(chunk, out)
-        except StreamError as exc:
-            if not out:
-                raise
-            self._failure = exc
-        return out
-
-    def flush(self) -> list[Frame]:
-        """End of input."""
-        if self._failure is not None:
-            raise self._failure
-        return self._flush()
-
-    @abstractmethod
-    def _feed(self, chunk: bytes, out: list[Frame | Payloads]) -> None:
-        """Append the frames ``chunk`` completes to ``out``; raise on bad bytes."""
-
-    @abstractmethod
-    def _flush(self) -> list[Frame]:
-        """The frames (or the error) that the end of input means."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,8 @@ last LF mean the stream was cut inside a line; guessing that they are whole woul
 from __future__ import annotations
 
 from ._errors import FramingError, LimitExceededError
-from ._events import Frame, Framer, Payloads
+from ._events import Frame, Payloads
+from ._framing import Flushed, Framer
 
 __all__ = ("DEFAULT_MAX_LINE_BYTES", "NDJSONDecoder")
 
@@ -60,7 +61,7 @@ class NDJSONDecoder(Framer):
         if cut < len(chunk):
             self._hold(chunk[cut:])
 
-    def _flush(self) -> list[Frame]:
+    def _flush(self) -> Flushed:
         """End of input: bytes after the last line end are a cut line, unless only whitespace."""
         rest = bytes(self._pending)
         self._pending = bytearray()
@@ -70,7 +71,7 @@ class NDJSONDecoder(Framer):
                 offset=self._consumed,
                 excerpt=rest[:40].decode("utf-8", "replace"),
             )
-        return []
+        return Flushed()
 
     def _hold(self, piece: bytes) -> None:
         self._pending += piece

@@ -29,7 +29,7 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import replace
-from typing import Any, Never, Protocol, TypedDict, Unpack, cast
+from typing import Any, Never, TypedDict, Unpack, cast
 
 from . import _events, _observe
 from ._accumulator import Accumulator, PreviewingAccumulator
@@ -46,7 +46,8 @@ from ._errors import (
     TransportError,
     UsageError,
 )
-from ._events import TURN_EVENTS, Event, Frame, Framer, Payloads, RawCall, RawPreview, ResponseEnded, TextReceived
+from ._events import TURN_EVENTS, Event, Frame, Payloads, RawCall, RawPreview, ResponseEnded, TextReceived
+from ._framing import Deferred, Framer
 from ._hot import HotRead, arm
 from ._limits import DEFAULT_LIMITS, Limits, TurnBudget
 from ._ndjson import NDJSONDecoder
@@ -121,17 +122,12 @@ def check_options(options: Mapping[str, Any]) -> None:
         raise UsageError(f"unknown {what} {', '.join(unknown)}; the options are: {names}")
 
 
-class _Framer(Protocol):
-    def feed(self, chunk: bytes) -> list[Frame]: ...
-    def flush(self) -> list[Frame]: ...
-
-
 #: The largest ``preview_growth``: a call's next preview is due at its length times the factor,
 #: which must stay a finite number (a larger factor previews no less often than this one, in
 #: practice: once near the start, never again).
 MAX_PREVIEW_GROWTH = 1e6
 
-_FRAMERS: dict[str, Callable[..., _Framer]] = {
+_FRAMERS: dict[str, Callable[..., Framer]] = {
     "sse": SSEDecoder,
     "ndjson": NDJSONDecoder,
     "eventstream": EventStreamDecoder,
@@ -198,10 +194,8 @@ class Assembler:
         self.decoder_class = type(self._decoder)
         self.framing = self._decoder.framing
         self._framer = _FRAMERS[self._decoder.framing](max_event_bytes=limits.max_event_bytes)
-        framer = self._framer
-        self._read: Callable[[bytes], Sequence[Frame | Payloads]] = (
-            framer.feed_batch if isinstance(framer, Framer) else framer.feed
-        )
+        self._read: Callable[[bytes], Sequence[Frame | Payloads]] = self._framer.feed_batch
+        self._deferred: Deferred = Deferred(self._noted)
         budget = TurnBudget(limits.max_turn_bytes)  # shared by the stages that hold turn state
         self._accumulator = _make_accumulator(
             self.provider,
@@ -217,12 +211,15 @@ class Assembler:
         self._partials: dict[tuple[int, int], PartialJSON] = {}  # open calls being previewed
         self._turn = TurnStage(self.provider, budget)
         self._called = False  # a call was delivered: a normal stop then finishes as tool_calls
-        self.error: StreamError | None = None
         self._received = False  # any input at all: an empty body gets its own message
-        self._tail = b""  # the last bytes fed: whether the input ended between two SSE events
         self._max_event_bytes = limits.max_event_bytes
         self._hot: HotRead | None = None  # armed after a general read that proved its parts
         self._flushed = False  # flush() was called: the input ended, and feeding more is misuse
+
+    @property
+    def error(self) -> StreamError | None:
+        """The error the stream failed with, raised by every call after it; None until then."""
+        return self._deferred.failure
 
     @property
     def finished(self) -> bool:
@@ -242,35 +239,23 @@ class Assembler:
             if taken is not None:
                 return taken
             self._cool()
-        if data:
-            if not self._received:
-                self._first_input()
-            self._tail = data[-4:] if len(data) >= 4 else (self._tail + data)[-4:]
-        # ``_guard`` around the read, written out: this is the path of every read.
-        if self.error is not None:
-            raise self.error
-        out: list[StreamEvent] = []
+        if data and not self._received:
+            self._first_input()
+        return self._deferred.run(self._read_bytes, data)
+
+    def _read_bytes(self, data: bytes, out: list[StreamEvent]) -> None:
         if self._accumulator.finished:
-            return out
-        try:
-            self._frames(self._read(data), out)
-        except StreamError as exc:
-            self._fail(exc)
-            if not out:
-                raise
-            return out
-        if self.error is None and not self._accumulator.finished:
+            return
+        self._frames(self._read(data), out)
+        if not self._accumulator.finished:  # read whole: the next read may be a hot one
             self._hot = arm(self._framer, self._decoder, self._accumulator, self._max_event_bytes)
-        return out
 
     def _cool(self) -> None:
         """Drop the hot read, the stages given the bookkeeping of what it read."""
         hot = self._hot
         if hot is not None:
             self._hot = None
-            last = hot.settle()
-            if last:
-                self._tail = last[-4:]
+            hot.settle()
 
     def feed_frame(self, frame: Frame) -> list[StreamEvent]:
         """Feed a frame that was already cut from the bytes (an SSE event from httpx-sse)."""
@@ -292,17 +277,18 @@ class Assembler:
         """End of input: raises ``IncompleteStreamError`` if the end-of-stream marker is missing.
 
         A provider whose end is the end of input once every choice has finished (Gemini, an
-        OpenAI-compatible server that sends no ``[DONE]``) ends normally only if the bytes end
-        between two events: an SSE event cut off at the end is dropped by the framer, and the
-        response it belonged to is not whole.
+        OpenAI-compatible server that sends no ``[DONE]``) ends normally only if the framer says
+        the input ended cleanly: an SSE event cut off at the end is dropped by the framer, and
+        the response it belonged to is not whole.
         """
 
         self._flushed = True
 
         def finish(out: list[StreamEvent]) -> None:
-            self._frames(self._framer.flush(), out)
+            framed = self._framer.flush()
+            self._frames(framed, out)
             events = self._decoder.flush()
-            if self.framing == "sse" and self._tail and not _ends_between_events(self._tail):
+            if not framed.clean:
                 events = [event for event in events if type(event) is not ResponseEnded]
             self._events(events, out)
             if not self._accumulator.finished:
@@ -333,18 +319,11 @@ class Assembler:
 
     def _guard(self, step: Callable[[list[StreamEvent]], None]) -> list[StreamEvent]:
         self._cool()
-        if self.error is not None:
-            raise self.error
-        out: list[StreamEvent] = []
-        if self._accumulator.finished:
-            return out
-        try:
+        return self._deferred.run(self._step, step)
+
+    def _step(self, step: Callable[[list[StreamEvent]], None], out: list[StreamEvent]) -> None:
+        if not self._accumulator.finished:
             step(out)
-        except StreamError as exc:
-            self._fail(exc)
-            if not out:
-                raise
-        return out
 
     def _frames(self, items: Iterable[Frame | Payloads], out: list[StreamEvent]) -> None:
         # The decoder reads the whole batch into a list, then the accumulator takes it. A
@@ -415,13 +394,18 @@ class Assembler:
             watch.end(end)
         return end
 
-    def _fail(self, exc: StreamError) -> None:
+    def _noted(self, exc: StreamError) -> StreamError:
+        """The stream's error with what the stream knows (the provider, the calls left open),
+        reported to telemetry."""
         if exc.provider is None:
             exc.provider = self.provider
         if not exc.unfinished:
             exc.unfinished = self._unfinished()
-        self.error = exc
         self._failed(exc)
+        return exc
+
+    def _fail(self, exc: StreamError) -> None:
+        self._deferred.fail(exc)
 
     def _failed(self, exc: StreamError | TransportError) -> None:
         watch, self._watch = self._watch, None
@@ -444,17 +428,6 @@ def _log_anomalies(provider: str, call: ToolCall | InvalidToolCall, known: int) 
     """Log what the normalizer noted, as the accumulator logs its own: the rule, never the arguments."""
     for anomaly in call.anomalies[known:]:
         _log.debug("%s: call index %d: %s", provider, call.index, anomaly)
-
-
-def _ends_between_events(tail: bytes) -> bool:
-    """Whether SSE bytes end with a blank line (a line end right after a line end)."""
-    if tail.endswith(b"\r\n"):
-        tail = tail[:-2]
-    elif tail.endswith((b"\n", b"\r")):
-        tail = tail[:-1]
-    else:
-        return False
-    return tail.endswith((b"\n", b"\r"))
 
 
 def _as_invalid(call: ToolCall | InvalidToolCall) -> InvalidToolCall:

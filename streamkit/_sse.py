@@ -24,7 +24,8 @@ import re
 from collections.abc import Iterable, Iterator
 
 from ._errors import FramingError, LimitExceededError
-from ._events import Frame, Framer, Payloads
+from ._events import Frame, Payloads
+from ._framing import Flushed, Framer
 from ._limits import DEFAULT_MAX_EVENT_BYTES
 
 __all__ = ("DEFAULT_MAX_EVENT_BYTES", "SSEDecoder")
@@ -60,15 +61,17 @@ class SSEDecoder(Framer):
         self._event_size = 0  # bytes of the event's data lines so far, one more for each line end
         self._names: dict[bytes, str | None] = {}  # event names read by _whole, decoded once
 
-    def _flush(self) -> list[Frame]:
-        """End of input: an unfinished event is discarded, as the spec requires.
+    def _flush(self) -> Flushed:
+        """End of input: an unfinished event is discarded, as the spec requires, and the
+        input did not end cleanly.
 
         A complete ``event:`` line held undecoded (``_named_tail``) is decoded first, so bad
         bytes in it are reported as they are when the chunks put it in a region of its own.
         """
         if self._named:
             self._text(bytes(self._pending[: self._named]), [])
-        if self._pending or self._data:
+        cut = bool(self._pending or self._data or self._event is not None)
+        if cut:
             _log.debug("input ended inside an SSE event: %d bytes dropped", len(self._pending) + self._event_size)
         self._pending = bytearray()
         self._named = 0
@@ -76,7 +79,7 @@ class SSEDecoder(Framer):
         self._groups = []
         self._event = None
         self._event_size = 0
-        return []
+        return Flushed(clean=not cut)
 
     def _feed(self, chunk: bytes, out: list[Frame | Payloads]) -> None:
         if b"\n" not in chunk and b"\r" not in chunk:
@@ -102,7 +105,7 @@ class SSEDecoder(Framer):
         """Whether the bytes so far ended exactly between two events, with nothing held: a read
         that is then one whole event leaves the framer as it finds it."""
         return not (self._pending or self._at_start or self._skip_lf or self._data or self._event is not None) and (
-            self._failure is None
+            self._deferred.failure is None
         )
 
     def passed(self, size: int) -> None:
