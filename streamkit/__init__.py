@@ -14,6 +14,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # what the names are, for type checkers and the API reference; loaded on first use
     from types import ModuleType
 
+    from ._assembler import Assembler, StreamOptions
     from ._client import AsyncEventStream, EventStream, astream, stream
     from ._errors import (
         FramingError,
@@ -29,7 +30,6 @@ if TYPE_CHECKING:  # what the names are, for type checkers and the API reference
     )
     from ._limits import Limits
     from ._normalize import parse_arguments
-    from ._pipeline import Assembler, StreamOptions
     from ._run_tools import run_tools
     from ._transport import (
         acollect_turn,
@@ -142,7 +142,7 @@ _HOMES = {
     "ArgumentIssue": "_types",
     "ArgumentsFragment": "_types",
     "ArgumentsPreview": "_types",
-    "Assembler": "_pipeline",
+    "Assembler": "_assembler",
     "AsyncEventStream": "_client",
     "CallRef": "_types",
     "CallStarted": "_types",
@@ -169,7 +169,7 @@ _HOMES = {
     "ServerToolUse": "_turn_types",
     "StreamError": "_errors",
     "StreamEvent": "_turn_types",
-    "StreamOptions": "_pipeline",
+    "StreamOptions": "_assembler",
     "StreamkitError": "_errors",
     "TextDelta": "_types",
     "TextSignature": "_turn_types",
@@ -233,6 +233,10 @@ def _load(home: str) -> ModuleType:
         from . import _client
 
         return _client
+    elif home == "_assembler":
+        from . import _assembler
+
+        return _assembler
     elif home == "_errors":
         from . import _errors
 

@@ -17,8 +17,8 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Unpack, cast
 
 from . import _pipeline, _redact
+from ._assembler import StreamOptions, check_options
 from ._errors import UsageError
-from ._pipeline import StreamOptions
 from ._response import Tee, acheck, aread_body, check, decoder_of, library, read_body, read_error
 from ._turn_types import StreamEvent
 from ._types import InvalidToolCall, Provider, ToolCall
@@ -181,7 +181,7 @@ async def astream(
             before the request is sent.
     """
     http = _library(client, "AsyncClient", "astream", "stream takes a Client")
-    _pipeline.check_options(options)
+    check_options(options)
     decoder = decoder_of(provider)
     request = _build(client, http, method, url, json=json, content=content, headers=headers, params=params)
     with _sending(request, http):
@@ -216,7 +216,7 @@ def stream(
 ) -> Generator[EventStream, None, None]:
     """The sync twin of ``astream``, with an ``httpx.Client`` or an ``httpx2.Client``."""
     http = _library(client, "Client", "stream", "astream takes an AsyncClient")
-    _pipeline.check_options(options)
+    check_options(options)
     decoder = decoder_of(provider)
     request = _build(client, http, method, url, json=json, content=content, headers=headers, params=params)
     with _sending(request, http):

@@ -12,8 +12,8 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack, cast
 
 from . import _observe, _pipeline, _redact
+from ._assembler import StreamOptions
 from ._errors import StreamkitError
-from ._pipeline import StreamOptions
 from ._response import aread_body, decoder_of, read_body, response_library
 from ._turn_types import StreamEvent, Turn
 from ._types import InvalidToolCall, Provider, ToolCall

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from streamkit import LimitExceededError, Limits, Provider, StreamError, iter_events
-from streamkit._pipeline import _FRAMERS
+from streamkit._assembler import _FRAMERS
 
 _BYTES = 256 * 1024
 _COUNT = 500

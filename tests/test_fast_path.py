@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamkit import Limits, StreamError, ToolCall
+from streamkit._assembler import Assembler
 from streamkit._events import Frame, Payloads
-from streamkit._pipeline import Assembler
 from streamkit.providers import OpenAIChatDecoder
 
 from .helpers import fixtures, split_at

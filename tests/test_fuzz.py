@@ -43,6 +43,7 @@ from streamkit import (
     ToolCall,
 )
 from streamkit._accumulator import Accumulator
+from streamkit._assembler import _FRAMERS
 from streamkit._cli import _dumps, to_json_line
 from streamkit._events import (
     AnomalyNoted,
@@ -63,7 +64,6 @@ from streamkit._events import (
     UsageReceived,
 )
 from streamkit._limits import Limits
-from streamkit._pipeline import _FRAMERS
 
 from .helpers import Fixture, fixtures, split_at
 from .helpers import slug as as_slug

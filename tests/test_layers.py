@@ -38,6 +38,8 @@ SERVES_WITH = {"httpx", "anyio", "uvicorn"}
 
 # A stage's own parts, in modules of their own: the stage's to import, and bound by its rules.
 PART_OF = {"_tooldefs": "_validate"}  # reading the tool definitions, for the validator
+# The composer's parts: the Assembler, and the translation of a source's own exceptions.
+PART_OF |= {"_assembler": "_pipeline", "_foreign": "_pipeline"}
 
 
 def module_of(path: Path) -> str:

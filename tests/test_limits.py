@@ -24,6 +24,7 @@ from streamkit import (
     ToolCall,
     UsageError,
 )
+from streamkit._assembler import _FRAMERS
 from streamkit._limits import (
     DEFAULT_LIMITS,
     DEFAULT_MAX_ARGUMENT_BYTES,
@@ -34,7 +35,6 @@ from streamkit._limits import (
     DEFAULT_MAX_OPEN_CALLS,
     DEFAULT_MAX_TURN_BYTES,
 )
-from streamkit._pipeline import _FRAMERS
 from streamkit._sse import SSEDecoder
 
 from .ceilings import CASES as CEILING_CASES

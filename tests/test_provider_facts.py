@@ -13,8 +13,8 @@ import pytest
 from streamkit._detect import _classify
 from streamkit._errors import UsageError
 from streamkit._events import ErrorReceived
+from streamkit._foreign import _reported
 from streamkit._live import AUTH
-from streamkit._pipeline import _reported
 from streamkit._redact import secrets
 from streamkit._response import _accepted, _error_details
 from streamkit.providers import DECODERS, Decoder, decoder_for

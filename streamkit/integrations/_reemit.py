@@ -44,12 +44,12 @@ import inspect
 from collections.abc import AsyncGenerator, AsyncIterable, Callable, Generator, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
+from .._assembler import Assembler
 from .._detect import HEAD_BYTES, detect_provider
 from .._errors import IncompleteStreamError, ProviderError, StreamError, TransportError, UsageError
 from .._events import Frame
 from .._limits import DEFAULT_LIMITS, Limits
 from .._ndjson import NDJSONDecoder
-from .._pipeline import Assembler
 from .._sse import SSEDecoder
 from .._types import PROVIDERS, CallStarted, InvalidToolCall, Provider, ToolCall
 from .._validate import Toolset, as_toolset

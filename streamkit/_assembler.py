@@ -1,0 +1,439 @@
+"""The composer: bytes -> frames -> provider events -> accumulator -> normalizer -> values.
+
+``Assembler`` wires the stages for one response and is itself sans-IO (``feed``/``flush``). Stages
+never call each other: it hands each stage's output to the next, the moment it appears, so a
+call is delivered as soon as its end marker has been read. Errors are enriched here, at the
+boundary: the provider slug, and the raw text of every call still open when the stream failed;
+the framing rule (``streamkit._framing.Deferred``) returns what was finished first.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import (
+    Callable,
+    Iterable,
+    Mapping,
+    Sequence,
+)
+from dataclasses import replace
+from typing import Any, Never, TypedDict
+
+from . import _events, _observe
+from ._accumulator import Accumulator, PreviewingAccumulator
+from ._awsstream import EventStreamDecoder
+from ._ending import finish_of, tokens_of
+from ._errors import (
+    IncompleteStreamError,
+    StreamError,
+    TransportError,
+    UsageError,
+)
+from ._events import TURN_EVENTS, Event, Frame, Payloads, RawCall, RawPreview, ResponseEnded, TextReceived
+from ._framing import Deferred, Framer
+from ._hot import HotRead, arm
+from ._limits import DEFAULT_LIMITS, Limits, TurnBudget
+from ._ndjson import NDJSONDecoder
+from ._normalize import normalize
+from ._preview import NO_PREVIEW, PartialJSON
+from ._sse import SSEDecoder
+from ._turn import TurnStage
+from ._turn_types import StreamEvent
+from ._types import (
+    ArgumentsFragment,
+    ArgumentsPreview,
+    CallStarted,
+    CallTimes,
+    InvalidToolCall,
+    Provider,
+    ResponseEnd,
+    TextDelta,
+    ToolCall,
+)
+from ._validate import Toolset, as_toolset
+from .providers import Decoder, decoder_for
+
+__all__ = ("MAX_PREVIEW_GROWTH", "Assembler", "StreamOptions", "check_options")
+
+_log = logging.getLogger(__name__)
+# Quiet by default: an application that wants streamkit's debug records configures the logger.
+# Set here, by the composer every stage that logs is driven by, so ``import streamkit`` alone
+# loads no logging.
+logging.getLogger(__package__).addHandler(logging.NullHandler())
+
+
+class StreamOptions(TypedDict, total=False):
+    """The keyword options of ``iter_events`` and its kin, ``astream`` and ``stream``: those of
+    ``Assembler``, which says what each does. A name not here is a type error, and a
+    ``UsageError`` when the function is called."""
+
+    early_close: bool
+    limits: Limits
+    max_event_bytes: int | None
+    tools: Toolset | Iterable[Any] | Mapping[str, Any] | None
+    previews: bool
+    preview_every: int | None
+    preview_growth: float | None
+    fragments: bool
+    times: bool
+
+
+_OPTIONS = frozenset(StreamOptions.__annotations__)
+
+
+def check_options(options: Mapping[str, Any]) -> None:
+    """A ``UsageError`` naming any keyword that is not an option (a typo, at the call)."""
+    unknown = sorted(set(options) - _OPTIONS)
+    if unknown:
+        names = ", ".join(sorted(_OPTIONS))
+        what = "options" if len(unknown) > 1 else "option"
+        raise UsageError(f"unknown {what} {', '.join(unknown)}; the options are: {names}")
+
+
+#: The largest ``preview_growth``: a call's next preview is due at its length times the factor,
+#: which must stay a finite number (a larger factor previews no less often than this one, in
+#: practice: once near the start, never again).
+MAX_PREVIEW_GROWTH = 1e6
+
+_FRAMERS: dict[str, Callable[..., Framer]] = {
+    "sse": SSEDecoder,
+    "ndjson": NDJSONDecoder,
+    "eventstream": EventStreamDecoder,
+}
+
+
+class Assembler:
+    """Turns one response's bytes into text, completed calls and the end, with no IO.
+
+    ``feed`` returns the values the bytes complete; ``flush`` marks the end of input. When the
+    stream fails, the values completed before the failure are returned and the error is kept
+    in ``error`` and raised by the next call, so no completed call is ever lost to an error.
+
+    Args:
+        provider: a slug from ``streamkit.providers.DECODERS``, or a decoder instance.
+        early_close: for providers without per-call end markers (OpenAI Chat and its kin),
+            end a call as soon as the next call of its choice starts.
+        limits: the ``Limits`` that bound what one response may hold (``streamkit.Limits``).
+        max_event_bytes: shorthand for ``limits.max_event_bytes``, the largest frame buffered
+            before its end arrives.
+        tools: the tools sent to the provider (any format ``Toolset`` reads, or a ``Toolset``):
+            each completed call is then checked against its tool's schema.
+        previews: also yield an ``ArgumentsPreview`` of each call's arguments while they
+            stream (see ``streamkit._preview`` for what a preview shows). The call itself is
+            unchanged: parsed once, strictly, at its end marker.
+        preview_every: with ``previews``, the fewest new characters of a call's arguments
+            between two previews (default 1: every fragment).
+        preview_growth: with ``previews``, the least factor by which the arguments must grow
+            between two previews (default 1.0). Above 1 the previews of a call cost time in
+            proportion to its arguments; at 1.0 with a small ``preview_every``, in proportion
+            to their square.
+        fragments: also yield a ``CallStarted`` when each call opens and an
+            ``ArgumentsFragment`` for each raw piece of its argument text, for UIs that stream
+            tool inputs. The call itself is unchanged: parsed once, strictly, at its end marker.
+        times: stamp each call with ``CallTimes``: when its first fragment, its end marker and
+            its delivery came (three clock reads per call; none without it).
+    """
+
+    def __init__(
+        self,
+        provider: Provider | Decoder,
+        *,
+        early_close: bool = False,
+        limits: Limits = DEFAULT_LIMITS,
+        max_event_bytes: int | None = None,
+        tools: Toolset | Iterable[Any] | Mapping[str, Any] | None = None,
+        previews: bool = False,
+        preview_every: int | None = None,
+        preview_growth: float | None = None,
+        fragments: bool = False,
+        times: bool = False,
+        **unknown: Never,
+    ) -> None:
+        check_options(unknown)  # a typo is a type error, and a UsageError at run time
+        if not isinstance(limits, Limits):
+            raise UsageError(f"limits must be a streamkit.Limits, got {type(limits).__name__}")
+        if max_event_bytes is not None:
+            limits = replace(limits, max_event_bytes=max_event_bytes)
+        self._toolset = None if tools is None else as_toolset(tools)
+        self._decoder = _make_decoder(provider, early_close=early_close)
+        self._decoder.limits = limits
+        self.provider = self._decoder.slug
+        self._watch = _observe.watch(self.provider)  # None unless telemetry is on
+        self.decoder_class = type(self._decoder)
+        self.framing = self._decoder.framing
+        self._framer = _FRAMERS[self._decoder.framing](max_event_bytes=limits.max_event_bytes)
+        self._read: Callable[[bytes], Sequence[Frame | Payloads]] = self._framer.feed_batch
+        self._deferred: Deferred = Deferred(self._noted)
+        budget = TurnBudget(limits.max_turn_bytes)  # shared by the stages that hold turn state
+        self._accumulator = _make_accumulator(
+            self.provider,
+            limits,
+            budget,
+            previews,
+            preview_every,
+            preview_growth,
+            fragments=bool(fragments),
+            timed=bool(times) or self._watch is not None,
+        )
+        self._max_depth = limits.max_depth
+        self._partials: dict[tuple[int, int], PartialJSON] = {}  # open calls being previewed
+        self._turn = TurnStage(self.provider, budget)
+        self._called = False  # a call was delivered: a normal stop then finishes as tool_calls
+        self._received = False  # any input at all: an empty body gets its own message
+        self._max_event_bytes = limits.max_event_bytes
+        self._hot: HotRead | None = None  # armed after a general read that proved its parts
+        self._flushed = False  # flush() was called: the input ended, and feeding more is misuse
+
+    @property
+    def error(self) -> StreamError | None:
+        """The error the stream failed with, raised by every call after it; None until then."""
+        return self._deferred.failure
+
+    @property
+    def finished(self) -> bool:
+        """True once the provider's end-of-stream marker was read: later input is ignored."""
+        return self._accumulator.finished
+
+    def feed(self, data: bytes) -> list[StreamEvent]:
+        if self._flushed:
+            raise self._after_flush("feed")
+        if type(data) is not bytes:
+            if not isinstance(data, bytes | bytearray | memoryview):
+                raise UsageError(f"Assembler.feed takes bytes, got {type(data).__name__}")
+            data = bytes(data)
+        hot = self._hot
+        if hot is not None:
+            taken = hot.take(data)
+            if taken is not None:
+                return taken
+            self._cool()
+        if data and not self._received:
+            self._first_input()
+        return self._deferred.run(self._read_bytes, data)
+
+    def _read_bytes(self, data: bytes, out: list[StreamEvent]) -> None:
+        if self._accumulator.finished:
+            return
+        self._frames(self._read(data), out)
+        if not self._accumulator.finished:  # read whole: the next read may be a hot one
+            self._hot = arm(self._framer, self._decoder, self._accumulator, self._max_event_bytes)
+
+    def _cool(self) -> None:
+        """Drop the hot read, the stages given the bookkeeping of what it read."""
+        hot = self._hot
+        if hot is not None:
+            self._hot = None
+            hot.settle()
+
+    def feed_frame(self, frame: Frame) -> list[StreamEvent]:
+        """Feed a frame that was already cut from the bytes (an SSE event from httpx-sse)."""
+        if self._flushed:
+            raise self._after_flush("feed_frame")
+        if not self._received:
+            self._first_input()
+        return self._guard(lambda out: self._frames((frame,), out))
+
+    def feed_payload(self, payload: Any, event: str | None = None) -> list[StreamEvent]:
+        """Feed one already-decoded event payload (a dict made from an SDK's event object)."""
+        if self._flushed:
+            raise self._after_flush("feed_payload")
+        if not self._received:
+            self._first_input()
+        return self._guard(lambda out: self._events(self._decoder.read_payload(payload, event), out))
+
+    def flush(self) -> list[StreamEvent]:
+        """End of input: raises ``IncompleteStreamError`` if the end-of-stream marker is missing.
+
+        A provider whose end is the end of input once every choice has finished (Gemini, an
+        OpenAI-compatible server that sends no ``[DONE]``) ends normally only if the framer says
+        the input ended cleanly: an SSE event cut off at the end is dropped by the framer, and
+        the response it belonged to is not whole.
+        """
+
+        self._flushed = True
+
+        def finish(out: list[StreamEvent]) -> None:
+            framed = self._framer.flush()
+            self._frames(framed, out)
+            events = self._decoder.flush()
+            if not framed.clean:
+                events = [event for event in events if type(event) is not ResponseEnded]
+            self._events(events, out)
+            if not self._accumulator.finished:
+                message = "the stream ended before the provider's end-of-stream marker"
+                if not self._received:
+                    message = "the stream was empty: no bytes arrived"
+                raise IncompleteStreamError(message, provider=self.provider)
+
+        return self._guard(finish)
+
+    def close(self) -> None:
+        """The reader is done with this stream, whatever state it is in: a telemetry span still
+        open ends here (the iterators call it when they stop; a host of ``Assembler``s should)."""
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.close()
+
+    def _first_input(self) -> None:
+        self._received = True
+        if self._watch is not None:
+            self._watch.first_input()
+
+    def _after_flush(self, method: str) -> UsageError:
+        return UsageError(
+            f"Assembler.{method} was called after flush(): the input already ended; one Assembler reads one"
+            " response, so make a new one for the next"
+        )
+
+    def _guard(self, step: Callable[[list[StreamEvent]], None]) -> list[StreamEvent]:
+        self._cool()
+        return self._deferred.run(self._step, step)
+
+    def _step(self, step: Callable[[list[StreamEvent]], None], out: list[StreamEvent]) -> None:
+        if not self._accumulator.finished:
+            step(out)
+
+    def _frames(self, items: Iterable[Frame | Payloads], out: list[StreamEvent]) -> None:
+        # The decoder reads the whole batch into a list, then the accumulator takes it. A
+        # decoder error waits until the events before it have gone through the accumulator, so
+        # what is delivered, and which error is raised, is what one event at a time would give.
+        events: list[Event] = []
+        try:
+            self._decoder.read(items, events)
+        except Exception:
+            self._events(events, out)
+            raise
+        self._events(events, out)
+
+    def _events(self, events: Iterable[Event], out: list[StreamEvent]) -> None:
+        take, feed = self._take, self._accumulator.feed
+        for event in events:
+            for item in feed(event):
+                take(item, out)
+
+    def _take(self, item: Any, out: list[StreamEvent]) -> None:
+        """Route one accumulator output: a preview, a piece of turn state, or a value."""
+        kind = type(item)
+        if kind is RawPreview:
+            self._preview(item, out)
+        elif kind in TURN_EVENTS:  # reasoning, signatures, server tools
+            out += self._turn.feed(item)
+        elif kind is _events.ArgumentsDelta:  # only with fragments=True
+            out.append(ArgumentsFragment(item.index, item.text, choice=item.choice))
+        elif kind is _events.CallStarted:  # only with fragments=True
+            out.append(CallStarted(item.index, item.id, item.name, choice=item.choice))
+        else:
+            if kind is ResponseEnded:
+                out += self._turn.close()
+            out.append(self._finish(item))
+
+    def _preview(self, item: RawPreview, out: list[StreamEvent]) -> None:
+        key = (item.choice, item.index)
+        partial = self._partials.get(key)
+        if partial is None:
+            partial = self._partials[key] = PartialJSON(self._max_depth)
+        value = partial.update(item.text)
+        if value is not NO_PREVIEW:
+            out.append(ArgumentsPreview(item.index, item.id, item.name, value, choice=item.choice))
+
+    def _finish(self, item: Any) -> StreamEvent:
+        if type(item) is RawCall:
+            self._called = True
+            if self._partials:
+                self._partials.pop((item.choice, item.index), None)
+            call = normalize(item, self._max_depth)
+            if len(call.anomalies) > len(item.anomalies):  # the normalizer noted one (null_arguments)
+                _log_anomalies(self.provider, call, len(item.anomalies))
+            if self._toolset is not None:
+                call = self._toolset.validate(call, raw=item.arguments)
+            if item.times is not None:
+                call = _stamped(call, item.times)
+            if self._watch is not None:
+                self._watch.call(call)
+            return call
+        if type(item) is TextReceived:
+            return TextDelta(item.text, choice=item.choice, index=item.index)
+        stop, usage = self._accumulator.stop_reason, self._accumulator.usage
+        finish = finish_of(self.provider, stop, self._called)
+        tokens, anomalies = tokens_of(self.provider, usage), tuple(self._accumulator.anomalies)
+        end = ResponseEnd(stop, usage, finish=finish, tokens=tokens, anomalies=anomalies)
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.end(end)
+        return end
+
+    def _noted(self, exc: StreamError) -> StreamError:
+        """The stream's error with what the stream knows (the provider, the calls left open),
+        reported to telemetry."""
+        if exc.provider is None:
+            exc.provider = self.provider
+        if not exc.unfinished:
+            exc.unfinished = self._unfinished()
+        self._failed(exc)
+        return exc
+
+    def _fail(self, exc: StreamError) -> None:
+        self._deferred.fail(exc)
+
+    def _failed(self, exc: StreamError | TransportError) -> None:
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.fail(exc, exc.unfinished)
+
+    def _unfinished(self) -> tuple[InvalidToolCall, ...]:
+        """Close every open call as cut off: the calls an error carries."""
+        return tuple(_as_invalid(_stamped(normalize(raw), raw.times)) for raw in self._accumulator.drain_open())
+
+
+def _stamped(call: ToolCall | InvalidToolCall, times: tuple[int, int] | None) -> ToolCall | InvalidToolCall:
+    """``call`` with its ``CallTimes``, delivered now; unchanged for a call that was not timed."""
+    if times is None:
+        return call
+    return replace(call, times=CallTimes(times[0], times[1], time.time_ns()))
+
+
+def _log_anomalies(provider: str, call: ToolCall | InvalidToolCall, known: int) -> None:
+    """Log what the normalizer noted, as the accumulator logs its own: the rule, never the arguments."""
+    for anomaly in call.anomalies[known:]:
+        _log.debug("%s: call index %d: %s", provider, call.index, anomaly)
+
+
+def _as_invalid(call: ToolCall | InvalidToolCall) -> InvalidToolCall:
+    assert isinstance(call, InvalidToolCall)  # drained calls are always marked truncated
+    return call
+
+
+def _make_decoder(provider: Provider | Decoder, *, early_close: bool) -> Decoder:
+    if isinstance(provider, Decoder):
+        return provider
+    cls = decoder_for(provider)
+    if early_close and not cls.supports_early_close:
+        raise UsageError(f"early_close is for providers without per-call end markers, not {provider!r}")
+    return cls(early_close=early_close)
+
+
+def _make_accumulator(
+    provider: str,
+    limits: Limits,
+    budget: TurnBudget,
+    previews: bool,
+    every: int | None,
+    growth: float | None,
+    *,
+    fragments: bool,
+    timed: bool,
+) -> Accumulator:
+    if not previews:
+        if every is not None or growth is not None:
+            raise UsageError("preview_every and preview_growth need previews=True")
+        return Accumulator(provider, limits, budget, fragments=fragments, timed=timed)
+    every = 1 if every is None else every
+    growth = 1.0 if growth is None else growth
+    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+        raise UsageError(f"preview_every must be an int of at least 1, got {every!r}")
+    if isinstance(growth, bool) or not isinstance(growth, int | float) or not 1.0 <= growth <= MAX_PREVIEW_GROWTH:
+        raise UsageError(f"preview_growth must be a number from 1.0 to {MAX_PREVIEW_GROWTH:g}, got {growth!r}")
+    return PreviewingAccumulator(
+        provider, limits, budget, every=every, growth=float(growth), fragments=fragments, timed=timed
+    )
