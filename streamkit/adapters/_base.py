@@ -47,6 +47,7 @@ __all__ = (
     "result_text",
     "result_writers",
     "results",
+    "text_writers",
     "safe_id",
 )
 
@@ -291,3 +292,12 @@ def result_writers(
         return tool_results_message([call])
 
     return ResultWriters(tool_results_message, tool_result_message, error_result_message)
+
+
+def text_writers(entry: Callable[[Call | CallRef, str], Message]) -> ResultWriters:
+    """The result functions of an adapter whose result and error entries differ only in their
+    text, ``entry(call, text)``: a result as ``result_text`` writes it, an error as its payload's
+    JSON text (OpenAI Chat and Responses, Cohere, Mistral, Ollama)."""
+    return result_writers(
+        lambda call, result: entry(call, result_text(result)), lambda call, payload: entry(call, dumps(payload))
+    )

@@ -9,11 +9,10 @@ Shapes: https://docs.cohere.com/docs/tool-use-overview
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from .._turn_types import Turn
-from .._types import CallRef, JSONObject
-from ._base import Call, Message, Ran, call_id, check_calls, dumps, function_calls, result_text, result_writers
+from .._types import CallRef
+from ._base import Call, Message, call_id, check_calls, function_calls, text_writers
 from ._history import TurnMessages, plain_turn
 
 __all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
@@ -39,15 +38,7 @@ def _tool_message(call: Call | CallRef, data: str) -> Message:
     }
 
 
-def _result(call: Ran, result: Any) -> Message:
-    return _tool_message(call, result_text(result))
-
-
-def _error(call: Call | CallRef, payload: JSONObject) -> Message:
-    return _tool_message(call, dumps(payload))
-
-
-tool_results_message, tool_result_message, error_result_message = result_writers(_result, _error)
+tool_results_message, tool_result_message, error_result_message = text_writers(_tool_message)
 
 
 def turn_messages(turn: Turn) -> TurnMessages:

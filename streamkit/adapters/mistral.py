@@ -9,21 +9,17 @@ Shapes: https://docs.mistral.ai/capabilities/function_calling/
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from .._turn_types import Turn
-from .._types import CallRef, JSONObject
+from .._types import CallRef
 from ._base import (
     Call,
     Message,
-    Ran,
     check_calls,
-    dumps,
     function_calls,
     mistral_id,
     name_of,
-    result_text,
-    result_writers,
+    text_writers,
 )
 from ._history import TurnMessages, plain_turn
 
@@ -39,20 +35,11 @@ def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list
     return [message]
 
 
-def _result(call: Ran, result: Any) -> Message:
-    return {"role": "tool", "name": name_of(call), "tool_call_id": mistral_id(call), "content": result_text(result)}
+def _entry(call: Call | CallRef, text: str) -> Message:
+    return {"role": "tool", "name": name_of(call), "tool_call_id": mistral_id(call), "content": text}
 
 
-def _error(call: Call | CallRef, payload: JSONObject) -> Message:
-    return {
-        "role": "tool",
-        "name": name_of(call),
-        "tool_call_id": mistral_id(call),
-        "content": dumps(payload),
-    }
-
-
-tool_results_message, tool_result_message, error_result_message = result_writers(_result, _error)
+tool_results_message, tool_result_message, error_result_message = text_writers(_entry)
 
 
 def turn_messages(turn: Turn) -> TurnMessages:

@@ -8,11 +8,10 @@ Shapes: https://docs.ollama.com/capabilities/tool-calling
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from .._turn_types import Turn
-from .._types import CallRef, JSONObject
-from ._base import Call, Message, Ran, check_calls, dumps, input_object, name_of, result_text, result_writers
+from .._types import CallRef
+from ._base import Call, Message, check_calls, input_object, name_of, text_writers
 from ._history import TurnMessages, plain_turn
 
 __all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
@@ -34,15 +33,11 @@ def _call(call: Call) -> Message:
     return entry
 
 
-def _result(call: Ran, result: Any) -> Message:
-    return {"role": "tool", "tool_name": name_of(call), "content": result_text(result)}
+def _entry(call: Call | CallRef, text: str) -> Message:
+    return {"role": "tool", "tool_name": name_of(call), "content": text}
 
 
-def _error(call: Call | CallRef, payload: JSONObject) -> Message:
-    return {"role": "tool", "tool_name": name_of(call), "content": dumps(payload)}
-
-
-tool_results_message, tool_result_message, error_result_message = result_writers(_result, _error)
+tool_results_message, tool_result_message, error_result_message = text_writers(_entry)
 
 
 def turn_messages(turn: Turn) -> TurnMessages:

@@ -8,11 +8,10 @@ Shapes: https://platform.openai.com/docs/guides/function-calling
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from .._turn_types import Thinking, Turn
-from .._types import CallRef, JSONObject
-from ._base import Call, Message, Ran, call_id, check_calls, dumps, function_calls, result_text, result_writers
+from .._types import CallRef
+from ._base import Call, Message, call_id, check_calls, function_calls, text_writers
 from ._history import TurnMessages, plain_turn
 
 __all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
@@ -27,15 +26,11 @@ def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list
     return [message]
 
 
-def _result(call: Ran, result: Any) -> Message:
-    return {"role": "tool", "tool_call_id": call_id(call), "content": result_text(result)}
+def _entry(call: Call | CallRef, text: str) -> Message:
+    return {"role": "tool", "tool_call_id": call_id(call), "content": text}
 
 
-def _error(call: Call | CallRef, payload: JSONObject) -> Message:
-    return {"role": "tool", "tool_call_id": call_id(call), "content": dumps(payload)}
-
-
-tool_results_message, tool_result_message, error_result_message = result_writers(_result, _error)
+tool_results_message, tool_result_message, error_result_message = text_writers(_entry)
 
 
 def turn_messages(turn: Turn) -> TurnMessages:

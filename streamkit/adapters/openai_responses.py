@@ -9,11 +9,10 @@ Shapes: https://platform.openai.com/docs/guides/function-calling?api-mode=respon
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from .._turn_types import CallState, MessageItem, ReasoningItem, ServerToolUse, Turn, TurnItem
-from .._types import CallRef, InvalidToolCall, JSONObject, TextDelta, ToolCall
-from ._base import Call, Message, Ran, arguments_text, call_id, check_calls, dumps, name_of, result_text, result_writers
+from .._types import CallRef, InvalidToolCall, TextDelta, ToolCall
+from ._base import Call, Message, arguments_text, call_id, check_calls, name_of, text_writers
 from ._history import TurnMessages, check_turn
 
 __all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
@@ -30,15 +29,11 @@ def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list
     return items
 
 
-def _result(call: Ran, result: Any) -> Message:
-    return {"type": "function_call_output", "call_id": call_id(call), "output": result_text(result)}
+def _entry(call: Call | CallRef, text: str) -> Message:
+    return {"type": "function_call_output", "call_id": call_id(call), "output": text}
 
 
-def _error(call: Call | CallRef, payload: JSONObject) -> Message:
-    return {"type": "function_call_output", "call_id": call_id(call), "output": dumps(payload)}
-
-
-tool_results_message, tool_result_message, error_result_message = result_writers(_result, _error)
+tool_results_message, tool_result_message, error_result_message = text_writers(_entry)
 
 
 def turn_messages(turn: Turn) -> TurnMessages:
