@@ -25,92 +25,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ._types import FINISHES, Finish, TokenUsage
+from ._types import Finish, TokenUsage
 
-__all__ = ("FINISH_REASONS", "finish_of", "tokens_of")
+__all__ = ("finish_of", "tokens_of")
 
 _STOP: Finish = "stop"
 _CALLS: Finish = "tool_calls"
-_LENGTH: Finish = "length"
-_FILTER: Finish = "content_filter"
-_ERROR: Finish = "error"
 _OTHER: Finish = "other"
 
-_OPENAI_CHAT: dict[str, Finish] = {
-    "stop": _STOP,
-    "tool_calls": _CALLS,
-    "function_call": _CALLS,  # the deprecated single-function form
-    "length": _LENGTH,
-    "content_filter": _FILTER,
-    "error": _ERROR,  # OpenRouter and other gateways
-    "insufficient_system_resource": _ERROR,  # DeepSeek
-}
-_ANTHROPIC: dict[str, Finish] = {
-    "end_turn": _STOP,
-    "stop_sequence": _STOP,
-    "tool_use": _CALLS,
-    "max_tokens": _LENGTH,
-    "model_context_window_exceeded": _LENGTH,
-    "refusal": _FILTER,
-    "pause_turn": _OTHER,  # a server tool paused the turn: send it back to continue
-}
-_GEMINI_FILTERS = (
-    "SAFETY",
-    "RECITATION",
-    "BLOCKLIST",
-    "PROHIBITED_CONTENT",
-    "SPII",
-    "IMAGE_SAFETY",
-    "IMAGE_PROHIBITED_CONTENT",
-    "IMAGE_RECITATION",
-)
 
-#: Each provider's stop reasons (as its decoder gives them) and the ``finish`` each means.
-FINISH_REASONS: Mapping[str, Mapping[str, Finish]] = {
-    "openai_chat": _OPENAI_CHAT,
-    "mistral": {**_OPENAI_CHAT, "model_length": _LENGTH},
-    "openai_responses": {
-        "completed": _STOP,
-        "max_output_tokens": _LENGTH,  # from incomplete_details.reason
-        "content_filter": _FILTER,
-        "incomplete": _OTHER,  # incomplete with no reason given
-    },
-    "anthropic": _ANTHROPIC,
-    "bedrock": {
-        **_ANTHROPIC,
-        "guardrail_intervened": _FILTER,
-        "content_filtered": _FILTER,
-        "malformed_model_output": _ERROR,
-        "malformed_tool_use": _ERROR,
-    },
-    "gemini": {
-        "STOP": _STOP,
-        "MAX_TOKENS": _LENGTH,
-        **dict.fromkeys(_GEMINI_FILTERS, _FILTER),  # finishReason, and a prompt's blockReason
-        "MALFORMED_FUNCTION_CALL": _ERROR,
-        "UNEXPECTED_TOOL_CALL": _ERROR,
-        "TOO_MANY_TOOL_CALLS": _ERROR,
-        "FINISH_REASON_UNSPECIFIED": _OTHER,
-        "BLOCKED_REASON_UNSPECIFIED": _OTHER,
-        "LANGUAGE": _OTHER,
-        "OTHER": _OTHER,
-    },
-    "cohere": {
-        "COMPLETE": _STOP,
-        "STOP_SEQUENCE": _STOP,
-        "TOOL_CALL": _CALLS,
-        "MAX_TOKENS": _LENGTH,
-        "ERROR_LIMIT": _LENGTH,
-        "ERROR_TOXIC": _FILTER,
-    },
-    "ollama": {"stop": _STOP, "length": _LENGTH, "load": _OTHER, "unload": _OTHER},
-}
-assert all(value in FINISHES for table in FINISH_REASONS.values() for value in table.values())
-
-
-def finish_of(provider: str, stop_reason: str | None, called: bool) -> Finish:
-    """The shared ``finish`` for a provider's stop reason; ``called``: a call was delivered."""
-    finish = FINISH_REASONS.get(provider, {}).get(stop_reason, _OTHER) if stop_reason is not None else _OTHER
+def finish_of(reasons: Mapping[str, Finish], stop_reason: str | None, called: bool) -> Finish:
+    """The shared ``finish`` for a stop reason, by the provider's table (its decoder's
+    ``finish_reasons``); ``called``: a call was delivered."""
+    finish = reasons.get(stop_reason, _OTHER) if stop_reason is not None else _OTHER
     return _CALLS if finish == _STOP and called else finish
 
 

@@ -8,13 +8,14 @@ from typing import Any
 import pytest
 
 from streamkit import DECODERS, ResponseEnd, StreamError, TokenUsage, collect_turn, iter_events
-from streamkit._ending import FINISH_REASONS, finish_of, tokens_of
+from streamkit._ending import finish_of, tokens_of
+from streamkit._events import StopReceived
 from streamkit._types import FINISHES
 
 from .helpers import Fixture, fixtures
 
 #: Every provider's stop reasons and what each must finish as, written out here, not read from
-#: the module: a reason added there without a row here fails the completeness test below.
+#: the decoders: a reason added there without a row here fails the completeness test below.
 FINISH: dict[str, dict[str, str]] = {
     "openai_chat": {
         "stop": "stop",
@@ -96,29 +97,31 @@ ROWS = [(slug, reason, finish) for slug, table in FINISH.items() for reason, fin
 
 
 def test_every_provider_and_every_reason_has_a_row() -> None:
-    assert sorted(FINISH) == sorted(DECODERS) == sorted(FINISH_REASONS)
+    assert sorted(FINISH) == sorted(DECODERS)
     for slug, table in FINISH.items():
-        assert dict(FINISH_REASONS[slug]) == table, slug
+        assert dict(DECODERS[slug].finish_reasons) == table, slug
     assert {finish for _, _, finish in ROWS} == set(FINISHES)  # the whole vocabulary is used
 
 
 @pytest.mark.parametrize(("slug", "reason", "finish"), ROWS)
 def test_each_stop_reason_finishes_as_its_row_says(slug: str, reason: str, finish: str) -> None:
-    assert finish_of(slug, reason, called=False) == finish
+    assert finish_of(DECODERS[slug].finish_reasons, reason, called=False) == finish
     # A normal stop after calls is tool_calls (Gemini, Responses and Ollama say only STOP);
     # every other finish stays what it is, so a truncated call is never a call to run.
-    assert finish_of(slug, reason, called=True) == ("tool_calls" if finish == "stop" else finish)
+    assert finish_of(DECODERS[slug].finish_reasons, reason, called=True) == (
+        "tool_calls" if finish == "stop" else finish
+    )
 
 
 @pytest.mark.parametrize("slug", sorted(DECODERS))
 def test_an_unknown_or_missing_reason_is_other(slug: str) -> None:
-    assert finish_of(slug, "SOMETHING_NEW", called=False) == "other"
-    assert finish_of(slug, "SOMETHING_NEW", called=True) == "other"
-    assert finish_of(slug, None, called=True) == "other"
+    assert finish_of(DECODERS[slug].finish_reasons, "SOMETHING_NEW", called=False) == "other"
+    assert finish_of(DECODERS[slug].finish_reasons, "SOMETHING_NEW", called=True) == "other"
+    assert finish_of(DECODERS[slug].finish_reasons, None, called=True) == "other"
 
 
 def test_a_provider_not_known_finishes_as_other_and_counts_nothing() -> None:
-    assert finish_of("my_gateway", "stop", called=True) == "other"
+    assert finish_of({}, "stop", called=True) == "other"  # a decoder of its own that declares no table
     assert tokens_of("my_gateway", {"prompt_tokens": 1}) is None
 
 
@@ -261,3 +264,20 @@ def test_finish_and_tokens_do_not_change_equality() -> None:
     assert ResponseEnd("tool_use", {"input_tokens": 1}) == ResponseEnd(
         "tool_use", {"input_tokens": 1}, finish="tool_calls", tokens=TokenUsage(1)
     )
+
+
+@pytest.mark.parametrize(
+    ("slug", "reason", "cut"),
+    [
+        ("openai_chat", "length", True),
+        ("openai_chat", "insufficient_system_resource", True),  # DeepSeek: an error, read from the table
+        ("openai_chat", "stop", False),
+        ("mistral", "model_length", True),  # Mistral's own reason, in its own table
+        ("mistral", "tool_calls", False),
+    ],
+)
+def test_a_choice_is_cut_by_the_reasons_its_table_says_are_a_cut(slug: str, reason: str, cut: bool) -> None:
+    # The decoder's one table says both what a reason finishes as and whether it cuts open calls.
+    decoder = DECODERS[slug]()
+    events = decoder.feed_payload({"choices": [{"index": 0, "delta": {}, "finish_reason": reason}]})
+    assert [(e.stop_reason, e.cut_open_calls) for e in events if isinstance(e, StopReceived)] == [(reason, cut)]

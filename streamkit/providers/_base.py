@@ -33,6 +33,7 @@ from .._events import (
 )
 from .._json import big_integer_at, has_lone_surrogate, loads_exact, may_be_inexact, twin
 from .._limits import DEFAULT_LIMITS, Limits
+from .._types import Finish
 from ._errorshape import ErrorShape
 
 __all__ = ("Decoder", "ErrorShape", "Template", "TypedEventDecoder", "ends", "field", "optional")
@@ -183,6 +184,9 @@ class Decoder(ABC):
     #: read these, so a key set for the SDK works everywhere.
     key_variables: ClassVar[tuple[str, ...]] = ()
     base_url_variable: ClassVar[str | None] = None
+    #: Its stop reasons (as the decoder gives them) and the ``finish`` each means; a reason not
+    #: here is ``other``.
+    finish_reasons: ClassVar[Mapping[str, Finish]] = MappingProxyType({})
     #: How its error objects read (where a body holds one, its type and message fields): the
     #: one reader of the decoder's error events, the response check, the SDK-exception mapping
     #: and the encoders.

@@ -20,7 +20,7 @@ https://docs.claude.com/en/docs/agents-and-tools/tool-use/server-tools
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
 
@@ -40,6 +40,7 @@ from .._events import (
     TextReceived,
     UsageReceived,
 )
+from .._types import Finish
 from ._base import TypedEventDecoder, field, optional
 
 __all__ = ("AnthropicDecoder",)
@@ -52,6 +53,17 @@ class AnthropicDecoder(TypedEventDecoder):
     slug = "anthropic"
     auth_header = "x-api-key"
     key_variables, base_url_variable = ("ANTHROPIC_API_KEY",), "ANTHROPIC_BASE_URL"
+    finish_reasons: ClassVar[Mapping[str, Finish]] = MappingProxyType(
+        {
+            "end_turn": "stop",
+            "stop_sequence": "stop",
+            "tool_use": "tool_calls",
+            "max_tokens": "length",
+            "model_context_window_exceeded": "length",
+            "refusal": "content_filter",
+            "pause_turn": "other",  # a server tool paused the turn: send it back to continue
+        }
+    )
     request_headers = MappingProxyType({"anthropic-version": "2023-06-01"})
     event_types = frozenset(
         {

@@ -32,7 +32,8 @@ Docs: https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Conver
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 from .._errors import ProviderProtocolError
@@ -52,7 +53,9 @@ from .._events import (
     TextReceived,
     UsageReceived,
 )
+from .._types import Finish
 from ._base import Decoder, ErrorShape, field, optional
+from .anthropic import AnthropicDecoder
 
 __all__ = ("BedrockDecoder",)
 
@@ -68,6 +71,15 @@ class BedrockDecoder(Decoder):
     framing = "eventstream"
     content_types = ("application/vnd.amazon.eventstream",)
     errors = ErrorShape(keys=(), message_fields=("message", "Message"))  # "Message" in some services
+    finish_reasons: ClassVar[Mapping[str, Finish]] = MappingProxyType(
+        {
+            **AnthropicDecoder.finish_reasons,  # Claude's, through Converse
+            "guardrail_intervened": "content_filter",
+            "content_filtered": "content_filter",
+            "malformed_model_output": "error",
+            "malformed_tool_use": "error",
+        }
+    )
 
     def __init__(self, *, early_close: bool = False) -> None:
         super().__init__(early_close=early_close)

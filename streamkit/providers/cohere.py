@@ -14,7 +14,8 @@ Docs: https://docs.cohere.com/v2/docs/streaming, https://docs.cohere.com/docs/to
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 from .._events import (
@@ -29,6 +30,7 @@ from .._events import (
     TextReceived,
     UsageReceived,
 )
+from .._types import Finish
 from ._base import ErrorShape, TypedEventDecoder, field, optional
 
 __all__ = ("CohereDecoder",)
@@ -45,6 +47,16 @@ class CohereDecoder(TypedEventDecoder):
     auth_header, auth_value = "Authorization", "Bearer {}"
     key_variables, base_url_variable = ("CO_API_KEY",), "CO_API_URL"
     errors = ErrorShape(keys=())
+    finish_reasons: ClassVar[Mapping[str, Finish]] = MappingProxyType(
+        {
+            "COMPLETE": "stop",
+            "STOP_SEQUENCE": "stop",
+            "TOOL_CALL": "tool_calls",
+            "MAX_TOKENS": "length",
+            "ERROR_LIMIT": "length",
+            "ERROR_TOXIC": "content_filter",
+        }
+    )
     event_types = frozenset(
         {
             "message-start",

@@ -21,6 +21,7 @@ Ollama's OpenAI-compatible ``/v1/chat/completions`` is SSE: use ``openai_chat`` 
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 from .._events import CallReceived, Event, ResponseEnded, StopReceived, TextReceived, UsageReceived
@@ -37,6 +38,7 @@ class OllamaDecoder(Decoder):
     slug = "ollama"
     framing = "ndjson"
     content_types = ("application/x-ndjson", "application/jsonl", "application/json")
+    finish_reasons = MappingProxyType({"stop": "stop", "length": "length", "load": "other", "unload": "other"})
 
     def __init__(self, *, early_close: bool = False) -> None:
         super().__init__(early_close=early_close)

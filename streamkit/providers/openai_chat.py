@@ -36,7 +36,9 @@ Docs: https://api-docs.deepseek.com/guides/thinking_mode
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, ClassVar
 
 from .._events import (
     AnomalyNoted,
@@ -56,13 +58,14 @@ from .._events import (
     TextReceived,
     UsageReceived,
 )
+from .._types import Finish
 from ._base import Decoder, ErrorShape, optional
 
 __all__ = ("OpenAIChatDecoder",)
 
 _PLACEHOLDER_IDS = frozenset({"", "null"})
-#: Finish reasons that cut the choice's open calls off rather than end them.
-_CUT_REASONS = frozenset({"length", "content_filter", "error"})
+#: The finishes whose reasons cut the choice's open calls off rather than end them.
+_CUTTING = frozenset({"length", "content_filter", "error"})
 _NOTHING: list[Event] = []
 
 
@@ -98,6 +101,17 @@ class OpenAIChatDecoder(Decoder):
     auth_header, auth_value = "Authorization", "Bearer {}"
     key_variables, base_url_variable = ("OPENAI_API_KEY",), "OPENAI_BASE_URL"
     errors = ErrorShape(type_fields=("type", "code"))
+    finish_reasons: ClassVar[Mapping[str, Finish]] = MappingProxyType(
+        {
+            "stop": "stop",
+            "tool_calls": "tool_calls",
+            "function_call": "tool_calls",  # the deprecated single-function form
+            "length": "length",
+            "content_filter": "content_filter",
+            "error": "error",  # OpenRouter and other gateways
+            "insufficient_system_resource": "error",  # DeepSeek
+        }
+    )
     payload_keys = ("choices",)
     plain_fragments = True  # a continuation chunk is read without a change of state
     plain_text = True  # a text chunk after the choice's first, outside reasoning, changes no state
@@ -201,7 +215,7 @@ class OpenAIChatDecoder(Decoder):
         # stop reason, and a later one ends only the calls opened since.
         state.finished = True
         state.open.clear()
-        out.append(StopReceived(reason, reason in _CUT_REASONS, ci))
+        out.append(StopReceived(reason, self.finish_reasons.get(reason) in _CUTTING, ci))
 
     def _content(self, content: Any, where: str, event: str | None) -> str | None:
         """The text in ``delta.content``: a string, or null (the same as ``""``)."""

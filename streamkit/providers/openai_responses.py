@@ -39,7 +39,8 @@ API" (reasoning items passed back with the function call outputs).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 from .._events import (
@@ -55,6 +56,7 @@ from .._events import (
     TextReceived,
     UsageReceived,
 )
+from .._types import Finish
 from ._base import ErrorShape, TypedEventDecoder, field, optional
 
 __all__ = ("OpenAIResponsesDecoder",)
@@ -81,6 +83,14 @@ class OpenAIResponsesDecoder(TypedEventDecoder):
     auth_header, auth_value = "Authorization", "Bearer {}"
     key_variables, base_url_variable = ("OPENAI_API_KEY",), "OPENAI_BASE_URL"
     errors = ErrorShape(type_fields=("code", "type"))
+    finish_reasons: ClassVar[Mapping[str, Finish]] = MappingProxyType(
+        {
+            "completed": "stop",
+            "max_output_tokens": "length",  # from incomplete_details.reason
+            "content_filter": "content_filter",
+            "incomplete": "other",  # incomplete with no reason given
+        }
+    )
     event_prefix = "response."
 
     def __init__(self, *, early_close: bool = False) -> None:
