@@ -4,10 +4,11 @@ Rules (every rule about which sequences of events are legal lives in this module
 
 1. A call is keyed by ``(choice, index)`` and is in one state of ``TRANSITIONS``: ``IDLE``
    (never started), ``OPEN`` (started, no arguments yet), ``TEXT`` (text fragments came),
-   ``VALUE`` (a whole arguments value came) or ``DELIVERED`` (handed out; a key is never
-   reused). ``TRANSITIONS[state][event type]`` is the state a call event leads to; a pair
-   missing from the table is a ``ProviderProtocolError`` naming the state, the event, the call
-   index and the provider. Decoders only translate and route: they never judge an order.
+   ``VALUE`` (a whole arguments value came), ``FOLLOWED`` (text came, then a later call of its
+   choice started) or ``DELIVERED`` (handed out). ``TRANSITIONS[state][event type]`` is the
+   state a call event leads to; a pair missing from the table is a ``ProviderProtocolError``
+   naming the state, the event, the call index and the provider. Decoders only translate and
+   route: they never judge an order, but may declare one as data (``call_order``).
 2. ``id`` and ``name`` are set once. The same value again is noted as an anomaly, never
    concatenated; a different non-empty value is a protocol error.
 3. Argument fragments go into a per-call list, joined once at the end marker: the cost is
@@ -34,6 +35,19 @@ Rules (every rule about which sequences of events are legal lives in this module
    merged into one dict, and what it holds counts against ``max_turn_bytes``.
 8. A call id is unique within its choice: with ``n > 1`` each choice is its own message, and
    OpenAI gives each choice's call the same id.
+9. A decoder whose ``call_order`` is ``"sequential"`` (OpenAI Chat: a choice's calls stream one
+   after another) has each later call of a choice follow its open calls (``CallFollowed``). A
+   call that was followed once its text came is complete: a stop that cuts the choice off
+   (``length``) truncates only the call still being written, and the others are parsed as they
+   are (a followed call whose text does not parse stays invalid). The assumption is checked:
+   text for a call after it was followed breaks it, is noted (``fragment_after_next_call``), and
+   the call is again the one being written. With ``early_close`` a followed call is delivered at
+   once. A call that has no arguments yet is never complete by following, so never delivered
+   before its arguments came.
+10. A key delivered can start again only as a new call, with an id that its choice never used
+   (an Anthropic-format server reusing a block index after its ``content_block_stop``): noted
+   as ``index_reused``, it never touches the call delivered before. Anything else for a
+   delivered key is a protocol error.
 
 The events about a turn's opaque state (reasoning blocks, signatures, server-side tools) are
 not calls: they pass through unchanged, in order, for the turn stage (which owns their rules).
@@ -63,6 +77,7 @@ from ._events import (
     ArgumentsValue,
     CallDetail,
     CallEnded,
+    CallFollowed,
     CallReceived,
     CallStarted,
     ErrorReceived,
@@ -99,8 +114,9 @@ IDLE = "IDLE"  # never started: no slot, not delivered (notes and call state may
 OPEN = "OPEN"  # started; no arguments yet
 TEXT = "TEXT"  # started; text fragments came
 VALUE = "VALUE"  # started; a whole arguments value came
-DELIVERED = "DELIVERED"  # handed out as a RawCall: the key is never reused
-STATES = (IDLE, OPEN, TEXT, VALUE, DELIVERED)
+FOLLOWED = "FOLLOWED"  # text came, then a later call of its choice started: complete in sequential order
+DELIVERED = "DELIVERED"  # handed out as a RawCall: the key starts again only as a new call (rule 10)
+STATES = (IDLE, OPEN, TEXT, VALUE, FOLLOWED, DELIVERED)
 
 #: The events that belong to one call, keyed by ``(choice, index)``: the table's columns.
 CALL_EVENTS: tuple[type, ...] = (
@@ -113,6 +129,7 @@ CALL_EVENTS: tuple[type, ...] = (
     CallReceived,
     CallDetail,
     AnomalyNoted,
+    CallFollowed,
 )
 
 #: ``TRANSITIONS[state][event type]``: the state the event leads to. A missing pair is illegal.
@@ -133,6 +150,7 @@ TRANSITIONS: dict[str, dict[type, str]] = {
         CallReceived: DELIVERED,
         CallDetail: OPEN,
         AnomalyNoted: OPEN,
+        CallFollowed: OPEN,  # no arguments yet: a call is never complete before they came
     },
     TEXT: {
         CallStarted: TEXT,
@@ -142,6 +160,7 @@ TRANSITIONS: dict[str, dict[type, str]] = {
         CallEnded: DELIVERED,
         CallDetail: TEXT,
         AnomalyNoted: TEXT,
+        CallFollowed: FOLLOWED,
     },
     VALUE: {
         CallStarted: VALUE,
@@ -150,12 +169,27 @@ TRANSITIONS: dict[str, dict[type, str]] = {
         CallReceived: DELIVERED,
         CallDetail: VALUE,
         AnomalyNoted: VALUE,
+        CallFollowed: VALUE,  # a whole value is whole: following adds nothing
+    },
+    FOLLOWED: {
+        CallStarted: FOLLOWED,
+        ArgumentsDelta: TEXT,  # the sequential order broken: noted, and written again
+        ArgumentsRepeated: TEXT,
+        ArgumentsFinal: DELIVERED,
+        CallEnded: DELIVERED,
+        CallDetail: FOLLOWED,
+        AnomalyNoted: FOLLOWED,
+        CallFollowed: FOLLOWED,
     },
     DELIVERED: {
+        CallStarted: OPEN,  # only as a new call with a new id (rule 10)
         ArgumentsFinal: DELIVERED,  # OpenAI Responses' second end marker: a repeat
         AnomalyNoted: DELIVERED,  # too late to matter: dropped
     },
 }
+
+#: The states in which a followed call is complete: its arguments came (rule 9).
+_COMPLETE_WHEN_FOLLOWED = (FOLLOWED, VALUE)
 
 #: What a missing pair means, by state: the text of the protocol error.
 _WHY = {
@@ -163,6 +197,7 @@ _WHY = {
     OPEN: "the call is open",
     TEXT: "a whole arguments value after text fragments",
     VALUE: "text after a whole arguments value",
+    FOLLOWED: "a whole arguments value after text fragments",
     DELIVERED: "the call was already delivered",
 }
 
@@ -248,9 +283,13 @@ class Accumulator:
         *,
         fragments: bool = False,
         timed: bool = False,
+        sequential: bool = False,
+        early_close: bool = False,
     ) -> None:
         self.provider = provider
         self._fragments = fragments
+        self._sequential = sequential  # the decoder's call_order is "sequential" (rule 9)
+        self._early_close = early_close
         self._clock: Callable[[], int] | None = time.time_ns if timed else None
         self._budget = TurnBudget(limits.max_turn_bytes) if budget is None else budget
         self._usage_sizes: dict[str, int] = {}  # usage key -> what its value counts in the budget
@@ -263,6 +302,7 @@ class Accumulator:
         self.finished = False
         self._open: dict[tuple[int, int], _Slot] = {}
         self._delivered: set[tuple[int, int]] = set()
+        self._calls = 0  # calls started, for max_calls: a key may start again (rule 10)
         self._ids: dict[tuple[int, str], tuple[int, int]] = {}  # (choice, call id) -> the call's key
         self._stops: set[int] = set()  # choices whose first stop reason came
         #: The response's anomalies, each listed once: what the rules above noted beyond one call.
@@ -294,6 +334,7 @@ class Accumulator:
             CallReceived: self._received,
             CallDetail: self._detail,
             AnomalyNoted: self._anomaly,
+            CallFollowed: self._followed,
         }
 
     def feed(self, event: Event) -> Sequence[Output]:
@@ -320,10 +361,7 @@ class Accumulator:
         kind = type(event)
         after = TRANSITIONS[state].get(kind)
         if after is None:
-            message = f"not allowed in state {state}: {_WHY[state]}"
-            raise ProviderProtocolError(
-                message, provider=self.provider, index=event.index, event=kind.__name__, state=state
-            )
+            raise self._illegal(state, kind, event.index)
         out = self._actions[kind](key, slot, event)
         # IDLE -> OPEN made the slot OPEN, and a delivered call has none. Empty fragments are
         # kept, but are no text: until some text came (``size``), the call stays OPEN.
@@ -334,19 +372,41 @@ class Accumulator:
     # -- the work of each transition ------------------------------------------------------------
 
     def _start(self, key: tuple[int, int], slot: _Slot | None, event: CallStarted) -> Sequence[Output]:
-        if slot is None:  # IDLE -> OPEN
-            self._check_new(key, event.id, "CallStarted")
-            self._open[key] = slot = _Slot(event.index, event.id, event.name)
-            if self._clock is not None:
-                slot.opened = self._clock()
-            for note in self._notes.pop(key, ()):
-                self._note(slot, note)
-            slot.state = self._states.pop(key, None)
-            return (event,) if self._fragments else _NOTHING
-        self._merge_identity(key, slot, event.id, event.name, "CallStarted")
-        return _NOTHING
+        if slot is not None:
+            self._merge_identity(key, slot, event.id, event.name, "CallStarted")
+            return _NOTHING
+        again = key in self._delivered  # DELIVERED -> OPEN: only as a new call (rule 10)
+        if again and (event.id is None or (key[0], event.id) in self._ids):
+            raise self._illegal(DELIVERED, CallStarted, event.index)
+        out = self._follow(key) if self._sequential else _NOTHING
+        self._check_new(key, event.id, "CallStarted")
+        self._delivered.discard(key)
+        self._open[key] = slot = _Slot(event.index, event.id, event.name)
+        if self._clock is not None:
+            slot.opened = self._clock()
+        for note in self._notes.pop(key, ()):
+            self._note(slot, note)
+        if again:
+            self._note(slot, "index_reused")
+        slot.state = self._states.pop(key, None)
+        return (*out, event) if self._fragments else out
+
+    def _follow(self, key: tuple[int, int]) -> list[Output]:
+        """Rule 9: the new call follows its choice's open calls; with ``early_close`` each one
+        complete by that is delivered now."""
+        out: list[Output] = []
+        for other in [other for other in self._open if other[0] == key[0]]:
+            self._call_event(CallFollowed(other[1], other[0]))
+            if self._early_close and self._open[other].phase in _COMPLETE_WHEN_FOLLOWED:
+                out += self._call_event(CallEnded(other[1], other[0]))
+        return out
+
+    def _followed(self, key: tuple[int, int], slot: _Slot, event: CallFollowed) -> Sequence[Output]:
+        return _NOTHING  # the table's new state is all that changes
 
     def _delta(self, key: tuple[int, int], slot: _Slot, event: ArgumentsDelta) -> Sequence[Output]:
+        if slot.phase is FOLLOWED:  # the sequential order broken: the call is written again
+            self._note(slot, "fragment_after_next_call")
         if not slot.add(event.text, self._max_argument_bytes):
             raise self._too_long(slot)
         return (event,) if self._fragments else _NOTHING
@@ -375,6 +435,7 @@ class Accumulator:
         if (
             slot is None
             or TRANSITIONS[slot.phase].get(ArgumentsDelta) is not TEXT
+            or slot.phase is FOLLOWED  # a fragment then is noted
             or self._fragments
             or type(self).feed is not Accumulator.feed
         ):
@@ -483,8 +544,10 @@ class Accumulator:
             self._stops.add(event.choice)
             if event.choice == 0 or self.stop_reason is None:
                 self.stop_reason = event.stop_reason
+        # A cut truncates the call still being written; a followed one was complete (rule 9).
         keys = [key for key in self._open if key[0] == event.choice]
-        return [self._close(key, truncated=event.cut_open_calls) for key in keys]
+        cut = event.cut_open_calls
+        return [self._close(key, truncated=cut and self._open[key].phase is not FOLLOWED) for key in keys]
 
     def _usage(self, event: UsageReceived) -> Sequence[Output]:
         # Merged into one dict in place: copying the merged dict on every event would cost time
@@ -515,11 +578,12 @@ class Accumulator:
     def _check_new(self, key: tuple[int, int], call_id: str | None, event: str) -> None:
         if len(self._open) >= self._max_open_calls:
             raise self._limit("max_open_calls", self._max_open_calls, key[1], "too many calls open at once")
-        if len(self._open) + len(self._delivered) >= self._max_calls:
+        if self._calls >= self._max_calls:
             raise self._limit("max_calls", self._max_calls, key[1], "too many calls in one response")
         self._check_choice(key[0], key[1])
         if call_id is not None:
             self._claim_id(key, call_id, event)
+        self._calls += 1
 
     def _claim_id(self, key: tuple[int, int], call_id: str, event: str) -> None:
         """Each id names one call of its choice: a second call with it, open or delivered, is an error."""
@@ -583,6 +647,10 @@ class Accumulator:
         _log.debug("%s: %s%s (%s=%d)", self.provider, where, message, limit, value)
         return LimitExceededError(message, limit=limit, value=value, provider=self.provider, index=index)
 
+    def _illegal(self, state: str, kind: type, index: int) -> ProviderProtocolError:
+        message = f"not allowed in state {state}: {_WHY[state]}"
+        return ProviderProtocolError(message, provider=self.provider, index=index, event=kind.__name__, state=state)
+
     def _error_for(self, index: int, event: str, message: str) -> ProviderProtocolError:
         return ProviderProtocolError(message, provider=self.provider, index=index, event=event)
 
@@ -607,8 +675,18 @@ class PreviewingAccumulator(Accumulator):
         growth: float = 1.0,
         fragments: bool = False,
         timed: bool = False,
+        sequential: bool = False,
+        early_close: bool = False,
     ) -> None:
-        super().__init__(provider, limits, budget, fragments=fragments, timed=timed)
+        super().__init__(
+            provider,
+            limits,
+            budget,
+            fragments=fragments,
+            timed=timed,
+            sequential=sequential,
+            early_close=early_close,
+        )
         self._every = every
         self._growth = growth
         self._progress: dict[tuple[int, int], list[int]] = {}  # key -> [length, next due length]

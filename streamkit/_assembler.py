@@ -175,6 +175,8 @@ class Assembler:
             preview_growth,
             fragments=bool(fragments),
             timed=bool(times) or self._watch is not None,
+            sequential=self._decoder.call_order == "sequential",
+            early_close=self._decoder.early_close,
         )
         self._max_depth = limits.max_depth
         self._partials: dict[tuple[int, int], PartialJSON] = {}  # open calls being previewed
@@ -423,11 +425,15 @@ def _make_accumulator(
     *,
     fragments: bool,
     timed: bool,
+    sequential: bool,
+    early_close: bool,
 ) -> Accumulator:
+    """The accumulator the options ask for, with the decoder's order policy (its ``call_order``)."""
+    order = {"sequential": sequential, "early_close": early_close}
     if not previews:
         if every is not None or growth is not None:
             raise UsageError("preview_every and preview_growth need previews=True")
-        return Accumulator(provider, limits, budget, fragments=fragments, timed=timed)
+        return Accumulator(provider, limits, budget, fragments=fragments, timed=timed, **order)
     every = 1 if every is None else every
     growth = 1.0 if growth is None else growth
     if isinstance(every, bool) or not isinstance(every, int) or every < 1:
@@ -435,5 +441,5 @@ def _make_accumulator(
     if isinstance(growth, bool) or not isinstance(growth, int | float) or not 1.0 <= growth <= MAX_PREVIEW_GROWTH:
         raise UsageError(f"preview_growth must be a number from 1.0 to {MAX_PREVIEW_GROWTH:g}, got {growth!r}")
     return PreviewingAccumulator(
-        provider, limits, budget, every=every, growth=float(growth), fragments=fragments, timed=timed
+        provider, limits, budget, every=every, growth=float(growth), fragments=fragments, timed=timed, **order
     )

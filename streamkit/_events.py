@@ -30,6 +30,7 @@ __all__ = (
     "BlockStarted",
     "CallDetail",
     "CallEnded",
+    "CallFollowed",
     "CallReceived",
     "CallStarted",
     "ErrorReceived",
@@ -187,6 +188,15 @@ class CallEnded:
 
 
 @dataclass(frozen=True, slots=True)
+class CallFollowed:
+    """A later call of the same choice started. Under a decoder's sequential ``call_order`` a
+    call with its arguments is then complete; the accumulator makes this event, no decoder."""
+
+    index: int
+    choice: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class CallReceived:
     """A whole call in one event: started, given its arguments and ended at once."""
 
@@ -322,6 +332,7 @@ Event: TypeAlias = (
     | ArgumentsValue
     | ArgumentsFinal
     | CallEnded
+    | CallFollowed
     | CallReceived
     | AnomalyNoted
     | TextReceived

@@ -16,6 +16,7 @@ from streamkit._events import (
     ArgumentsValue,
     CallDetail,
     CallEnded,
+    CallFollowed,
     CallReceived,
     CallStarted,
     ErrorReceived,
@@ -186,6 +187,7 @@ _INTO: dict[str, list[Event]] = {
     "OPEN": [CallStarted(0, "c", "f")],
     "TEXT": [CallStarted(0, "c", "f"), ArgumentsDelta(0, '{"a"')],
     "VALUE": [CallStarted(0, "c", "f"), ArgumentsValue(0, {"a": 1})],
+    "FOLLOWED": [CallStarted(0, "c", "f"), ArgumentsDelta(0, '{"a"'), CallFollowed(0)],
     "DELIVERED": [CallStarted(0, "c", "f"), CallEnded(0)],
 }
 #: One event of each type for call 0, consistent with the events above where it is legal.
@@ -199,7 +201,11 @@ _SAMPLES: dict[type, Event] = {
     CallReceived: CallReceived(0, "c", "f", {"a": 1}),
     CallDetail: CallDetail(0, "id", "fc_1"),
     AnomalyNoted: AnomalyNoted(0, "id_repeated"),
+    CallFollowed: CallFollowed(0),
 }
+#: Where a state takes an event only with other values: a delivered key starts again only as a
+#: new call, with a new id (rule 10).
+_SAMPLES_IN: dict[tuple[str, type], Event] = {("DELIVERED", CallStarted): CallStarted(0, "c2", "f")}
 
 
 def test_the_table_names_every_state_and_only_call_events() -> None:
@@ -224,7 +230,7 @@ def test_every_pair_is_the_tables_transition_or_the_typed_error_naming_both(stat
         assert (error.provider, error.index, error.event, error.state) == ("test", 0, kind.__name__, state)
         assert str(error).startswith(f"test, event '{kind.__name__}', call index 0: not allowed in state {state}: ")
     else:
-        acc.feed(_SAMPLES[kind])
+        acc.feed(_SAMPLES_IN.get((state, kind), _SAMPLES[kind]))
         assert acc.state_of(0) == after
 
 
@@ -327,3 +333,80 @@ def test_a_choices_first_stop_reason_ends_it_and_later_ones_are_listed() -> None
     out = [item for event in events for item in acc.feed(event)]
     assert out == [RawCall(0, "a", "f", None), RawCall(1, "b", "f", None, truncated=True)]
     assert (acc.stop_reason, acc.anomalies) == ("tool_calls", ["stop_reason_repeated"])
+
+
+@pytest.mark.parametrize("call_id", ["c", None], ids=["same-id", "no-id"])
+def test_a_delivered_key_starts_again_only_as_a_new_call(call_id: str | None) -> None:
+    with pytest.raises(ProviderProtocolError) as info:
+        run(CallStarted(0, "c", "f"), CallEnded(0), CallStarted(0, call_id, "f"))
+    assert str(info.value) == (
+        "test, event 'CallStarted', call index 0: not allowed in state DELIVERED: the call was already delivered"
+    )
+    again = run(CallStarted(0, "c", "f"), CallEnded(0), CallStarted(0, "d", "g"), ArgumentsDelta(0, "{}"), CallEnded(0))
+    assert again == [RawCall(0, "c", "f", None), RawCall(0, "d", "g", "{}", anomalies=("index_reused",))]
+
+
+def test_a_key_started_again_still_counts_against_max_calls() -> None:
+    acc = Accumulator("test", Limits(max_calls=2))
+    events: list[Event] = [CallStarted(0, "a", "f"), CallEnded(0), CallStarted(0, "b", "f"), CallEnded(0)]
+    for event in events:
+        acc.feed(event)
+    with pytest.raises(LimitExceededError, match="too many calls in one response"):
+        acc.feed(CallStarted(0, "c", "f"))
+
+
+def sequential(*events: Event, early_close: bool = False) -> list[object]:
+    acc = Accumulator("test", sequential=True, early_close=early_close)
+    return [item for event in events for item in acc.feed(event)]
+
+
+@pytest.mark.parametrize(
+    ("after", "expected"),
+    [
+        pytest.param(
+            ArgumentsDelta(1, '{"tick'),
+            [RawCall(0, "a", "f", '{"x": 1}'), RawCall(1, "b", "f", '{"tick', truncated=True)],
+            id="followed-is-complete",
+        ),
+        pytest.param(
+            ArgumentsDelta(0, ', "y": 2}'),
+            [
+                RawCall(0, "a", "f", '{"x": 1}, "y": 2}', truncated=True, anomalies=("fragment_after_next_call",)),
+                RawCall(1, "b", "f", None, truncated=True),
+            ],
+            id="order-broken-is-cut-again",
+        ),
+    ],
+)
+def test_a_cut_truncates_only_the_call_being_written(after: Event, expected: list[RawCall]) -> None:
+    """Rule 9: a followed call is complete; text for it after that breaks the order."""
+    out = sequential(
+        CallStarted(0, "a", "f"),
+        ArgumentsDelta(0, '{"x": 1}'),
+        CallStarted(1, "b", "f"),
+        after,
+        StopReceived("length", True),
+    )
+    assert out == expected
+
+
+def test_early_close_never_delivers_a_call_before_its_arguments() -> None:
+    """Two calls opened before any arguments: the first is not closed by the second's start."""
+    out = sequential(
+        CallStarted(0, "a", "delete_files"),
+        CallStarted(1, "b", "list_files"),
+        ArgumentsDelta(0, '{"path": "/tmp/x"}'),
+        ArgumentsDelta(1, "{}"),
+        CallStarted(2, "c", "f"),
+        ArgumentsDelta(2, "{}"),
+        StopReceived("tool_calls", False),
+        early_close=True,
+    )
+    assert out == [
+        RawCall(0, "a", "delete_files", '{"path": "/tmp/x"}'),
+        RawCall(1, "b", "list_files", "{}"),
+        RawCall(2, "c", "f", "{}"),
+    ]
+    # Delivered at the next call's start, before the stop:
+    early = sequential(CallStarted(0, "a", "f"), ArgumentsDelta(0, "{}"), CallStarted(1, "b", "g"), early_close=True)
+    assert early == [RawCall(0, "a", "f", "{}")]

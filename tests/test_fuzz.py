@@ -518,7 +518,12 @@ def test_a_stream_cut_anywhere_keeps_what_was_complete(fixture: Fixture) -> None
             assert isinstance(error, StreamError), cut
             assert items == full[: len(items)], cut
             for unfinished in error.unfinished:
-                match = [c for c in later_calls if (c.choice, c.index) == (unfinished.choice, unfinished.index)]
+                # By its key, and by its id where it has one: a key may start again as a new call.
+                match = [
+                    c
+                    for c in later_calls
+                    if (c.choice, c.index) == (unfinished.choice, unfinished.index) and unfinished.id in (None, c.id)
+                ]
                 assert match, (cut, unfinished)
                 assert unfinished.id in (None, match[-1].id) and unfinished.name in (None, match[-1].name), cut
                 if isinstance(match[-1], InvalidToolCall):

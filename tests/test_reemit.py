@@ -158,7 +158,9 @@ def test_the_transports_leave_every_invalid_call_out_and_the_rest_means_what_it_
         for item in _expected(fixture, original, session.failure)
         if item[0] not in ("invalid", "state") and item not in dropped
     ]
-    again = [item for item in again if item[0] != "state"]
+    read = [item for item in again if item[0] != "state"]
+    again = [_followed(item, wanted, fixture.provider) for item in read]
+    stable = again == read  # a call _followed counts as complete is cut when its body is read again
     assert [item for item in again if item[0] == "invalid" and item[3] is not None] == []
     again = [item for item in again if item[0] != "invalid"]
     if session.failure is None:
@@ -168,8 +170,19 @@ def test_the_transports_leave_every_invalid_call_out_and_the_rest_means_what_it_
         assert _joined([item for item in again if item[0] != "end"]) == _joined(wanted)
     invalid = [call for call in session.calls if isinstance(call, InvalidToolCall)]
     assert session.left_out[: len(invalid)] == invalid  # then those a stream error cut
-    if error is None:
+    if error is None and stable:
         assert reemit([out], fixture.provider, keep=False)[0] == out
+
+
+def _followed(item: tuple[Any, ...], wanted: list[tuple[Any, ...]], provider: Provider) -> tuple[Any, ...]:
+    """OpenAI Chat: a call that a later call followed is complete under a ``length`` cut. When the
+    transport leaves that later (cut) call out, nothing follows the complete one in the body it
+    writes, so decoded again it reads as cut: it counts as the call it was."""
+    if provider in ("openai_chat", "mistral") and item[0] == "invalid" and item[5] == ("truncated",):
+        for call in wanted:
+            if call[0] == "call" and call[1:4] == item[1:4] and json.dumps(call[4], separators=(",", ":")) == item[4]:
+                return call
+    return item
 
 
 def _completed(data: bytes, provider: Provider) -> list[ToolCall | InvalidToolCall]:

@@ -165,6 +165,10 @@ class Decoder(ABC):
     framing: ClassVar[str] = "sse"
     #: Whether the provider lacks per-call end markers, so that ``early_close`` means something.
     supports_early_close: ClassVar[bool] = False
+    #: The order policy the accumulator applies to this provider's calls: ``"sequential"`` when
+    #: a choice's calls stream one after another, so that a call a later one followed is complete
+    #: (``streamkit._accumulator``, rule 9); ``None`` when each call has its own end marker.
+    call_order: ClassVar[str | None] = None
 
     # The provider's facts beyond its events, declared here once and read by the HTTP edge,
     # the command line and detection.

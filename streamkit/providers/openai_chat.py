@@ -3,10 +3,14 @@
 There is no per-call end event: a choice's ``finish_reason`` (whatever its value) ends all of
 that choice's calls open when it arrives, and ``data: [DONE]`` ends the stream. Some servers
 never send ``[DONE]`` (Cerebras): input that ends once every choice that carried anything has a
-``finish_reason``, with nothing opened since, is a whole response; else it was cut. With
-``early_close=True`` a call also ends when a later call of the same choice starts; a fragment
-for it after that is then a protocol error, never appended. Calls are keyed by (choice index,
-tool-call index), so ``n > 1`` works.
+``finish_reason``, with nothing opened since, is a whole response; else it was cut. Calls are
+keyed by (choice index, tool-call index), so ``n > 1`` works.
+
+A choice's calls stream one after another (``call_order = "sequential"``): the accumulator takes
+a call that a later call of its choice followed as complete, so a ``length`` finish truncates
+only the call still being written. With ``early_close=True`` such a call is delivered when the
+next one starts, once its arguments came (never before); a fragment for it after that is then a
+protocol error, never appended.
 
 Compatible servers bend the format; each rule below is recorded on the call as an anomaly
 (the gateways' own documentation and issue trackers are the sources):
@@ -97,6 +101,7 @@ class _Choice:
 class OpenAIChatDecoder(Decoder):
     slug = "openai_chat"
     supports_early_close = True
+    call_order = "sequential"  # a choice's calls stream one after another: the accumulator's rule 9
     done = "[DONE]"
     auth_header, auth_value = "Authorization", "Bearer {}"
     key_variables, base_url_variable = ("OPENAI_API_KEY",), "OPENAI_BASE_URL"
@@ -258,8 +263,7 @@ class OpenAIChatDecoder(Decoder):
         if name_placeholder:
             out.append(AnomalyNoted(index, "name_placeholder", ci))
         if new:
-            if self.early_close:
-                out.extend(CallEnded(other, ci) for other in sorted(state.open) if other != index)
+            if self.early_close:  # the accumulator ends the calls before it (its rule 9)
                 state.open.intersection_update({index})
             state.used.add(index)
             state.open.add(index)

@@ -7,7 +7,10 @@ import re
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+import streamkit
 from streamkit import (
     IncompleteStreamError,
     InvalidToolCall,
@@ -23,7 +26,7 @@ from streamkit import (
 from streamkit._events import ArgumentsDelta, BlockDelta, BlockEnded, BlockStarted, CallStarted, Event, Frame
 from streamkit.providers.openai_chat import OpenAIChatDecoder
 
-from ..helpers import events, sse
+from ..helpers import FIXTURES, events, split_at, sse
 
 
 def chunk(*tool_calls: dict[str, Any], finish: str | None = None, choice: int = 0, **delta: Any) -> dict[str, Any]:
@@ -149,6 +152,21 @@ def test_early_close_policy() -> None:
     assert out[:2] == [ToolCall(0, "a", "f", {}), ToolCall(1, "b", "g", {})]
     with pytest.raises(ProviderProtocolError, match="already delivered"):
         calls(chunk(tc(0, "a", "f", "{")), chunk(tc(1, "b", "g", "{}")), chunk(tc(0, args="}")), FINISH, **opts)
+
+
+TWO_OPENED = (FIXTURES / "openai_chat" / "two_calls_opened_before_arguments.sse").read_bytes()
+
+
+@given(cuts=st.lists(st.integers(min_value=0, max_value=len(TWO_OPENED)), max_size=30))
+def test_early_close_never_delivers_a_call_opened_before_any_arguments(cuts: list[int]) -> None:
+    """Two calls opened before any arguments: the first is not delivered as {} by the second's
+    start (run_tools would run delete_files() with its defaults), and the stream ends well."""
+    out = list(streamkit.iter_events(split_at(TWO_OPENED, cuts), "openai_chat", early_close=True))
+    assert out == [
+        ToolCall(0, "call_Dz8x1", "delete_files", {"paths": ["build/"]}),
+        ToolCall(1, "call_Lq3v7", "list_files", {"dir": "."}),
+        ResponseEnd("tool_calls"),
+    ]
 
 
 def test_early_close_is_refused_for_providers_with_end_markers() -> None:
