@@ -209,7 +209,9 @@ class Assembler:
             taken = hot.take(data)
             if taken is not None:
                 return taken
-            self._cool()
+            held = self._cool()
+            if held:
+                data = held + data
         if data and not self._received:
             self._first_input()
         return self._deferred.run(self._read_bytes, data)
@@ -221,12 +223,14 @@ class Assembler:
         if not self._accumulator.finished:  # read whole: the next read may be a hot one
             self._hot = arm(self._framer, self._decoder, self._accumulator, self._max_event_bytes)
 
-    def _cool(self) -> None:
-        """Drop the hot read, the stages given the bookkeeping of what it read."""
+    def _cool(self) -> bytes:
+        """Drop the hot read, the stages given the bookkeeping of what it read; the bytes it
+        held, for the general path to read next."""
         hot = self._hot
-        if hot is not None:
-            self._hot = None
-            hot.settle()
+        if hot is None:
+            return b""
+        self._hot = None
+        return hot.settle()
 
     def feed_frame(self, frame: Frame) -> list[StreamEvent]:
         """Feed a frame that was already cut from the bytes (an SSE event from httpx-sse)."""
@@ -289,8 +293,12 @@ class Assembler:
         )
 
     def _guard(self, step: Callable[[list[StreamEvent]], None]) -> list[StreamEvent]:
+        held = self._cool()
+        # The start of an event the hot read held is read first, as the next read would have
+        # been; it completes nothing (no blank line, no CR), so nothing comes out of it.
+        early = self._deferred.run(self._read_bytes, held) if held else []
         self._cool()
-        return self._deferred.run(self._step, step)
+        return early + self._deferred.run(self._step, step)
 
     def _step(self, step: Callable[[list[StreamEvent]], None], out: list[StreamEvent]) -> None:
         if not self._accumulator.finished:

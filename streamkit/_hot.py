@@ -12,9 +12,12 @@ SSE header and the template's prefix, one JSON string token, the template's suff
 line) is read here: one ``startswith``, one ``fullmatch``, one strict ``orjson.loads``, then one
 append to the call's text or one ``TextDelta``. Anything else (two events, a partial one,
 another shape, a token that does not parse, a fragment that would pass ``max_argument_bytes``)
-gives None with nothing changed, and the general path reads it. The bookkeeping the stages
-would have done (the framer's byte offset, the template's hit count, the pipeline's last bytes)
-is settled when the hot read is dropped.
+gives None with nothing changed, and the general path reads it. A read that ends inside an
+event (reads of a fixed size) leaves that event's start ``held`` here, to be read with the next
+read; when the hot read is dropped, the held bytes go to the general path ahead of the next read,
+as one read of both would (no event completes in them: they hold no blank line and no CR). The
+bookkeeping the stages would have done (the framer's byte offset, the template's hit count) is
+settled then too.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ class HotRead:
         "event_limit",
         "framer",
         "head",
-        "last",
+        "held",
         "limit",
         "match",
         "reads",
@@ -64,12 +67,29 @@ class HotRead:
         self.event_limit = event_limit
         self.reads = 0
         self.size = 0
-        self.last = b""
+        self.held = b""  # the start of an event that the last read ended inside
 
     def take(self, data: bytes) -> list[StreamEvent] | None:
-        """What ``data`` gives if it is whole events of the template's shape; None, with nothing
-        changed, otherwise."""
-        if not data.startswith(self.head) or not data.endswith(b"\n\n") or len(data) > self.event_limit:
+        """What ``data`` gives if it is whole events of the template's shape (after the bytes
+        held from the last read, and before the start of one more); None, with nothing changed,
+        otherwise."""
+        held = self.held
+        if held:
+            data = held + data
+        if data.endswith(b"\n\n"):
+            tail = b""
+        else:
+            end = data.rfind(b"\n\n") + 2
+            tail = data[end:] if end >= 2 else data
+            if len(tail) > self.event_limit or b"\r" in tail:
+                return None
+            if end < 2:  # still inside the event: held whole, once (held twice, the framer's
+                if held:  # growing buffer is the way that stays linear)
+                    return None
+                self.held = tail
+                return []
+            data = data[:end]
+        if not data.startswith(self.head) or len(data) > self.event_limit:
             return None
         found = self.match(data, self.start, len(data) - 2)
         try:
@@ -89,7 +109,7 @@ class HotRead:
             out = []
         self.reads += len(texts)
         self.size += len(data)
-        self.last = data
+        self.held = tail
         return out
 
     def _several(self, data: bytes) -> list[str]:
@@ -107,25 +127,32 @@ class HotRead:
         return _loads(b"[" + b",".join(tokens) + b"]")  # type: ignore[no-any-return]  # tokens in quotes
 
     def settle(self) -> bytes:
-        """Hand the stages their bookkeeping; the last bytes read, for the pipeline's tail."""
+        """Hand the stages their bookkeeping; the bytes held, which the general path reads next."""
         self.framer.passed(self.size)
         self.template.hits += self.reads
-        return self.last
+        return self.held
 
 
 def arm(framer: object, decoder: Decoder, accumulator: Accumulator, event_limit: int) -> HotRead | None:
-    """A hot read, when the three stages have each proved their part; else None."""
-    if type(framer) is not SSEDecoder or not framer.between_events():
+    """A hot read, when the three stages have each proved their part; else None. The framer
+    hands over what it holds last, once the other two agreed."""
+    if type(framer) is not SSEDecoder:
         return None
     template = decoder.proved_template()
     if template is None:
         return None
+    slot = None
     if template.is_text:
         if not accumulator.takes_text(template.choice):
             return None
-        return HotRead(framer, template, accumulator, None, event_limit)
-    assert template.index is not None  # a call's fragment always has its index
-    slot = accumulator.plain_text(template.index, template.choice)
-    if slot is None:
+    else:
+        assert template.index is not None  # a call's fragment always has its index
+        slot = accumulator.plain_text(template.index, template.choice)
+        if slot is None:
+            return None
+    held = framer.release()
+    if held is None:
         return None
-    return HotRead(framer, template, accumulator, slot, event_limit)
+    hot = HotRead(framer, template, accumulator, slot, event_limit)
+    hot.held = held
+    return hot

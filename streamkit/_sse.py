@@ -101,12 +101,20 @@ class SSEDecoder(Framer):
             self._named = named
             self._hold(rest)
 
-    def between_events(self) -> bool:
-        """Whether the bytes so far ended exactly between two events, with nothing held: a read
-        that is then one whole event leaves the framer as it finds it."""
-        return not (self._pending or self._at_start or self._skip_lf or self._data or self._event is not None) and (
-            self._deferred.failure is None
-        )
+    def release(self) -> bytes | None:
+        """For a reader that reads whole events past the framer: the bytes held of the event
+        the last read ended inside (``b""`` between events), handed over and no longer held
+        here; None, with nothing changed, while anything else is open (a BOM still possible, a
+        CR's pair, an event's lines, a failure to raise). Fed back later ahead of the next
+        read, they are read as they would have been."""
+        if self._at_start or self._skip_lf or self._data or self._event is not None:
+            return None
+        if self._deferred.failure is not None:
+            return None
+        held = bytes(self._pending)
+        self._pending = bytearray()
+        self._named = 0
+        return held
 
     def passed(self, size: int) -> None:
         """Count ``size`` bytes of whole events read past the framer (its offsets stay exact)."""

@@ -239,10 +239,12 @@ def test_a_long_call_is_read_through_its_template(provider: str) -> None:
 
 
 @pytest.mark.parametrize("provider", ["openai_chat", "anthropic"])
-def test_one_event_per_read_is_read_hot(provider: str) -> None:
-    # Read as a token-streaming server sends it, a long call's fragments after the first few
-    # never reach the framer: the hot read takes each in one crossing, and hands the stages
-    # their bookkeeping (the framer's offset) when a read of another shape comes.
+@pytest.mark.parametrize("reading", ["1 event", "3 events", "1 KiB"])
+def test_a_long_call_is_read_hot(provider: str, reading: str) -> None:
+    # Read as a token-streaming server sends it (or in reads of a fixed size, each ending inside
+    # an event), a long call's fragments after the first few never reach the framer: the hot
+    # read takes them in one crossing, holds the start of an event a read ends inside, and hands
+    # the stages their bookkeeping (the framer's offset) when a read of another shape comes.
     arguments = {"content": "".join(f"{n}é" for n in range(200))}
     text = json.dumps(arguments)
     pieces = [text[start : start + 4] for start in range(0, len(text), 4)]
@@ -260,13 +262,13 @@ def test_one_event_per_read_is_read_hot(provider: str) -> None:
         return framer_read(chunk)
 
     assembler._read = counted
-    reads = by_events(data, 1)
+    reads = chunked(data, 1024) if reading == "1 KiB" else by_events(data, int(reading[0]))
     values: list[Any] = []
     for chunk in reads:
         values += assembler.feed(chunk)
     values += assembler.flush()
     assert values[0] == ToolCall(0, values[0].id, "f", arguments)
-    assert len(reads) > 200
+    assert len(reads) > {"1 event": 200, "3 events": 70, "1 KiB": 20}[reading]
     assert general[0] <= 10
     assert vars(assembler._framer)["_consumed"] == len(data)  # every byte counted, hot or not
 
