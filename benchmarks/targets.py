@@ -41,7 +41,7 @@ from streamkit import Provider
 
 from .inputs import Case, make_case
 from .strategies import chunked, floor
-from .turns import Turn, hand_loop, make_turn, reads
+from .turns import Turn, ahand_loop, hand_loop, make_turn, reads
 
 SIZES = (16 * 1024, 128 * 1024, 1024 * 1024)
 READS = (16 * 1024, 1024)
@@ -314,10 +314,6 @@ def _concurrent_turns(wire: str, streams: int, reader: Callable[[AsyncIterator[b
     return time.process_time() - began
 
 
-async def _hand_async(source: AsyncIterator[bytes], wire: str) -> list[Any]:
-    return hand_loop([chunk async for chunk in source], wire)
-
-
 def concurrent_turn_ratios(streams: int, repeat: int) -> None:
     print(f"## {streams} concurrent realistic turns (1 KiB x 2, one event per read), CPU seconds")
     print("| wire | streamkit s | hand loop s | ratio |")
@@ -327,7 +323,7 @@ def concurrent_turn_ratios(streams: int, repeat: int) -> None:
         theirs: list[float] = []
         for _ in range(max(1, repeat // 2)):
             ours.append(_concurrent_turns(wire, streams, _streamkit))
-            theirs.append(_concurrent_turns(wire, streams, _hand_async))
+            theirs.append(_concurrent_turns(wire, streams, ahand_loop))
         mine, loop = statistics.median(ours), statistics.median(theirs)
         print(f"| {wire} | {mine:.3f} | {loop:.3f} | {mine / loop:.2f} |", flush=True)
     print()

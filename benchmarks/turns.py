@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import AsyncIterable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-__all__ = ("Turn", "hand_loop", "make_turn", "reads")
+__all__ = ("HandLoop", "Turn", "ahand_loop", "hand_loop", "make_turn", "reads")
 
 _TOKENS = ("The", " weather", " in", " Paris", " is", " mild", ",", " let", " me", " check", " déjà", " 数据", ".")
 _ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
@@ -162,22 +162,39 @@ def reads(turn: Turn, per_read: int | None = 1, size: int | None = None) -> list
 def hand_loop(chunks: Iterable[bytes], wire: str) -> list[Any]:
     """The hand-written loop over the same reads: complete events split off, orjson each, text and
     fragments kept, each call's fragments joined and parsed once at its end marker."""
-    return list(_hand_calls(chunks, wire))
-
-
-def _hand_calls(chunks: Iterable[bytes], wire: str) -> Iterator[Any]:
-    on_event: Callable[[bytes], Iterator[Any]] = (
-        _HandOpenAI().event if wire == "openai_chat" else _HandAnthropic().event
-    )
-    rest = b""
+    loop = HandLoop(wire)
+    out: list[Any] = []
     for chunk in chunks:
-        rest += chunk
+        out += loop.feed(chunk)
+    return out
+
+
+async def ahand_loop(chunks: AsyncIterable[bytes], wire: str) -> list[Any]:
+    """``hand_loop`` over an async source, read by read."""
+    loop = HandLoop(wire)
+    out: list[Any] = []
+    async for chunk in chunks:
+        out += loop.feed(chunk)
+    return out
+
+
+class HandLoop:
+    """The hand-written loop's state between reads."""
+
+    def __init__(self, wire: str) -> None:
+        self.rest = b""
+        self.on_event: Callable[[bytes], Iterator[Any]] = (
+            _HandOpenAI().event if wire == "openai_chat" else _HandAnthropic().event
+        )
+
+    def feed(self, chunk: bytes) -> list[Any]:
+        rest = self.rest + chunk
         cut = rest.rfind(b"\n\n")
         if cut < 0:
-            continue
-        blocks, rest = rest[:cut].split(b"\n\n"), rest[cut + 2 :]
-        for block in blocks:
-            yield from on_event(block)
+            self.rest = rest
+            return []
+        blocks, self.rest = rest[:cut].split(b"\n\n"), rest[cut + 2 :]
+        return [call for block in blocks for call in self.on_event(block)]
 
 
 class _HandOpenAI:
