@@ -32,6 +32,7 @@ import statistics
 import time
 import tracemalloc
 from collections.abc import AsyncIterator, Callable, Iterator
+from functools import partial
 from typing import Any, cast
 
 import orjson
@@ -201,18 +202,25 @@ def _concurrent(case: Case, streams: int, reader: Callable[[AsyncIterator[bytes]
     return case.events * streams / (time.process_time() - began)
 
 
+def _medians(ours: Callable[[], float], theirs: Callable[[], float], repeat: int) -> tuple[float, float]:
+    """The medians of ``repeat // 2`` (at least one) alternated runs of each side."""
+    mine: list[float] = []
+    other: list[float] = []
+    for _ in range(max(1, repeat // 2)):
+        mine.append(ours())
+        other.append(theirs())
+    return statistics.median(mine), statistics.median(other)
+
+
 def concurrency_ratios(streams: int, repeat: int) -> None:
     print(f"## {streams} concurrent streams (1 KiB of arguments, 1 KiB reads), events per CPU second")
     print("| wire | streamkit | hand-written loop | loop / streamkit |")
     print("|---|---|---|---|")
     for wire in WIRES:
         case = make_case(wire, 1024, 4, 1)
-        ours: list[float] = []
-        theirs: list[float] = []
-        for _ in range(max(1, repeat // 2)):
-            ours.append(_concurrent(case, streams, _streamkit))
-            theirs.append(_concurrent(case, streams, _hand_loop))
-        mine, loop = statistics.median(ours), statistics.median(theirs)
+        mine, loop = _medians(
+            partial(_concurrent, case, streams, _streamkit), partial(_concurrent, case, streams, _hand_loop), repeat
+        )
         print(f"| {wire} | {mine:,.0f} | {loop:,.0f} | {loop / mine:.2f} |", flush=True)
     print()
 
@@ -319,12 +327,11 @@ def concurrent_turn_ratios(streams: int, repeat: int) -> None:
     print("| wire | streamkit s | hand loop s | ratio |")
     print("|---|---|---|---|")
     for wire in WIRES:
-        ours: list[float] = []
-        theirs: list[float] = []
-        for _ in range(max(1, repeat // 2)):
-            ours.append(_concurrent_turns(wire, streams, _streamkit))
-            theirs.append(_concurrent_turns(wire, streams, ahand_loop))
-        mine, loop = statistics.median(ours), statistics.median(theirs)
+        mine, loop = _medians(
+            partial(_concurrent_turns, wire, streams, _streamkit),
+            partial(_concurrent_turns, wire, streams, ahand_loop),
+            repeat,
+        )
         print(f"| {wire} | {mine:.3f} | {loop:.3f} | {mine / loop:.2f} |", flush=True)
     print()
 

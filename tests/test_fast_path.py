@@ -216,25 +216,31 @@ def _count_general(decoder: Any) -> list[int]:
     return calls
 
 
+def _long_call(provider: str) -> tuple[dict[str, Any], bytes]:
+    """A call of more than 200 fragments of 4 characters, with OpenAI's obfuscation padding
+    changing on every chunk; its arguments and the response."""
+    arguments = {"content": "".join(f"{n}é" for n in range(200))}
+    text = json.dumps(arguments)
+    pieces = [text[start : start + 4] for start in range(0, len(text), 4)]
+    assert len(pieces) > 200
+    padded = provider == "openai_chat"
+    drawn: list[tuple[str, str, int, str | None]] = [
+        ("fragment", json.dumps(piece), 0, "p" * (n % 7) if padded else None) for n, piece in enumerate(pieces)
+    ]
+    return arguments, _stream(provider, [*drawn, ("finish", "", 0, None), ("done", "", 0, None)])
+
+
 @pytest.mark.parametrize("provider", ["openai_chat", "anthropic"])
 def test_a_long_call_is_read_through_its_template(provider: str) -> None:
     # 200 fragments, with OpenAI's obfuscation padding changing on every chunk: the general path
     # reads the events around the call, the first fragment and the probes that prove its
     # template, and no other fragment.
-    arguments = {"content": "".join(f"{n}é" for n in range(200))}
-    text = json.dumps(arguments)
-    pieces = [text[start : start + 4] for start in range(0, len(text), 4)]
-    padded = provider == "openai_chat"
-    drawn: list[tuple[str, str, int, str | None]] = [
-        ("fragment", json.dumps(piece), 0, "p" * (n % 7) if padded else None) for n, piece in enumerate(pieces)
-    ]
-    data = _stream(provider, [*drawn, ("finish", "", 0, None), ("done", "", 0, None)])
+    arguments, data = _long_call(provider)
     assembler = Assembler(provider)  # type: ignore[arg-type]  # one of the two slugs
     calls = _count_general(assembler._decoder)
     values = assembler.feed(data) + assembler.flush()
     assert isinstance(values[0], ToolCall)
     assert values[0].input == arguments
-    assert len(pieces) > 200
     assert calls[0] <= 10
 
 
@@ -245,14 +251,7 @@ def test_a_long_call_is_read_hot(provider: str, reading: str) -> None:
     # an event), a long call's fragments after the first few never reach the framer: the hot
     # read takes them in one crossing, holds the start of an event a read ends inside, and hands
     # the stages their bookkeeping (the framer's offset) when a read of another shape comes.
-    arguments = {"content": "".join(f"{n}é" for n in range(200))}
-    text = json.dumps(arguments)
-    pieces = [text[start : start + 4] for start in range(0, len(text), 4)]
-    padded = provider == "openai_chat"
-    drawn: list[tuple[str, str, int, str | None]] = [
-        ("fragment", json.dumps(piece), 0, "p" * (n % 7) if padded else None) for n, piece in enumerate(pieces)
-    ]
-    data = _stream(provider, [*drawn, ("finish", "", 0, None), ("done", "", 0, None)])
+    arguments, data = _long_call(provider)
     assembler = Assembler(provider)  # type: ignore[arg-type]  # one of the two slugs
     general = [0]
     framer_read = assembler._read
