@@ -223,7 +223,7 @@ def test_the_accumulator_delivers_each_call_at_most_once_whatever_the_order(even
     except (ProviderProtocolError, ProviderError, LimitExceededError) as error:
         assert str(error)
     keys = [(raw.choice, raw.index) for raw in delivered]
-    ids = [raw.id for raw in delivered if raw.id]
+    ids = [(raw.choice, raw.id) for raw in delivered if raw.id]  # an id is unique within its choice
     assert len(keys) == len(set(keys)) and len(ids) == len(set(ids))
     assert len(delivered) <= 6
     for raw in delivered:
