@@ -204,15 +204,16 @@ def test_fuzzed_streams_are_the_same_on_both_paths(
 # -- the hot path is taken --------------------------------------------------------------------
 
 
-def _count_general(decoder: Any) -> list[int]:
+def _counted(stage: Any, method: str) -> list[int]:
+    """Count the calls of ``stage.method`` from now on."""
     calls = [0]
-    feed = decoder.feed
+    wrapped = getattr(stage, method)
 
-    def counted(frame: Frame) -> Any:
+    def counted(item: Any) -> Any:
         calls[0] += 1
-        return feed(frame)
+        return wrapped(item)
 
-    decoder.feed = counted
+    setattr(stage, method, counted)
     return calls
 
 
@@ -237,7 +238,7 @@ def test_a_long_call_is_read_through_its_template(provider: str) -> None:
     # template, and no other fragment.
     arguments, data = _long_call(provider)
     assembler = Assembler(provider)  # type: ignore[arg-type]  # one of the two slugs
-    calls = _count_general(assembler._decoder)
+    calls = _counted(assembler._decoder, "feed")
     values = assembler.feed(data) + assembler.flush()
     assert isinstance(values[0], ToolCall)
     assert values[0].input == arguments
@@ -253,14 +254,7 @@ def test_a_long_call_is_read_hot(provider: str, reading: str) -> None:
     # the stages their bookkeeping (the framer's offset) when a read of another shape comes.
     arguments, data = _long_call(provider)
     assembler = Assembler(provider)  # type: ignore[arg-type]  # one of the two slugs
-    general = [0]
-    framer_read = assembler._read
-
-    def counted(chunk: bytes) -> Any:
-        general[0] += 1
-        return framer_read(chunk)
-
-    assembler._read = counted
+    general = _counted(assembler, "_read")
     reads = chunked(data, 1024) if reading == "1 KiB" else by_events(data, int(reading[0]))
     values: list[Any] = []
     for chunk in reads:
