@@ -55,7 +55,7 @@ not calls: they pass through unchanged, in order, for the turn stage (which owns
 The accumulator never parses arguments: it hands each ``RawCall`` on, and the composer passes
 it to the normalizer. ``PreviewingAccumulator`` also hands on, now and then, a ``RawPreview``
 of an open call's text so far; the plain ``Accumulator`` never pays for that option. With
-``fragments=True`` it also hands on the ``CallStarted`` that opened each call and each
+``fragments=True`` it also hands on the ``CallOpened`` that opened each call and each
 ``ArgumentsDelta`` it kept, once each rule above has accepted them.
 """
 
@@ -78,8 +78,8 @@ from ._events import (
     CallDetail,
     CallEnded,
     CallFollowed,
+    CallOpened,
     CallReceived,
-    CallStarted,
     ErrorReceived,
     Event,
     RawCall,
@@ -95,7 +95,7 @@ from ._types import NO_STATE
 
 __all__ = ("CALL_EVENTS", "STATES", "TRANSITIONS", "Accumulator", "Output", "PreviewingAccumulator")
 
-Output = RawCall | TextReceived | ResponseEnded | RawPreview | TurnEvent | CallStarted | ArgumentsDelta
+Output = RawCall | TextReceived | ResponseEnded | RawPreview | TurnEvent | CallOpened | ArgumentsDelta
 _NOTHING: tuple[Output, ...] = ()
 _UNSET: Any = object()
 #: Fragments kept as strings before they are packed into bytes. A 4-character fragment costs
@@ -120,7 +120,7 @@ STATES = (IDLE, OPEN, TEXT, VALUE, FOLLOWED, DELIVERED)
 
 #: The events that belong to one call, keyed by ``(choice, index)``: the table's columns.
 CALL_EVENTS: tuple[type, ...] = (
-    CallStarted,
+    CallOpened,
     ArgumentsDelta,
     ArgumentsRepeated,
     ArgumentsValue,
@@ -135,13 +135,13 @@ CALL_EVENTS: tuple[type, ...] = (
 #: ``TRANSITIONS[state][event type]``: the state the event leads to. A missing pair is illegal.
 TRANSITIONS: dict[str, dict[type, str]] = {
     IDLE: {
-        CallStarted: OPEN,
+        CallOpened: OPEN,
         CallReceived: DELIVERED,  # a whole call at once: started, given its value, ended
         CallDetail: IDLE,  # held until the call starts
         AnomalyNoted: IDLE,  # held until the call starts
     },
     OPEN: {
-        CallStarted: OPEN,  # the identity again: set once, repeats noted
+        CallOpened: OPEN,  # the identity again: set once, repeats noted
         ArgumentsDelta: TEXT,
         ArgumentsRepeated: TEXT,
         ArgumentsValue: VALUE,
@@ -153,7 +153,7 @@ TRANSITIONS: dict[str, dict[type, str]] = {
         CallFollowed: OPEN,  # no arguments yet: a call is never complete before they came
     },
     TEXT: {
-        CallStarted: TEXT,
+        CallOpened: TEXT,
         ArgumentsDelta: TEXT,  # many at once: ``ArgumentsBatch``, the hot path
         ArgumentsRepeated: TEXT,
         ArgumentsFinal: DELIVERED,  # compared with the joined fragments
@@ -163,7 +163,7 @@ TRANSITIONS: dict[str, dict[type, str]] = {
         CallFollowed: FOLLOWED,
     },
     VALUE: {
-        CallStarted: VALUE,
+        CallOpened: VALUE,
         ArgumentsValue: VALUE,  # the same value again is a repeat; another is an error
         CallEnded: DELIVERED,
         CallReceived: DELIVERED,
@@ -172,7 +172,7 @@ TRANSITIONS: dict[str, dict[type, str]] = {
         CallFollowed: VALUE,  # a whole value is whole: following adds nothing
     },
     FOLLOWED: {
-        CallStarted: FOLLOWED,
+        CallOpened: FOLLOWED,
         ArgumentsDelta: TEXT,  # the sequential order broken: noted, and written again
         ArgumentsRepeated: TEXT,
         ArgumentsFinal: DELIVERED,
@@ -182,7 +182,7 @@ TRANSITIONS: dict[str, dict[type, str]] = {
         CallFollowed: FOLLOWED,
     },
     DELIVERED: {
-        CallStarted: OPEN,  # only as a new call with a new id (rule 10)
+        CallOpened: OPEN,  # only as a new call with a new id (rule 10)
         ArgumentsFinal: DELIVERED,  # OpenAI Responses' second end marker: a repeat
         AnomalyNoted: DELIVERED,  # too late to matter: dropped
     },
@@ -325,7 +325,7 @@ class Accumulator:
         )
         #: The work of each allowed transition, by event type: ``(key, slot or None, event)``.
         self._actions: dict[type, Callable[[tuple[int, int], Any, Any], Sequence[Output]]] = {
-            CallStarted: self._start,
+            CallOpened: self._start,
             ArgumentsDelta: self._delta,
             ArgumentsRepeated: self._repeated,
             ArgumentsValue: self._value,
@@ -371,15 +371,15 @@ class Accumulator:
 
     # -- the work of each transition ------------------------------------------------------------
 
-    def _start(self, key: tuple[int, int], slot: _Slot | None, event: CallStarted) -> Sequence[Output]:
+    def _start(self, key: tuple[int, int], slot: _Slot | None, event: CallOpened) -> Sequence[Output]:
         if slot is not None:
-            self._merge_identity(key, slot, event.id, event.name, "CallStarted")
+            self._merge_identity(key, slot, event.id, event.name, "CallOpened")
             return _NOTHING
         again = key in self._delivered  # DELIVERED -> OPEN: only as a new call (rule 10)
         if again and (event.id is None or (key[0], event.id) in self._ids):
-            raise self._illegal(DELIVERED, CallStarted, event.index)
+            raise self._illegal(DELIVERED, CallOpened, event.index)
         out = self._follow(key) if self._sequential else _NOTHING
-        self._check_new(key, event.id, "CallStarted")
+        self._check_new(key, event.id, "CallOpened")
         self._delivered.discard(key)
         self._open[key] = slot = _Slot(event.index, event.id, event.name)
         if self._clock is not None:
@@ -498,7 +498,7 @@ class Accumulator:
     def _received(self, key: tuple[int, int], slot: _Slot | None, event: CallReceived) -> Sequence[Output]:
         opened: Sequence[Output] = _NOTHING
         if slot is None:  # IDLE -> DELIVERED
-            opened = self._start(key, None, CallStarted(event.index, event.id, event.name, event.choice))
+            opened = self._start(key, None, CallOpened(event.index, event.id, event.name, event.choice))
             slot = self._open[key]
         else:
             self._merge_identity(key, slot, event.id, event.name, "CallReceived")

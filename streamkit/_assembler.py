@@ -331,7 +331,7 @@ class Assembler:
             out += self._turn.feed(item)
         elif kind is _events.ArgumentsDelta:  # only with fragments=True
             out.append(ArgumentsFragment(item.index, item.text, choice=item.choice))
-        elif kind is _events.CallStarted:  # only with fragments=True
+        elif kind is _events.CallOpened:  # only with fragments=True
             out.append(CallStarted(item.index, item.id, item.name, choice=item.choice))
         else:
             if kind is ResponseEnded:

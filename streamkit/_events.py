@@ -31,8 +31,8 @@ __all__ = (
     "CallDetail",
     "CallEnded",
     "CallFollowed",
+    "CallOpened",
     "CallReceived",
-    "CallStarted",
     "ErrorReceived",
     "Event",
     "Frame",
@@ -108,8 +108,9 @@ class Payloads:
 
 
 @dataclass(frozen=True, slots=True)
-class CallStarted:
-    """A call opened: its id and name, set once."""
+class CallOpened:
+    """A call opened: its id and name, set once. With ``fragments=True`` the public
+    ``CallStarted`` is made from it, once the accumulator has accepted it."""
 
     index: int
     id: str | None
@@ -325,7 +326,7 @@ TURN_EVENTS: frozenset[type] = frozenset({BlockStarted, BlockDelta, BlockEnded, 
 
 
 Event: TypeAlias = (
-    CallStarted
+    CallOpened
     | ArgumentsDelta
     | ArgumentsBatch
     | ArgumentsRepeated

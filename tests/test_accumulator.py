@@ -17,8 +17,8 @@ from streamkit._events import (
     CallDetail,
     CallEnded,
     CallFollowed,
+    CallOpened,
     CallReceived,
-    CallStarted,
     ErrorReceived,
     Event,
     RawCall,
@@ -41,14 +41,14 @@ def run(*events: Event) -> list[object]:
 
 def test_fragments_join_once_at_the_end_marker() -> None:
     acc = Accumulator("test")
-    assert acc.feed(CallStarted(1, "c1", "f")) == ()
+    assert acc.feed(CallOpened(1, "c1", "f")) == ()
     assert acc.feed(ArgumentsDelta(1, '{"a"')) == ()
     assert acc.feed(ArgumentsDelta(1, ": 1}")) == ()
     assert list(acc.feed(CallEnded(1))) == [RawCall(1, "c1", "f", '{"a": 1}')]
 
 
 def test_a_call_without_fragments_has_no_arguments() -> None:
-    assert run(CallStarted(0, "c", "f"), CallEnded(0)) == [RawCall(0, "c", "f", None)]
+    assert run(CallOpened(0, "c", "f"), CallEnded(0)) == [RawCall(0, "c", "f", None)]
 
 
 def test_whole_call_is_delivered_at_once() -> None:
@@ -60,15 +60,15 @@ def test_whole_call_is_delivered_at_once() -> None:
     [
         ([ArgumentsDelta(0, "{")], "never started"),
         ([CallEnded(0)], "never started"),
-        ([CallStarted(0, "c", "f"), CallEnded(0), ArgumentsDelta(0, "}")], "already delivered"),
-        ([CallStarted(0, "c", "f"), CallEnded(0), CallEnded(0)], "already delivered"),
+        ([CallOpened(0, "c", "f"), CallEnded(0), ArgumentsDelta(0, "}")], "already delivered"),
+        ([CallOpened(0, "c", "f"), CallEnded(0), CallEnded(0)], "already delivered"),
         ([CallReceived(0, "c", "f", {}), CallReceived(0, "d", "f", {})], "already delivered"),
-        ([CallStarted(0, "c", "f"), CallStarted(0, "d", "f")], "call id changed from 'c' to 'd'"),
-        ([CallStarted(0, "c", "f"), CallStarted(0, None, "g")], "tool name changed from 'f' to 'g'"),
-        ([CallStarted(0, "c", "f"), CallEnded(0), CallStarted(1, "c", "f")], "call id 'c' was already used"),
-        ([CallStarted(0, "c", "f"), ArgumentsValue(0, {}), ArgumentsDelta(0, "{}")], "after a whole arguments"),
-        ([CallStarted(0, "c", "f"), ArgumentsDelta(0, "{}"), ArgumentsValue(0, {})], "after text fragments"),
-        ([CallStarted(0, "c", "f"), ArgumentsValue(0, {"a": 1}), ArgumentsValue(0, {"a": 2})], "two different"),
+        ([CallOpened(0, "c", "f"), CallOpened(0, "d", "f")], "call id changed from 'c' to 'd'"),
+        ([CallOpened(0, "c", "f"), CallOpened(0, None, "g")], "tool name changed from 'f' to 'g'"),
+        ([CallOpened(0, "c", "f"), CallEnded(0), CallOpened(1, "c", "f")], "call id 'c' was already used"),
+        ([CallOpened(0, "c", "f"), ArgumentsValue(0, {}), ArgumentsDelta(0, "{}")], "after a whole arguments"),
+        ([CallOpened(0, "c", "f"), ArgumentsDelta(0, "{}"), ArgumentsValue(0, {})], "after text fragments"),
+        ([CallOpened(0, "c", "f"), ArgumentsValue(0, {"a": 1}), ArgumentsValue(0, {"a": 2})], "two different"),
     ],
 )
 def test_illegal_sequences_are_protocol_errors(events: list[Event], message: str) -> None:
@@ -80,9 +80,9 @@ def test_illegal_sequences_are_protocol_errors(events: list[Event], message: str
 
 def test_identity_is_set_once_never_concatenated() -> None:
     out = run(
-        CallStarted(0, None, None),
-        CallStarted(0, "c", "get_weather"),
-        CallStarted(0, "c", "get_weather"),
+        CallOpened(0, None, None),
+        CallOpened(0, "c", "get_weather"),
+        CallOpened(0, "c", "get_weather"),
         ArgumentsDelta(0, "{}"),
         CallEnded(0),
     )
@@ -91,21 +91,21 @@ def test_identity_is_set_once_never_concatenated() -> None:
 
 def test_a_resent_copy_of_the_arguments_is_dropped_only_when_equal() -> None:
     resent = run(
-        CallStarted(0, "c", "f"),
+        CallOpened(0, "c", "f"),
         ArgumentsDelta(0, '{"a":'),
         ArgumentsDelta(0, " 1}"),
         ArgumentsRepeated(0, '{"a": 1}'),
         CallEnded(0),
     )
     assert resent == [RawCall(0, "c", "f", '{"a": 1}', anomalies=("arguments_resent",))]
-    tail = run(CallStarted(0, "c", "f"), ArgumentsDelta(0, '{"a":'), ArgumentsRepeated(0, " 1}"), CallEnded(0))
+    tail = run(CallOpened(0, "c", "f"), ArgumentsDelta(0, '{"a":'), ArgumentsRepeated(0, " 1}"), CallEnded(0))
     assert tail == [RawCall(0, "c", "f", '{"a": 1}')]
 
 
 def test_stop_closes_only_its_choice() -> None:
     out = run(
-        CallStarted(0, "a", "f", 0),
-        CallStarted(0, "b", "f", 1),
+        CallOpened(0, "a", "f", 0),
+        CallOpened(0, "b", "f", 1),
         ArgumentsDelta(0, "{}", 1),
         StopReceived("tool_calls", False, 1),
     )
@@ -113,13 +113,13 @@ def test_stop_closes_only_its_choice() -> None:
 
 
 def test_a_cutting_stop_marks_open_calls_truncated() -> None:
-    out = run(CallStarted(0, "a", "f"), ArgumentsDelta(0, '{"x'), StopReceived("length", True))
+    out = run(CallOpened(0, "a", "f"), ArgumentsDelta(0, '{"x'), StopReceived("length", True))
     assert out == [RawCall(0, "a", "f", '{"x', truncated=True)]
 
 
 def test_end_of_stream_closes_open_calls_as_truncated() -> None:
     acc = Accumulator("test")
-    acc.feed(CallStarted(0, "a", "f"))
+    acc.feed(CallOpened(0, "a", "f"))
     acc.feed(UsageReceived({"in": 1}))
     acc.feed(UsageReceived({"out": 2}))
     assert list(acc.feed(ResponseEnded())) == [RawCall(0, "a", "f", None, truncated=True), ResponseEnded()]
@@ -128,7 +128,7 @@ def test_end_of_stream_closes_open_calls_as_truncated() -> None:
 
 def test_error_event_raises_and_open_calls_can_be_drained() -> None:
     acc = Accumulator("test")
-    acc.feed(CallStarted(0, "a", "f"))
+    acc.feed(CallOpened(0, "a", "f"))
     acc.feed(ArgumentsDelta(0, '{"q'))
     with pytest.raises(ProviderError) as info:
         acc.feed(ErrorReceived("overloaded_error", "Overloaded"))
@@ -137,7 +137,7 @@ def test_error_event_raises_and_open_calls_can_be_drained() -> None:
 
 
 def test_anomaly_noted_before_start_lands_on_the_call() -> None:
-    out = run(AnomalyNoted(4, "index_reused"), CallStarted(4, "a", "f"), CallEnded(4))
+    out = run(AnomalyNoted(4, "index_reused"), CallOpened(4, "a", "f"), CallEnded(4))
     assert out == [RawCall(4, "a", "f", None, anomalies=("index_reused",))]
 
 
@@ -147,7 +147,7 @@ def test_text_passes_through() -> None:
 
 def test_cost_is_linear_in_fragments() -> None:
     acc = Accumulator("test")
-    acc.feed(CallStarted(0, "a", "f"))
+    acc.feed(CallOpened(0, "a", "f"))
     for _ in range(100_000):
         acc.feed(ArgumentsDelta(0, "x"))
     (raw,) = acc.feed(CallEnded(0))
@@ -184,15 +184,15 @@ def test_usage_is_merged_in_place_never_copied_per_event() -> None:
 #: Events that bring call 0 into each state of the table.
 _INTO: dict[str, list[Event]] = {
     "IDLE": [],
-    "OPEN": [CallStarted(0, "c", "f")],
-    "TEXT": [CallStarted(0, "c", "f"), ArgumentsDelta(0, '{"a"')],
-    "VALUE": [CallStarted(0, "c", "f"), ArgumentsValue(0, {"a": 1})],
-    "FOLLOWED": [CallStarted(0, "c", "f"), ArgumentsDelta(0, '{"a"'), CallFollowed(0)],
-    "DELIVERED": [CallStarted(0, "c", "f"), CallEnded(0)],
+    "OPEN": [CallOpened(0, "c", "f")],
+    "TEXT": [CallOpened(0, "c", "f"), ArgumentsDelta(0, '{"a"')],
+    "VALUE": [CallOpened(0, "c", "f"), ArgumentsValue(0, {"a": 1})],
+    "FOLLOWED": [CallOpened(0, "c", "f"), ArgumentsDelta(0, '{"a"'), CallFollowed(0)],
+    "DELIVERED": [CallOpened(0, "c", "f"), CallEnded(0)],
 }
 #: One event of each type for call 0, consistent with the events above where it is legal.
 _SAMPLES: dict[type, Event] = {
-    CallStarted: CallStarted(0, "c", "f"),
+    CallOpened: CallOpened(0, "c", "f"),
     ArgumentsDelta: ArgumentsDelta(0, ": 1}"),
     ArgumentsRepeated: ArgumentsRepeated(0, ": 1}"),
     ArgumentsValue: ArgumentsValue(0, {"a": 1}),
@@ -205,7 +205,7 @@ _SAMPLES: dict[type, Event] = {
 }
 #: Where a state takes an event only with other values: a delivered key starts again only as a
 #: new call, with a new id (rule 10).
-_SAMPLES_IN: dict[tuple[str, type], Event] = {("DELIVERED", CallStarted): CallStarted(0, "c2", "f")}
+_SAMPLES_IN: dict[tuple[str, type], Event] = {("DELIVERED", CallOpened): CallOpened(0, "c2", "f")}
 
 
 def test_the_table_names_every_state_and_only_call_events() -> None:
@@ -236,7 +236,7 @@ def test_every_pair_is_the_tables_transition_or_the_typed_error_naming_both(stat
 
 def test_an_empty_fragment_is_kept_but_leaves_the_call_open() -> None:
     acc = Accumulator("test")
-    acc.feed(CallStarted(0, "c", "f"))
+    acc.feed(CallOpened(0, "c", "f"))
     acc.feed(ArgumentsDelta(0, ""))
     assert acc.state_of(0) == "OPEN"
     assert list(acc.feed(CallEnded(0))) == [RawCall(0, "c", "f", "")]
@@ -258,17 +258,17 @@ def test_an_empty_fragment_is_kept_but_leaves_the_call_open() -> None:
 def test_the_final_arguments_are_compared_at_the_calls_end(
     events: list[Event], arguments: str | None, anomalies: tuple[str, ...]
 ) -> None:
-    out = run(CallStarted(0, "c", "f"), *events, ArgumentsFinal(0, "repeat"))  # the repeat changes nothing
+    out = run(CallOpened(0, "c", "f"), *events, ArgumentsFinal(0, "repeat"))  # the repeat changes nothing
     assert out == [RawCall(0, "c", "f", arguments, anomalies=anomalies)]
 
 
 def test_the_final_text_of_a_call_without_fragments_is_a_fragment_and_counts_against_the_limit() -> None:
     acc = Accumulator("test", fragments=True)
-    acc.feed(CallStarted(0, "c", "f"))
+    acc.feed(CallOpened(0, "c", "f"))
     out = list(acc.feed(ArgumentsFinal(0, "{}")))
     assert out == [ArgumentsDelta(0, "{}"), RawCall(0, "c", "f", "{}", anomalies=("arguments_in_done",))]
     small = Accumulator("test", Limits(max_argument_bytes=3))
-    small.feed(CallStarted(0, "c", "f"))
+    small.feed(CallOpened(0, "c", "f"))
     with pytest.raises(LimitExceededError, match="the arguments grew to 8 characters"):
         small.feed(ArgumentsFinal(0, '{"a": 1}'))
 
@@ -314,18 +314,18 @@ def test_a_fragment_for_no_open_call_is_translated_and_the_table_rejects_it(
 
 def test_a_call_id_is_unique_within_its_choice_only() -> None:
     """``n > 1``: each choice is its own message, and OpenAI gives each choice's call one id."""
-    out = run(CallStarted(0, "c", "f", 0), CallStarted(0, "c", "f", 1), StopReceived("tool_calls", False, 0))
+    out = run(CallOpened(0, "c", "f", 0), CallOpened(0, "c", "f", 1), StopReceived("tool_calls", False, 0))
     assert out == [RawCall(0, "c", "f", None, 0)]
     with pytest.raises(ProviderProtocolError, match=r"call id 'c' was already used at index 0"):
-        run(CallStarted(0, "c", "f", 1), CallStarted(1, "c", "f", 1))
+        run(CallOpened(0, "c", "f", 1), CallOpened(1, "c", "f", 1))
 
 
 def test_a_choices_first_stop_reason_ends_it_and_later_ones_are_listed() -> None:
     acc = Accumulator("test")
     events: list[Event] = [
-        CallStarted(0, "a", "f"),
+        CallOpened(0, "a", "f"),
         StopReceived("tool_calls", False),
-        CallStarted(1, "b", "f"),
+        CallOpened(1, "b", "f"),
         StopReceived("stop", True),  # ends only the call opened since, as it says
         StopReceived("length", True),
         StopReceived("stop", False, 1),
@@ -338,21 +338,21 @@ def test_a_choices_first_stop_reason_ends_it_and_later_ones_are_listed() -> None
 @pytest.mark.parametrize("call_id", ["c", None], ids=["same-id", "no-id"])
 def test_a_delivered_key_starts_again_only_as_a_new_call(call_id: str | None) -> None:
     with pytest.raises(ProviderProtocolError) as info:
-        run(CallStarted(0, "c", "f"), CallEnded(0), CallStarted(0, call_id, "f"))
+        run(CallOpened(0, "c", "f"), CallEnded(0), CallOpened(0, call_id, "f"))
     assert str(info.value) == (
-        "test, event 'CallStarted', call index 0: not allowed in state DELIVERED: the call was already delivered"
+        "test, event 'CallOpened', call index 0: not allowed in state DELIVERED: the call was already delivered"
     )
-    again = run(CallStarted(0, "c", "f"), CallEnded(0), CallStarted(0, "d", "g"), ArgumentsDelta(0, "{}"), CallEnded(0))
+    again = run(CallOpened(0, "c", "f"), CallEnded(0), CallOpened(0, "d", "g"), ArgumentsDelta(0, "{}"), CallEnded(0))
     assert again == [RawCall(0, "c", "f", None), RawCall(0, "d", "g", "{}", anomalies=("index_reused",))]
 
 
 def test_a_key_started_again_still_counts_against_max_calls() -> None:
     acc = Accumulator("test", Limits(max_calls=2))
-    events: list[Event] = [CallStarted(0, "a", "f"), CallEnded(0), CallStarted(0, "b", "f"), CallEnded(0)]
+    events: list[Event] = [CallOpened(0, "a", "f"), CallEnded(0), CallOpened(0, "b", "f"), CallEnded(0)]
     for event in events:
         acc.feed(event)
     with pytest.raises(LimitExceededError, match="too many calls in one response"):
-        acc.feed(CallStarted(0, "c", "f"))
+        acc.feed(CallOpened(0, "c", "f"))
 
 
 def sequential(*events: Event, early_close: bool = False) -> list[object]:
@@ -381,9 +381,9 @@ def sequential(*events: Event, early_close: bool = False) -> list[object]:
 def test_a_cut_truncates_only_the_call_being_written(after: Event, expected: list[RawCall]) -> None:
     """Rule 9: a followed call is complete; text for it after that breaks the order."""
     out = sequential(
-        CallStarted(0, "a", "f"),
+        CallOpened(0, "a", "f"),
         ArgumentsDelta(0, '{"x": 1}'),
-        CallStarted(1, "b", "f"),
+        CallOpened(1, "b", "f"),
         after,
         StopReceived("length", True),
     )
@@ -393,11 +393,11 @@ def test_a_cut_truncates_only_the_call_being_written(after: Event, expected: lis
 def test_early_close_never_delivers_a_call_before_its_arguments() -> None:
     """Two calls opened before any arguments: the first is not closed by the second's start."""
     out = sequential(
-        CallStarted(0, "a", "delete_files"),
-        CallStarted(1, "b", "list_files"),
+        CallOpened(0, "a", "delete_files"),
+        CallOpened(1, "b", "list_files"),
         ArgumentsDelta(0, '{"path": "/tmp/x"}'),
         ArgumentsDelta(1, "{}"),
-        CallStarted(2, "c", "f"),
+        CallOpened(2, "c", "f"),
         ArgumentsDelta(2, "{}"),
         StopReceived("tool_calls", False),
         early_close=True,
@@ -408,5 +408,5 @@ def test_early_close_never_delivers_a_call_before_its_arguments() -> None:
         RawCall(2, "c", "f", "{}"),
     ]
     # Delivered at the next call's start, before the stop:
-    early = sequential(CallStarted(0, "a", "f"), ArgumentsDelta(0, "{}"), CallStarted(1, "b", "g"), early_close=True)
+    early = sequential(CallOpened(0, "a", "f"), ArgumentsDelta(0, "{}"), CallOpened(1, "b", "g"), early_close=True)
     assert early == [RawCall(0, "a", "f", "{}")]

@@ -8,14 +8,14 @@ import pytest
 
 from streamkit._accumulator import _PACK_AT, Accumulator
 from streamkit._errors import ProviderProtocolError
-from streamkit._events import ArgumentsDelta, ArgumentsRepeated, ArgumentsValue, CallEnded, CallStarted, RawCall
+from streamkit._events import ArgumentsDelta, ArgumentsRepeated, ArgumentsValue, CallEnded, CallOpened, RawCall
 
 TEXT = json.dumps({"a": "é🚀\\" * 70, "lone": "\udc80"}, ensure_ascii=False)  # > _PACK_AT fragments
 
 
 def stream(fragments: list[str], *, repeated: bool = False) -> Accumulator:
     accumulator = Accumulator("test")
-    accumulator.feed(CallStarted(0, "c", "f"))
+    accumulator.feed(CallOpened(0, "c", "f"))
     for piece in fragments:
         accumulator.feed((ArgumentsRepeated if repeated else ArgumentsDelta)(0, piece))
     return accumulator

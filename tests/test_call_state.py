@@ -15,7 +15,7 @@ from streamkit import (
     iter_tool_calls,
 )
 from streamkit._accumulator import Accumulator
-from streamkit._events import CallDetail, CallEnded, CallReceived, CallStarted, RawCall
+from streamkit._events import CallDetail, CallEnded, CallOpened, CallReceived, RawCall
 from streamkit.adapters import ADAPTERS
 
 from .helpers import FIXTURES, one_byte, slug, sse
@@ -117,7 +117,7 @@ def test_state_before_the_call_starts_is_kept_for_it() -> None:
 
 def test_state_while_the_call_is_open_is_kept_for_it() -> None:
     acc = Accumulator("x")
-    acc.feed(CallStarted(2, "a", "f"))
+    acc.feed(CallOpened(2, "a", "f"))
     acc.feed(CallDetail(2, "k", "v"))
     acc.feed(CallDetail(2, "k", "v"))  # the same again: nothing changes
     (raw,) = acc.feed(CallEnded(2))
@@ -135,7 +135,7 @@ def test_state_after_the_call_was_delivered_is_a_protocol_error() -> None:
 
 def test_state_that_changes_is_a_protocol_error() -> None:
     acc = Accumulator("x")
-    acc.feed(CallStarted(0, "a", "f"))
+    acc.feed(CallOpened(0, "a", "f"))
     acc.feed(CallDetail(0, "k", "v"))
     with pytest.raises(ProviderProtocolError, match="call state 'k' changed from 'v' to 'w'"):
         acc.feed(CallDetail(0, "k", "w"))

@@ -145,7 +145,7 @@ def test_the_same_call_id_twice_is_a_protocol_error(slug: str) -> None:
     data = wire.begin() + complete(wire) + call(wire, 1, "c0", "g", ["{}"]) + wire.finish()
     items, error = run([data], slug)
     assert isinstance(error, ProviderProtocolError)
-    assert str(error) == f"{slug}, event 'CallStarted', call index 1: call id 'c0' was already used at index 0"
+    assert str(error) == f"{slug}, event 'CallOpened', call index 1: call id 'c0' was already used at index 0"
     assert items == delivered(wire)
     assert list(error.unfinished) == unfinished(wire, second=False)
 

@@ -52,8 +52,8 @@ from streamkit._events import (
     ArgumentsRepeated,
     ArgumentsValue,
     CallEnded,
+    CallOpened,
     CallReceived,
-    CallStarted,
     ErrorReceived,
     Event,
     Frame,
@@ -193,7 +193,7 @@ _IDS = st.none() | st.sampled_from(["a", "b", "c", ""])
 _NAMES = st.none() | st.sampled_from(["f", "g"])
 _FRAGMENTS = st.sampled_from(["{", "}", '"a"', ":", "1", "", '{"a":1}'])
 ACCUMULATOR_EVENTS = st.one_of(
-    st.builds(CallStarted, _INDEX, _IDS, _NAMES, _CHOICE),
+    st.builds(CallOpened, _INDEX, _IDS, _NAMES, _CHOICE),
     st.builds(ArgumentsDelta, _INDEX, _FRAGMENTS, _CHOICE),
     st.builds(ArgumentsRepeated, _INDEX, _FRAGMENTS, _CHOICE),
     st.builds(ArgumentsValue, _INDEX, st.none() | st.just({"a": 1}) | st.just([1]), _CHOICE),
@@ -755,11 +755,11 @@ def test_a_call_id_that_arrives_late_must_still_be_unique() -> None:
     # Found by the accumulator property: an id given to an open call after its start was not
     # checked, so two calls came out with the same id (a tool run twice, its results mixed).
     accumulator = Accumulator("fuzz")
-    accumulator.feed(CallStarted(0, None, "f"))
-    accumulator.feed(CallStarted(1, "b", "g"))
+    accumulator.feed(CallOpened(0, None, "f"))
+    accumulator.feed(CallOpened(1, "b", "g"))
     with pytest.raises(ProviderProtocolError) as info:
-        accumulator.feed(CallStarted(0, "b", None))
-    assert str(info.value) == "fuzz, event 'CallStarted', call index 0: call id 'b' was already used at index 1"
+        accumulator.feed(CallOpened(0, "b", None))
+    assert str(info.value) == "fuzz, event 'CallOpened', call index 0: call id 'b' was already used at index 1"
     # The same through OpenAI Chat, where the id of call 0 comes on a later fragment.
     wire = OpenAIChatWire()
     late = wire.chunk({"tool_calls": [{"index": 0, "id": "b", "function": {"arguments": "{}"}}]})
@@ -767,5 +767,5 @@ def test_a_call_id_that_arrives_late_must_still_be_unique() -> None:
     data = wire.begin() + wire.chunk({"tool_calls": [entry]}) + wire.start(1, "b", "g") + late + wire.finish()
     items, error = run([data], "openai_chat")
     assert isinstance(error, ProviderProtocolError)
-    assert str(error) == "openai_chat, event 'CallStarted', call index 0: call id 'b' was already used at index 1"
+    assert str(error) == "openai_chat, event 'CallOpened', call index 0: call id 'b' was already used at index 1"
     assert items == []

@@ -9,7 +9,7 @@ import pytest
 import streamkit
 from streamkit import ArgumentsPreview, InvalidToolCall, ResponseEnd, ToolCall, UsageError
 from streamkit._accumulator import PreviewingAccumulator
-from streamkit._events import ArgumentsDelta, CallEnded, CallStarted, RawCall, RawPreview
+from streamkit._events import ArgumentsDelta, CallEnded, CallOpened, RawCall, RawPreview
 from streamkit._preview import NO_PREVIEW, PartialJSON
 
 from .helpers import sse
@@ -114,7 +114,7 @@ def test_a_call_cut_off_gets_previews_and_stays_truncated() -> None:
 
 def test_throttled_previews_fire_at_exact_lengths() -> None:
     accumulator = PreviewingAccumulator("test", every=10, growth=2.0)
-    accumulator.feed(CallStarted(0, "c", "f"))
+    accumulator.feed(CallOpened(0, "c", "f"))
     lengths = []
     for _ in range(40):
         for item in accumulator.feed(ArgumentsDelta(0, "ab")):

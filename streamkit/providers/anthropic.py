@@ -24,29 +24,14 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from .._events import (
-    AnomalyNoted,
-    ArgumentsDelta,
-    ArgumentsValue,
-    BlockDelta,
-    BlockEnded,
-    BlockReceived,
-    BlockStarted,
-    CallEnded,
-    CallStarted,
-    Event,
-    ResponseEnded,
-    StopReceived,
-    TextReceived,
-    UsageReceived,
-)
+from .. import _events as ev
 from .._types import Finish
 from ._base import TypedEventDecoder, field, optional
 
 __all__ = ("AnthropicDecoder",)
 
 _SERVER_BLOCKS = frozenset({"server_tool_use", "mcp_tool_use"})
-_NOTHING: list[Event] = []
+_NOTHING: list[ev.Event] = []
 
 
 class AnthropicDecoder(TypedEventDecoder):
@@ -86,7 +71,7 @@ class AnthropicDecoder(TypedEventDecoder):
         self._server: set[int] = set()  # open server-side tool blocks
         self._thinking: set[int] = set()  # open thinking blocks
 
-    def _message_start(self, payload: Any, event: str) -> list[Event]:
+    def _message_start(self, payload: Any, event: str) -> list[ev.Event]:
         message = field(payload, "message", dict, "$", self, event)
         message_id = optional(message, "id", str, "$.message", self, event)
         if self._message_id is None:
@@ -95,16 +80,16 @@ class AnthropicDecoder(TypedEventDecoder):
             # A proxy spliced two generations together (vercel/ai PR #18402): never merge them.
             raise self.error(f"a second message_start with another id ({message_id!r})", event=event)
         usage = optional(message, "usage", dict, "$.message", self, event)
-        return [UsageReceived(usage)] if usage else _NOTHING
+        return [ev.UsageReceived(usage)] if usage else _NOTHING
 
-    def _block_start(self, payload: Any, event: str) -> list[Event]:
+    def _block_start(self, payload: Any, event: str) -> list[ev.Event]:
         index = field(payload, "index", int, "$", self, event)
         block = field(payload, "content_block", dict, "$", self, event)
         kind = field(block, "type", str, "$.content_block", self, event)
         if kind == "tool_use":
             self._calls.add(index)
-            out: list[Event] = [
-                CallStarted(
+            out: list[ev.Event] = [
+                ev.CallOpened(
                     index,
                     field(block, "id", str, "$.content_block", self, event),
                     field(block, "name", str, "$.content_block", self, event),
@@ -112,84 +97,84 @@ class AnthropicDecoder(TypedEventDecoder):
             ]
             placeholder = block.get("input")
             if placeholder:  # a gateway that sends the whole input up front, not as deltas
-                out += [ArgumentsValue(index, placeholder), AnomalyNoted(index, "input_in_start")]
+                out += [ev.ArgumentsValue(index, placeholder), ev.AnomalyNoted(index, "input_in_start")]
             return out
         if kind in _SERVER_BLOCKS:
             self._server.add(index)
             head = {key: value for key, value in block.items() if key != "input"}
             head["input"] = block.get("input", {})
-            return [BlockStarted(index, "server_tool_use", head)]
+            return [ev.BlockStarted(index, "server_tool_use", head)]
         if kind == "thinking":
             self._thinking.add(index)
-            out = [BlockStarted(index, "thinking", {})]
+            out = [ev.BlockStarted(index, "thinking", {})]
             # The start's own (normally empty) text and signature come first, as fragments.
             for part, key in (("text", "thinking"), ("signature", "signature")):
                 given = optional(block, key, str, "$.content_block", self, event)
                 if given:
-                    out.append(BlockDelta(index, part, given))
+                    out.append(ev.BlockDelta(index, part, given))
             return out
         if kind == "redacted_thinking":
             field(block, "data", str, "$.content_block", self, event)
-            return [BlockReceived("redacted_thinking", block)]
+            return [ev.BlockReceived("redacted_thinking", block)]
         if kind.endswith("_tool_result"):  # web_search_tool_result, mcp_tool_result…: whole here
-            return [BlockReceived("server_tool_result", block)]
+            return [ev.BlockReceived("server_tool_result", block)]
         if kind == "text" and block.get("text"):
-            return [TextReceived(field(block, "text", str, "$.content_block", self, event), 0, index)]
+            return [ev.TextReceived(field(block, "text", str, "$.content_block", self, event), 0, index)]
         return _NOTHING
 
-    def _delta(self, payload: Any, event: str) -> list[Event]:
+    def _delta(self, payload: Any, event: str) -> list[ev.Event]:
         index = field(payload, "index", int, "$", self, event)
         delta = field(payload, "delta", dict, "$", self, event)
         kind = delta.get("type")
         if kind == "input_json_delta":
             text = field(delta, "partial_json", str, "$.delta", self, event)
             if index in self._calls:
-                return [ArgumentsDelta(index, text)] if text else _NOTHING
+                return [ev.ArgumentsDelta(index, text)] if text else _NOTHING
             if index in self._server:
-                return [BlockDelta(index, "input", text)] if text else _NOTHING
-            return [ArgumentsDelta(index, text)]  # no open block: the accumulator's table rejects it
+                return [ev.BlockDelta(index, "input", text)] if text else _NOTHING
+            return [ev.ArgumentsDelta(index, text)]  # no open block: the accumulator's table rejects it
         if kind == "text_delta":
-            return [TextReceived(field(delta, "text", str, "$.delta", self, event), 0, index)]
+            return [ev.TextReceived(field(delta, "text", str, "$.delta", self, event), 0, index)]
         if kind == "thinking_delta" or kind == "signature_delta":
             # A thinking block's part; for a block that is no open thinking block, the turn stage
             # rejects it.
             if kind == "thinking_delta":
                 text = field(delta, "thinking", str, "$.delta", self, event)
-                return [BlockDelta(index, "text", text)] if text or index not in self._thinking else _NOTHING
-            return [BlockDelta(index, "signature", field(delta, "signature", str, "$.delta", self, event))]
+                return [ev.BlockDelta(index, "text", text)] if text or index not in self._thinking else _NOTHING
+            return [ev.BlockDelta(index, "signature", field(delta, "signature", str, "$.delta", self, event))]
         return _NOTHING  # citation deltas carry no call data
 
-    def _block_stop(self, payload: Any, event: str) -> list[Event]:
+    def _block_stop(self, payload: Any, event: str) -> list[ev.Event]:
         index = field(payload, "index", int, "$", self, event)
         if index in self._calls:
             self._calls.discard(index)
-            return [CallEnded(index)]
+            return [ev.CallEnded(index)]
         if index in self._server or index in self._thinking:
             self._server.discard(index)
             self._thinking.discard(index)
-            return [BlockEnded(index)]
+            return [ev.BlockEnded(index)]
         return _NOTHING
 
-    def _message_delta(self, payload: Any, event: str) -> list[Event]:
-        out: list[Event] = []
+    def _message_delta(self, payload: Any, event: str) -> list[ev.Event]:
+        out: list[ev.Event] = []
         delta = optional(payload, "delta", dict, "$", self, event) or {}
         usage = optional(payload, "usage", dict, "$", self, event)
         if usage:
-            out.append(UsageReceived(usage))
+            out.append(ev.UsageReceived(usage))
         stop_reason = optional(delta, "stop_reason", str, "$.delta", self, event)
         if stop_reason is not None:
             # Calls here end with their own content_block_stop: one still open was cut off.
             self._calls.clear()
-            out.append(StopReceived(stop_reason, cut_open_calls=True))
+            out.append(ev.StopReceived(stop_reason, cut_open_calls=True))
         return out
 
-    def _message_stop(self, payload: Any, event: str) -> list[Event]:
-        return [ResponseEnded()]
+    def _message_stop(self, payload: Any, event: str) -> list[ev.Event]:
+        return [ev.ResponseEnded()]
 
-    def _error(self, payload: Any, event: str) -> list[Event]:
+    def _error(self, payload: Any, event: str) -> list[ev.Event]:
         return [self.errors.received(optional(payload, "error", dict, "$", self, event) or {})]
 
-    _HANDLERS: ClassVar[dict[str, Callable[[AnthropicDecoder, Any, str], list[Event]]]] = {
+    _HANDLERS: ClassVar[dict[str, Callable[[AnthropicDecoder, Any, str], list[ev.Event]]]] = {
         "content_block_delta": _delta,  # by far the most common event
         "message_start": _message_start,
         "content_block_start": _block_start,

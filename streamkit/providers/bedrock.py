@@ -36,30 +36,15 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
 
+from .. import _events as ev
 from .._errors import ProviderProtocolError
-from .._events import (
-    ArgumentsDelta,
-    BlockDelta,
-    BlockEnded,
-    BlockReceived,
-    BlockStarted,
-    CallEnded,
-    CallStarted,
-    ErrorReceived,
-    Event,
-    Frame,
-    ResponseEnded,
-    StopReceived,
-    TextReceived,
-    UsageReceived,
-)
 from .._types import Finish
 from ._base import Decoder, ErrorShape, field, optional
 from .anthropic import AnthropicDecoder
 
 __all__ = ("BedrockDecoder",)
 
-_NOTHING: list[Event] = []
+_NOTHING: list[ev.Event] = []
 #: Known events that carry no call data (the role); like unknown events, they are skipped.
 _SKIPPED_EVENTS = frozenset({"messageStart"})
 _EXCEPTION = "exception:"
@@ -90,7 +75,7 @@ class BedrockDecoder(Decoder):
         self._metadata_seen = False
         self._ended = False
 
-    def feed(self, frame: Frame) -> list[Event]:
+    def feed(self, frame: ev.Frame) -> list[ev.Event]:
         name = frame.event or ""
         if name.startswith(_EXCEPTION):
             kind = name[len(_EXCEPTION) :]
@@ -98,13 +83,13 @@ class BedrockDecoder(Decoder):
                 body = self.load(frame.data, name) if frame.data.strip() else {}
             except ProviderProtocolError:  # not JSON: the text itself is the message
                 body = frame.data
-            return [ErrorReceived(kind, self.errors.read(body)[1] or kind)]  # the type is the frame's
+            return [ev.ErrorReceived(kind, self.errors.read(body)[1] or kind)]  # the type is the frame's
         if name.startswith(_ERROR):
             kind = name[len(_ERROR) :]
-            return [ErrorReceived(kind, frame.data or kind)]
+            return [ev.ErrorReceived(kind, frame.data or kind)]
         return super().feed(frame)
 
-    def feed_payload(self, payload: Any, event: str | None = None) -> list[Event]:
+    def feed_payload(self, payload: Any, event: str | None = None) -> list[ev.Event]:
         if event is None:  # boto3's shape: {"<event type>": body}
             if not isinstance(payload, dict) or len(payload) != 1 or not isinstance(next(iter(payload), ""), str):
                 got = f"keys {list(payload)}" if isinstance(payload, dict) else type(payload).__name__
@@ -120,16 +105,16 @@ class BedrockDecoder(Decoder):
         if event in _SKIPPED_EVENTS:
             return _NOTHING
         if event.endswith("Exception"):  # boto3 names them by their type, without a prefix
-            return [ErrorReceived(event, self.errors.read(payload)[1] or event)]
+            return [ev.ErrorReceived(event, self.errors.read(payload)[1] or event)]
         return _NOTHING  # unknown events: providers add them often
 
-    def flush(self) -> list[Event]:
+    def flush(self) -> list[ev.Event]:
         if self._stopped and not self._ended:
             self._ended = True
-            return [ResponseEnded()]  # no metadata after messageStop: the response is whole
+            return [ev.ResponseEnded()]  # no metadata after messageStop: the response is whole
         return _NOTHING
 
-    def _block_start(self, payload: Any, event: str) -> list[Event]:
+    def _block_start(self, payload: Any, event: str) -> list[ev.Event]:
         index = field(payload, "contentBlockIndex", int, "$", self, event)
         start = field(payload, "start", dict, "$", self, event)
         tool = optional(start, "toolUse", dict, "$.start", self, event)
@@ -139,77 +124,77 @@ class BedrockDecoder(Decoder):
                 return _NOTHING
             self._calls.add(index)  # a second start of an open call: the accumulator judges it
             call_id = field(tool, "toolUseId", str, "$.start.toolUse", self, event)
-            return [CallStarted(index, call_id, field(tool, "name", str, "$.start.toolUse", self, event))]
+            return [ev.CallOpened(index, call_id, field(tool, "name", str, "$.start.toolUse", self, event))]
         if "toolResult" in start:
             self._server.add(index)
         return _NOTHING  # a text block opened with `start: {}`, an image…
 
-    def _delta(self, payload: Any, event: str) -> list[Event]:
+    def _delta(self, payload: Any, event: str) -> list[ev.Event]:
         index = field(payload, "contentBlockIndex", int, "$", self, event)
         delta = field(payload, "delta", dict, "$", self, event)
         tool = delta.get("toolUse")
         if tool is not None:
             if index in self._calls:
                 fragment = field(tool, "input", str, "$.delta.toolUse", self, event)
-                return [ArgumentsDelta(index, fragment)] if fragment else _NOTHING
+                return [ev.ArgumentsDelta(index, fragment)] if fragment else _NOTHING
             if index in self._server:
                 return _NOTHING
             # No open block: the accumulator's table rejects the fragment.
-            return [ArgumentsDelta(index, field(tool, "input", str, "$.delta.toolUse", self, event))]
+            return [ev.ArgumentsDelta(index, field(tool, "input", str, "$.delta.toolUse", self, event))]
         text = optional(delta, "text", str, "$.delta", self, event)
         if text:
-            return [TextReceived(text, 0, index)]
+            return [ev.TextReceived(text, 0, index)]
         reasoning = optional(delta, "reasoningContent", dict, "$.delta", self, event)
         if reasoning is not None:
             return self._reasoning(index, reasoning, event)
         return _NOTHING  # citations and server tool results carry no call data
 
-    def _reasoning(self, index: int, reasoning: dict[str, Any], event: str) -> list[Event]:
+    def _reasoning(self, index: int, reasoning: dict[str, Any], event: str) -> list[ev.Event]:
         where = "$.delta.reasoningContent"
         redacted = optional(reasoning, "redactedContent", str, where, self, event)
         if redacted is not None:
-            return [BlockReceived("redacted_thinking", {"data": redacted})]
-        out: list[Event] = []
+            return [ev.BlockReceived("redacted_thinking", {"data": redacted})]
+        out: list[ev.Event] = []
         if index not in self._thinking:
             self._thinking.add(index)
-            out.append(BlockStarted(index, "thinking", {}))
+            out.append(ev.BlockStarted(index, "thinking", {}))
         for part, key in (("text", "text"), ("signature", "signature")):
             given = optional(reasoning, key, str, where, self, event)
             if given:
-                out.append(BlockDelta(index, part, given))
+                out.append(ev.BlockDelta(index, part, given))
         return out
 
-    def _block_stop(self, payload: Any, event: str) -> list[Event]:
+    def _block_stop(self, payload: Any, event: str) -> list[ev.Event]:
         index = field(payload, "contentBlockIndex", int, "$", self, event)
         if index in self._calls:
             self._calls.discard(index)
-            return [CallEnded(index)]
+            return [ev.CallEnded(index)]
         if index in self._thinking:
             self._thinking.discard(index)
-            return [BlockEnded(index)]
+            return [ev.BlockEnded(index)]
         self._server.discard(index)
         return _NOTHING
 
-    def _message_stop(self, payload: Any, event: str) -> list[Event]:
+    def _message_stop(self, payload: Any, event: str) -> list[ev.Event]:
         reason = field(payload, "stopReason", str, "$", self, event)
         self._stopped = True
         # Calls end with their own contentBlockStop: one still open was cut off.
         self._calls.clear()
         if self._metadata_seen:  # a gateway that sends metadata first: nothing more will come
             self._ended = True
-            return [StopReceived(reason, cut_open_calls=True), ResponseEnded()]
-        return [StopReceived(reason, cut_open_calls=True)]
+            return [ev.StopReceived(reason, cut_open_calls=True), ev.ResponseEnded()]
+        return [ev.StopReceived(reason, cut_open_calls=True)]
 
-    def _metadata(self, payload: Any, event: str) -> list[Event]:
+    def _metadata(self, payload: Any, event: str) -> list[ev.Event]:
         usage = optional(payload, "usage", dict, "$", self, event)
-        out: list[Event] = [UsageReceived(usage)] if usage else []
+        out: list[ev.Event] = [ev.UsageReceived(usage)] if usage else []
         self._metadata_seen = True
         if self._stopped:
             self._ended = True
-            out.append(ResponseEnded())
+            out.append(ev.ResponseEnded())
         return out
 
-    _HANDLERS: ClassVar[dict[str, Callable[[BedrockDecoder, Any, str], list[Event]]]] = {
+    _HANDLERS: ClassVar[dict[str, Callable[[BedrockDecoder, Any, str], list[ev.Event]]]] = {
         "contentBlockStart": _block_start,
         "contentBlockStop": _block_stop,
         "messageStop": _message_stop,

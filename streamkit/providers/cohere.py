@@ -18,18 +18,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from .._events import (
-    ArgumentsDelta,
-    CallEnded,
-    CallStarted,
-    ErrorReceived,
-    Event,
-    Frame,
-    ResponseEnded,
-    StopReceived,
-    TextReceived,
-    UsageReceived,
-)
+from .. import _events as ev
 from .._types import Finish
 from ._base import ErrorShape, TypedEventDecoder, field, optional
 
@@ -38,7 +27,7 @@ __all__ = ("CohereDecoder",)
 _FAILED = frozenset({"ERROR", "TIMEOUT"})
 #: Known events that carry nothing for calls: ignored, as unknown ones are.
 _SKIPPED = ("message-start", "content-start", "content-end", "citation-start", "citation-end", "debug")
-_NOTHING: list[Event] = []
+_NOTHING: list[ev.Event] = []
 
 
 class CohereDecoder(TypedEventDecoder):
@@ -75,9 +64,9 @@ class CohereDecoder(TypedEventDecoder):
     plain_fragments = True  # a tool-call-delta changes no state
     plain_text = True  # a content-delta of text changes no state
 
-    def feed(self, frame: Frame) -> list[Event]:
+    def feed(self, frame: ev.Frame) -> list[ev.Event]:
         if frame.data == self.done:
-            return [ResponseEnded()]
+            return [ev.ResponseEnded()]
         return super().feed(frame)
 
     def _call(self, payload: Any, event: str) -> dict[str, Any]:
@@ -85,12 +74,12 @@ class CohereDecoder(TypedEventDecoder):
         message = field(delta, "message", dict, "$.delta", self, event)
         return field(message, "tool_calls", dict, "$.delta.message", self, event)
 
-    def _call_start(self, payload: Any, event: str) -> list[Event]:
+    def _call_start(self, payload: Any, event: str) -> list[ev.Event]:
         index = field(payload, "index", int, "$", self, event)
         call = self._call(payload, event)
         function = field(call, "function", dict, "$.delta.message.tool_calls", self, event)
-        out: list[Event] = [
-            CallStarted(
+        out: list[ev.Event] = [
+            ev.CallOpened(
                 index,
                 optional(call, "id", str, "$.delta.message.tool_calls", self, event),
                 optional(function, "name", str, "$.delta.message.tool_calls.function", self, event),
@@ -98,48 +87,48 @@ class CohereDecoder(TypedEventDecoder):
         ]
         arguments = optional(function, "arguments", str, "$.delta.message.tool_calls.function", self, event)
         if arguments:
-            out.append(ArgumentsDelta(index, arguments))
+            out.append(ev.ArgumentsDelta(index, arguments))
         return out
 
-    def _call_delta(self, payload: Any, event: str) -> list[Event]:
+    def _call_delta(self, payload: Any, event: str) -> list[ev.Event]:
         index = field(payload, "index", int, "$", self, event)
         function = field(self._call(payload, event), "function", dict, "$.delta.message.tool_calls", self, event)
         text = field(function, "arguments", str, "$.delta.message.tool_calls.function", self, event)
-        return [ArgumentsDelta(index, text)] if text else _NOTHING
+        return [ev.ArgumentsDelta(index, text)] if text else _NOTHING
 
-    def _call_end(self, payload: Any, event: str) -> list[Event]:
-        return [CallEnded(field(payload, "index", int, "$", self, event))]
+    def _call_end(self, payload: Any, event: str) -> list[ev.Event]:
+        return [ev.CallEnded(field(payload, "index", int, "$", self, event))]
 
-    def _plan_delta(self, payload: Any, event: str) -> list[Event]:
+    def _plan_delta(self, payload: Any, event: str) -> list[ev.Event]:
         delta = field(payload, "delta", dict, "$", self, event)
         message = field(delta, "message", dict, "$.delta", self, event)
         text = field(message, "tool_plan", str, "$.delta.message", self, event)
-        return [TextReceived(text)] if text else _NOTHING
+        return [ev.TextReceived(text)] if text else _NOTHING
 
-    def _content_delta(self, payload: Any, event: str) -> list[Event]:
+    def _content_delta(self, payload: Any, event: str) -> list[ev.Event]:
         delta = field(payload, "delta", dict, "$", self, event)
         message = field(delta, "message", dict, "$.delta", self, event)
         content = field(message, "content", dict, "$.delta.message", self, event)
         if "thinking" in content or content.get("type", "text") != "text":
             return _NOTHING  # thinking is not the answer; its deltas carry only a "thinking" key
         text = field(content, "text", str, "$.delta.message.content", self, event)
-        return [TextReceived(text, 0, optional(payload, "index", int, "$", self, event))] if text else _NOTHING
+        return [ev.TextReceived(text, 0, optional(payload, "index", int, "$", self, event))] if text else _NOTHING
 
-    def _message_end(self, payload: Any, event: str) -> list[Event]:
+    def _message_end(self, payload: Any, event: str) -> list[ev.Event]:
         delta = optional(payload, "delta", dict, "$", self, event) or {}
         reason = optional(delta, "finish_reason", str, "$.delta", self, event)
         error = delta.get("error")
         if reason in _FAILED or error:
-            return [ErrorReceived(reason, self.errors.read(error)[1] or f"the response ended with {reason}")]
-        out: list[Event] = []
+            return [ev.ErrorReceived(reason, self.errors.read(error)[1] or f"the response ended with {reason}")]
+        out: list[ev.Event] = []
         usage = optional(delta, "usage", dict, "$.delta", self, event)
         if usage:
-            out.append(UsageReceived(usage))
+            out.append(ev.UsageReceived(usage))
         # Calls end with their own tool-call-end: one still open here was cut off.
-        out += [StopReceived(reason, cut_open_calls=True), ResponseEnded()]
+        out += [ev.StopReceived(reason, cut_open_calls=True), ev.ResponseEnded()]
         return out
 
-    _HANDLERS: ClassVar[dict[str, Callable[[CohereDecoder, Any, str], list[Event]]]] = {
+    _HANDLERS: ClassVar[dict[str, Callable[[CohereDecoder, Any, str], list[ev.Event]]]] = {
         "tool-call-start": _call_start,
         "tool-call-delta": _call_delta,
         "tool-call-end": _call_end,

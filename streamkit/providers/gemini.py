@@ -42,24 +42,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from .._events import (
-    AnomalyNoted,
-    ArgumentsDelta,
-    ArgumentsValue,
-    BlockDelta,
-    BlockEnded,
-    BlockReceived,
-    BlockStarted,
-    CallDetail,
-    CallEnded,
-    CallReceived,
-    CallStarted,
-    Event,
-    ResponseEnded,
-    StopReceived,
-    TextReceived,
-    UsageReceived,
-)
+from .. import _events as ev
 from .._types import Finish
 from ._base import Decoder, ErrorShape, field, optional
 from ._jsonpath import PathAssembler, PathError
@@ -123,32 +106,32 @@ class GeminiDecoder(Decoder):
         self._candidates: dict[int, _Candidate] = {}
         self._blocked = False
 
-    def feed_payload(self, payload: Any, event: str | None = None) -> list[Event]:
+    def feed_payload(self, payload: Any, event: str | None = None) -> list[ev.Event]:
         if not isinstance(payload, dict):
             raise self.error(f"a chunk must be a JSON object, got {type(payload).__name__}", event=event)
         error = payload.get("error")
         if error is not None:
             return [*self._cut_all(), self.errors.received(error)]
-        out: list[Event] = []
+        out: list[ev.Event] = []
         candidates = optional(payload, "candidates", list, "$", self, event) or []
         for number, candidate in enumerate(candidates):
             self._candidate(candidate, number, out, event)
         feedback = optional(payload, "promptFeedback", dict, "$", self, event)
         if not candidates and feedback is not None and feedback.get("blockReason"):
             self._blocked = True  # the prompt was refused: no candidate will come
-            out.append(StopReceived(str(feedback["blockReason"]), cut_open_calls=True))
+            out.append(ev.StopReceived(str(feedback["blockReason"]), cut_open_calls=True))
         usage = optional(payload, "usageMetadata", dict, "$", self, event)
         if usage:
-            out.append(UsageReceived(usage))
+            out.append(ev.UsageReceived(usage))
         return out
 
-    def flush(self) -> list[Event]:
+    def flush(self) -> list[ev.Event]:
         states = self._candidates.values()
         if (states or self._blocked) and all(state.finished for state in states):
-            return [ResponseEnded()]
+            return [ev.ResponseEnded()]
         return self._cut_all()  # no finishReason: the stream was cut, and the pipeline says so
 
-    def _candidate(self, candidate: Any, number: int, out: list[Event], event: str | None) -> None:
+    def _candidate(self, candidate: Any, number: int, out: list[ev.Event], event: str | None) -> None:
         where = f"$.candidates[{number}]"
         if not isinstance(candidate, dict):
             raise self.error(f"{where} must be an object", event=event)
@@ -176,39 +159,39 @@ class GeminiDecoder(Decoder):
                     raise self.error(f"{path}.functionCall must be an object", event=event)
                 if signature is not None:  # before the call: it ends with this part
                     index = state.open_index if state.open is not None else state.calls
-                    out.append(CallDetail(index, "thoughtSignature", signature, choice))
+                    out.append(ev.CallDetail(index, "thoughtSignature", signature, choice))
                 self._call(state, choice, call, f"{path}.functionCall", out, event)
             else:
                 text = optional(part, "text", str, path, self, event)
                 if text:
-                    out.append(TextReceived(text, choice))
+                    out.append(ev.TextReceived(text, choice))
                 if signature is not None:
-                    out.append(BlockReceived("text_signature", {"signature": signature}, choice))
+                    out.append(ev.BlockReceived("text_signature", {"signature": signature}, choice))
         reason = optional(candidate, "finishReason", str, where, self, event)
         if reason is not None:
             self._end_thought(state, choice, out)
             self._finish(state, choice, reason, candidate, where, out, event)
 
     def _thought(
-        self, state: _Candidate, choice: int, text: str | None, signature: str | None, out: list[Event]
+        self, state: _Candidate, choice: int, text: str | None, signature: str | None, out: list[ev.Event]
     ) -> None:
         if state.thought is None:
             state.thought = state.thoughts
             state.thoughts += 1
-            out.append(BlockStarted(state.thought, "thinking", {}, choice))
+            out.append(ev.BlockStarted(state.thought, "thinking", {}, choice))
         if text:
-            out.append(BlockDelta(state.thought, "text", text, choice))
+            out.append(ev.BlockDelta(state.thought, "text", text, choice))
         if signature is not None:  # a signature closes the part it came with
-            out.append(BlockDelta(state.thought, "signature", signature, choice))
+            out.append(ev.BlockDelta(state.thought, "signature", signature, choice))
             self._end_thought(state, choice, out)
 
-    def _end_thought(self, state: _Candidate, choice: int, out: list[Event]) -> None:
+    def _end_thought(self, state: _Candidate, choice: int, out: list[ev.Event]) -> None:
         if state.thought is not None:
-            out.append(BlockEnded(state.thought, choice))
+            out.append(ev.BlockEnded(state.thought, choice))
             state.thought = None
 
     def _call(
-        self, state: _Candidate, choice: int, call: dict[str, Any], where: str, out: list[Event], event: str | None
+        self, state: _Candidate, choice: int, call: dict[str, Any], where: str, out: list[ev.Event], event: str | None
     ) -> None:
         name = optional(call, "name", str, where, self, event) or None
         partial = optional(call, "partialArgs", list, where, self, event)
@@ -229,25 +212,27 @@ class GeminiDecoder(Decoder):
         state.calls += 1
         call_id = optional(call, "id", str, where, self, event) or None
         if partial is None and not continues:
-            out.append(CallReceived(index, call_id, name, call.get("args"), choice))  # the usual whole call
+            out.append(ev.CallReceived(index, call_id, name, call.get("args"), choice))  # the usual whole call
             return
         if "args" in call:
             raise self.error(f"{where} has both args and streamed arguments", event=event)
         assembler = PathAssembler()
         self._pieces(assembler, partial or [], where, event, index)
-        out.append(CallStarted(index, call_id, name, choice))
+        out.append(ev.CallOpened(index, call_id, name, choice))
         if continues:
             state.open, state.open_index = assembler, index
         else:
             out += self._close(assembler, index, choice, where, event)
 
-    def _close(self, assembler: PathAssembler, index: int, choice: int, where: str, event: str | None) -> list[Event]:
+    def _close(
+        self, assembler: PathAssembler, index: int, choice: int, where: str, event: str | None
+    ) -> list[ev.Event]:
         """The end of a streamed call: its object, whole, unless a string was promised more."""
         if assembler.open_path is not None:
             raise self.error(
                 f"{where} ends the call while a string piece said more would follow", event=event, index=index
             )
-        return [ArgumentsValue(index, assembler.value, choice), CallEnded(index, choice)]
+        return [ev.ArgumentsValue(index, assembler.value, choice), ev.CallEnded(index, choice)]
 
     def _pieces(self, assembler: PathAssembler, pieces: list[Any], where: str, event: str | None, index: int) -> None:
         for number, piece in enumerate(pieces):
@@ -278,7 +263,7 @@ class GeminiDecoder(Decoder):
         reason: str,
         candidate: dict[str, Any],
         where: str,
-        out: list[Event],
+        out: list[ev.Event],
         event: str | None,
     ) -> None:
         state.finished = True
@@ -287,19 +272,19 @@ class GeminiDecoder(Decoder):
             message = optional(candidate, "finishMessage", str, where, self, event) or ""
             index = state.calls
             state.calls += 1
-            out += [CallStarted(index, None, None, choice), AnomalyNoted(index, "malformed_function_call", choice)]
+            out += [ev.CallOpened(index, None, None, choice), ev.AnomalyNoted(index, "malformed_function_call", choice)]
             if message:
-                out.append(ArgumentsDelta(index, message, choice))
-            out.append(CallEnded(index, choice))
+                out.append(ev.ArgumentsDelta(index, message, choice))
+            out.append(ev.CallEnded(index, choice))
         # Calls here are whole parts or end with their own last piece: one still open was cut off.
-        out.append(StopReceived(reason, cut_open_calls=True, choice=choice))
+        out.append(ev.StopReceived(reason, cut_open_calls=True, choice=choice))
 
-    def _cut(self, state: _Candidate, choice: int) -> list[Event]:
+    def _cut(self, state: _Candidate, choice: int) -> list[ev.Event]:
         """Hand the accumulator what a cut streamed call had, so its raw text shows it."""
         if state.open is None:
             return []
         value, state.open = state.open.value, None
-        return [ArgumentsValue(state.open_index, value, choice)]
+        return [ev.ArgumentsValue(state.open_index, value, choice)]
 
-    def _cut_all(self) -> list[Event]:
+    def _cut_all(self) -> list[ev.Event]:
         return [event for choice, state in self._candidates.items() for event in self._cut(state, choice)]

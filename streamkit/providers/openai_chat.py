@@ -44,24 +44,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from .._events import (
-    AnomalyNoted,
-    ArgumentsDelta,
-    ArgumentsRepeated,
-    ArgumentsValue,
-    BlockDelta,
-    BlockEnded,
-    BlockStarted,
-    CallEnded,
-    CallStarted,
-    ErrorReceived,
-    Event,
-    Frame,
-    ResponseEnded,
-    StopReceived,
-    TextReceived,
-    UsageReceived,
-)
+from .. import _events as ev
 from .._types import Finish
 from ._base import Decoder, ErrorShape, optional
 
@@ -70,7 +53,7 @@ __all__ = ("OpenAIChatDecoder",)
 _PLACEHOLDER_IDS = frozenset({"", "null"})
 #: The finishes whose reasons cut the choice's open calls off rather than end them.
 _CUTTING = frozenset({"length", "content_filter", "error"})
-_NOTHING: list[Event] = []
+_NOTHING: list[ev.Event] = []
 
 
 class _Choice:
@@ -126,31 +109,31 @@ class OpenAIChatDecoder(Decoder):
         self._choices: dict[int, _Choice] = {}
         self._done = False
 
-    def feed(self, frame: Frame) -> list[Event]:
+    def feed(self, frame: ev.Frame) -> list[ev.Event]:
         if self._done:
             return _NOTHING  # anything after [DONE] is ignored
         if frame.data == self.done:
             self._done = True
-            return [ResponseEnded()]
+            return [ev.ResponseEnded()]
         return super().feed(frame)
 
-    def flush(self) -> list[Event]:
+    def flush(self) -> list[ev.Event]:
         if not self._done and self._choices and all(state.settled for state in self._choices.values()):
             self._done = True
-            return [ResponseEnded()]  # no [DONE], but every choice finished: the response is whole
+            return [ev.ResponseEnded()]  # no [DONE], but every choice finished: the response is whole
         return _NOTHING
 
-    def feed_payload(self, payload: Any, event: str | None = None) -> list[Event]:
+    def feed_payload(self, payload: Any, event: str | None = None) -> list[ev.Event]:
         return self._chunk(payload, event)
 
-    def _chunk(self, payload: Any, event: str | None) -> list[Event]:
+    def _chunk(self, payload: Any, event: str | None) -> list[ev.Event]:
         """The general path: any chunk, every shape checked."""
         if not isinstance(payload, dict):
             raise self.error(f"a chunk must be a JSON object, got {type(payload).__name__}", event=event)
         error = self.error_in(payload)
         if error is not None:
             return [error]  # before the choices: an error chunk's finish_reason proves nothing
-        out: list[Event] = []
+        out: list[ev.Event] = []
         choices = payload.get("choices")
         if choices:
             if not isinstance(choices, list):
@@ -160,11 +143,11 @@ class OpenAIChatDecoder(Decoder):
         groq = payload.get("x_groq")  # Groq puts usage in x_groq
         usage = payload.get("usage") or (groq.get("usage") if isinstance(groq, dict) else None)
         if isinstance(usage, dict):
-            out.append(UsageReceived(usage))
+            out.append(ev.UsageReceived(usage))
         return out
 
     @classmethod
-    def error_in(cls, payload: dict[str, Any]) -> ErrorReceived | None:
+    def error_in(cls, payload: dict[str, Any]) -> ev.ErrorReceived | None:
         """The error a chunk carries, if it is an error chunk: its ``error``, or the chunk
         itself in vLLM's mid-stream shape (``"object": "error"``)."""
         error = payload.get("error")
@@ -174,7 +157,7 @@ class OpenAIChatDecoder(Decoder):
             return cls.errors.received(payload)
         return None
 
-    def _choice(self, choice: Any, number: int, out: list[Event], event: str | None) -> None:
+    def _choice(self, choice: Any, number: int, out: list[ev.Event], event: str | None) -> None:
         where = f"$.choices[{number}]"
         if not isinstance(choice, dict):
             raise self.error(f"{where} must be an object", event=event)
@@ -189,17 +172,17 @@ class OpenAIChatDecoder(Decoder):
                 state = self._state(ci)
                 if state.thinking is None:
                     state.thinking, state.thoughts = state.thoughts, state.thoughts + 1
-                    out.append(BlockStarted(state.thinking, "thinking", {}, ci))
-                out.append(BlockDelta(state.thinking, "text", reasoning, ci))
+                    out.append(ev.BlockStarted(state.thinking, "thinking", {}, ci))
+                out.append(ev.BlockDelta(state.thinking, "text", reasoning, ci))
             content = self._content(delta.get("content"), f"{where}.delta.content", event)
             tool_calls = delta.get("tool_calls")
             if state is not None and state.thinking is not None and (content or tool_calls):
-                out.append(BlockEnded(state.thinking, ci))
+                out.append(ev.BlockEnded(state.thinking, ci))
                 state.thinking = None
             if content:
                 if state is None:
                     state = self._state(ci)  # a choice with text must finish too
-                out.append(TextReceived(content, ci))
+                out.append(ev.TextReceived(content, ci))
             if tool_calls:
                 if not isinstance(tool_calls, list):
                     raise self.error(f"{where}.delta.tool_calls must be a list", event=event)
@@ -214,13 +197,13 @@ class OpenAIChatDecoder(Decoder):
             return
         state = self._state(ci)
         if state.thinking is not None:
-            out.append(BlockEnded(state.thinking, ci))
+            out.append(ev.BlockEnded(state.thinking, ci))
             state.thinking = None
         # Every finish_reason goes on: the accumulator takes the first as the choice's end and
         # stop reason, and a later one ends only the calls opened since.
         state.finished = True
         state.open.clear()
-        out.append(StopReceived(reason, self.finish_reasons.get(reason) in _CUTTING, ci))
+        out.append(ev.StopReceived(reason, self.finish_reasons.get(reason) in _CUTTING, ci))
 
     def _content(self, content: Any, where: str, event: str | None) -> str | None:
         """The text in ``delta.content``: a string, or null (the same as ``""``)."""
@@ -236,7 +219,7 @@ class OpenAIChatDecoder(Decoder):
             state = self._choices[ci] = _Choice()
         return state
 
-    def _entry(self, ci: int, entry: Any, where: str, out: list[Event], event: str | None) -> None:
+    def _entry(self, ci: int, entry: Any, where: str, out: list[ev.Event], event: str | None) -> None:
         if not isinstance(entry, dict):
             raise self.error(f"{where} must be an object", event=event)
         function = entry.get("function") or {}
@@ -259,9 +242,9 @@ class OpenAIChatDecoder(Decoder):
         state = self._state(ci)
         index, new = self._slot(state, ci, entry.get("index"), call_id, name, where, out, event)
         if id_placeholder:
-            out.append(AnomalyNoted(index, "id_placeholder", ci))
+            out.append(ev.AnomalyNoted(index, "id_placeholder", ci))
         if name_placeholder:
-            out.append(AnomalyNoted(index, "name_placeholder", ci))
+            out.append(ev.AnomalyNoted(index, "name_placeholder", ci))
         if new:
             if self.early_close:  # the accumulator ends the calls before it (its rule 9)
                 state.open.intersection_update({index})
@@ -270,18 +253,18 @@ class OpenAIChatDecoder(Decoder):
             state.ids[index] = call_id
             state.names[index] = name
             state.last = index
-            out.append(CallStarted(index, call_id, name, ci))
+            out.append(ev.CallOpened(index, call_id, name, ci))
         elif call_id is not None or name is not None:
-            out.append(CallStarted(index, call_id, name, ci))  # the accumulator sets them once
+            out.append(ev.CallOpened(index, call_id, name, ci))  # the accumulator sets them once
             state.ids[index] = state.ids[index] or call_id
             state.names[index] = state.names[index] or name
         if isinstance(arguments, str):
             if arguments:
                 repeat = not new and (call_id is not None or name is not None)
-                out.append((ArgumentsRepeated if repeat else ArgumentsDelta)(index, arguments, ci))
+                out.append((ev.ArgumentsRepeated if repeat else ev.ArgumentsDelta)(index, arguments, ci))
         elif arguments is not None:
-            out.append(ArgumentsValue(index, arguments, ci))
-            out.append(AnomalyNoted(index, "arguments_object", ci))
+            out.append(ev.ArgumentsValue(index, arguments, ci))
+            out.append(ev.AnomalyNoted(index, "arguments_object", ci))
 
     def _slot(
         self,
@@ -291,7 +274,7 @@ class OpenAIChatDecoder(Decoder):
         call_id: str | None,
         name: str | None,
         where: str,
-        out: list[Event],
+        out: list[ev.Event],
         event: str | None,
     ) -> tuple[int, bool]:
         """Which call this entry belongs to, and whether it starts that call."""
@@ -304,17 +287,17 @@ class OpenAIChatDecoder(Decoder):
             index = state.next_free(wire)
             state.slots[wire] = index
             if index != wire:
-                out.append(AnomalyNoted(index, "index_reused", ci))
+                out.append(ev.AnomalyNoted(index, "index_reused", ci))
             return index, True
         known = state.ids.get(index)
         if call_id is not None and known is not None and call_id != known:
             # A new id on an occupied index: a new call (vLLM, SGLang, Ollama /v1, Gemini proxies).
             if index in state.open:
                 state.open.discard(index)
-                out.append(CallEnded(index, ci))
+                out.append(ev.CallEnded(index, ci))
             fresh = state.next_free(wire)
             state.slots[wire] = fresh
-            out.append(AnomalyNoted(fresh, "index_reused", ci))
+            out.append(ev.AnomalyNoted(fresh, "index_reused", ci))
             return fresh, True
         return index, False
 
@@ -325,7 +308,7 @@ class OpenAIChatDecoder(Decoder):
         call_id: str | None,
         name: str | None,
         where: str,
-        out: list[Event],
+        out: list[ev.Event],
         event: str | None,
     ) -> tuple[int, bool]:
         last = state.last
@@ -335,13 +318,13 @@ class OpenAIChatDecoder(Decoder):
             or (call_id is None and name == state.names.get(last))
         )
         if continues and last is not None:
-            out.append(AnomalyNoted(last, "index_missing", ci))
+            out.append(ev.AnomalyNoted(last, "index_missing", ci))
             return last, False
         if call_id is None and name is None:
             raise self.error(f"{where} has no index, id or name and no call is open", event=event)
         if last is not None and last in state.open:
             state.open.discard(last)
-            out.append(CallEnded(last, ci))
+            out.append(ev.CallEnded(last, ci))
         index = state.next_free(0 if last is None else last + 1)
-        out.append(AnomalyNoted(index, "index_missing", ci))
+        out.append(ev.AnomalyNoted(index, "index_missing", ci))
         return index, True

@@ -48,7 +48,7 @@ from .._events import (
     ArgumentsFinal,
     BlockReceived,
     CallDetail,
-    CallStarted,
+    CallOpened,
     Event,
     Frame,
     ResponseEnded,
@@ -121,7 +121,7 @@ class OpenAIResponsesDecoder(TypedEventDecoder):
                 self._by_item[item_id] = index
             if call_id is not None:
                 self._by_call[call_id] = index
-        out: list[Event] = [CallStarted(index, call_id, optional(item, "name", str, "$.item", self, event))]
+        out: list[Event] = [CallOpened(index, call_id, optional(item, "name", str, "$.item", self, event))]
         if item_id is not None:
             out.append(CallDetail(index, "id", item_id))
         arguments = optional(item, "arguments", str, "$.item", self, event)

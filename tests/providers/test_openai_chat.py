@@ -23,7 +23,7 @@ from streamkit import (
     ToolCall,
     UsageError,
 )
-from streamkit._events import ArgumentsDelta, BlockDelta, BlockEnded, BlockStarted, CallStarted, Event, Frame
+from streamkit._events import ArgumentsDelta, BlockDelta, BlockEnded, BlockStarted, CallOpened, Event, Frame
 from streamkit.providers.openai_chat import OpenAIChatDecoder
 
 from ..helpers import FIXTURES, events, split_at, sse
@@ -253,7 +253,7 @@ def test_reasoning_between_argument_fragments_is_kept_and_closed() -> None:
     # A continuation chunk takes the hot path only when no reasoning block is open and it
     # carries no reasoning: otherwise the block is closed, or the reasoning kept, as always.
     decoder = OpenAIChatDecoder()
-    assert decoder.feed_payload(chunk(tc(0, "c1", "f", ""))) == [CallStarted(0, "c1", "f")]
+    assert decoder.feed_payload(chunk(tc(0, "c1", "f", ""))) == [CallOpened(0, "c1", "f")]
     thinking = [BlockStarted(0, "thinking", {}), BlockDelta(0, "text", "hm")]
     assert decoder.feed_payload(chunk(reasoning_content="hm")) == thinking
     more = Frame(None, json.dumps(chunk(tc(0, args="{}"))))
