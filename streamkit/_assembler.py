@@ -366,7 +366,7 @@ class Assembler:
             return TextDelta(item.text, choice=item.choice, index=item.index)
         stop, usage = self._accumulator.stop_reason, self._accumulator.usage
         finish = finish_of(self._decoder.finish_reasons, stop, self._called)
-        tokens, anomalies = tokens_of(self.provider, usage), tuple(self._accumulator.anomalies)
+        tokens, anomalies = tokens_of(self._decoder.tokens, usage), tuple(self._accumulator.anomalies)
         end = ResponseEnd(stop, usage, finish=finish, tokens=tokens, anomalies=anomalies)
         watch, self._watch = self._watch, None
         if watch is not None:

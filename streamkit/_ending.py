@@ -3,14 +3,14 @@
 Each provider names its stop reasons and counts its tokens its own way; ``ResponseEnd`` keeps
 those as received (``stop_reason``, ``usage``) and adds the same facts in a shared form:
 
-- ``finish``: one of ``FINISHES``, from the table below. A normal stop with at least one call
+- ``finish``: one of ``FINISHES``, from the decoder's ``finish_reasons``. A normal stop with at least one call
   delivered is ``tool_calls`` (Gemini, the Responses API and Ollama say only that they stopped),
   and a reason not in the table, or none, is ``other``: nothing is guessed from its spelling.
 - ``TokenUsage``: input tokens counted whole (cached or not, written to the cache or not),
   output tokens counted whole (reasoning included), and the cached and reasoning parts of
-  them, where the provider gives them. Anthropic and Bedrock count cache reads and writes apart
-  from ``input_tokens``, and Gemini counts thoughts apart from ``candidatesTokenCount``: their
-  parts are added up here, so that ``input_tokens`` means the same for every provider.
+  them, where the provider gives them. Each decoder's ``tokens`` reads its provider's usage
+  object (a provider fact, declared in ``providers/<slug>.py``); a usage object holding none
+  of the counts it knows is no ``TokenUsage`` at all.
 
 Docs: https://platform.openai.com/docs/api-reference/chat/object,
 https://platform.openai.com/docs/api-reference/responses/object,
@@ -22,7 +22,7 @@ https://docs.ollama.com/api/chat, and Bedrock's ``ConverseStream`` ``StopReason`
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ._types import Finish, TokenUsage
@@ -41,91 +41,13 @@ def finish_of(reasons: Mapping[str, Finish], stop_reason: str | None, called: bo
     return _CALLS if finish == _STOP and called else finish
 
 
-def tokens_of(provider: str, usage: Mapping[str, Any] | None) -> TokenUsage | None:
-    """The shared token counts in a provider's usage object; ``None`` when it gave none."""
-    read = _READERS.get(provider)
-    if not usage or read is None:
+def tokens_of(read: Callable[[Mapping[str, Any]], TokenUsage], usage: Mapping[str, Any] | None) -> TokenUsage | None:
+    """The shared token counts in a provider's usage object, by its reader (its decoder's
+    ``tokens``); ``None`` when it gave none, or none of the counts the reader knows."""
+    if not usage:
         return None
     tokens = read(usage)
     return None if tokens == _NONE else tokens
 
 
 _NONE = TokenUsage()
-
-
-def _int(usage: Mapping[str, Any], *path: str) -> int | None:
-    value: Any = usage
-    for key in path:
-        if not isinstance(value, Mapping):
-            return None
-        value = value.get(key)
-    return value if type(value) is int else None
-
-
-def _sum(*values: int | None) -> int | None:
-    given = [value for value in values if value is not None]
-    return sum(given) if given else None
-
-
-def _openai_chat(usage: Mapping[str, Any]) -> TokenUsage:
-    cached = _int(usage, "prompt_tokens_details", "cached_tokens")
-    return TokenUsage(
-        _int(usage, "prompt_tokens"),
-        _int(usage, "completion_tokens"),
-        cached if cached is not None else _int(usage, "prompt_cache_hit_tokens"),  # DeepSeek
-        _int(usage, "completion_tokens_details", "reasoning_tokens"),
-    )
-
-
-def _openai_responses(usage: Mapping[str, Any]) -> TokenUsage:
-    return TokenUsage(
-        _int(usage, "input_tokens"),
-        _int(usage, "output_tokens"),
-        _int(usage, "input_tokens_details", "cached_tokens"),
-        _int(usage, "output_tokens_details", "reasoning_tokens"),
-    )
-
-
-def _anthropic(usage: Mapping[str, Any]) -> TokenUsage:
-    read = _int(usage, "cache_read_input_tokens")
-    written = _int(usage, "cache_creation_input_tokens")
-    return TokenUsage(_sum(_int(usage, "input_tokens"), read, written), _int(usage, "output_tokens"), read, None)
-
-
-def _bedrock(usage: Mapping[str, Any]) -> TokenUsage:
-    read = _int(usage, "cacheReadInputTokens")
-    written = _int(usage, "cacheWriteInputTokens")
-    return TokenUsage(_sum(_int(usage, "inputTokens"), read, written), _int(usage, "outputTokens"), read, None)
-
-
-def _gemini(usage: Mapping[str, Any]) -> TokenUsage:
-    thoughts = _int(usage, "thoughtsTokenCount")
-    return TokenUsage(
-        _sum(_int(usage, "promptTokenCount"), _int(usage, "toolUsePromptTokenCount")),
-        _sum(_int(usage, "candidatesTokenCount"), thoughts),
-        _int(usage, "cachedContentTokenCount"),
-        thoughts,
-    )
-
-
-def _cohere(usage: Mapping[str, Any]) -> TokenUsage:
-    counted = "tokens" if isinstance(usage.get("tokens"), Mapping) else "billed_units"
-    return TokenUsage(
-        _int(usage, counted, "input_tokens"), _int(usage, counted, "output_tokens"), _int(usage, "cached_tokens"), None
-    )
-
-
-def _ollama(usage: Mapping[str, Any]) -> TokenUsage:
-    return TokenUsage(_int(usage, "prompt_eval_count"), _int(usage, "eval_count"), None, None)
-
-
-_READERS = {
-    "openai_chat": _openai_chat,
-    "mistral": _openai_chat,
-    "openai_responses": _openai_responses,
-    "anthropic": _anthropic,
-    "bedrock": _bedrock,
-    "gemini": _gemini,
-    "cohere": _cohere,
-    "ollama": _ollama,
-}

@@ -11,6 +11,7 @@ from streamkit import DECODERS, ResponseEnd, StreamError, TokenUsage, collect_tu
 from streamkit._ending import finish_of, tokens_of
 from streamkit._events import StopReceived
 from streamkit._types import FINISHES
+from streamkit.providers import Decoder
 
 from .helpers import Fixture, fixtures
 
@@ -122,7 +123,7 @@ def test_an_unknown_or_missing_reason_is_other(slug: str) -> None:
 
 def test_a_provider_not_known_finishes_as_other_and_counts_nothing() -> None:
     assert finish_of({}, "stop", called=True) == "other"  # a decoder of its own that declares no table
-    assert tokens_of("my_gateway", {"prompt_tokens": 1}) is None
+    assert tokens_of(Decoder.tokens, {"prompt_tokens": 1}) is None  # nor a reader of usage
 
 
 #: A usage object as each provider sends it (merged, as the stream's pieces are), and its counts.
@@ -186,16 +187,19 @@ def test_every_provider_has_a_usage_row() -> None:
 @pytest.mark.parametrize("slug", sorted(USAGE))
 def test_each_providers_usage_reads_as_its_row_says(slug: str) -> None:
     usage, tokens = USAGE[slug]
-    assert tokens_of(slug, usage) == tokens
-    assert tokens_of(slug, None) is None
-    assert tokens_of(slug, {}) is None
-    assert tokens_of(slug, {"unrelated": 1}) is None  # none of the counts: no TokenUsage at all
+    read = DECODERS[slug].tokens
+    assert tokens_of(read, usage) == tokens
+    assert tokens_of(read, None) is None
+    assert tokens_of(read, {}) is None
+    assert tokens_of(read, {"unrelated": 1}) is None  # none of the counts: no TokenUsage at all
 
 
 def test_usage_values_that_are_not_integers_are_left_out_not_guessed() -> None:
     usage = {"prompt_tokens": "149", "completion_tokens": True, "prompt_tokens_details": None}
-    assert tokens_of("openai_chat", usage) is None
-    assert tokens_of("cohere", {"billed_units": {"input_tokens": 7}}) == TokenUsage(7, None, None, None)
+    assert tokens_of(DECODERS["openai_chat"].tokens, usage) is None
+    assert tokens_of(DECODERS["cohere"].tokens, {"billed_units": {"input_tokens": 7}}) == TokenUsage(
+        7, None, None, None
+    )
 
 
 #: One recorded stream per provider: the ResponseEnd each must end with, every field exact.

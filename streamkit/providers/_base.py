@@ -33,10 +33,10 @@ from .._events import (
 )
 from .._json import big_integer_at, has_lone_surrogate, loads_exact, may_be_inexact, twin
 from .._limits import DEFAULT_LIMITS, Limits
-from .._types import Finish
+from .._types import Finish, TokenUsage
 from ._errorshape import ErrorShape
 
-__all__ = ("Decoder", "ErrorShape", "Template", "TypedEventDecoder", "ends", "field", "optional")
+__all__ = ("Decoder", "ErrorShape", "Template", "TypedEventDecoder", "count", "ends", "field", "optional", "total")
 
 T = TypeVar("T")
 
@@ -50,6 +50,7 @@ _NEVER = re.compile(b"(?!)").fullmatch
 _TOKEN = rb'("(?=[^"])[^"\\\n]*(?:\\[^\n][^"\\\n]*)*")'
 #: Paddings put in a candidate unread string's place: it must change nothing the decoder reads.
 _PADS = (b"", b"streamkit0pad", b"error")
+_NO_TOKENS = TokenUsage()
 
 
 def _unread(suffix: bytes) -> tuple[int, int] | None:
@@ -221,6 +222,13 @@ class Decoder(ABC):
 
     def __init__(self, *, early_close: bool = False) -> None:
         self.early_close = early_close
+
+    @classmethod
+    def tokens(cls, usage: Mapping[str, Any]) -> TokenUsage:
+        """The shared token counts in the provider's usage object: input and output tokens
+        counted whole (cached and reasoning ones included), and those parts of them, where it
+        gives them. A decoder that knows no usage shape reads none."""
+        return _NO_TOKENS
 
     @classmethod
     def key_from(cls, environ: Mapping[str, str]) -> str | None:
@@ -502,3 +510,19 @@ def optional(obj: Any, key: str, kind: type[T], path: str, decoder: Decoder, eve
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise decoder.error(f"{path}.{key} must be {kind.__name__}, got {type(value).__name__}", event=event)
     return value
+
+
+def count(usage: Mapping[str, Any], *path: str) -> int | None:
+    """The token count at ``path`` in a usage object, when it is an integer there."""
+    value: Any = usage
+    for key in path:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value if type(value) is int else None
+
+
+def total(*values: int | None) -> int | None:
+    """The sum of the counts given; ``None`` when none was."""
+    given = [value for value in values if value is not None]
+    return sum(given) if given else None

@@ -25,8 +25,8 @@ from types import MappingProxyType
 from typing import Any, ClassVar
 
 from .. import _events as ev
-from .._types import Finish
-from ._base import TypedEventDecoder, field, optional
+from .._types import Finish, TokenUsage
+from ._base import TypedEventDecoder, count, field, optional, total
 
 __all__ = ("AnthropicDecoder",)
 
@@ -63,6 +63,12 @@ class AnthropicDecoder(TypedEventDecoder):
     )
     plain_fragments = True  # an input_json_delta for an open tool_use block changes no state
     plain_text = True  # a text_delta changes no state
+
+    @classmethod
+    def tokens(cls, usage: Mapping[str, Any]) -> TokenUsage:
+        """Cache reads and writes are counted apart from ``input_tokens``: added up here."""
+        read, written = count(usage, "cache_read_input_tokens"), count(usage, "cache_creation_input_tokens")
+        return TokenUsage(total(count(usage, "input_tokens"), read, written), count(usage, "output_tokens"), read, None)
 
     def __init__(self, *, early_close: bool = False) -> None:
         super().__init__(early_close=early_close)

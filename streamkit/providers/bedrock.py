@@ -38,8 +38,8 @@ from typing import Any, ClassVar
 
 from .. import _events as ev
 from .._errors import ProviderProtocolError
-from .._types import Finish
-from ._base import Decoder, ErrorShape, field, optional
+from .._types import Finish, TokenUsage
+from ._base import Decoder, ErrorShape, count, field, optional, total
 from .anthropic import AnthropicDecoder
 
 __all__ = ("BedrockDecoder",)
@@ -65,6 +65,12 @@ class BedrockDecoder(Decoder):
             "malformed_tool_use": "error",
         }
     )
+
+    @classmethod
+    def tokens(cls, usage: Mapping[str, Any]) -> TokenUsage:
+        """Cache reads and writes are counted apart from ``inputTokens``: added up here."""
+        read, written = count(usage, "cacheReadInputTokens"), count(usage, "cacheWriteInputTokens")
+        return TokenUsage(total(count(usage, "inputTokens"), read, written), count(usage, "outputTokens"), read, None)
 
     def __init__(self, *, early_close: bool = False) -> None:
         super().__init__(early_close=early_close)

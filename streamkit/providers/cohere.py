@@ -19,8 +19,8 @@ from types import MappingProxyType
 from typing import Any, ClassVar
 
 from .. import _events as ev
-from .._types import Finish
-from ._base import ErrorShape, TypedEventDecoder, field, optional
+from .._types import Finish, TokenUsage
+from ._base import ErrorShape, TypedEventDecoder, count, field, optional
 
 __all__ = ("CohereDecoder",)
 
@@ -63,6 +63,17 @@ class CohereDecoder(TypedEventDecoder):
     )
     plain_fragments = True  # a tool-call-delta changes no state
     plain_text = True  # a content-delta of text changes no state
+
+    @classmethod
+    def tokens(cls, usage: Mapping[str, Any]) -> TokenUsage:
+        """Counted under ``tokens``, else under ``billed_units``."""
+        counted = "tokens" if isinstance(usage.get("tokens"), Mapping) else "billed_units"
+        return TokenUsage(
+            count(usage, counted, "input_tokens"),
+            count(usage, counted, "output_tokens"),
+            count(usage, "cached_tokens"),
+            None,
+        )
 
     def feed(self, frame: ev.Frame) -> list[ev.Event]:
         if frame.data == self.done:

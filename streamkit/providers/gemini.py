@@ -43,8 +43,8 @@ from types import MappingProxyType
 from typing import Any, ClassVar
 
 from .. import _events as ev
-from .._types import Finish
-from ._base import Decoder, ErrorShape, field, optional
+from .._types import Finish, TokenUsage
+from ._base import Decoder, ErrorShape, count, field, optional, total
 from ._jsonpath import PathAssembler, PathError
 
 __all__ = ("GeminiDecoder",)
@@ -100,6 +100,18 @@ class GeminiDecoder(Decoder):
         }
     )
     payload_keys = ("candidates", "promptFeedback")
+
+    @classmethod
+    def tokens(cls, usage: Mapping[str, Any]) -> TokenUsage:
+        """Thoughts are counted apart from ``candidatesTokenCount``, and a tool's prompt apart from
+        ``promptTokenCount``: added up here."""
+        thoughts = count(usage, "thoughtsTokenCount")
+        return TokenUsage(
+            total(count(usage, "promptTokenCount"), count(usage, "toolUsePromptTokenCount")),
+            total(count(usage, "candidatesTokenCount"), thoughts),
+            count(usage, "cachedContentTokenCount"),
+            thoughts,
+        )
 
     def __init__(self, *, early_close: bool = False) -> None:
         super().__init__(early_close=early_close)

@@ -21,11 +21,13 @@ Ollama's OpenAI-compatible ``/v1/chat/completions`` is SSE: use ``openai_chat`` 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
 from .._events import CallReceived, Event, ResponseEnded, StopReceived, TextReceived, UsageReceived
-from ._base import Decoder, field, optional
+from .._types import TokenUsage
+from ._base import Decoder, count, field, optional
 
 __all__ = ("OllamaDecoder",)
 
@@ -39,6 +41,10 @@ class OllamaDecoder(Decoder):
     framing = "ndjson"
     content_types = ("application/x-ndjson", "application/jsonl", "application/json")
     finish_reasons = MappingProxyType({"stop": "stop", "length": "length", "load": "other", "unload": "other"})
+
+    @classmethod
+    def tokens(cls, usage: Mapping[str, Any]) -> TokenUsage:
+        return TokenUsage(count(usage, "prompt_eval_count"), count(usage, "eval_count"), None, None)
 
     def __init__(self, *, early_close: bool = False) -> None:
         super().__init__(early_close=early_close)

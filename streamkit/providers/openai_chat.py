@@ -45,8 +45,8 @@ from types import MappingProxyType
 from typing import Any, ClassVar
 
 from .. import _events as ev
-from .._types import Finish
-from ._base import Decoder, ErrorShape, optional
+from .._types import Finish, TokenUsage
+from ._base import Decoder, ErrorShape, count, optional
 
 __all__ = ("OpenAIChatDecoder",)
 
@@ -103,6 +103,16 @@ class OpenAIChatDecoder(Decoder):
     payload_keys = ("choices",)
     plain_fragments = True  # a continuation chunk is read without a change of state
     plain_text = True  # a text chunk after the choice's first, outside reasoning, changes no state
+
+    @classmethod
+    def tokens(cls, usage: Mapping[str, Any]) -> TokenUsage:
+        cached = count(usage, "prompt_tokens_details", "cached_tokens")
+        return TokenUsage(
+            count(usage, "prompt_tokens"),
+            count(usage, "completion_tokens"),
+            cached if cached is not None else count(usage, "prompt_cache_hit_tokens"),  # DeepSeek
+            count(usage, "completion_tokens_details", "reasoning_tokens"),
+        )
 
     def __init__(self, *, early_close: bool = False) -> None:
         super().__init__(early_close=early_close)

@@ -56,8 +56,8 @@ from .._events import (
     TextReceived,
     UsageReceived,
 )
-from .._types import Finish
-from ._base import ErrorShape, TypedEventDecoder, field, optional
+from .._types import Finish, TokenUsage
+from ._base import ErrorShape, TypedEventDecoder, count, field, optional
 
 __all__ = ("OpenAIResponsesDecoder",)
 
@@ -92,6 +92,15 @@ class OpenAIResponsesDecoder(TypedEventDecoder):
         }
     )
     event_prefix = "response."
+
+    @classmethod
+    def tokens(cls, usage: Mapping[str, Any]) -> TokenUsage:
+        return TokenUsage(
+            count(usage, "input_tokens"),
+            count(usage, "output_tokens"),
+            count(usage, "input_tokens_details", "cached_tokens"),
+            count(usage, "output_tokens_details", "reasoning_tokens"),
+        )
 
     def __init__(self, *, early_close: bool = False) -> None:
         super().__init__(early_close=early_close)
