@@ -371,15 +371,19 @@ class Accumulator:
 
     # -- the work of each transition ------------------------------------------------------------
 
-    def _start(self, key: tuple[int, int], slot: _Slot | None, event: CallOpened) -> Sequence[Output]:
+    def _start(
+        self, key: tuple[int, int], slot: _Slot | None, event: CallOpened, sent: str = "CallOpened"
+    ) -> Sequence[Output]:
+        """Open the call, or set its identity once; ``sent`` names the event the stream sent,
+        for the errors (a ``CallReceived`` opens its call too)."""
         if slot is not None:
-            self._merge_identity(key, slot, event.id, event.name, "CallOpened")
+            self._merge_identity(key, slot, event.id, event.name, sent)
             return _NOTHING
         again = key in self._delivered  # DELIVERED -> OPEN: only as a new call (rule 10)
         if again and (event.id is None or (key[0], event.id) in self._ids):
             raise self._illegal(DELIVERED, CallOpened, event.index)
         out = self._follow(key) if self._sequential else _NOTHING
-        self._check_new(key, event.id, "CallOpened")
+        self._check_new(key, event.id, sent)
         self._delivered.discard(key)
         self._open[key] = slot = _Slot(event.index, event.id, event.name)
         if self._clock is not None:
@@ -498,7 +502,7 @@ class Accumulator:
     def _received(self, key: tuple[int, int], slot: _Slot | None, event: CallReceived) -> Sequence[Output]:
         opened: Sequence[Output] = _NOTHING
         if slot is None:  # IDLE -> DELIVERED
-            opened = self._start(key, None, CallOpened(event.index, event.id, event.name, event.choice))
+            opened = self._start(key, None, CallOpened(event.index, event.id, event.name, event.choice), "CallReceived")
             slot = self._open[key]
         else:
             self._merge_identity(key, slot, event.id, event.name, "CallReceived")

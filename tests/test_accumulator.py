@@ -320,6 +320,12 @@ def test_a_call_id_is_unique_within_its_choice_only() -> None:
         run(CallOpened(0, "c", "f", 1), CallOpened(1, "c", "f", 1))
 
 
+def test_a_whole_call_with_a_used_id_is_refused_naming_the_event_the_stream_sent() -> None:
+    with pytest.raises(ProviderProtocolError) as info:
+        run(CallReceived(0, "c", "f", {}), CallReceived(1, "c", "f", {}))
+    assert str(info.value) == "test, event 'CallReceived', call index 1: call id 'c' was already used at index 0"
+
+
 def test_a_choices_first_stop_reason_ends_it_and_later_ones_are_listed() -> None:
     acc = Accumulator("test")
     events: list[Event] = [
