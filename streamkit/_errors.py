@@ -102,8 +102,9 @@ def _hex_escaped(data: bytes) -> str:
 class ProviderProtocolError(StreamError):
     """A frame or a sequence of events breaks the provider's protocol.
 
-    ``state`` is the call's state in the accumulator's table (``"IDLE"``, ``"DELIVERED"``…)
-    when the error is an event the table has no entry for in that state, else ``None``.
+    ``state`` is the call's state in the accumulator's table (``"IDLE"``, ``"DELIVERED"``…), or
+    the block's in the turn stage's, when the error is an event the table has no entry for in
+    that state, else ``None``.
     """
 
     def __init__(

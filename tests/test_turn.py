@@ -219,7 +219,8 @@ def test_a_signature_delta_outside_a_thinking_block_is_a_protocol_error() -> Non
         {"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "x"}},
     )
     with pytest.raises(
-        ProviderProtocolError, match="event 'BlockDelta', call index 0: arrived for a block that is not open"
+        ProviderProtocolError,
+        match="event 'BlockDelta', call index 0: not allowed in state IDLE: the block never started",
     ):
         list(iter_events([data], "anthropic"))
 
@@ -452,15 +453,21 @@ def test_the_turn_stage_refuses_events_for_blocks_that_are_not_open() -> None:
     from streamkit._turn import TurnStage
 
     stage = TurnStage("anthropic")
-    with pytest.raises(ProviderProtocolError, match="arrived for a block that is not open"):
+    with pytest.raises(ProviderProtocolError) as info:
         stage.feed(BlockDelta(0, "text", "x"))
+    assert str(info.value) == (
+        "anthropic, event 'BlockDelta', call index 0: not allowed in state IDLE: the block never started"
+    )
+    assert info.value.state == "IDLE"
+    with pytest.raises(ProviderProtocolError, match="unknown block kind 'essay'"):
+        stage.feed(BlockStarted(0, "essay", {}))
     assert stage.feed(BlockStarted(0, "thinking", {})) == []
-    with pytest.raises(ProviderProtocolError, match="a second start for the same block"):
+    with pytest.raises(ProviderProtocolError, match="not allowed in state OPEN: the block is already open"):
         stage.feed(BlockStarted(0, "thinking", {}))
     with pytest.raises(ProviderProtocolError, match="unknown part 'body'"):
         stage.feed(BlockDelta(0, "body", "x"))
     assert stage.feed(BlockEnded(0)) == [Thinking("", None)]
-    with pytest.raises(ProviderProtocolError, match="arrived for a block that is not open"):
+    with pytest.raises(ProviderProtocolError, match="not allowed in state DELIVERED: the block was already handed out"):
         stage.feed(BlockEnded(0))
 
 
