@@ -14,12 +14,16 @@ Rules (every rule about which sequences of events are legal lives in this module
 3. Argument fragments go into a per-call list, joined once at the end marker: the cost is
    linear in the size of the arguments. Every ``_PACK_AT`` fragments the list is packed into
    UTF-8 bytes, so an open call holds about one byte per byte of its arguments rather than a
-   string object per fragment. An empty fragment is kept (a call of only empty fragments has
-   the text ``""``) but is no text: the call stays ``OPEN``.
+   string object per fragment. An empty fragment carries nothing: where the table lets the call
+   take a fragment it changes nothing (the call stays ``OPEN``, and none is handed on), and
+   where it does not it is refused as any fragment is. Decoders pass empty fragments on.
 4. ``ArgumentsFinal`` (OpenAI Responses) ends a call with the provider's final text, compared
    with the joined fragments: a call without fragments takes it (``arguments_in_done``), a
    different text is noted (``final_arguments_differ``) and never picked. The second end
    marker of a delivered call is a repeat. The arguments are held here only, once.
+   ``CallEnded`` for a delivered call (a second ``content_block_stop``, or one after the stop
+   reason cut the call off) is a repeat too: it changes nothing, and is listed on the response
+   as ``end_repeated``. Decoders pass every end marker on, and keep no set of open calls.
 5. A stop reason closes the choice's open calls, as complete or as cut off, as the decoder
    says; the end-of-stream marker closes any call still open as cut off. A choice's first
    stop reason ends it and is its stop reason (choice 0's is the response's); a later one
@@ -184,6 +188,7 @@ TRANSITIONS: dict[str, dict[type, str]] = {
     DELIVERED: {
         CallOpened: OPEN,  # only as a new call with a new id (rule 10)
         ArgumentsFinal: DELIVERED,  # OpenAI Responses' second end marker: a repeat
+        CallEnded: DELIVERED,  # a repeated end marker: listed on the response (rule 4)
         AnomalyNoted: DELIVERED,  # too late to matter: dropped
     },
 }
@@ -362,10 +367,11 @@ class Accumulator:
         after = TRANSITIONS[state].get(kind)
         if after is None:
             raise self._illegal(state, kind, event.index)
+        if (kind is ArgumentsDelta or kind is ArgumentsRepeated) and not event.text:
+            return _NOTHING  # an empty fragment carries nothing (rule 3)
         out = self._actions[kind](key, slot, event)
-        # IDLE -> OPEN made the slot OPEN, and a delivered call has none. Empty fragments are
-        # kept, but are no text: until some text came (``size``), the call stays OPEN.
-        if slot is not None and after is not state and after is not DELIVERED and (after is not TEXT or slot.size):
+        # IDLE -> OPEN made the slot OPEN, and a delivered call has none.
+        if slot is not None and after is not state and after is not DELIVERED:
             slot.phase = after
         return out
 
@@ -496,7 +502,10 @@ class Accumulator:
             self._note(slot, "arguments_in_done")
         return (*out, self._close(key, truncated=False, text=text))
 
-    def _end(self, key: tuple[int, int], slot: _Slot, event: CallEnded) -> Sequence[Output]:
+    def _end(self, key: tuple[int, int], slot: _Slot | None, event: CallEnded) -> Sequence[Output]:
+        if slot is None:  # DELIVERED -> DELIVERED: a repeated end marker
+            self._note_response("end_repeated")
+            return _NOTHING
         return (self._close(key, truncated=False),)
 
     def _received(self, key: tuple[int, int], slot: _Slot | None, event: CallReceived) -> Sequence[Output]:

@@ -11,6 +11,8 @@ Rules (every rule about the order of turn events lives here):
 2. Fragments go into a list per part (``text``, ``signature``, ``input``) and are joined once at
    the block's end, as argument fragments are: the result does not depend on how the stream was
    cut, and the cost is linear. Signatures and other opaque text are never decoded or parsed.
+   An empty fragment of an open block carries nothing, and a second end of a block handed out
+   changes nothing: decoders pass both on, and keep no set of open blocks.
 3. A server tool's ``input`` fragments are JSON (Anthropic's ``input_json_delta``): joined and
    parsed once at the end, since its block is sent back with ``input`` as an object. No
    fragment keeps the start's own ``input``.
@@ -61,7 +63,7 @@ BLOCK_EVENTS: tuple[type, ...] = (BlockStarted, BlockDelta, BlockEnded)
 TRANSITIONS: dict[str, dict[type, str]] = {
     IDLE: {BlockStarted: OPEN},
     OPEN: {BlockDelta: OPEN, BlockEnded: DELIVERED},
-    DELIVERED: {},
+    DELIVERED: {BlockEnded: DELIVERED},  # a repeated end: nothing
 }
 
 #: What a missing pair means, by state: the text of the protocol error.
@@ -176,13 +178,15 @@ class TurnStage:
         if event.part not in _PARTS.get(block.kind, ()):
             message = f"unknown part {event.part!r}" if event.part not in _ANY_PART else f"no {event.part!r} part"
             raise self._error(event.index, "BlockDelta", f"{message} in a {block.kind} block")
+        if not event.text:
+            return []
         self._budget.add(len(event.text), event.part, event.index)
         block.held += len(event.text)
         block.parts.setdefault(event.part, []).append(event.text)
         return []
 
-    def _end(self, key: tuple[int, int], block: _Block, event: BlockEnded) -> list[TurnState]:
-        return [self._close(key)]
+    def _end(self, key: tuple[int, int], block: _Block | None, event: BlockEnded) -> list[TurnState]:
+        return [] if block is None else [self._close(key)]  # DELIVERED -> DELIVERED: a repeat
 
     def _error(self, index: int | None, event: str, message: str) -> ProviderProtocolError:
         return ProviderProtocolError(message, provider=self.provider, index=index, event=event)

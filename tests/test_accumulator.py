@@ -61,7 +61,6 @@ def test_whole_call_is_delivered_at_once() -> None:
         ([ArgumentsDelta(0, "{")], "never started"),
         ([CallEnded(0)], "never started"),
         ([CallOpened(0, "c", "f"), CallEnded(0), ArgumentsDelta(0, "}")], "already delivered"),
-        ([CallOpened(0, "c", "f"), CallEnded(0), CallEnded(0)], "already delivered"),
         ([CallReceived(0, "c", "f", {}), CallReceived(0, "d", "f", {})], "already delivered"),
         ([CallOpened(0, "c", "f"), CallOpened(0, "d", "f")], "call id changed from 'c' to 'd'"),
         ([CallOpened(0, "c", "f"), CallOpened(0, None, "g")], "tool name changed from 'f' to 'g'"),
@@ -234,12 +233,22 @@ def test_every_pair_is_the_tables_transition_or_the_typed_error_naming_both(stat
         assert acc.state_of(0) == after
 
 
-def test_an_empty_fragment_is_kept_but_leaves_the_call_open() -> None:
+def test_an_empty_fragment_carries_nothing_where_the_call_takes_fragments() -> None:
+    acc = Accumulator("test", fragments=True)
+    assert acc.feed(CallOpened(0, "c", "f")) == (CallOpened(0, "c", "f"),)
+    assert acc.feed(ArgumentsDelta(0, "")) == ()  # not handed on as a fragment either
+    assert acc.state_of(0) == "OPEN"
+    assert list(acc.feed(CallEnded(0))) == [RawCall(0, "c", "f", None)]  # no text: no arguments
+    with pytest.raises(ProviderProtocolError, match="not allowed in state DELIVERED"):
+        acc.feed(ArgumentsDelta(0, ""))  # where the call takes none, refused as any fragment is
+
+
+def test_a_repeated_end_marker_changes_nothing_and_is_listed_on_the_response() -> None:
     acc = Accumulator("test")
     acc.feed(CallOpened(0, "c", "f"))
-    acc.feed(ArgumentsDelta(0, ""))
-    assert acc.state_of(0) == "OPEN"
-    assert list(acc.feed(CallEnded(0))) == [RawCall(0, "c", "f", "")]
+    assert list(acc.feed(CallEnded(0))) == [RawCall(0, "c", "f", None)]
+    assert list(acc.feed(CallEnded(0))) == []
+    assert acc.anomalies == ["end_repeated"]
 
 
 @pytest.mark.parametrize(

@@ -59,6 +59,7 @@ def test_a_whole_value_after_packed_text_is_a_protocol_error() -> None:
         accumulator.feed(ArgumentsValue(0, {"k": 1}))
 
 
-def test_empty_fragments_only_give_empty_text_not_none() -> None:
-    assert end(stream([""] * (2 * _PACK_AT))).arguments == ""
+def test_empty_fragments_carry_nothing_so_only_they_give_no_text() -> None:
+    assert end(stream([""] * (2 * _PACK_AT))).arguments is None
     assert end(stream([])).arguments is None
+    assert end(stream(["", "{}", ""] * _PACK_AT)).arguments == "{}" * _PACK_AT

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamkit import ProviderProtocolError
-from streamkit._accumulator import CALL_EVENTS, DELIVERED, OPEN, STATES, TEXT, TRANSITIONS, Accumulator
+from streamkit._accumulator import CALL_EVENTS, DELIVERED, OPEN, STATES, TRANSITIONS, Accumulator
 from streamkit._events import (
     AnomalyNoted,
     ArgumentsDelta,
@@ -77,8 +77,7 @@ def feed_call_events(events: Sequence[CallEvent], *, sequential: bool, early_clo
             return
         assert after is not None, f"{kind.__name__} in {before} was taken, but the table has no such pair"
         empty = isinstance(event, ArgumentsDelta | ArgumentsRepeated) and not event.text
-        expected = OPEN if after == TEXT and before == OPEN and empty else after  # rule 3: "" is no text
-        assert acc.state_of(index, choice) == expected
+        assert acc.state_of(index, choice) == (before if empty else after)  # rule 3: "" carries nothing
     ended = acc.feed(ResponseEnded())  # the end of the stream leaves no call open
     assert ended[-1] == ResponseEnded()
     assert all(acc.state_of(index, choice) != OPEN for choice, index in itertools.product((0, 1), (0, 1)))
@@ -160,7 +159,7 @@ def feed_block_events(events: Sequence[TurnEvent], seen: set[Pair]) -> None:
             return
         assert after is not None, f"{kind.__name__} in {before} was taken, but the table has no such pair"
         assert stage.state_of(event.index, event.choice) == after
-        assert len(out) == (1 if after == "DELIVERED" else 0)  # a block is handed out at its end
+        assert len(out) == (1 if (before, after) == ("OPEN", "DELIVERED") else 0)  # handed out at its end, once
     try:
         stage.close()
     except ProviderProtocolError as error:  # a server tool's input cut off: not JSON

@@ -467,8 +467,9 @@ def test_the_turn_stage_refuses_events_for_blocks_that_are_not_open() -> None:
     with pytest.raises(ProviderProtocolError, match="unknown part 'body'"):
         stage.feed(BlockDelta(0, "body", "x"))
     assert stage.feed(BlockEnded(0)) == [Thinking("", None)]
+    assert stage.feed(BlockEnded(0)) == []  # a repeated end changes nothing
     with pytest.raises(ProviderProtocolError, match="not allowed in state DELIVERED: the block was already handed out"):
-        stage.feed(BlockEnded(0))
+        stage.feed(BlockDelta(0, "text", "x"))
 
 
 @pytest.mark.asyncio

@@ -28,10 +28,18 @@ from .. import _events as ev
 from .._types import Finish, TokenUsage
 from ._base import TypedEventDecoder, count, field, optional, total
 
-__all__ = ("AnthropicDecoder",)
+__all__ = ("AnthropicDecoder", "cached_apart")
 
 _SERVER_BLOCKS = frozenset({"server_tool_use", "mcp_tool_use"})
+_CALL, _SERVER, _THINKING = "call", "server", "thinking"  # the kinds of block that have a stop
 _NOTHING: list[ev.Event] = []
+
+
+def cached_apart(usage: Mapping[str, Any], given: str, output: str, read: str, written: str) -> TokenUsage:
+    """Claude's usage, here and through Bedrock's Converse: cache reads and writes are counted
+    apart from the input tokens, and added up here so that ``input_tokens`` counts them all."""
+    cached = count(usage, read)
+    return TokenUsage(total(count(usage, given), cached, count(usage, written)), count(usage, output), cached, None)
 
 
 class AnthropicDecoder(TypedEventDecoder):
@@ -66,16 +74,16 @@ class AnthropicDecoder(TypedEventDecoder):
 
     @classmethod
     def tokens(cls, usage: Mapping[str, Any]) -> TokenUsage:
-        """Cache reads and writes are counted apart from ``input_tokens``: added up here."""
-        read, written = count(usage, "cache_read_input_tokens"), count(usage, "cache_creation_input_tokens")
-        return TokenUsage(total(count(usage, "input_tokens"), read, written), count(usage, "output_tokens"), read, None)
+        return cached_apart(
+            usage, "input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"
+        )
 
     def __init__(self, *, early_close: bool = False) -> None:
         super().__init__(early_close=early_close)
         self._message_id: str | None = None
-        self._calls: set[int] = set()  # open client tool_use blocks
-        self._server: set[int] = set()  # open server-side tool blocks
-        self._thinking: set[int] = set()  # open thinking blocks
+        #: The kind of each block started, by index: what its deltas and its stop translate to.
+        #: Whether the block is open is the tables' to judge (the accumulator's, the turn stage's).
+        self._kinds: dict[int, str] = {}
 
     def _message_start(self, payload: Any, event: str) -> list[ev.Event]:
         message = field(payload, "message", dict, "$", self, event)
@@ -92,8 +100,9 @@ class AnthropicDecoder(TypedEventDecoder):
         index = field(payload, "index", int, "$", self, event)
         block = field(payload, "content_block", dict, "$", self, event)
         kind = field(block, "type", str, "$.content_block", self, event)
+        self._kinds.pop(index, None)  # an index started again is the new block's
         if kind == "tool_use":
-            self._calls.add(index)
+            self._kinds[index] = _CALL
             out: list[ev.Event] = [
                 ev.CallOpened(
                     index,
@@ -106,12 +115,12 @@ class AnthropicDecoder(TypedEventDecoder):
                 out += [ev.ArgumentsValue(index, placeholder), ev.AnomalyNoted(index, "input_in_start")]
             return out
         if kind in _SERVER_BLOCKS:
-            self._server.add(index)
+            self._kinds[index] = _SERVER
             head = {key: value for key, value in block.items() if key != "input"}
             head["input"] = block.get("input", {})
             return [ev.BlockStarted(index, "server_tool_use", head)]
         if kind == "thinking":
-            self._thinking.add(index)
+            self._kinds[index] = _THINKING
             out = [ev.BlockStarted(index, "thinking", {})]
             # The start's own (normally empty) text and signature come first, as fragments.
             for part, key in (("text", "thinking"), ("signature", "signature")):
@@ -134,32 +143,23 @@ class AnthropicDecoder(TypedEventDecoder):
         kind = delta.get("type")
         if kind == "input_json_delta":
             text = field(delta, "partial_json", str, "$.delta", self, event)
-            if index in self._calls:
-                return [ev.ArgumentsDelta(index, text)] if text else _NOTHING
-            if index in self._server:
-                return [ev.BlockDelta(index, "input", text)] if text else _NOTHING
-            return [ev.ArgumentsDelta(index, text)]  # no open block: the accumulator's table rejects it
+            if self._kinds.get(index) == _SERVER:
+                return [ev.BlockDelta(index, "input", text)]
+            return [ev.ArgumentsDelta(index, text)]  # for no call's block: the accumulator's table rejects it
         if kind == "text_delta":
             return [ev.TextReceived(field(delta, "text", str, "$.delta", self, event), 0, index)]
-        if kind == "thinking_delta" or kind == "signature_delta":
-            # A thinking block's part; for a block that is no open thinking block, the turn stage
-            # rejects it.
-            if kind == "thinking_delta":
-                text = field(delta, "thinking", str, "$.delta", self, event)
-                return [ev.BlockDelta(index, "text", text)] if text or index not in self._thinking else _NOTHING
+        if kind == "thinking_delta":  # for a block that is no open thinking block, the turn stage rejects it
+            return [ev.BlockDelta(index, "text", field(delta, "thinking", str, "$.delta", self, event))]
+        if kind == "signature_delta":
             return [ev.BlockDelta(index, "signature", field(delta, "signature", str, "$.delta", self, event))]
         return _NOTHING  # citation deltas carry no call data
 
     def _block_stop(self, payload: Any, event: str) -> list[ev.Event]:
         index = field(payload, "index", int, "$", self, event)
-        if index in self._calls:
-            self._calls.discard(index)
-            return [ev.CallEnded(index)]
-        if index in self._server or index in self._thinking:
-            self._server.discard(index)
-            self._thinking.discard(index)
-            return [ev.BlockEnded(index)]
-        return _NOTHING
+        kind = self._kinds.get(index)
+        if kind is None:
+            return _NOTHING  # a text block's stop, or an unknown block's
+        return [ev.CallEnded(index) if kind == _CALL else ev.BlockEnded(index)]
 
     def _message_delta(self, payload: Any, event: str) -> list[ev.Event]:
         out: list[ev.Event] = []
@@ -170,7 +170,6 @@ class AnthropicDecoder(TypedEventDecoder):
         stop_reason = optional(delta, "stop_reason", str, "$.delta", self, event)
         if stop_reason is not None:
             # Calls here end with their own content_block_stop: one still open was cut off.
-            self._calls.clear()
             out.append(ev.StopReceived(stop_reason, cut_open_calls=True))
         return out
 

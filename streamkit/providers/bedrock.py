@@ -39,10 +39,12 @@ from typing import Any, ClassVar
 from .. import _events as ev
 from .._errors import ProviderProtocolError
 from .._types import Finish, TokenUsage
-from ._base import Decoder, ErrorShape, count, field, optional, total
-from .anthropic import AnthropicDecoder
+from ._base import Decoder, ErrorShape, field, optional
+from .anthropic import AnthropicDecoder, cached_apart
 
 __all__ = ("BedrockDecoder",)
+
+_CALL, _SERVER, _THINKING = "call", "server", "thinking"
 
 _NOTHING: list[ev.Event] = []
 #: Known events that carry no call data (the role); like unknown events, they are skipped.
@@ -68,15 +70,14 @@ class BedrockDecoder(Decoder):
 
     @classmethod
     def tokens(cls, usage: Mapping[str, Any]) -> TokenUsage:
-        """Cache reads and writes are counted apart from ``inputTokens``: added up here."""
-        read, written = count(usage, "cacheReadInputTokens"), count(usage, "cacheWriteInputTokens")
-        return TokenUsage(total(count(usage, "inputTokens"), read, written), count(usage, "outputTokens"), read, None)
+        return cached_apart(usage, "inputTokens", "outputTokens", "cacheReadInputTokens", "cacheWriteInputTokens")
 
     def __init__(self, *, early_close: bool = False) -> None:
         super().__init__(early_close=early_close)
-        self._calls: set[int] = set()  # open client tool calls, by contentBlockIndex
-        self._server: set[int] = set()  # open blocks of tools run by the provider
-        self._thinking: set[int] = set()  # open reasoning blocks
+        #: The kind of each block started, by contentBlockIndex: what its deltas and its stop
+        #: translate to. Whether it is open is the tables' to judge; a block of a tool run by the
+        #: provider, which no table tracks, is forgotten at its stop.
+        self._kinds: dict[int, str] = {}
         self._stopped = False  # messageStop was read
         self._metadata_seen = False
         self._ended = False
@@ -124,15 +125,16 @@ class BedrockDecoder(Decoder):
         index = field(payload, "contentBlockIndex", int, "$", self, event)
         start = field(payload, "start", dict, "$", self, event)
         tool = optional(start, "toolUse", dict, "$.start", self, event)
+        self._kinds.pop(index, None)  # an index started again is the new block's
         if tool is not None:
             if tool.get("type") == "server_tool_use":
-                self._server.add(index)
+                self._kinds[index] = _SERVER
                 return _NOTHING
-            self._calls.add(index)  # a second start of an open call: the accumulator judges it
+            self._kinds[index] = _CALL  # a second start of an open call: the accumulator judges it
             call_id = field(tool, "toolUseId", str, "$.start.toolUse", self, event)
             return [ev.CallOpened(index, call_id, field(tool, "name", str, "$.start.toolUse", self, event))]
         if "toolResult" in start:
-            self._server.add(index)
+            self._kinds[index] = _SERVER
         return _NOTHING  # a text block opened with `start: {}`, an image…
 
     def _delta(self, payload: Any, event: str) -> list[ev.Event]:
@@ -140,13 +142,9 @@ class BedrockDecoder(Decoder):
         delta = field(payload, "delta", dict, "$", self, event)
         tool = delta.get("toolUse")
         if tool is not None:
-            if index in self._calls:
-                fragment = field(tool, "input", str, "$.delta.toolUse", self, event)
-                return [ev.ArgumentsDelta(index, fragment)] if fragment else _NOTHING
-            if index in self._server:
-                return _NOTHING
-            # No open block: the accumulator's table rejects the fragment.
-            return [ev.ArgumentsDelta(index, field(tool, "input", str, "$.delta.toolUse", self, event))]
+            fragment = field(tool, "input", str, "$.delta.toolUse", self, event)
+            # For no call's block, the accumulator's table rejects the fragment.
+            return _NOTHING if self._kinds.get(index) == _SERVER else [ev.ArgumentsDelta(index, fragment)]
         text = optional(delta, "text", str, "$.delta", self, event)
         if text:
             return [ev.TextReceived(text, 0, index)]
@@ -161,8 +159,8 @@ class BedrockDecoder(Decoder):
         if redacted is not None:
             return [ev.BlockReceived("redacted_thinking", {"data": redacted})]
         out: list[ev.Event] = []
-        if index not in self._thinking:
-            self._thinking.add(index)
+        if index not in self._kinds:  # no start: the first reasoning delta opens the block
+            self._kinds[index] = _THINKING
             out.append(ev.BlockStarted(index, "thinking", {}))
         for part, key in (("text", "text"), ("signature", "signature")):
             given = optional(reasoning, key, str, where, self, event)
@@ -172,20 +170,18 @@ class BedrockDecoder(Decoder):
 
     def _block_stop(self, payload: Any, event: str) -> list[ev.Event]:
         index = field(payload, "contentBlockIndex", int, "$", self, event)
-        if index in self._calls:
-            self._calls.discard(index)
+        kind = self._kinds.get(index)
+        if kind == _CALL:
             return [ev.CallEnded(index)]
-        if index in self._thinking:
-            self._thinking.discard(index)
+        if kind == _THINKING:
             return [ev.BlockEnded(index)]
-        self._server.discard(index)
+        self._kinds.pop(index, None)
         return _NOTHING
 
     def _message_stop(self, payload: Any, event: str) -> list[ev.Event]:
         reason = field(payload, "stopReason", str, "$", self, event)
         self._stopped = True
         # Calls end with their own contentBlockStop: one still open was cut off.
-        self._calls.clear()
         if self._metadata_seen:  # a gateway that sends metadata first: nothing more will come
             self._ended = True
             return [ev.StopReceived(reason, cut_open_calls=True), ev.ResponseEnded()]

@@ -105,7 +105,6 @@ class OpenAIResponsesDecoder(TypedEventDecoder):
     def __init__(self, *, early_close: bool = False) -> None:
         super().__init__(early_close=early_close)
         self._seen: set[int] = set()  # output indexes of the function_call items announced
-        self._open: set[int] = set()  # ... and not yet ended: an empty fragment for one is nothing
         self._by_item: dict[str, int] = {}  # item id -> output_index
         self._by_call: dict[str, int] = {}  # call id -> output_index
 
@@ -125,7 +124,6 @@ class OpenAIResponsesDecoder(TypedEventDecoder):
             # Only a call's first announcement names it: a stream announcing one index again and
             # again with new ids would otherwise grow these maps without bound.
             self._seen.add(index)
-            self._open.add(index)
             if item_id is not None:
                 self._by_item[item_id] = index
             if call_id is not None:
@@ -156,14 +154,10 @@ class OpenAIResponsesDecoder(TypedEventDecoder):
 
     def _arguments_delta(self, payload: Any, event: str) -> list[Event]:
         index = self._index(payload, event)
-        text = field(payload, "delta", str, "$", self, event)
-        if not text and index in self._open:
-            return _NOTHING  # an empty fragment of an open call carries nothing
         # A fragment for an ended or unknown call goes on too: the accumulator's table rejects it.
-        return [ArgumentsDelta(index, text)]
+        return [ArgumentsDelta(index, field(payload, "delta", str, "$", self, event))]
 
     def _end(self, index: int, final: str | None) -> list[Event]:
-        self._open.discard(index)
         return [ArgumentsFinal(index, final)]  # the first ends the call; a second is a repeat
 
     def _arguments_done(self, payload: Any, event: str) -> list[Event]:
