@@ -1,15 +1,9 @@
-"""An httpx transport that hands the SDK above it every tool call whole: ``Transport``, ``AsyncTransport``.
+"""The twin of ``streamkit.integrations.httpx2`` for httpx's clients: the same ``Transport`` and
+``AsyncTransport``, described there, each call handed to the SDK above it whole.
 
 ::
 
     client = openai.AsyncOpenAI(http_client=httpx.AsyncClient(transport=AsyncTransport()))
-
-Requests and non-streamed responses pass through untouched; a streamed response in a
-provider's format is decoded by streamkit and re-emitted in the same format, each call once,
-whole, at its end marker (see ``streamkit.integrations._reemit``); an invalid call is left out,
-and ``invalid_calls(response)`` lists it. The arguments
-(``inner``, ``provider``, ``tools``, ``on_call``, ``limits``) are described in
-``streamkit.integrations._shell``, which both this module and its twin for the other library use.
 """
 
 from __future__ import annotations
