@@ -23,7 +23,9 @@ Rules (every rule about which sequences of events are legal lives in this module
    marker of a delivered call is a repeat. The arguments are held here only, once.
    ``CallEnded`` for a delivered call (a second ``content_block_stop``, or one after the stop
    reason cut the call off) is a repeat too: it changes nothing, and is listed on the response
-   as ``end_repeated``. Decoders pass every end marker on, and keep no set of open calls.
+   as ``end_repeated``. Decoders pass every end marker on, and keep no set of open calls: a
+   call whose place a later call took (OpenAI Chat's index reused with a new id) is
+   ``CallDisplaced``, which ends it if a stop or rule 9 has not already delivered it.
 5. A stop reason closes the choice's open calls, as complete or as cut off, as the decoder
    says; the end-of-stream marker closes any call still open as cut off. A choice's first
    stop reason ends it and is its stop reason (choice 0's is the response's); a later one
@@ -80,6 +82,7 @@ from ._events import (
     ArgumentsRepeated,
     ArgumentsValue,
     CallDetail,
+    CallDisplaced,
     CallEnded,
     CallFollowed,
     CallOpened,
@@ -134,6 +137,7 @@ CALL_EVENTS: tuple[type, ...] = (
     CallDetail,
     AnomalyNoted,
     CallFollowed,
+    CallDisplaced,
 )
 
 #: ``TRANSITIONS[state][event type]``: the state the event leads to. A missing pair is illegal.
@@ -155,6 +159,7 @@ TRANSITIONS: dict[str, dict[type, str]] = {
         CallDetail: OPEN,
         AnomalyNoted: OPEN,
         CallFollowed: OPEN,  # no arguments yet: a call is never complete before they came
+        CallDisplaced: DELIVERED,
     },
     TEXT: {
         CallOpened: TEXT,
@@ -165,6 +170,7 @@ TRANSITIONS: dict[str, dict[type, str]] = {
         CallDetail: TEXT,
         AnomalyNoted: TEXT,
         CallFollowed: FOLLOWED,
+        CallDisplaced: DELIVERED,
     },
     VALUE: {
         CallOpened: VALUE,
@@ -174,6 +180,7 @@ TRANSITIONS: dict[str, dict[type, str]] = {
         CallDetail: VALUE,
         AnomalyNoted: VALUE,
         CallFollowed: VALUE,  # a whole value is whole: following adds nothing
+        CallDisplaced: DELIVERED,
     },
     FOLLOWED: {
         CallOpened: FOLLOWED,
@@ -184,11 +191,13 @@ TRANSITIONS: dict[str, dict[type, str]] = {
         CallDetail: FOLLOWED,
         AnomalyNoted: FOLLOWED,
         CallFollowed: FOLLOWED,
+        CallDisplaced: DELIVERED,
     },
     DELIVERED: {
         CallOpened: OPEN,  # only as a new call with a new id (rule 10)
         ArgumentsFinal: DELIVERED,  # OpenAI Responses' second end marker: a repeat
         CallEnded: DELIVERED,  # a repeated end marker: listed on the response (rule 4)
+        CallDisplaced: DELIVERED,  # delivered already, by a stop or by following: nothing
         AnomalyNoted: DELIVERED,  # too late to matter: dropped
     },
 }
@@ -340,6 +349,7 @@ class Accumulator:
             CallDetail: self._detail,
             AnomalyNoted: self._anomaly,
             CallFollowed: self._followed,
+            CallDisplaced: self._displaced,
         }
 
     def feed(self, event: Event) -> Sequence[Output]:
@@ -413,6 +423,9 @@ class Accumulator:
 
     def _followed(self, key: tuple[int, int], slot: _Slot, event: CallFollowed) -> Sequence[Output]:
         return _NOTHING  # the table's new state is all that changes
+
+    def _displaced(self, key: tuple[int, int], slot: _Slot | None, event: CallDisplaced) -> Sequence[Output]:
+        return _NOTHING if slot is None else (self._close(key, truncated=False),)
 
     def _delta(self, key: tuple[int, int], slot: _Slot, event: ArgumentsDelta) -> Sequence[Output]:
         if slot.phase is FOLLOWED:  # the sequential order broken: the call is written again

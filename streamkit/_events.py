@@ -29,6 +29,7 @@ __all__ = (
     "BlockReceived",
     "BlockStarted",
     "CallDetail",
+    "CallDisplaced",
     "CallEnded",
     "CallFollowed",
     "CallOpened",
@@ -189,6 +190,16 @@ class CallEnded:
 
 
 @dataclass(frozen=True, slots=True)
+class CallDisplaced:
+    """A later call took this call's place (its wire index, or the place of the next call
+    without one): the call has ended, unless a stop or the call order already delivered it.
+    The decoder says where calls are; whether this one is still open is the accumulator's."""
+
+    index: int
+    choice: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class CallFollowed:
     """A later call of the same choice started. Under a decoder's sequential ``call_order`` a
     call with its arguments is then complete; the accumulator makes this event, no decoder."""
@@ -333,6 +344,7 @@ Event: TypeAlias = (
     | ArgumentsValue
     | ArgumentsFinal
     | CallEnded
+    | CallDisplaced
     | CallFollowed
     | CallReceived
     | AnomalyNoted

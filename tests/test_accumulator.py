@@ -15,6 +15,7 @@ from streamkit._events import (
     ArgumentsRepeated,
     ArgumentsValue,
     CallDetail,
+    CallDisplaced,
     CallEnded,
     CallFollowed,
     CallOpened,
@@ -201,6 +202,7 @@ _SAMPLES: dict[type, Event] = {
     CallDetail: CallDetail(0, "id", "fc_1"),
     AnomalyNoted: AnomalyNoted(0, "id_repeated"),
     CallFollowed: CallFollowed(0),
+    CallDisplaced: CallDisplaced(0),
 }
 #: Where a state takes an event only with other values: a delivered key starts again only as a
 #: new call, with a new id (rule 10).

@@ -29,6 +29,7 @@ from streamkit._events import (
     BlockEnded,
     BlockStarted,
     CallDetail,
+    CallDisplaced,
     CallEnded,
     CallFollowed,
     CallOpened,
@@ -52,6 +53,7 @@ CallEvent = (
     | CallDetail
     | AnomalyNoted
     | CallFollowed
+    | CallDisplaced
 )
 
 # -- a call's life ---------------------------------------------------------------------------------
@@ -99,6 +101,7 @@ CALL_ALPHABET: list[CallEvent] = [
     CallDetail(0, "item", "fc_1"),
     AnomalyNoted(0, "id_repeated"),
     CallFollowed(0),
+    CallDisplaced(0),
 ]
 
 
@@ -128,6 +131,7 @@ CALL_EVENT = st.one_of(
     st.builds(CallDetail, _INDEX, st.just("item"), st.sampled_from(["fc_1", "fc_2"]), _CHOICE),
     st.builds(AnomalyNoted, _INDEX, st.just("id_repeated"), _CHOICE),
     st.builds(CallFollowed, _INDEX, _CHOICE),
+    st.builds(CallDisplaced, _INDEX, _CHOICE),
 )
 
 

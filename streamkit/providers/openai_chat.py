@@ -59,7 +59,7 @@ _NOTHING: list[ev.Event] = []
 class _Choice:
     """The calls of one choice: wire index -> the call now using it."""
 
-    __slots__ = ("finished", "ids", "last", "names", "open", "slots", "thinking", "thoughts", "used")
+    __slots__ = ("finished", "ids", "last", "names", "pending", "slots", "thinking", "thoughts", "used")
 
     def __init__(self) -> None:
         self.thinking: int | None = None  # the open reasoning block
@@ -67,7 +67,7 @@ class _Choice:
         self.slots: dict[int, int] = {}  # wire index -> logical index of its current call
         self.ids: dict[int, str | None] = {}  # logical index -> call id
         self.names: dict[int, str | None] = {}
-        self.open: set[int] = set()  # logical indices of calls with text fragments or open
+        self.pending = False  # a call opened since the choice's last finish_reason
         self.used: set[int] = set()
         self.last: int | None = None
         self.finished = False
@@ -78,7 +78,7 @@ class _Choice:
     @property
     def settled(self) -> bool:
         """Finished, with nothing opened since: the end of input cuts nothing off."""
-        return self.finished and not self.open and self.thinking is None
+        return self.finished and not self.pending and self.thinking is None
 
 
 class OpenAIChatDecoder(Decoder):
@@ -212,7 +212,7 @@ class OpenAIChatDecoder(Decoder):
         # Every finish_reason goes on: the accumulator takes the first as the choice's end and
         # stop reason, and a later one ends only the calls opened since.
         state.finished = True
-        state.open.clear()
+        state.pending = False
         out.append(ev.StopReceived(reason, self.finish_reasons.get(reason) in _CUTTING, ci))
 
     def _content(self, content: Any, where: str, event: str | None) -> str | None:
@@ -256,10 +256,8 @@ class OpenAIChatDecoder(Decoder):
         if name_placeholder:
             out.append(ev.AnomalyNoted(index, "name_placeholder", ci))
         if new:
-            if self.early_close:  # the accumulator ends the calls before it (its rule 9)
-                state.open.intersection_update({index})
             state.used.add(index)
-            state.open.add(index)
+            state.pending = True
             state.ids[index] = call_id
             state.names[index] = name
             state.last = index
@@ -302,9 +300,7 @@ class OpenAIChatDecoder(Decoder):
         known = state.ids.get(index)
         if call_id is not None and known is not None and call_id != known:
             # A new id on an occupied index: a new call (vLLM, SGLang, Ollama /v1, Gemini proxies).
-            if index in state.open:
-                state.open.discard(index)
-                out.append(ev.CallEnded(index, ci))
+            out.append(ev.CallDisplaced(index, ci))
             fresh = state.next_free(wire)
             state.slots[wire] = fresh
             out.append(ev.AnomalyNoted(fresh, "index_reused", ci))
@@ -332,9 +328,8 @@ class OpenAIChatDecoder(Decoder):
             return last, False
         if call_id is None and name is None:
             raise self.error(f"{where} has no index, id or name and no call is open", event=event)
-        if last is not None and last in state.open:
-            state.open.discard(last)
-            out.append(ev.CallEnded(last, ci))
+        if last is not None:
+            out.append(ev.CallDisplaced(last, ci))
         index = state.next_free(0 if last is None else last + 1)
         out.append(ev.AnomalyNoted(index, "index_missing", ci))
         return index, True

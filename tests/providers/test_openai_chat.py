@@ -154,6 +154,25 @@ def test_early_close_policy() -> None:
         calls(chunk(tc(0, "a", "f", "{")), chunk(tc(1, "b", "g", "{}")), chunk(tc(0, args="}")), FINISH, **opts)
 
 
+@pytest.mark.parametrize("early_close", [False, True])
+def test_a_call_displaced_after_the_order_delivered_it_is_delivered_once_and_nothing_is_listed(
+    early_close: bool,
+) -> None:
+    """Call a at index 0, call b at index 1 (which delivers a at once under early_close), then a
+    new id at index 0: a's place is taken, whether or not it was still open; the decoder keeps
+    no shadow of which calls are open, and the table delivers a once either way."""
+    data = sse(
+        chunk(tc(0, "a", "f", "{}")), chunk(tc(1, "b", "g", "{}")), chunk(tc(0, "c", "h", "{}")), FINISH, done=True
+    )
+    out = events(data, "openai_chat", early_close=early_close)
+    assert out == [  # a at its displacement (or before, by the order); b and c at the finish
+        ToolCall(0, "a", "f", {}),
+        ToolCall(1, "b", "g", {}),
+        ToolCall(2, "c", "h", {}, anomalies=("index_reused",)),
+        ResponseEnd("tool_calls"),  # no anomaly of the response: no end marker came twice
+    ]
+
+
 TWO_OPENED = (FIXTURES / "openai_chat" / "two_calls_opened_before_arguments.sse").read_bytes()
 
 
