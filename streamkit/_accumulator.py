@@ -70,7 +70,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any, cast, get_args
 
 from ._errors import LimitExceededError, ProviderError, ProviderProtocolError
 from ._events import (
@@ -84,6 +84,7 @@ from ._events import (
     CallDetail,
     CallDisplaced,
     CallEnded,
+    CallEvent,
     CallFollowed,
     CallOpened,
     CallReceived,
@@ -126,19 +127,7 @@ DELIVERED = "DELIVERED"  # handed out as a RawCall: the key starts again only as
 STATES = (IDLE, OPEN, TEXT, VALUE, FOLLOWED, DELIVERED)
 
 #: The events that belong to one call, keyed by ``(choice, index)``: the table's columns.
-CALL_EVENTS: tuple[type, ...] = (
-    CallOpened,
-    ArgumentsDelta,
-    ArgumentsRepeated,
-    ArgumentsValue,
-    ArgumentsFinal,
-    CallEnded,
-    CallReceived,
-    CallDetail,
-    AnomalyNoted,
-    CallFollowed,
-    CallDisplaced,
-)
+CALL_EVENTS: tuple[type, ...] = get_args(CallEvent)
 
 #: ``TRANSITIONS[state][event type]``: the state the event leads to. A missing pair is illegal.
 TRANSITIONS: dict[str, dict[type, str]] = {

@@ -31,6 +31,7 @@ __all__ = (
     "CallDetail",
     "CallDisplaced",
     "CallEnded",
+    "CallEvent",
     "CallFollowed",
     "CallOpened",
     "CallReceived",
@@ -334,6 +335,23 @@ class CallDetail:
 TurnEvent: TypeAlias = BlockStarted | BlockDelta | BlockEnded | BlockReceived | CallDetail
 #: The events about a turn's opaque state: passed through the accumulator, in order, untouched.
 TURN_EVENTS: frozenset[type] = frozenset({BlockStarted, BlockDelta, BlockEnded, BlockReceived, CallDetail})
+
+
+#: The events that belong to one call, keyed by ``(choice, index)``: the columns of the
+#: accumulator's table of a call's life.
+CallEvent: TypeAlias = (
+    CallOpened
+    | ArgumentsDelta
+    | ArgumentsRepeated
+    | ArgumentsValue
+    | ArgumentsFinal
+    | CallEnded
+    | CallReceived
+    | CallDetail
+    | AnomalyNoted
+    | CallFollowed
+    | CallDisplaced
+)
 
 
 Event: TypeAlias = (

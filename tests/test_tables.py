@@ -31,6 +31,7 @@ from streamkit._events import (
     CallDetail,
     CallDisplaced,
     CallEnded,
+    CallEvent,
     CallFollowed,
     CallOpened,
     CallReceived,
@@ -42,19 +43,6 @@ from streamkit._turn import STATES as BLOCK_STATES
 from streamkit._turn import TRANSITIONS as BLOCK_TRANSITIONS
 
 Pair = tuple[str, type]
-CallEvent = (
-    CallOpened
-    | ArgumentsDelta
-    | ArgumentsRepeated
-    | ArgumentsValue
-    | ArgumentsFinal
-    | CallEnded
-    | CallReceived
-    | CallDetail
-    | AnomalyNoted
-    | CallFollowed
-    | CallDisplaced
-)
 
 # -- a call's life ---------------------------------------------------------------------------------
 
