@@ -25,7 +25,7 @@ import streamkit
 from streamkit import IncompleteStreamError, telemetry
 
 from .helpers import FIXTURES, Clock
-from .server import LoopbackServer, Reply
+from .server import LoopbackServer, Reply, Turns
 
 
 class Recorded:
@@ -285,3 +285,51 @@ async def test_the_langchain_early_starter_runs_each_tool_in_an_execute_tool_spa
     stock = spans["execute_tool get_stock"]
     assert (stock.attributes or {})["gen_ai.tool.call.id"] == "toolu_B"
     assert [link.context.span_id for link in stock.links] == [spans["chat"].context.span_id]
+
+
+@pytest.mark.asyncio  # pydantic-ai runs on asyncio
+async def test_the_pydantic_ai_early_starter_runs_each_tool_in_an_execute_tool_span(
+    recorded: Recorded, server: LoopbackServer
+) -> None:
+    pytest.importorskip("pydantic_ai")
+    pytest.importorskip("anthropic")
+    httpx2 = pytest.importorskip("httpx2")
+    from pydantic_ai import Agent
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+
+    from streamkit.integrations.pydantic_ai import StartToolsEarly
+
+    turn, answer = (FIXTURES / "anthropic" / name for name in ("text_then_two_calls.sse", "text_only_crlf.sse"))
+    server.routes = Turns("/v1/messages", Reply([turn.read_bytes()]), Reply([answer.read_bytes()]))
+    async with httpx2.AsyncClient(timeout=60) as client:
+        provider = AnthropicProvider(api_key="test-key", base_url=server.url(""), http_client=client)
+        agent: Agent[None, str] = Agent(
+            AnthropicModel("claude-sonnet-4-5", provider=provider), capabilities=[StartToolsEarly()]
+        )
+
+        @agent.tool_plain
+        def get_weather(city: str, units: str) -> str:
+            return "sunny"
+
+        @agent.tool_plain
+        def get_stock(ticker: str) -> str:
+            return "190"
+
+        await agent.run("Go")
+    spans = recorded.finished()
+    first, _ = [span for span in spans if span.name == "chat"]  # the turn with the calls, then the answer
+    assert (first.attributes or {})["gen_ai.response.finish_reasons"] == ("tool_use",)
+    tools = {span.name: span for span in spans if span.name.startswith("execute_tool")}  # early runs' only
+    assert sorted(tools) == ["execute_tool get_stock", "execute_tool get_weather"]
+    for name, call_id in (("get_weather", "toolu_A"), ("get_stock", "toolu_B")):
+        span = tools[f"execute_tool {name}"]
+        assert dict(span.attributes or {}) == {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": name,
+            "gen_ai.tool.type": "function",
+            "gen_ai.tool.call.id": call_id,
+        }
+        [link] = span.links
+        assert link.context.span_id == first.context.span_id
+        assert dict(link.attributes or {}) == {"gen_ai.tool.call.id": call_id}
