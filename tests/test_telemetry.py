@@ -4,9 +4,12 @@ not even an import, while telemetry is off."""
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import aclosing
+from types import ModuleType
 from typing import Any
 
 import httpx
@@ -333,3 +336,76 @@ async def test_the_pydantic_ai_early_starter_runs_each_tool_in_an_execute_tool_s
         [link] = span.links
         assert link.context.span_id == first.context.span_id
         assert dict(link.attributes or {}) == {"gen_ai.tool.call.id": call_id}
+
+
+TURN = (FIXTURES / "anthropic" / "text_then_two_calls.sse").read_bytes()
+FIRST_CALL_ENDED = TURN.index(b"event: content_block_start", TURN.index(b'"toolu_A"'))  # after its stop
+
+
+def transports(http: ModuleType) -> ModuleType:
+    return importlib.import_module(f"streamkit.integrations.{http.__name__}")
+
+
+def chat_span(recorded: Recorded) -> tuple[dict[str, Any], list[Any]]:
+    """The one stream span's attributes, and the ids of its calls' events."""
+    [span] = recorded.finished()
+    return dict(span.attributes or {}), [(event.attributes or {})["gen_ai.tool.call.id"] for event in span.events]
+
+
+def test_a_transport_names_the_server_of_the_stream_it_reemits(
+    recorded: Recorded, server: LoopbackServer, http: ModuleType
+) -> None:
+    server.routes["/v1/messages"] = Reply([TURN])
+    with (
+        http.Client(transport=transports(http).Transport()) as client,
+        client.stream("POST", server.url("/v1/messages")) as response,
+    ):
+        response.read()
+    attributes, calls = chat_span(recorded)
+    assert (attributes["server.address"], attributes["server.port"]) == ("127.0.0.1", server.port)
+    assert attributes["gen_ai.response.finish_reasons"] == ("tool_use",)
+    assert calls == ["toolu_A", "toolu_B"]
+
+
+def test_a_body_left_after_its_first_call_ends_its_span(
+    recorded: Recorded, server: LoopbackServer, http: ModuleType
+) -> None:
+    server.routes["/v1/messages"] = Reply([TURN[:FIRST_CALL_ENDED], TURN[FIRST_CALL_ENDED:]], pauses={1: 0.5})
+    with (
+        http.Client(transport=transports(http).Transport()) as client,
+        client.stream("POST", server.url("/v1/messages")) as response,
+    ):
+        chunks = response.iter_bytes()  # held: httpx2 closes the response when it is collected
+        assert b'"toolu_A"' in next(chunks)
+        assert recorded.finished() == []  # the stream is still open
+    attributes, calls = chat_span(recorded)
+    assert attributes["streamkit.abandoned"] is True
+    assert attributes["server.port"] == server.port
+    assert calls == ["toolu_A"]
+
+
+def test_a_body_closed_unread_ends_its_span(recorded: Recorded, server: LoopbackServer, http: ModuleType) -> None:
+    server.routes["/v1/messages"] = Reply([TURN])
+    with http.Client(transport=transports(http).Transport(provider="anthropic")) as client:
+        request = client.build_request("POST", server.url("/v1/messages"))
+        client.send(request, stream=True).close()
+    attributes, calls = chat_span(recorded)
+    assert attributes["streamkit.abandoned"] is True
+    assert calls == []
+
+
+@pytest.mark.asyncio  # under trio, httpx's own generators below a body left early warn as they are collected
+async def test_an_async_body_left_after_its_first_call_ends_its_span(
+    recorded: Recorded, server: LoopbackServer, http: ModuleType
+) -> None:
+    server.routes["/v1/messages"] = Reply([TURN[:FIRST_CALL_ENDED], TURN[FIRST_CALL_ENDED:]], pauses={1: 0.5})
+    async with (
+        http.AsyncClient(transport=transports(http).AsyncTransport()) as client,
+        client.stream("POST", server.url("/v1/messages")) as response,
+        aclosing(response.aiter_raw()) as raw,
+    ):
+        assert b'"toolu_A"' in await anext(raw)
+    attributes, calls = chat_span(recorded)
+    assert attributes["streamkit.abandoned"] is True
+    assert (attributes["server.address"], attributes["server.port"]) == ("127.0.0.1", server.port)
+    assert calls == ["toolu_A"]
