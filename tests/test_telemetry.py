@@ -409,3 +409,37 @@ async def test_an_async_body_left_after_its_first_call_ends_its_span(
     assert attributes["streamkit.abandoned"] is True
     assert (attributes["server.address"], attributes["server.port"]) == ("127.0.0.1", server.port)
     assert calls == ["toolu_A"]
+
+
+@pytest.mark.parametrize("whole", [True, False], ids=["read whole", "closed after its first event"])
+def test_the_boto3_hook_names_the_server_and_ends_its_span(
+    recorded: Recorded, server: LoopbackServer, whole: bool
+) -> None:
+    boto3 = pytest.importorskip("boto3")
+    from streamkit.integrations.boto3 import install
+
+    server.routes["/model/m/converse-stream"] = Reply([(FIXTURES / "bedrock" / "text_then_two_calls.bin").read_bytes()])
+    client = boto3.client(
+        "bedrock-runtime",
+        endpoint_url=server.url(""),
+        region_name="us-east-1",
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+    )
+    install(client)
+    stream = client.converse_stream(modelId="m", messages=[{"role": "user", "content": [{"text": "Go"}]}])["stream"]
+    if whole:
+        list(stream)
+    else:
+        assert next(stream) == {"messageStart": {"role": "assistant"}}
+        assert recorded.finished() == []  # the stream is still open
+        stream.close()
+    client.close()
+    attributes, calls = chat_span(recorded)
+    assert (attributes["gen_ai.provider.name"], attributes["server.address"]) == ("aws.bedrock", "127.0.0.1")
+    assert attributes["server.port"] == server.port
+    if whole:
+        assert attributes["gen_ai.response.finish_reasons"] == ("tool_use",)
+        assert calls == ["tooluse_wX3kQ9aRTcW1", "tooluse_Bq7m2LpZSe0v"]
+    else:
+        assert (attributes["streamkit.abandoned"], calls) == (True, [])

@@ -31,11 +31,14 @@ same events into calls without ``install``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Generator, Iterable, Iterator, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from botocore.exceptions import ResponseStreamingError
 
+from .. import _observe
 from .._assembler import Assembler
 from .._errors import StreamError, UsageError
 from .._limits import Limits
@@ -74,12 +77,20 @@ def install(
         raise UsageError(f"install takes a boto3 'bedrock-runtime' client, got {type(client).__name__} ({service})")
     options = Options(None, tools, on_call, limits, asynchronous=False)
 
-    def wrap(parsed: dict[str, Any], **_: Any) -> None:
+    def wrap(parsed: dict[str, Any], http_response: Any = None, **_: Any) -> None:
         if "stream" in parsed:
-            parsed["stream"] = ToolCallStream(parsed["stream"], options)
+            parsed["stream"] = ToolCallStream(parsed["stream"], options, _answered(http_response))
 
     uninstall(client)
     client.meta.events.register(EVENT, wrap, unique_id=_HANDLER_ID)
+
+
+def _answered(http_response: Any) -> _observe.Request | None:
+    """What telemetry records of the request (its server), while telemetry is on."""
+    if _observe.watcher() is None or http_response is None:
+        return None
+    url = urlsplit(http_response.url)
+    return _observe.Request((), url.hostname, url.port)
 
 
 def uninstall(client: Any) -> None:
@@ -105,12 +116,13 @@ class ToolCallStream:
         invalid_calls: the calls left out so far, in order.
     """
 
-    def __init__(self, events: Iterable[Event], options: Options) -> None:
+    def __init__(self, events: Iterable[Event], options: Options, request: _observe.Request | None = None) -> None:
         self._inner = events
         self._on_call = options.on_call
         # fragments: the pipeline names each call's block as it opens (CallStarted), so the
         # rule of which blocks are client calls lives in the decoder alone
-        self._assembler = Assembler("bedrock", tools=options.toolset, limits=options.limits, fragments=True)
+        make = functools.partial(Assembler, "bedrock", tools=options.toolset, limits=options.limits, fragments=True)
+        self._assembler = _observe.within(request, make)
         self._held: dict[int, list[Event]] = {}  # an open call's block index -> its events so far
         self.invalid_calls: list[InvalidToolCall] = []
         self._events = self._run()
