@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from streamkit import IncompleteStreamError, InvalidToolCall, ToolCall, UsageError
+from streamkit import IncompleteStreamError, InvalidToolCall, ProviderProtocolError, ToolCall, UsageError
 
 from .helpers import FIXTURES
 from .server import LoopbackServer, Reply, Turns
@@ -25,6 +25,7 @@ from .server import LoopbackServer, Reply, Turns
 boto3 = pytest.importorskip("boto3")
 from botocore.exceptions import EventStreamError, ResponseStreamingError  # noqa: E402
 
+from streamkit.integrations._reemit import Options  # noqa: E402
 from streamkit.integrations.boto3 import ToolCallStream, install, invalid_calls, uninstall  # noqa: E402
 
 PATH = "/model/test-model/converse-stream"
@@ -314,3 +315,12 @@ def test_pydantic_ais_bedrock_model_runs_only_the_whole_calls(
     uses = [block["toolUse"]["name"] for block in sent[1]["content"] if "toolUse" in block]
     results = [block["toolResult"]["status"] for block in sent[2]["content"]]
     assert (uses, results) == ([name for name, _ in ran], ["success"] * len(ran))
+
+
+def test_an_event_the_decoder_refuses_fails_the_stream_after_what_came_before() -> None:
+    options = Options(None, None, None, None, asynchronous=False)
+    stream = ToolCallStream([{"messageStart": {"role": "assistant"}}, {"a": {}, "b": {}}], options)
+    assert next(stream) == {"messageStart": {"role": "assistant"}}
+    with pytest.raises(ResponseStreamingError, match=r"one key, the event type; got keys \['a', 'b'\]") as info:
+        next(stream)
+    assert isinstance(info.value.__cause__, ProviderProtocolError)

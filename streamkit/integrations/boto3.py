@@ -175,7 +175,7 @@ class ToolCallStream:
 
     def _hold(self, event: Event) -> bool:
         """Whether ``event`` belongs to an open call's block (and is given with the call)."""
-        body = next(iter(event.values()), None) if len(event) == 1 else None
+        body = next(iter(event.values())) if isinstance(event, dict) and len(event) == 1 else None
         index = body.get("contentBlockIndex") if isinstance(body, dict) else None
         if index not in self._held:
             return False
