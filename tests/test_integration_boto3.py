@@ -37,21 +37,25 @@ Events = list[dict[str, Any]]
 Clients = Callable[[], Any]
 
 
+def bedrock_client(server: LoopbackServer) -> Any:
+    """A ``bedrock-runtime`` client of the loopback server, with fake credentials."""
+    return boto3.client(
+        "bedrock-runtime",
+        endpoint_url=server.url(""),
+        region_name="us-east-1",
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+    )
+
+
 @pytest.fixture
 def clients(server: LoopbackServer) -> Iterator[Clients]:
     """Makes ``bedrock-runtime`` clients of the loopback server (fake credentials), closed after the test."""
     made: list[Any] = []
 
     def make() -> Any:
-        client = boto3.client(
-            "bedrock-runtime",
-            endpoint_url=server.url(""),
-            region_name="us-east-1",
-            aws_access_key_id="test",
-            aws_secret_access_key="test",
-        )
-        made.append(client)
-        return client
+        made.append(bedrock_client(server))
+        return made[-1]
 
     yield make
     for client in made:

@@ -415,17 +415,13 @@ async def test_an_async_body_left_after_its_first_call_ends_its_span(
 def test_the_boto3_hook_names_the_server_and_ends_its_span(
     recorded: Recorded, server: LoopbackServer, whole: bool
 ) -> None:
-    boto3 = pytest.importorskip("boto3")
+    pytest.importorskip("boto3")
     from streamkit.integrations.boto3 import install
 
+    from .test_integration_boto3 import bedrock_client
+
     server.routes["/model/m/converse-stream"] = Reply([(FIXTURES / "bedrock" / "text_then_two_calls.bin").read_bytes()])
-    client = boto3.client(
-        "bedrock-runtime",
-        endpoint_url=server.url(""),
-        region_name="us-east-1",
-        aws_access_key_id="test",
-        aws_secret_access_key="test",
-    )
+    client = bedrock_client(server)
     install(client)
     stream = client.converse_stream(modelId="m", messages=[{"role": "user", "content": [{"text": "Go"}]}])["stream"]
     if whole:
