@@ -3,21 +3,20 @@ was called, so a stream pays one attribute read for it, and no OpenTelemetry imp
 
 The pipeline asks ``watch`` for a ``StreamWatch`` per stream and tells it about the first input,
 each call, the end and a failure; ``run_tools`` and the early starters run each tool inside
-``traced``. The edge names the request's secrets and address with ``request`` around the place
-where it makes the stream. Another host of streams (``streamkit serve``) needs only ``watch``.
+``traced``. The edge names the request's secrets and address with ``within`` around the place where it
+makes the stream. Another host of streams (``streamkit serve``) needs only ``watch``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from ._types import InvalidToolCall, ResponseEnd, ToolCall
 
-__all__ = ("Request", "StreamWatch", "Watcher", "install", "request", "traced", "watch", "watcher")
+__all__ = ("Request", "StreamWatch", "Watcher", "install", "traced", "watch", "watcher", "within")
 
 T = TypeVar("T")
 
@@ -49,6 +48,11 @@ class Request:
         self.address = address
         self.port = port
 
+    @classmethod
+    def of(cls, request: Any, secrets: Sequence[str]) -> Request:
+        """An httpx or httpx2 request's server (read by its shape), with its ``secrets``."""
+        return cls(secrets, request.url.host, request.url.port)
+
 
 _watcher: Watcher | None = None
 _request: ContextVar[Request | None] = ContextVar("streamkit_request", default=None)
@@ -71,16 +75,6 @@ def watch(provider: str) -> StreamWatch | None:
     return current.stream(provider, _request.get())
 
 
-@contextmanager
-def request(secrets: Sequence[str], address: str | None = None, port: int | None = None) -> Iterator[None]:
-    """The request the streams made inside this block answer (read only when telemetry is on)."""
-    token = _request.set(Request(secrets, address, port))
-    try:
-        yield
-    finally:
-        _request.reset(token)
-
-
 async def traced(call: ToolCall, run: Awaitable[T]) -> T:
     """``await run``, inside an ``execute_tool`` span linked to ``call`` when telemetry is on:
     ``run_tools``' outcome of a call (a ``ToolResult``), or an early starter's run of its tool."""
@@ -90,9 +84,12 @@ async def traced(call: ToolCall, run: Awaitable[T]) -> T:
     return await current.tool(call, run)
 
 
-def on_request(make: Callable[[], T], secrets: Sequence[str], address: str | None, port: int | None) -> T:
-    """``make()`` inside ``request(...)``: the stream it makes is known to answer that request."""
-    if _watcher is None:
+def within(request: Request | None, make: Callable[[], T]) -> T:
+    """``make()``, whose stream telemetry then knows as the answer to ``request`` (if any)."""
+    if request is None or _watcher is None:
         return make()
-    with request(secrets, address, port):
+    token = _request.set(request)
+    try:
         return make()
+    finally:
+        _request.reset(token)

@@ -56,10 +56,10 @@ def _made(make: Callable[[], T], source: Any, secrets: list[str]) -> T:
     if _observe.watcher() is None or response_library(source) is None:
         return make()
     try:
-        url = source.request.url
+        request = source.request
     except RuntimeError:  # a response built by hand, without a request
         return make()
-    return _observe.on_request(make, secrets, url.host, url.port)
+    return _observe.within(_observe.Request.of(request, secrets), make)
 
 
 def iter_events(

@@ -227,6 +227,32 @@ def fixtures() -> dict[str, bytes]:
                 _metadata(50, 30),
             ]
         ),
+        # A call whose input is not JSON (a trailing comma), then a valid one.
+        "invalid_json_then_a_valid_call": b"".join(
+            [
+                _message_start(),
+                _start(0, "tooluse_Bad000000001", "get_weather"),
+                _input(0, '{"city": "Paris",'),
+                _input(0, "}"),
+                _stop(0),
+                _start(1, "tooluse_Good00000002", "get_stock"),
+                _input(1, '{"ticker": "AAPL"}'),
+                _stop(1),
+                _message_stop("tool_use"),
+                _metadata(90, 30),
+            ]
+        ),
+        # A plain answer: text only, no call.
+        "text_only": b"".join(
+            [
+                _message_start(),
+                _text(0, "It is sunny"),
+                _text(0, " in Paris."),
+                _stop(0),
+                _message_stop("end_turn"),
+                _metadata(40, 8),
+            ]
+        ),
         # The connection dropped in the middle of a message.
         "cut_mid_message": b"".join(
             [

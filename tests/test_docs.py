@@ -9,7 +9,8 @@ provider's endpoint with the repository's own fixture of that provider. A block 
 directly by a ```` ```text ```` block must print exactly that text. A block preceded by
 ``<!-- not run: why -->`` is only compiled; there are few. A block preceded by
 ``<!-- test file: ... -->`` is a user's test file: pytest runs it in a fresh process with
-streamkit's plugin, and every test in it must pass. A ```` ```console ```` block of
+streamkit's plugin, and every test in it must pass (exactly N of them, if the mark says "N
+tests pass"). A ```` ```console ```` block of
 ``$ streamkit replay ...`` must show exactly what that command prints, and the README's
 Quickstart output is what its first command prints.
 """
@@ -181,6 +182,10 @@ def run_as_test_file(example: Example, where: Path) -> None:
     ]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, f"{example.name}:\n{done.stdout}{done.stderr}"
+    promised = re.search(r"(\d+) tests? pass", example.mark or "")  # "test file: 7 tests pass"
+    if promised is not None:
+        summary = done.stdout.strip().splitlines()[-1]
+        assert re.match(rf"{promised[1]} passed in ", summary), f"{example.name}: {summary}"
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.name for e in EXAMPLES])

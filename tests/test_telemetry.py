@@ -4,9 +4,12 @@ not even an import, while telemetry is off."""
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import aclosing
+from types import ModuleType
 from typing import Any
 
 import httpx
@@ -25,7 +28,7 @@ import streamkit
 from streamkit import IncompleteStreamError, telemetry
 
 from .helpers import FIXTURES, Clock
-from .server import LoopbackServer, Reply
+from .server import LoopbackServer, Reply, Turns
 
 
 class Recorded:
@@ -285,3 +288,154 @@ async def test_the_langchain_early_starter_runs_each_tool_in_an_execute_tool_spa
     stock = spans["execute_tool get_stock"]
     assert (stock.attributes or {})["gen_ai.tool.call.id"] == "toolu_B"
     assert [link.context.span_id for link in stock.links] == [spans["chat"].context.span_id]
+
+
+@pytest.mark.asyncio  # pydantic-ai runs on asyncio
+async def test_the_pydantic_ai_early_starter_runs_each_tool_in_an_execute_tool_span(
+    recorded: Recorded, server: LoopbackServer
+) -> None:
+    pytest.importorskip("pydantic_ai")
+    pytest.importorskip("anthropic")
+    httpx2 = pytest.importorskip("httpx2")
+    from pydantic_ai import Agent
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+
+    from streamkit.integrations.pydantic_ai import StartToolsEarly
+
+    turn, answer = (FIXTURES / "anthropic" / name for name in ("text_then_two_calls.sse", "text_only_crlf.sse"))
+    server.routes = Turns("/v1/messages", Reply([turn.read_bytes()]), Reply([answer.read_bytes()]))
+    async with httpx2.AsyncClient(timeout=60) as client:
+        provider = AnthropicProvider(api_key="test-key", base_url=server.url(""), http_client=client)
+        agent: Agent[None, str] = Agent(
+            AnthropicModel("claude-sonnet-4-5", provider=provider), capabilities=[StartToolsEarly()]
+        )
+
+        @agent.tool_plain
+        def get_weather(city: str, units: str) -> str:
+            return "sunny"
+
+        @agent.tool_plain
+        def get_stock(ticker: str) -> str:
+            return "190"
+
+        await agent.run("Go")
+    spans = recorded.finished()
+    first, _ = [span for span in spans if span.name == "chat"]  # the turn with the calls, then the answer
+    assert (first.attributes or {})["gen_ai.response.finish_reasons"] == ("tool_use",)
+    tools = {span.name: span for span in spans if span.name.startswith("execute_tool")}  # early runs' only
+    assert sorted(tools) == ["execute_tool get_stock", "execute_tool get_weather"]
+    for name, call_id in (("get_weather", "toolu_A"), ("get_stock", "toolu_B")):
+        span = tools[f"execute_tool {name}"]
+        assert dict(span.attributes or {}) == {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": name,
+            "gen_ai.tool.type": "function",
+            "gen_ai.tool.call.id": call_id,
+        }
+        [link] = span.links
+        assert link.context.span_id == first.context.span_id
+        assert dict(link.attributes or {}) == {"gen_ai.tool.call.id": call_id}
+
+
+TURN = (FIXTURES / "anthropic" / "text_then_two_calls.sse").read_bytes()
+FIRST_CALL_ENDED = TURN.index(b"event: content_block_start", TURN.index(b'"toolu_A"'))  # after its stop
+
+
+def transports(http: ModuleType) -> ModuleType:
+    return importlib.import_module(f"streamkit.integrations.{http.__name__}")
+
+
+def chat_span(recorded: Recorded) -> tuple[dict[str, Any], list[Any]]:
+    """The one stream span's attributes, and the ids of its calls' events."""
+    [span] = recorded.finished()
+    return dict(span.attributes or {}), [(event.attributes or {})["gen_ai.tool.call.id"] for event in span.events]
+
+
+def test_a_transport_names_the_server_of_the_stream_it_reemits(
+    recorded: Recorded, server: LoopbackServer, http: ModuleType
+) -> None:
+    server.routes["/v1/messages"] = Reply([TURN])
+    with (
+        http.Client(transport=transports(http).Transport()) as client,
+        client.stream("POST", server.url("/v1/messages")) as response,
+    ):
+        response.read()
+    attributes, calls = chat_span(recorded)
+    assert (attributes["server.address"], attributes["server.port"]) == ("127.0.0.1", server.port)
+    assert attributes["gen_ai.response.finish_reasons"] == ("tool_use",)
+    assert calls == ["toolu_A", "toolu_B"]
+
+
+def test_a_body_left_after_its_first_call_ends_its_span(
+    recorded: Recorded, server: LoopbackServer, http: ModuleType
+) -> None:
+    server.routes["/v1/messages"] = Reply([TURN[:FIRST_CALL_ENDED], TURN[FIRST_CALL_ENDED:]], pauses={1: 0.5})
+    with (
+        http.Client(transport=transports(http).Transport()) as client,
+        client.stream("POST", server.url("/v1/messages")) as response,
+    ):
+        chunks = response.iter_bytes()  # held: httpx2 closes the response when it is collected
+        assert b'"toolu_A"' in next(chunks)
+        assert recorded.finished() == []  # the stream is still open
+    attributes, calls = chat_span(recorded)
+    assert attributes["streamkit.abandoned"] is True
+    assert attributes["server.port"] == server.port
+    assert calls == ["toolu_A"]
+
+
+def test_a_body_closed_unread_ends_its_span(recorded: Recorded, server: LoopbackServer, http: ModuleType) -> None:
+    server.routes["/v1/messages"] = Reply([TURN])
+    with http.Client(transport=transports(http).Transport(provider="anthropic")) as client:
+        request = client.build_request("POST", server.url("/v1/messages"))
+        client.send(request, stream=True).close()
+    attributes, calls = chat_span(recorded)
+    assert attributes["streamkit.abandoned"] is True
+    assert calls == []
+
+
+@pytest.mark.asyncio  # under trio, httpx's own generators below a body left early warn as they are collected
+async def test_an_async_body_left_after_its_first_call_ends_its_span(
+    recorded: Recorded, server: LoopbackServer, http: ModuleType
+) -> None:
+    server.routes["/v1/messages"] = Reply([TURN[:FIRST_CALL_ENDED], TURN[FIRST_CALL_ENDED:]], pauses={1: 0.5})
+    async with (
+        http.AsyncClient(transport=transports(http).AsyncTransport()) as client,
+        client.stream("POST", server.url("/v1/messages")) as response,
+        aclosing(response.aiter_raw()) as raw,
+    ):
+        assert b'"toolu_A"' in await anext(raw)
+    attributes, calls = chat_span(recorded)
+    assert attributes["streamkit.abandoned"] is True
+    assert (attributes["server.address"], attributes["server.port"]) == ("127.0.0.1", server.port)
+    assert calls == ["toolu_A"]
+
+
+@pytest.mark.parametrize("whole", [True, False], ids=["read whole", "closed after its first event"])
+def test_the_boto3_hook_names_the_server_and_ends_its_span(
+    recorded: Recorded, server: LoopbackServer, whole: bool
+) -> None:
+    pytest.importorskip("boto3")
+    from streamkit.integrations.boto3 import install
+
+    from .test_integration_boto3 import bedrock_client
+
+    server.routes["/model/m/converse-stream"] = Reply([(FIXTURES / "bedrock" / "text_then_two_calls.bin").read_bytes()])
+    client = bedrock_client(server)
+    install(client)
+    stream = client.converse_stream(modelId="m", messages=[{"role": "user", "content": [{"text": "Go"}]}])["stream"]
+    if whole:
+        list(stream)
+    else:
+        assert next(stream) == {"messageStart": {"role": "assistant"}}
+        assert recorded.finished() == []  # the stream is still open
+        stream.close()
+    client.close()
+    attributes, calls = chat_span(recorded)
+    assert (attributes["gen_ai.provider.name"], attributes["server.address"]) == ("aws.bedrock", "127.0.0.1")
+    assert attributes["server.port"] == server.port
+    if whole:
+        assert attributes["gen_ai.response.finish_reasons"] == ("tool_use",)
+        assert calls == ["tooluse_wX3kQ9aRTcW1", "tooluse_Bq7m2LpZSe0v"]
+    else:
+        assert (attributes["streamkit.abandoned"], calls) == (True, [])

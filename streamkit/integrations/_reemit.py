@@ -40,10 +40,12 @@ Nothing here does IO or imports an HTTP library: ``Session`` is sans-IO, and ``r
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import AsyncGenerator, AsyncIterable, Callable, Generator, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
+from .. import _observe
 from .._assembler import Assembler
 from .._detect import HEAD_BYTES, detect_provider
 from .._errors import IncompleteStreamError, ProviderError, StreamError, TransportError, UsageError
@@ -194,13 +196,15 @@ class Options:
         decoders: Mapping[str, Callable[[], ContentDecoder]] | None = None,
         *,
         made: type[Session] | None = None,
+        request: _observe.Request | None = None,
     ) -> Session | None:
         """A session for a response to re-emit, or ``None`` for one to pass through untouched.
 
         A successful body is re-emitted unless it is JSON (an answer not streamed); one whose
         content type is not a stream's is sniffed first (``Session``). Its ``Content-Encoding``
         is undone by ``decoders``, the library's (``content_decoding``). ``made`` is a
-        ``Session`` subclass to make, which may keep invalid calls (``keep_invalid``).
+        ``Session`` subclass to make, which may keep invalid calls (``keep_invalid``). ``request``
+        is what telemetry records of the request the body answers (its server, its secrets).
         """
         kind = headers.get("content-type", "").lower()
         streamed = any(name in kind for name in _STREAM_TYPES)
@@ -208,7 +212,9 @@ class Options:
             return None
         decoding = content_decoding(headers.get("content-encoding", ""), decoders)
         made = Session if made is None else made
-        return made(self.provider, path, self.toolset, self.limits, sniff=not streamed, decoding=decoding)
+        return made(
+            self.provider, path, self.toolset, self.limits, sniff=not streamed, decoding=decoding, request=request
+        )
 
 
 class Session:
@@ -238,7 +244,8 @@ class Session:
         started: with ``opened``, the calls opened since the driver last took them (to time them).
 
     ``early_close`` is the ``Assembler``'s: an OpenAI Chat call ends when the next call of its
-    choice starts, rather than at the finish reason.
+    choice starts, rather than at the finish reason. ``request`` names, for telemetry, the
+    request the body answers; ``close`` ends the stream's span however the body ended.
     """
 
     #: Whether an invalid call is written (its raw text) rather than left out.
@@ -256,8 +263,10 @@ class Session:
         withhold: bool = False,
         opened: bool = False,
         early_close: bool = False,
+        request: _observe.Request | None = None,
     ) -> None:
         self._path = path
+        self._request = request
         self._early_close = early_close
         self._withhold = withhold
         self._opened = opened
@@ -288,6 +297,11 @@ class Session:
     def provider_error(self) -> bool:
         """Whether the provider reported an error in the stream (what follows it may echo a key)."""
         return self._after_error
+
+    def close(self) -> None:
+        """The reader is done with the body, read or not: a telemetry span still open ends."""
+        if self.provider is not None:
+            self._assembler.close()
 
     def feed(self, chunk: bytes) -> bytes:
         if self.stopped:
@@ -365,10 +379,16 @@ class Session:
         if provider is None:
             self._passing = True
             return
-        self.provider = provider
-        self._assembler = Assembler(
-            provider, limits=self._limits, tools=self._toolset, fragments=self._opened, early_close=self._early_close
+        make = functools.partial(
+            Assembler,
+            provider,
+            limits=self._limits,
+            tools=self._toolset,
+            fragments=self._opened,
+            early_close=self._early_close,
         )
+        self._assembler = _observe.within(self._request, make)
+        self.provider = provider  # once there is an assembler to close
         self._encoder = ENCODERS[provider]()
         self._encoder.keep_invalid = self.keep_invalid
         framer = SSEDecoder if self._encoder.framing == "sse" else NDJSONDecoder

@@ -10,6 +10,8 @@ arguments, so a type checker sees the library's own types in every signature.
 The re-emitting itself (``Session``, ``reemit``, ``areemit``) is in ``_reemit``. A body's
 ``Content-Encoding`` is undone there by the library's own decoders; one it has none for fails
 the request with the library's ``DecodingError`` (cause: streamkit's ``TransportError``).
+With telemetry on, the stream's span names the request's server, and closing a body, read or
+not, ends it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import AsyncGenerator, Callable, Generator, Iterable, Mappi
 from types import ModuleType
 from typing import Any, ClassVar, Generic, TypeVar, cast
 
+from .. import _observe, _redact
 from .._errors import TransportError
 from .._limits import Limits
 from .._types import InvalidToolCall, Provider
@@ -130,8 +133,11 @@ def session_for(
     """The session that re-emits ``response`` (``None``: it passes through), its encoding undone by
     ``library``'s decoders; an encoding they cannot undo raises the library's ``DecodingError``."""
     decoders = library._decoders.SUPPORTED_DECODERS
+    answered = None if _observe.watcher() is None else _observe.Request.of(request, _redact.secrets(request))
     try:
-        return options.session(request.url.path, response.status_code, response.headers, decoders, made=kind)
+        return options.session(
+            request.url.path, response.status_code, response.headers, decoders, made=kind, request=answered
+        )
     except TransportError as exc:
         raise library.DecodingError(str(exc), request=request) from exc
 
@@ -163,9 +169,12 @@ class _Body:
         return self._body
 
     def close(self) -> None:
-        if self._body is not None:
-            self._body.close()
-        self._inner.close()
+        try:
+            if self._body is not None:
+                self._body.close()
+            self._inner.close()
+        finally:
+            self._session.close()  # a body left unread, or read in part, still ends its span
 
 
 class _AsyncBody:
@@ -180,6 +189,9 @@ class _AsyncBody:
         return self._body
 
     async def aclose(self) -> None:
-        if self._body is not None:
-            await self._body.aclose()
-        await self._inner.aclose()
+        try:
+            if self._body is not None:
+                await self._body.aclose()
+            await self._inner.aclose()
+        finally:
+            self._session.close()

@@ -61,6 +61,7 @@ from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
 
+from .. import _observe
 from .._errors import ProviderProtocolError, UsageError
 from .._limits import Limits
 from .._turn_types import Thinking
@@ -246,7 +247,7 @@ class StreamkitStreamedResponse(StreamedResponse):
     _tap: _Tap = field(repr=False)
     _taken: int = field(default=0, init=False, repr=False)
     _calls: dict[int, ToolCall | InvalidToolCall] = field(default_factory=dict, init=False, repr=False)
-    _on_call: Callable[[ToolCallPart], None] | None = field(default=None, init=False, repr=False)
+    _on_call: Callable[[ToolCallPart, ToolCall], None] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.canonical_system = self._inner.canonical_system
@@ -260,7 +261,7 @@ class StreamkitStreamedResponse(StreamedResponse):
                 self._calls[event.index] = call
                 part = self._part(event.part, call)
                 if self._on_call is not None and isinstance(call, ToolCall):
-                    self._on_call(part)
+                    self._on_call(part, call)
                 yield replace(event, part=part)
             elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, ToolCallPartDelta):
                 if event.index not in self._calls:
@@ -456,8 +457,9 @@ class StartToolsEarly(AbstractCapability[Any]):
             model = model.wrapped
         return StreamkitModel(model, limits=limits, early=self)
 
-    def start(self, ctx: RunContext[Any], part: ToolCallPart) -> None:
-        """Start ``part``'s tool now, if pydantic-ai would run it in parallel with the others."""
+    def start(self, ctx: RunContext[Any], part: ToolCallPart, call: ToolCall) -> None:
+        """Start ``part``'s tool now, if pydantic-ai would run it in parallel with the others;
+        with telemetry on, in an ``execute_tool`` span linked to ``call``, streamkit's own."""
         manager = ctx.tool_manager
         if manager is None or manager.tools is None:
             return
@@ -466,7 +468,7 @@ class StartToolsEarly(AbstractCapability[Any]):
             return
         if manager.get_parallel_execution_mode() != "parallel":
             return
-        self._runs.start(part.tool_call_id, _same(part), functools.partial(_run_early, manager, part))
+        self._runs.start(part.tool_call_id, _same(part), lambda: _observe.traced(call, _run_early(manager, part)))
 
     async def wrap_tool_execute(
         self, ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: Any, handler: Any
