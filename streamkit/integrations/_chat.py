@@ -21,12 +21,12 @@ from typing import Any, TypeAlias
 
 from .._errors import UsageError
 from .._turn_types import Turn
-from .._types import JSONObject
+from .._types import InvalidToolCall, JSONObject
 from ..adapters import ADAPTERS
-from ..adapters._base import Message, Outcome
+from ..adapters._base import Message, Outcome, error_payload
 from ..providers import DECODERS
 
-__all__ = ("PROVIDERS", "Entry", "Request", "Results", "Tool", "User", "build")
+__all__ = ("PROVIDERS", "Entry", "Request", "Results", "Tool", "User", "build", "offered", "openai_tool", "unparseable")
 
 #: What a tool declares when it takes no arguments.
 NO_PARAMETERS: JSONObject = {"type": "object", "properties": {}}
@@ -41,6 +41,26 @@ class Tool:
     name: str
     description: str = ""
     parameters: JSONObject = field(default_factory=lambda: dict(NO_PARAMETERS))
+
+
+def openai_tool(spec: Mapping[str, Any]) -> Tool:
+    """A tool in OpenAI's format (``{"type": "function", "function": {...}}``, or the function alone)."""
+    function = spec.get("function", spec)
+    parameters = function.get("parameters") or dict(NO_PARAMETERS)
+    return Tool(function["name"], function.get("description") or "", parameters)
+
+
+def offered(tools: Sequence[Tool]) -> list[dict[str, Any]]:
+    """``tools`` as ``streamkit.astream(..., tools=...)`` takes them, to check each call against."""
+    return [{"name": tool.name, "description": tool.description, "parameters": tool.parameters} for tool in tools]
+
+
+def unparseable(call: InvalidToolCall) -> str:
+    """An invalid call's arguments for a framework that parses them itself: streamkit's message,
+    then the raw text. It starts with a letter, so no JSON parser, strict or lenient, reads it as
+    an object, and the framework's own path for arguments it cannot parse answers the model."""
+    message = "; ".join(issue["message"] for issue in error_payload(call)["errors"])
+    return f"invalid arguments ({message}): {call.raw}"
 
 
 @dataclass(frozen=True)

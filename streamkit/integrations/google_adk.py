@@ -34,7 +34,7 @@ from .._errors import UsageError
 from .._turn_types import StreamEvent, Thinking, Turn, TurnItem
 from .._types import CallRef, Finish, InvalidToolCall, TextDelta, TokenUsage, ToolCall
 from ..adapters._base import Outcome, call_id, error_payload
-from ._chat import Entry, Results, Tool, User, build
+from ._chat import Entry, Results, Tool, User, build, offered
 from ._clients import DEFAULT_TIMEOUT, Clients
 from ._turn_json import turn_from_json, turn_json
 
@@ -113,9 +113,7 @@ class StreamkitLlm(BaseLlm):
         )
         options: dict[str, Any] = {"url": request.url, "json": request.body, "headers": request.headers}
         if self.validate_calls and tools:
-            options["tools"] = [
-                {"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools
-            ]
+            options["tools"] = offered(tools)
         events: list[StreamEvent] = []
         async with streamkit.astream(self._http().async_(), self.provider, **options) as stream_events:
             async for event in stream_events:

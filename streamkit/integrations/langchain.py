@@ -55,7 +55,7 @@ from .._turn_types import (
 )
 from .._types import ArgumentIssue, CallRef, InvalidToolCall, TextDelta, TokenUsage, ToolCall
 from ..adapters._base import Outcome, call_id, dumps, error_payload
-from ._chat import Entry, Request, Results, Tool, User, build
+from ._chat import Entry, Request, Results, User, build, openai_tool, unparseable
 from ._clients import DEFAULT_TIMEOUT, Clients
 from ._early import STARTER
 from ._turn_json import turn_from_json, turn_json
@@ -143,7 +143,7 @@ class StreamkitChatModel(BaseChatModel):
             raise UsageError("stop sequences are not supported; pass the provider's field in extra=")
         kwargs = dict(kwargs)
         kwargs.pop("stream", None)
-        tools = [_tool(spec) for spec in kwargs.pop("tools", None) or ()]
+        tools = [openai_tool(spec) for spec in kwargs.pop("tools", None) or ()]
         system, entries = _entries_of(messages, self.provider)
         request = build(
             self.provider,
@@ -239,12 +239,6 @@ class _Prepared:
         return out
 
 
-def _tool(spec: Mapping[str, Any]) -> Tool:
-    function = spec.get("function", spec)
-    parameters = function.get("parameters") or {"type": "object", "properties": {}}
-    return Tool(function["name"], function.get("description") or "", parameters)
-
-
 # -- events -> chunks ----------------------------------------------------------------------------
 
 
@@ -289,7 +283,7 @@ def _args(call: ToolCall | InvalidToolCall) -> str:
     re-parse at each merge cannot make a valid call of it."""
     if isinstance(call, ToolCall):
         return dumps(call.input)
-    return f"invalid arguments ({_invalid_message(call)}): {call.raw}"
+    return unparseable(call)
 
 
 def _invalid_message(call: InvalidToolCall) -> str:
