@@ -100,13 +100,21 @@ GEMINI_SCENARIOS = {
 }
 
 
+#: Bytes per write of a served stream: reads split inside events, names and arguments.
+PIECE = 29
+
+
+def pieces(data: bytes) -> Reply:
+    return Reply([data[start : start + PIECE] for start in range(0, len(data), PIECE)])
+
+
 def serve(server: LoopbackServer, scenario: Scenario) -> str:
-    """Route the scenario's turns on ``server``; the base URL to give the model."""
+    """Route the scenario's turns on ``server``, each written in small pieces; the base URL to give the model."""
     path, suffix = PATHS[scenario.provider]
     if scenario.told:
-        server.routes = Turns(path, Reply([scenario.first]), Reply([DONE[scenario.provider]]))
+        server.routes = Turns(path, pieces(scenario.first), pieces(DONE[scenario.provider]))
     else:
-        server.routes = {path: Reply([scenario.first])}
+        server.routes = {path: pieces(scenario.first)}
     return server.url(suffix)
 
 
