@@ -10,7 +10,6 @@ CrewAI, which .ci/run installs in a virtualenv of its own (it pins openai below 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,18 +20,22 @@ from streamkit import StreamError
 from .agent_loops import DONE_TEXT, PATHS, SCENARIOS, Scenario, Tools, request, results, serve, told
 from .server import LoopbackServer, Reply
 
-for name in ("CREWAI_DISABLE_TELEMETRY", "OTEL_SDK_DISABLED", "CREWAI_DISABLE_TRACKING"):
-    os.environ.setdefault(name, "true")  # offline: no telemetry export
-os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
-
 pytest.importorskip("crewai")
 
-from crewai import Agent, Crew, CrewOutput, Task  # noqa: E402
-from crewai.events import crewai_event_bus  # noqa: E402
-from crewai.events.types.llm_events import LLMStreamChunkEvent  # noqa: E402
-from crewai.tools import BaseTool, tool  # noqa: E402
+from crewai import Agent, Crew, CrewOutput, Task
+from crewai.events import crewai_event_bus
+from crewai.events.types.llm_events import LLMStreamChunkEvent
+from crewai.tools import BaseTool, tool
 
-from streamkit.integrations.crewai import StreamkitLLM  # noqa: E402
+from streamkit.integrations.crewai import StreamkitLLM
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No telemetry export from CrewAI (only its own switches: the process's OpenTelemetry stays on)."""
+    for name in ("CREWAI_DISABLE_TELEMETRY", "CREWAI_DISABLE_TRACKING"):
+        monkeypatch.setenv(name, "true")
+    monkeypatch.setenv("CREWAI_TRACING_ENABLED", "false")
 
 
 def crew_tools(tools: Tools) -> list[BaseTool]:
