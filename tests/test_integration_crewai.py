@@ -184,3 +184,7 @@ def test_a_failing_stream_raises_a_typed_error(server: LoopbackServer) -> None:
     llm = StreamkitLLM(provider="anthropic", model="m", base_url=server.url(""), api_key="k")
     with pytest.raises(StreamError):
         llm.call("Weather in Paris?")
+    server.requests.clear()
+    with pytest.raises(StreamError):  # out of the crew, after CrewAI's own retries
+        kickoff(llm, Tools())
+    assert len(server.requests) == 3  # the agent's max_retry_limit is 2
