@@ -36,7 +36,7 @@ from .._turn_types import StreamEvent, Turn, TurnItem
 from .._types import ArgumentIssue, CallRef, InvalidToolCall, TextDelta, ToolCall
 from ..adapters._base import Outcome, call_id, dumps
 from ._chat import Entry, Results, User, build, offered, openai_tool, unparseable
-from ._clients import DEFAULT_TIMEOUT, Clients
+from ._clients import DEFAULT_TIMEOUT, Clients, HoldsClients
 
 if TYPE_CHECKING:
     from crewai.agents.agent_builder.base_agent import BaseAgent
@@ -49,7 +49,7 @@ __all__ = ("StreamkitLLM",)
 KEPT_TURNS = 256
 
 
-class StreamkitLLM(BaseLLM):
+class StreamkitLLM(HoldsClients, BaseLLM):
     """A CrewAI LLM for one provider's API, its streams decoded by streamkit.
 
     Give it to ``Agent(llm=...)``; a ``Crew`` runs as usual, ``stream=True`` or not. Each call
@@ -139,16 +139,6 @@ class StreamkitLLM(BaseLLM):
         if self._clients is None:
             self._clients = Clients(self.http_client, self.http_async_client, timeout=self.timeout)
         return self._clients
-
-    def close(self) -> None:
-        """Close the blocking HTTP client the model made (the ones given stay open)."""
-        if self._clients is not None:
-            self._clients.close()
-
-    async def aclose(self) -> None:
-        """Close the HTTP clients the model made, even when cancelled (the ones given stay open)."""
-        if self._clients is not None:
-            await self._clients.aclose()
 
     def _keep(self, turn: Turn) -> None:
         with self._lock:

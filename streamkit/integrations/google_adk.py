@@ -35,7 +35,7 @@ from .._turn_types import StreamEvent, Thinking, Turn, TurnItem
 from .._types import CallRef, Finish, InvalidToolCall, TextDelta, TokenUsage, ToolCall
 from ..adapters._base import Outcome, call_id, error_payload
 from ._chat import Entry, Results, Tool, User, build, offered
-from ._clients import DEFAULT_TIMEOUT, Clients
+from ._clients import DEFAULT_TIMEOUT, Clients, HoldsClients
 from ._turn_json import turn_from_json, turn_json
 
 __all__ = ("NOT_RUN", "TURN_KEY", "StreamkitLlm", "turn_of")
@@ -55,7 +55,7 @@ _FINISH: dict[Finish, types.FinishReason] = {
 }
 
 
-class StreamkitLlm(BaseLlm):
+class StreamkitLlm(HoldsClients, BaseLlm):
     """An ADK model for one provider's API, its streams decoded by streamkit.
 
     Give it to ``LlmAgent(model=...)``; run the agent with a ``Runner`` as usual, streaming
@@ -128,11 +128,6 @@ class StreamkitLlm(BaseLlm):
         if self._clients is None:
             self._clients = Clients(None, self.http_async_client, timeout=self.timeout)
         return self._clients
-
-    async def aclose(self) -> None:
-        """Close the HTTP clients the model made, even when cancelled (a given one stays open)."""
-        if self._clients is not None:
-            await self._clients.aclose()
 
 
 # -- a streamkit turn -> ADK's response ------------------------------------------------------------

@@ -56,7 +56,7 @@ from .._turn_types import (
 from .._types import ArgumentIssue, CallRef, InvalidToolCall, TextDelta, TokenUsage, ToolCall
 from ..adapters._base import Outcome, call_id, dumps, error_payload
 from ._chat import Entry, Request, Results, User, build, openai_tool, unparseable
-from ._clients import DEFAULT_TIMEOUT, Clients
+from ._clients import DEFAULT_TIMEOUT, Clients, HoldsClients
 from ._early import STARTER
 from ._turn_json import turn_from_json, turn_json
 
@@ -76,7 +76,7 @@ __all__ = (
 TURN_KEY = "streamkit_turn"
 
 
-class StreamkitChatModel(BaseChatModel):
+class StreamkitChatModel(HoldsClients, BaseChatModel):
     """A LangChain chat model for one provider's API, its streams decoded by streamkit.
 
     Works with ``bind_tools``, ``invoke``/``ainvoke``, ``stream``/``astream`` and
@@ -195,16 +195,6 @@ class StreamkitChatModel(BaseChatModel):
         if self._clients is None:
             self._clients = Clients(self.http_client, self.http_async_client, timeout=self.timeout)
         return self._clients
-
-    def close(self) -> None:
-        """Close the blocking HTTP client the model made (the ones given stay open)."""
-        if self._clients is not None:
-            self._clients.close()
-
-    async def aclose(self) -> None:
-        """Close the HTTP clients the model made, even when cancelled (the ones given stay open)."""
-        if self._clients is not None:
-            await self._clients.aclose()
 
     def _generate(
         self,
