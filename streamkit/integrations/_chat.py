@@ -21,12 +21,24 @@ from typing import Any, TypeAlias
 
 from .._errors import UsageError
 from .._turn_types import Turn
-from .._types import InvalidToolCall, JSONObject
+from .._types import CallRef, InvalidToolCall, JSONObject, ToolCall
 from ..adapters import ADAPTERS
-from ..adapters._base import Message, Outcome, error_payload
+from ..adapters._base import Message, Outcome, call_id, error_payload
 from ..providers import DECODERS
 
-__all__ = ("PROVIDERS", "Entry", "Request", "Results", "Tool", "User", "build", "offered", "openai_tool", "unparseable")
+__all__ = (
+    "PROVIDERS",
+    "Entry",
+    "History",
+    "Request",
+    "Results",
+    "Tool",
+    "User",
+    "build",
+    "offered",
+    "openai_tool",
+    "unparseable",
+)
 
 #: What a tool declares when it takes no arguments.
 NO_PARAMETERS: JSONObject = {"type": "object", "properties": {}}
@@ -79,6 +91,42 @@ class Results:
 
 Entry: TypeAlias = User | Turn | Results
 """One entry of the conversation: a user message, an assistant ``Turn``, or tool results."""
+
+
+class History:
+    """A conversation's entries, read from a framework's messages in order: neighbouring tool
+    results make one ``Results``, and the result of an invalid call is always the call itself,
+    so the model is told streamkit's error for it (it never ran), whatever the framework wrote."""
+
+    def __init__(self) -> None:
+        self.entries: list[Entry] = []
+        self._pending: list[Outcome] = []
+        self._calls: dict[str, ToolCall | InvalidToolCall] = {}
+
+    def add(self, entry: User | Turn) -> None:
+        """A user message or an assistant turn; a turn's calls are the ones later results answer."""
+        self._flush()
+        if isinstance(entry, Turn):
+            self._calls = {call_id(call): call for call in entry.calls}
+        self.entries.append(entry)
+
+    def result(self, ident: str | None, name: str, result: Any, is_error: bool = False) -> None:
+        """The result the framework gives the call ``ident`` of the last turn."""
+        call = self._calls.get(ident or "")
+        if isinstance(call, InvalidToolCall):
+            self._pending.append(call)
+        else:
+            self._pending.append((call if call is not None else CallRef(ident, name), result, is_error))
+
+    def done(self) -> list[Entry]:
+        """The entries, the last results included."""
+        self._flush()
+        return self.entries
+
+    def _flush(self) -> None:
+        if self._pending:
+            self.entries.append(Results(tuple(self._pending)))
+            self._pending = []
 
 
 @dataclass(frozen=True)

@@ -33,9 +33,9 @@ import streamkit
 
 from .._errors import UsageError
 from .._turn_types import StreamEvent, Turn, TurnItem
-from .._types import ArgumentIssue, CallRef, InvalidToolCall, TextDelta, ToolCall
-from ..adapters._base import Outcome, call_id, dumps
-from ._chat import Entry, Results, User, build, offered, openai_tool, unparseable
+from .._types import ArgumentIssue, InvalidToolCall, TextDelta, ToolCall
+from ..adapters._base import call_id, dumps
+from ._chat import Entry, History, User, build, offered, openai_tool, unparseable
 from ._clients import DEFAULT_TIMEOUT, Clients, HoldsClients
 
 if TYPE_CHECKING:
@@ -243,30 +243,21 @@ def _entries_of(messages: Sequence[Mapping[str, Any]], llm: StreamkitLLM) -> tup
     make one ``Results``; an invalid call's is always streamkit's error for it (it never ran).
     """
     system: list[str] = []
-    entries: list[Entry] = []
-    calls: dict[str, ToolCall | InvalidToolCall] = {}
-    pending: list[Outcome] = []
+    history = History()
     for position, message in enumerate(messages):
         role = message.get("role")
-        if role != "tool" and pending:
-            entries.append(Results(tuple(pending)))
-            pending = []
         where = f"messages[{position}]"
         if role == "system":
             system.append(_text(message.get("content"), where))
         elif role == "user":
-            entries.append(User(_text(message.get("content"), where)))
+            history.add(User(_text(message.get("content"), where)))
         elif role == "assistant":
-            turn = _turn(message, llm, where)
-            calls = {call_id(call): call for call in turn.calls}
-            entries.append(turn)
+            history.add(_turn(message, llm, where))
         elif role == "tool":
-            pending.append(_outcome(message, calls))
+            history.result(message.get("tool_call_id") or "", message.get("name") or "", message.get("content") or "")
         else:
             raise UsageError(f"{where}: a message of role {role!r} cannot be sent")
-    if pending:
-        entries.append(Results(tuple(pending)))
-    return ("\n\n".join(system) if system else None), entries
+    return ("\n\n".join(system) if system else None), history.done()
 
 
 def _text(content: Any, where: str) -> str:
@@ -312,12 +303,3 @@ def _read_call(index: int, ident: str, name: str, arguments: Any) -> ToolCall | 
         return ToolCall(index, ident, name, value)
     issue = ArgumentIssue("invalid_json", "the arguments are not a JSON object")
     return InvalidToolCall(index, ident, name, str(arguments), (issue,))
-
-
-def _outcome(message: Mapping[str, Any], calls: Mapping[str, ToolCall | InvalidToolCall]) -> Outcome:
-    ident = message.get("tool_call_id") or ""
-    call = calls.get(ident)
-    if isinstance(call, InvalidToolCall):
-        return call
-    ran = call if call is not None else CallRef(ident, message.get("name") or "")
-    return (ran, message.get("content") or "", False)

@@ -32,9 +32,9 @@ import streamkit
 
 from .._errors import UsageError
 from .._turn_types import StreamEvent, Thinking, Turn, TurnItem
-from .._types import CallRef, Finish, InvalidToolCall, TextDelta, TokenUsage, ToolCall
-from ..adapters._base import Outcome, call_id, error_payload
-from ._chat import Entry, Results, Tool, User, build, offered
+from .._types import Finish, InvalidToolCall, TextDelta, TokenUsage, ToolCall
+from ..adapters._base import call_id, error_payload
+from ._chat import Entry, History, Tool, User, build, offered
 from ._clients import DEFAULT_TIMEOUT, Clients, HoldsClients
 from ._turn_json import turn_from_json, turn_json
 
@@ -248,32 +248,22 @@ def _entries_of(contents: Sequence[types.Content], provider: str) -> list[Entry]
     text and calls. Function responses become ``Results``, an invalid call's always being
     streamkit's error for it (it never ran, whatever ADK answered).
     """
-    entries: list[Entry] = []
-    calls: dict[str, ToolCall | InvalidToolCall] = {}
-    pending: list[Outcome] = []
+    history = History()
     for position, content in enumerate(contents):
         where = f"contents[{position}]"
         if content.role == "model":
-            if pending:
-                entries.append(Results(tuple(pending)))
-                pending = []
-            turn = _turn(content, provider, where)
-            calls = {call_id(call): call for call in turn.calls}
-            entries.append(turn)
+            history.add(_turn(content, provider, where))
             continue
         for part in content.parts or ():
             if part.function_response is not None:
-                pending.append(_outcome(part.function_response, calls))
-            elif part.text is not None and not part.thought:
-                if pending:
-                    entries.append(Results(tuple(pending)))
-                    pending = []
-                entries.append(User(part.text))
-            elif not part.thought:
+                response = part.function_response
+                result = response.response or {}
+                history.result(response.id, response.name or "", result, set(result) == {"error"})
+            elif part.text and not part.thought:
+                history.add(User(part.text))
+            elif not part.thought and part.text is None:
                 raise UsageError(f"{where}: only text and function responses can be sent, not {_kind(part)}")
-    if pending:
-        entries.append(Results(tuple(pending)))
-    return entries
+    return history.done()
 
 
 def _turn(content: types.Content, provider: str, where: str) -> Turn:
@@ -305,12 +295,3 @@ def _shown(turn: Turn) -> list[tuple[str | None, str | None, Mapping[str, Any]]]
         else:
             out.append((call_id(call), _not_run(call), {"errors": error_payload(call)["errors"], "raw": call.raw}))
     return out
-
-
-def _outcome(response: types.FunctionResponse, calls: Mapping[str, ToolCall | InvalidToolCall]) -> Outcome:
-    call = calls.get(response.id or "")
-    if isinstance(call, InvalidToolCall):
-        return call
-    result = response.response or {}
-    ran = call if call is not None else CallRef(response.id, response.name or "")
-    return (ran, result, set(result) == {"error"})
