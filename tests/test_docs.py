@@ -43,6 +43,7 @@ BLOCK = re.compile(
 )
 SDKS = {"openai", "anthropic", "google", "boto3", "mistralai"}  # the sdk-tests extra
 FRAMEWORKS = {"pydantic_ai", "langchain", "langchain_core", "langgraph", "agents", "litellm"}  # framework-tests
+FRAMEWORKS |= {"crewai"}  # tested in a virtualenv of its own (google.adk is under SDKS' "google")
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,8 @@ def examples() -> list[Example]:
     return found
 
 
-#: A request body that sends tool results back (Anthropic's blocks, OpenAI's messages).
-RESULTS = re.compile(rb'"type": ?"tool_result"|"role": ?"tool"')
+#: A request body that sends tool results back (Anthropic's blocks, OpenAI's messages, Gemini's parts).
+RESULTS = re.compile(rb'"type": ?"tool_result"|"role": ?"tool"|"functionResponse"')
 
 
 class Endpoints(dict[str, Reply]):
@@ -111,7 +112,10 @@ def providers(monkeypatch: pytest.MonkeyPatch) -> Iterator[LoopbackServer]:
             ":streamGenerateContent": fixture_reply("gemini/text_then_two_calls.sse"),
             "/converse-stream": fixture_reply("bedrock/text_then_two_calls.bin", "application/vnd.amazon.eventstream"),
         },
-        {"/v1/messages": fixture_reply("anthropic/text_only_crlf.sse")},
+        {
+            "/v1/messages": fixture_reply("anthropic/text_only_crlf.sse"),
+            ":streamGenerateContent": fixture_reply("gemini/text_only.sse"),
+        },
     )
     for name in ("GOOGLE_API_KEY", "AWS_PROFILE", "AWS_SESSION_TOKEN", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"):
         monkeypatch.delenv(name, raising=False)

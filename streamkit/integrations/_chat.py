@@ -21,12 +21,24 @@ from typing import Any, TypeAlias
 
 from .._errors import UsageError
 from .._turn_types import Turn
-from .._types import JSONObject
+from .._types import CallRef, InvalidToolCall, JSONObject, ToolCall
 from ..adapters import ADAPTERS
-from ..adapters._base import Message, Outcome
+from ..adapters._base import Message, Outcome, call_id, error_payload
 from ..providers import DECODERS
 
-__all__ = ("PROVIDERS", "Entry", "Request", "Results", "Tool", "User", "build")
+__all__ = (
+    "PROVIDERS",
+    "Entry",
+    "History",
+    "Request",
+    "Results",
+    "Tool",
+    "User",
+    "build",
+    "offered",
+    "openai_tool",
+    "unparseable",
+)
 
 #: What a tool declares when it takes no arguments.
 NO_PARAMETERS: JSONObject = {"type": "object", "properties": {}}
@@ -41,6 +53,26 @@ class Tool:
     name: str
     description: str = ""
     parameters: JSONObject = field(default_factory=lambda: dict(NO_PARAMETERS))
+
+
+def openai_tool(spec: Mapping[str, Any]) -> Tool:
+    """A tool in OpenAI's format (``{"type": "function", "function": {...}}``, or the function alone)."""
+    function = spec.get("function", spec)
+    parameters = function.get("parameters") or dict(NO_PARAMETERS)
+    return Tool(function["name"], function.get("description") or "", parameters)
+
+
+def offered(tools: Sequence[Tool]) -> list[dict[str, Any]]:
+    """``tools`` as ``streamkit.astream(..., tools=...)`` takes them, to check each call against."""
+    return [{"name": tool.name, "description": tool.description, "parameters": tool.parameters} for tool in tools]
+
+
+def unparseable(call: InvalidToolCall) -> str:
+    """An invalid call's arguments for a framework that parses them itself: streamkit's message,
+    then the raw text. It starts with a letter, so no JSON parser, strict or lenient, reads it as
+    an object, and the framework's own path for arguments it cannot parse answers the model."""
+    message = "; ".join(issue["message"] for issue in error_payload(call)["errors"])
+    return f"invalid arguments ({message}): {call.raw}"
 
 
 @dataclass(frozen=True)
@@ -59,6 +91,42 @@ class Results:
 
 Entry: TypeAlias = User | Turn | Results
 """One entry of the conversation: a user message, an assistant ``Turn``, or tool results."""
+
+
+class History:
+    """A conversation's entries, read from a framework's messages in order: neighbouring tool
+    results make one ``Results``, and the result of an invalid call is always the call itself,
+    so the model is told streamkit's error for it (it never ran), whatever the framework wrote."""
+
+    def __init__(self) -> None:
+        self.entries: list[Entry] = []
+        self._pending: list[Outcome] = []
+        self._calls: dict[str, ToolCall | InvalidToolCall] = {}
+
+    def add(self, entry: User | Turn) -> None:
+        """A user message or an assistant turn; a turn's calls are the ones later results answer."""
+        self._flush()
+        if isinstance(entry, Turn):
+            self._calls = {call_id(call): call for call in entry.calls}
+        self.entries.append(entry)
+
+    def result(self, ident: str | None, name: str, result: Any, is_error: bool = False) -> None:
+        """The result the framework gives the call ``ident`` of the last turn."""
+        call = self._calls.get(ident or "")
+        if isinstance(call, InvalidToolCall):
+            self._pending.append(call)
+        else:
+            self._pending.append((call if call is not None else CallRef(ident, name), result, is_error))
+
+    def done(self) -> list[Entry]:
+        """The entries, the last results included."""
+        self._flush()
+        return self.entries
+
+    def _flush(self) -> None:
+        if self._pending:
+            self.entries.append(Results(tuple(self._pending)))
+            self._pending = []
 
 
 @dataclass(frozen=True)

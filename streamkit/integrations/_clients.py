@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import httpx
 
-__all__ = ("DEFAULT_TIMEOUT", "Clients")
+__all__ = ("DEFAULT_TIMEOUT", "Clients", "HoldsClients")
 
 #: Seconds between two reads unless told otherwise: a model may think for minutes.
 DEFAULT_TIMEOUT = 600.0
@@ -79,6 +79,23 @@ class Clients:
         if made is not None and mine:  # another loop's connections cannot be closed from here
             with anyio.CancelScope(shield=True):
                 await made.aclose()
+
+
+class HoldsClients:
+    """``close()`` and ``aclose()`` for a model whose ``Clients`` it makes at its first request
+    and keeps in ``_clients`` (a pydantic private attribute, ``None`` until then)."""
+
+    _clients: Clients | None
+
+    def close(self) -> None:
+        """Close the blocking HTTP client the model made (the ones given stay open)."""
+        if self._clients is not None:
+            self._clients.close()
+
+    async def aclose(self) -> None:
+        """Close the HTTP clients the model made, even when cancelled (the ones given stay open)."""
+        if self._clients is not None:
+            await self._clients.aclose()
 
 
 #: What stands for the running loop under trio: one trio run at a time per thread.

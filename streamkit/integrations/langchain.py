@@ -22,7 +22,7 @@ the framework wrote for it. LangChain runs tools only after the whole message: s
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
@@ -53,10 +53,10 @@ from .._turn_types import (
     Turn,
     TurnItem,
 )
-from .._types import ArgumentIssue, CallRef, InvalidToolCall, TextDelta, TokenUsage, ToolCall
-from ..adapters._base import Outcome, call_id, dumps, error_payload
-from ._chat import Entry, Request, Results, Tool, User, build
-from ._clients import DEFAULT_TIMEOUT, Clients
+from .._types import ArgumentIssue, InvalidToolCall, TextDelta, TokenUsage, ToolCall
+from ..adapters._base import call_id, dumps, error_payload
+from ._chat import Entry, History, Request, User, build, openai_tool, unparseable
+from ._clients import DEFAULT_TIMEOUT, Clients, HoldsClients
 from ._early import STARTER
 from ._turn_json import turn_from_json, turn_json
 
@@ -76,7 +76,7 @@ __all__ = (
 TURN_KEY = "streamkit_turn"
 
 
-class StreamkitChatModel(BaseChatModel):
+class StreamkitChatModel(HoldsClients, BaseChatModel):
     """A LangChain chat model for one provider's API, its streams decoded by streamkit.
 
     Works with ``bind_tools``, ``invoke``/``ainvoke``, ``stream``/``astream`` and
@@ -143,7 +143,7 @@ class StreamkitChatModel(BaseChatModel):
             raise UsageError("stop sequences are not supported; pass the provider's field in extra=")
         kwargs = dict(kwargs)
         kwargs.pop("stream", None)
-        tools = [_tool(spec) for spec in kwargs.pop("tools", None) or ()]
+        tools = [openai_tool(spec) for spec in kwargs.pop("tools", None) or ()]
         system, entries = _entries_of(messages, self.provider)
         request = build(
             self.provider,
@@ -196,16 +196,6 @@ class StreamkitChatModel(BaseChatModel):
             self._clients = Clients(self.http_client, self.http_async_client, timeout=self.timeout)
         return self._clients
 
-    def close(self) -> None:
-        """Close the blocking HTTP client the model made (the ones given stay open)."""
-        if self._clients is not None:
-            self._clients.close()
-
-    async def aclose(self) -> None:
-        """Close the HTTP clients the model made, even when cancelled (the ones given stay open)."""
-        if self._clients is not None:
-            await self._clients.aclose()
-
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -237,12 +227,6 @@ class _Prepared:
         if self.tools is not None:
             out["tools"] = self.tools
         return out
-
-
-def _tool(spec: Mapping[str, Any]) -> Tool:
-    function = spec.get("function", spec)
-    parameters = function.get("parameters") or {"type": "object", "properties": {}}
-    return Tool(function["name"], function.get("description") or "", parameters)
 
 
 # -- events -> chunks ----------------------------------------------------------------------------
@@ -289,7 +273,7 @@ def _args(call: ToolCall | InvalidToolCall) -> str:
     re-parse at each merge cannot make a valid call of it."""
     if isinstance(call, ToolCall):
         return dumps(call.input)
-    return f"invalid arguments ({_invalid_message(call)}): {call.raw}"
+    return unparseable(call)
 
 
 def _invalid_message(call: InvalidToolCall) -> str:
@@ -346,30 +330,22 @@ def _entries_of(messages: Sequence[BaseMessage], provider: str) -> tuple[str | N
     invalid call is always streamkit's error payload for it (it never ran).
     """
     system: list[str] = []
-    entries: list[Entry] = []
-    calls: dict[str, ToolCall | InvalidToolCall] = {}
-    pending: list[Outcome] = []
+    history = History()
     for position, message in enumerate(messages):
-        if not isinstance(message, ToolMessage) and pending:
-            entries.append(Results(tuple(pending)))
-            pending = []
         if isinstance(message, SystemMessage):
-            if entries:
+            if history.entries:
                 raise UsageError(f"messages[{position}]: a SystemMessage must come before every other message")
             system.append(_text(message, position))
         elif isinstance(message, HumanMessage):
-            entries.append(User(_text(message, position)))
+            history.add(User(_text(message, position)))
         elif isinstance(message, AIMessage):
-            turn = _turn(message, provider)
-            calls = {call_id(call): call for call in turn.calls}
-            entries.append(turn)
+            history.add(_turn(message, provider))
         elif isinstance(message, ToolMessage):
-            pending.append(_outcome(message, calls))
+            result = message.content if isinstance(message.content, str) else _content(message.content)
+            history.result(message.tool_call_id, message.name or "", result, message.status == "error")
         else:
             raise UsageError(f"messages[{position}]: a {type(message).__name__} cannot be sent; use the core messages")
-    if pending:
-        entries.append(Results(tuple(pending)))
-    return ("\n\n".join(system) if system else None), entries
+    return ("\n\n".join(system) if system else None), history.done()
 
 
 def _text(message: BaseMessage, position: int) -> str:
@@ -410,15 +386,6 @@ def _shows(message: AIMessage, turn: Turn, text: str) -> bool:
         and valid == [(c["id"], c["name"], c["args"]) for c in message.tool_calls]
         and invalid == [c["id"] for c in message.invalid_tool_calls]
     )
-
-
-def _outcome(message: ToolMessage, calls: Mapping[str, ToolCall | InvalidToolCall]) -> Outcome:
-    call = calls.get(message.tool_call_id)
-    if isinstance(call, InvalidToolCall):
-        return call
-    result = message.content if isinstance(message.content, str) else _content(message.content)
-    ran = call if call is not None else CallRef(message.tool_call_id, message.name or "")
-    return (ran, result, message.status == "error")
 
 
 def _content(content: list[str | dict[str, Any]]) -> Any:

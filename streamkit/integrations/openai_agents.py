@@ -80,7 +80,7 @@ from .._turn_types import (
     TurnItem,
 )
 from .._types import InvalidToolCall, ResponseEnd, TextDelta, TokenUsage, ToolCall
-from ..adapters._base import Outcome, dumps, error_payload
+from ..adapters._base import Outcome, dumps
 from . import _chat
 from ._clients import Clients
 from ._turn_json import item_from_json, item_json
@@ -446,12 +446,6 @@ class _Reader:
         self.last = ()
 
 
-def _unparseable(call: InvalidToolCall) -> str:
-    """An invalid call's ``arguments``: it starts with a letter, so no JSON parser reads it."""
-    message = "; ".join(issue["message"] for issue in error_payload(call)["errors"])
-    return f"invalid arguments ({message}): {call.raw}"
-
-
 def _invalid_key(call: InvalidToolCall) -> str:
     return f"streamkit-invalid:{call.choice}:{call.index}"
 
@@ -664,7 +658,7 @@ class _Writer:
         invalid call's are a text no JSON parser reads (streamkit's message, then the raw text),
         so openai-agents refuses to run it and tells the model, asking again."""
         self.calls += 1
-        arguments = dumps(call.input) if isinstance(call, ToolCall) else _unparseable(call)
+        arguments = dumps(call.input) if isinstance(call, ToolCall) else _chat.unparseable(call)
         item = ResponseFunctionToolCall(
             id=FAKE_RESPONSES_ID,
             call_id=streamkit.call_id(call),
