@@ -53,7 +53,7 @@ from .._turn_types import (
     Turn,
     TurnItem,
 )
-from .._types import ArgumentIssue, CallRef, InvalidToolCall, TextDelta, TokenUsage, ToolCall
+from .._types import ArgumentIssue, Call, CallRef, InvalidToolCall, TextDelta, TokenUsage, ToolCall
 from ..adapters._base import Outcome, call_id, dumps, error_payload
 from ._chat import Entry, Request, Results, Tool, User, build
 from ._clients import DEFAULT_TIMEOUT, Clients
@@ -347,7 +347,7 @@ def _entries_of(messages: Sequence[BaseMessage], provider: str) -> tuple[str | N
     """
     system: list[str] = []
     entries: list[Entry] = []
-    calls: dict[str, ToolCall | InvalidToolCall] = {}
+    calls: dict[str, Call] = {}
     pending: list[Outcome] = []
     for position, message in enumerate(messages):
         if not isinstance(message, ToolMessage) and pending:
@@ -412,7 +412,7 @@ def _shows(message: AIMessage, turn: Turn, text: str) -> bool:
     )
 
 
-def _outcome(message: ToolMessage, calls: Mapping[str, ToolCall | InvalidToolCall]) -> Outcome:
+def _outcome(message: ToolMessage, calls: Mapping[str, Call]) -> Outcome:
     call = calls.get(message.tool_call_id)
     if isinstance(call, InvalidToolCall):
         return call

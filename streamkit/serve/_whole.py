@@ -17,13 +17,13 @@ from typing import Any
 from .._events import RawCall
 from .._limits import Limits
 from .._normalize import normalize
-from .._types import InvalidToolCall, ToolCall
+from .._types import Call
 from .._validate import Toolset
 
 __all__ = ("whole_calls",)
 
 
-def whole_calls(fmt: str, body: Any, toolset: Toolset | None, limits: Limits) -> list[ToolCall | InvalidToolCall]:
+def whole_calls(fmt: str, body: Any, toolset: Toolset | None, limits: Limits) -> list[Call]:
     """The calls of a whole response body (a JSON value), each normalized and checked."""
     if not isinstance(body, dict):
         return []
