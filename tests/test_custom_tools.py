@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 
 import streamkit
-from streamkit import ArgumentIssue, CustomToolCall, InvalidToolCall, ToolCall, Toolset, UsageError
+from streamkit import ArgumentIssue, CustomToolCall, InvalidToolCall, Limits, ToolCall, Toolset, UsageError
 from streamkit._types import Call
 from streamkit.adapters import anthropic, openai_chat, openai_responses
+from streamkit.serve._whole import whole_calls
 
 from .helpers import FIXTURES, replay
 
@@ -213,7 +214,7 @@ async def test_run_tools_calls_a_custom_tool_with_its_text() -> None:
 
     tools = {"get_weather": get_weather, "apply_patch": apply_patch}
     results = await streamkit.run_tools(calls_of("custom_tool_beside_function", TOOLS), tools)
-    assert got == ["Paris", PATCH]
+    assert sorted(got) == sorted(["Paris", PATCH])  # each ran once; they run concurrently, in any order
     assert [(result.id, result.output) for result in results] == [("call_w1", 21), ("call_p1", "ok")]
     passed = await streamkit.run_tools(calls_of("custom_tool_call"), {"run_sql": lambda call: call}, pass_call=True)
     assert passed[0].output == calls_of("custom_tool_call")[0]
@@ -224,3 +225,14 @@ def test_a_turn_with_a_custom_call_goes_back_with_its_item_id() -> None:
         turn = streamkit.Turn.from_events(streamkit.iter_events(stream, "openai_responses"), "openai_responses")
     assert [item["type"] for item in openai_responses.turn_messages(turn)] == ["function_call", "custom_tool_call"]
     assert openai_responses.turn_messages(turn)[1]["id"] == "ctc_2"
+
+
+def test_a_whole_responses_body_gives_its_custom_calls_as_text() -> None:
+    items = [
+        {"type": "custom_tool_call", "id": "ctc_1", "call_id": "c1", "name": "set_date", "input": "2026-12-04"},
+        {"type": "custom_tool_call", "id": "ctc_2", "call_id": "c2", "name": "set_date", "input": "soon"},
+    ]
+    first, second = whole_calls("openai_responses", {"status": "completed", "output": items}, Toolset(TOOLS), Limits())
+    assert first == CustomToolCall(0, "c1", "set_date", "2026-12-04", state=TEXT_STATE)
+    assert isinstance(second, InvalidToolCall)
+    assert (second.raw, [issue.kind for issue in second.errors]) == ("soon", ["grammar"])
