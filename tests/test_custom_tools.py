@@ -18,6 +18,7 @@ import streamkit
 from streamkit import ArgumentIssue, CustomToolCall, InvalidToolCall, Limits, ToolCall, Toolset, UsageError
 from streamkit._types import Call
 from streamkit.adapters import anthropic, openai_chat, openai_responses
+from streamkit.integrations._chat import refuse_custom
 from streamkit.serve._whole import whole_calls
 
 from .helpers import FIXTURES, replay
@@ -236,3 +237,11 @@ def test_a_whole_responses_body_gives_its_custom_calls_as_text() -> None:
     assert first == CustomToolCall(0, "c1", "set_date", "2026-12-04", state=TEXT_STATE)
     assert isinstance(second, InvalidToolCall)
     assert (second.raw, [issue.kind for issue in second.errors]) == ("soon", ["grammar"])
+
+
+def test_the_framework_integrations_refuse_a_custom_call_by_name() -> None:
+    """Their requests offer only function tools; a custom call that comes anyway is an error."""
+    (call,) = calls_of("custom_tool_call")
+    with pytest.raises(UsageError, match=r"called 'run_sql' as a custom tool .* which LangChain cannot run"):
+        refuse_custom(call, "LangChain")
+    refuse_custom(calls_of("custom_tool_beside_function")[0], "LangChain")  # a function call passes

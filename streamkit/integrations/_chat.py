@@ -21,12 +21,12 @@ from typing import Any, TypeAlias
 
 from .._errors import UsageError
 from .._turn_types import Turn
-from .._types import JSONObject
+from .._types import CustomToolCall, JSONObject
 from ..adapters import ADAPTERS
 from ..adapters._base import Message, Outcome
 from ..providers import DECODERS
 
-__all__ = ("PROVIDERS", "Entry", "Request", "Results", "Tool", "User", "build")
+__all__ = ("PROVIDERS", "Entry", "Request", "Results", "Tool", "User", "build", "refuse_custom")
 
 #: What a tool declares when it takes no arguments.
 NO_PARAMETERS: JSONObject = {"type": "object", "properties": {}}
@@ -261,3 +261,13 @@ def _merged(history: list[Message]) -> list[Message]:
         else:
             out.append(message)
     return out
+
+
+def refuse_custom(event: object, framework: str) -> None:
+    """Raise for a custom tool's call: the requests built here offer only function tools, and
+    the framework has no way to run free text, so such a call is an error, never dropped."""
+    if isinstance(event, CustomToolCall):
+        raise UsageError(
+            f"the model called {event.name!r} as a custom tool (free text, a custom_tool_call), which {framework} "
+            "cannot run: offer it as a function tool, or read the stream with streamkit.iter_events"
+        )

@@ -55,7 +55,7 @@ from .._turn_types import (
 )
 from .._types import ArgumentIssue, Call, CallRef, InvalidToolCall, TextDelta, TokenUsage, ToolCall
 from ..adapters._base import Outcome, call_id, dumps, error_payload
-from ._chat import Entry, Request, Results, Tool, User, build
+from ._chat import Entry, Request, Results, Tool, User, build, refuse_custom
 from ._clients import DEFAULT_TIMEOUT, Clients
 from ._early import STARTER
 from ._turn_json import turn_from_json, turn_json
@@ -257,6 +257,7 @@ class _Chunks:
         self.calls = 0
 
     def feed(self, event: StreamEvent) -> list[ChatGenerationChunk]:
+        refuse_custom(event, "LangChain")
         self.events.append(event)
         if isinstance(event, TextDelta) and event.choice == 0 and event.text:
             return [ChatGenerationChunk(message=AIMessageChunk(content=event.text))]

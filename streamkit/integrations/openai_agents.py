@@ -549,6 +549,7 @@ class _Writer:
         if isinstance(event, TextSignature | MessageItem) and self.text is not None:
             self.text.append(event)
             return []
+        _chat.refuse_custom(event, "the OpenAI Agents SDK integration")
         out = self._close_text()
         if isinstance(event, ToolCall):
             out += self._call(event)
