@@ -43,13 +43,13 @@ from ._turn_types import StreamEvent
 from ._types import (
     ArgumentsFragment,
     ArgumentsPreview,
+    Call,
     CallStarted,
     CallTimes,
     InvalidToolCall,
     Provider,
     ResponseEnd,
     TextDelta,
-    ToolCall,
 )
 from ._validate import Toolset, as_toolset
 from .providers import Decoder, decoder_for
@@ -396,20 +396,20 @@ class Assembler:
         return tuple(_as_invalid(_stamped(normalize(raw), raw.times)) for raw in self._accumulator.drain_open())
 
 
-def _stamped(call: ToolCall | InvalidToolCall, times: tuple[int, int] | None) -> ToolCall | InvalidToolCall:
+def _stamped(call: Call, times: tuple[int, int] | None) -> Call:
     """``call`` with its ``CallTimes``, delivered now; unchanged for a call that was not timed."""
     if times is None:
         return call
     return replace(call, times=CallTimes(times[0], times[1], time.time_ns()))
 
 
-def _log_anomalies(provider: str, call: ToolCall | InvalidToolCall, known: int) -> None:
+def _log_anomalies(provider: str, call: Call, known: int) -> None:
     """Log what the normalizer noted, as the accumulator logs its own: the rule, never the arguments."""
     for anomaly in call.anomalies[known:]:
         _log.debug("%s: call index %d: %s", provider, call.index, anomaly)
 
 
-def _as_invalid(call: ToolCall | InvalidToolCall) -> InvalidToolCall:
+def _as_invalid(call: Call) -> InvalidToolCall:
     assert isinstance(call, InvalidToolCall)  # drained calls are always marked truncated
     return call
 

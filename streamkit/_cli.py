@@ -51,7 +51,7 @@ from ._limits import Limits
 from ._live import say
 from ._pipeline import iter_events
 from ._turn_types import StreamEvent, Turn
-from ._types import InvalidToolCall, ResponseEnd, ToolCall
+from ._types import CustomToolCall, InvalidToolCall, ResponseEnd, ToolCall, takes_text
 from ._validate import Toolset
 from .adapters import ADAPTERS
 from .providers import DECODERS, decoder_for
@@ -65,7 +65,7 @@ AUTO = "auto"  # --provider auto: detect the provider from the first events
 
 def to_json_line(item: StreamEvent) -> dict[str, Any] | None:
     """The replay line for a value, or ``None`` for values replay does not print (text)."""
-    if isinstance(item, ToolCall):
+    if isinstance(item, ToolCall | CustomToolCall):
         line: dict[str, Any] = {"type": "tool_call", "index": item.index, "id": item.id, "name": item.name}
         line["input"] = item.input
     elif isinstance(item, InvalidToolCall):
@@ -79,6 +79,8 @@ def to_json_line(item: StreamEvent) -> dict[str, Any] | None:
         return end
     else:
         return None
+    if takes_text(item.state):  # a custom tool's call: its input (or raw) is free text, not JSON
+        line["input_type"] = "text"
     if item.choice:
         line["choice"] = item.choice
     if item.anomalies:

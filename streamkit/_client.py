@@ -21,7 +21,7 @@ from ._assembler import StreamOptions, check_options
 from ._errors import UsageError
 from ._response import Tee, acheck, aread_body, check, decoder_of, library, read_body, read_error
 from ._turn_types import StreamEvent
-from ._types import InvalidToolCall, Provider, ToolCall
+from ._types import Call, Provider
 from .providers import Decoder
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ class AsyncEventStream(_Opened):
     def __aiter__(self) -> AsyncIterator[StreamEvent]:
         return self._events
 
-    def tool_calls(self) -> AsyncIterator[ToolCall | InvalidToolCall]:
+    def tool_calls(self) -> AsyncIterator[Call]:
         """Only the calls, valid or not, each the moment it completes."""
         return _AsyncCalls(self._events)
 
@@ -83,10 +83,10 @@ class _AsyncCalls:
     def __aiter__(self) -> _AsyncCalls:
         return self
 
-    async def __anext__(self) -> ToolCall | InvalidToolCall:
+    async def __anext__(self) -> Call:
         while True:
             item = await self._events.__anext__()
-            if isinstance(item, ToolCall | InvalidToolCall):
+            if isinstance(item, Call):
                 return item
 
 
@@ -105,9 +105,9 @@ class EventStream(_Opened):
     def __iter__(self) -> Iterator[StreamEvent]:
         return self._events
 
-    def tool_calls(self) -> Iterator[ToolCall | InvalidToolCall]:
+    def tool_calls(self) -> Iterator[Call]:
         """Only the calls, valid or not, each the moment it completes."""
-        return (item for item in self._events if isinstance(item, ToolCall | InvalidToolCall))
+        return (item for item in self._events if isinstance(item, Call))
 
     def close(self) -> None:
         """Stop reading and close the response; the connection goes back to the client."""

@@ -36,7 +36,7 @@ from ._client import stream
 from ._errors import StreamError, TransportError, UsageError
 from ._limits import DEFAULT_LIMITS, Limits
 from ._turn_types import StreamEvent
-from ._types import InvalidToolCall, ToolCall
+from ._types import Call
 from .providers import DECODERS, Decoder, decoder_for
 
 __all__ = ("AUTH", "COMMANDS", "Progress", "add_commands", "run", "say")
@@ -295,7 +295,7 @@ class Progress:
 
     def event(self, item: StreamEvent) -> None:
         self.events += 1
-        if isinstance(item, ToolCall | InvalidToolCall):
+        if isinstance(item, Call):
             self.calls += 1
         self._draw()
 

@@ -1,4 +1,4 @@
-"""RawCall -> ToolCall | InvalidToolCall: the one place where arguments are read.
+"""RawCall -> ToolCall | CustomToolCall | InvalidToolCall: the one place where arguments are read.
 
 Every provider's calls go through ``normalize``, with exactly these rules:
 
@@ -20,6 +20,9 @@ Every provider's calls go through ``normalize``, with exactly these rules:
 - A call cut off by the output limit or the end of the stream is ``truncated`` whatever its text.
 - A call carrying an anomaly that makes its arguments untrustworthy (``final_arguments_differ``,
   ``malformed_function_call``) is invalid whatever its text parses to: nothing is picked.
+- A call whose state marks free text (an OpenAI Responses ``custom_tool_call``) is never parsed:
+  it is a ``CustomToolCall`` whose ``input`` is the text as received (``""`` when none came),
+  under the same rules for a missing name, a cut and an untrusted text.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ import orjson
 from ._events import RawCall
 from ._json import INEXACT_FLOAT, big_integer_at, has_lone_surrogate, loads_exact
 from ._limits import DEFAULT_MAX_DEPTH
-from ._types import ArgumentIssue, InvalidToolCall, JSONObject, ToolCall
+from ._types import ArgumentIssue, Call, CustomToolCall, InvalidToolCall, JSONObject, ToolCall, takes_text
 
 __all__ = ("normalize", "parse_arguments", "raw_text")
 
@@ -53,9 +56,10 @@ _UNTRUSTED = {
 _JSON_SPACE = " \t\n\r"
 
 
-def normalize(raw: RawCall, max_depth: int = DEFAULT_MAX_DEPTH) -> ToolCall | InvalidToolCall:
+def normalize(raw: RawCall, max_depth: int = DEFAULT_MAX_DEPTH) -> Call:
     """Turn a call at its end marker into a call ready to run, or an invalid call."""
     issues: list[ArgumentIssue] = []
+    text = takes_text(raw.state)
     anomalies = raw.anomalies
     if not raw.name:
         issues.append(ArgumentIssue("missing_name", "the call has no tool name"))
@@ -70,12 +74,24 @@ def normalize(raw: RawCall, max_depth: int = DEFAULT_MAX_DEPTH) -> ToolCall | In
     elif untrusted := [_UNTRUSTED[a] for a in anomalies if a in _UNTRUSTED]:
         issues.extend(untrusted)
         parsed = None
+    elif text:
+        parsed = None
     else:
         parsed, issue, note = parse_arguments(raw.arguments, max_depth)
         if issue is not None:
             issues.append(issue)
         if note is not None:
             anomalies = (*anomalies, note)
+    if text and not issues and raw.name:
+        return CustomToolCall(
+            raw.index,
+            raw.id,
+            raw.name,
+            raw_text(raw.arguments),
+            choice=raw.choice,
+            anomalies=anomalies,
+            state=raw.state,
+        )
     if issues or parsed is None or not raw.name:
         return InvalidToolCall(
             raw.index,

@@ -14,7 +14,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from ._types import InvalidToolCall, ResponseEnd, ToolCall
+    from ._types import Call, CustomToolCall, InvalidToolCall, ResponseEnd, ToolCall
 
 __all__ = ("Request", "StreamWatch", "Watcher", "install", "traced", "watch", "watcher", "within")
 
@@ -26,7 +26,7 @@ class StreamWatch(Protocol):
     ``end`` or ``fail``; ``close`` when the reader stops, whatever happened before."""
 
     def first_input(self) -> None: ...
-    def call(self, call: ToolCall | InvalidToolCall) -> None: ...
+    def call(self, call: Call) -> None: ...
     def end(self, end: ResponseEnd) -> None: ...
     def fail(self, error: BaseException, unfinished: Sequence[InvalidToolCall]) -> None: ...
     def close(self) -> None: ...
@@ -34,7 +34,7 @@ class StreamWatch(Protocol):
 
 class Watcher(Protocol):
     def stream(self, provider: str, request: Request | None) -> StreamWatch: ...
-    async def tool(self, call: ToolCall, run: Awaitable[T]) -> T: ...
+    async def tool(self, call: ToolCall | CustomToolCall, run: Awaitable[T]) -> T: ...
 
 
 class Request:
@@ -75,7 +75,7 @@ def watch(provider: str) -> StreamWatch | None:
     return current.stream(provider, _request.get())
 
 
-async def traced(call: ToolCall, run: Awaitable[T]) -> T:
+async def traced(call: ToolCall | CustomToolCall, run: Awaitable[T]) -> T:
     """``await run``, inside an ``execute_tool`` span linked to ``call`` when telemetry is on:
     ``run_tools``' outcome of a call (a ``ToolResult``), or an early starter's run of its tool."""
     current = _watcher

@@ -29,9 +29,8 @@ from ._foreign import translated
 from ._sources import Payload, SourceAdapter
 from ._turn_types import StreamEvent, Turn
 from ._types import (
-    InvalidToolCall,
+    Call,
     Provider,
-    ToolCall,
 )
 from .providers import Decoder
 
@@ -152,7 +151,7 @@ async def _aevents_of(
         try:
             while (item := await _anext(items, assembler)) is not _END:
                 for value in _feed(assembler, adapter, item):
-                    if not calls or isinstance(value, ToolCall | InvalidToolCall):
+                    if not calls or isinstance(value, Call):
                         yield value
                 if assembler.error is not None:
                     raise assembler.error
@@ -164,7 +163,7 @@ async def _aevents_of(
             if aclose is not None:
                 await aclose()
         for value in assembler.flush():
-            if not calls or isinstance(value, ToolCall | InvalidToolCall):
+            if not calls or isinstance(value, Call):
                 yield value
         if assembler.error is not None:
             raise assembler.error
@@ -199,25 +198,25 @@ async def _anext(items: AsyncIterator[Any], assembler: Assembler) -> Any:
 
 def iter_tool_calls(
     source: Iterable[Any], provider: Provider | Decoder, **options: Unpack[StreamOptions]
-) -> Iterator[ToolCall | InvalidToolCall]:
+) -> Iterator[Call]:
     """Yield each call, valid or not, the moment its end marker arrives."""
     check_source(source, "iter_tool_calls")
     return _calls_of(iter_events(source, provider, **options))
 
 
-def _calls_of(events: Iterator[StreamEvent]) -> Iterator[ToolCall | InvalidToolCall]:
+def _calls_of(events: Iterator[StreamEvent]) -> Iterator[Call]:
     for item in events:
-        if isinstance(item, ToolCall | InvalidToolCall):
+        if isinstance(item, Call):
             yield item
 
 
 def aiter_tool_calls(
     source: Source, provider: Provider | Decoder, **options: Unpack[StreamOptions]
-) -> AsyncIterator[ToolCall | InvalidToolCall]:
+) -> AsyncIterator[Call]:
     """The async twin of ``iter_tool_calls``."""
     check_source(source, "aiter_tool_calls", asynchronous=True)
     calls = _aevents_of(source, _assembler(provider, options), calls=True)
-    return cast(AsyncIterator[ToolCall | InvalidToolCall], calls)
+    return cast(AsyncIterator[Call], calls)
 
 
 def _drain(items: Iterator[Any]) -> None:

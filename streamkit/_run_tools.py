@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from . import _observe
 from ._errors import UsageError
 from ._turn_types import StreamEvent
-from ._types import InvalidToolCall, JSONObject, ToolCall, ToolResult
+from ._types import Call, CustomToolCall, InvalidToolCall, JSONObject, ToolCall, ToolResult
 from ._validate import unknown_tool
 from .adapters._base import error_payload, failure_payload
 
@@ -51,11 +51,12 @@ async def run_tools(
             only the calls are used. A plain iterable (``turn.calls``) is taken too, and then
             nothing starts early.
         tools: tool name -> function. A function is called with the call's input as keyword
-            arguments (``tool(**call.input)``), or with the ``ToolCall`` itself when
-            ``pass_call`` is true. An ``async def`` function is awaited; any other runs in a
+            arguments (``tool(**call.input)``), a custom tool's (``CustomToolCall``) with its
+            text as the one positional argument (``tool(call.input)``), or with the call
+            itself when ``pass_call`` is true. An ``async def`` function is awaited; any other runs in a
             worker thread (``anyio.to_thread``), so it never blocks the stream.
         concurrency: at most this many tools run at once; the calls beyond wait their turn.
-        pass_call: call each tool with the ``ToolCall`` instead of its input.
+        pass_call: call each tool with the ``ToolCall`` (or ``CustomToolCall``) instead of its input.
         early: which tools start at their call's end marker: all (``True``), none (``False``),
             or the tools named. The others (a tool that needs an approval, or is not
             idempotent) start only once the stream has ended cleanly, and never when it fails.
@@ -111,7 +112,7 @@ class _Run:
         self.pass_call = pass_call
         self.limiter = limiter
         self.early = early
-        self.calls: list[ToolCall | InvalidToolCall] = []
+        self.calls: list[Call] = []
         self.slots: list[ToolResult | None] = []
         self.begun: set[int] = set()
         self.held: list[int] = []  # the slots of calls that start once the stream has ended
@@ -152,10 +153,10 @@ class _Run:
         """The stream ended cleanly: start the tools that were not to start early, in call order."""
         for slot in self.held:
             call = self.calls[slot]
-            assert isinstance(call, ToolCall)
+            assert not isinstance(call, InvalidToolCall)
             await group.start(self.run, call, slot)
 
-    async def run(self, call: ToolCall, slot: int, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+    async def run(self, call: ToolCall | CustomToolCall, slot: int, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         """Run one call's tool into its slot. The stream is read on once the tool has begun (an
         async tool up to its first wait, a sync one handed to its thread), or is queued for its turn."""
         queued = self.limiter.available_tokens < 1
@@ -197,20 +198,20 @@ def _aiter(events: object) -> AsyncIterator[Any]:
     raise UsageError(f"events must be an async iterable of streamkit events or calls, got {type(events).__name__}")
 
 
-def _call_of(event: object, position: int) -> ToolCall | InvalidToolCall | None:
-    if isinstance(event, ToolCall | InvalidToolCall):
+def _call_of(event: object, position: int) -> Call | None:
+    if isinstance(event, Call):
         return event
     if isinstance(event, StreamEvent):
         return None
     raise UsageError(f"events[{position}] is not a streamkit event or call: {type(event).__name__}")
 
 
-def _key(call: ToolCall | InvalidToolCall) -> tuple[object, ...]:
+def _key(call: Call) -> tuple[object, ...]:
     """What makes a call the same call: its id, or its slot for a provider that gives none."""
     return (call.choice, "id", call.id) if call.id else (call.choice, "index", call.index)
 
 
-def _refused(call: ToolCall | InvalidToolCall, tools: Mapping[str, Tool]) -> ToolResult | None:
+def _refused(call: Call, tools: Mapping[str, Tool]) -> ToolResult | None:
     """The result of a call that must not run; ``None`` for a call to run."""
     if isinstance(call, InvalidToolCall):
         return ToolResult(call, error=error_payload(call))
@@ -219,10 +220,13 @@ def _refused(call: ToolCall | InvalidToolCall, tools: Mapping[str, Tool]) -> Too
     return None
 
 
-async def _outcome(tool: Tool, call: ToolCall, pass_call: bool) -> ToolResult:
+async def _outcome(tool: Tool, call: ToolCall | CustomToolCall, pass_call: bool) -> ToolResult:
     import anyio
 
-    bound = functools.partial(tool, call) if pass_call else functools.partial(tool, **call.input)
+    if pass_call or isinstance(call, CustomToolCall):  # a custom tool takes its text as it is
+        bound = functools.partial(tool, call if pass_call else call.input)
+    else:
+        bound = functools.partial(tool, **call.input)
     try:
         if _is_async(tool):
             output = await bound()
@@ -252,7 +256,7 @@ def _failure(exc: BaseException) -> JSONObject:
         return {"ok": False, "errors": [{"kind": "tool_error", "message": message}]}
 
 
-def _stopped(call: ToolCall | InvalidToolCall, begun: bool) -> ToolResult:
+def _stopped(call: Call, begun: bool) -> ToolResult:
     """The result of a call whose tool was stopped by the stream's failure, begun or not."""
     if begun:
         kind, message = (

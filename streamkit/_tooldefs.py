@@ -1,5 +1,8 @@
 """Tool definitions, as the caller sends them to the provider, read as (name, JSON Schema).
 
+An OpenAI Responses custom tool (``{"type": "custom", "name", "format"}``) takes free text, not
+JSON: it is read as (name, ``TextFormat``), its grammar kept for the validator to check.
+
 Eight formats (OpenAI Chat and Responses, Anthropic, Gemini, Cohere, Mistral, Ollama, Bedrock),
 mixed freely, a plain mapping of name to JSON Schema, or pydantic model classes. Gemini's
 OpenAPI-style ``Schema`` is turned into JSON Schema. A definition in no known format, a missing
@@ -11,12 +14,29 @@ checking the schemas is the validator's job (``_validate``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 from ._errors import UsageError
 from ._types import JSONObject
 
-__all__ = ("MAX_SCHEMA_DEPTH", "definitions")
+__all__ = ("MAX_SCHEMA_DEPTH", "Definition", "TextFormat", "definitions")
+
+
+@dataclass(frozen=True, slots=True)
+class TextFormat:
+    """A custom tool's input: any text (``syntax`` ``None``), or a sentence of a ``"regex"`` or
+    ``"lark"`` grammar given by ``definition``."""
+
+    syntax: str | None = None
+    definition: str = ""
+
+
+Definition: TypeAlias = JSONObject | TextFormat | None
+"""What a tool takes: a JSON Schema, free text, or ``None`` for a provider-defined tool."""
+
+#: The grammar syntaxes a custom tool's format may declare.
+_SYNTAXES = ("lark", "regex")
 
 # A tool with no parameters: any provider lets the model call it with an empty object.
 _NO_PARAMETERS: JSONObject = {"type": "object", "properties": {}}
@@ -28,7 +48,7 @@ _DEFINITION_KEYS = frozenset(
 )
 
 
-def definitions(tools: Any) -> Iterable[tuple[str, str, JSONObject | None]]:
+def definitions(tools: Any) -> Iterable[tuple[str, str, Definition]]:
     """(where, name, schema) for each tool; schema ``None`` for a provider-defined tool."""
     if isinstance(tools, Mapping):
         if _DEFINITION_KEYS & tools.keys() and not all(isinstance(v, Mapping) for v in tools.values()):
@@ -50,7 +70,7 @@ def definitions(tools: Any) -> Iterable[tuple[str, str, JSONObject | None]]:
         yield from _one_definition(f"tools[{position}]", tool)
 
 
-def _one_definition(where: str, tool: Any) -> Iterable[tuple[str, str, JSONObject | None]]:
+def _one_definition(where: str, tool: Any) -> Iterable[tuple[str, str, Definition]]:
     model_schema = getattr(tool, "model_json_schema", None) if isinstance(tool, type) else None
     if callable(model_schema):  # a pydantic model class: the tool is named after the class
         yield where, tool.__name__, _schema_object(where, model_schema())
@@ -88,11 +108,13 @@ def _one_definition(where: str, tool: Any) -> Iterable[tuple[str, str, JSONObjec
         yield where, _name(where, tool.get("name")), _parameters(f"{where}.parameters", tool.get("parameters"))
     elif "input_schema" in tool:  # Anthropic: {"name", "input_schema"} (type absent or "custom")
         yield where, _name(where, tool.get("name")), _schema_object(f"{where}.input_schema", tool["input_schema"])
+    elif kind == "custom" and "input_schema" not in tool:  # OpenAI Responses: free text, maybe a grammar
+        yield where, _name(where, tool.get("name")), _text_format(f"{where}.format", tool.get("format"))
     elif "name" in tool and ("parameters" in tool or "parametersJsonSchema" in tool) and kind is None:
         yield _gemini_declaration(where, tool)  # a bare Gemini function declaration
     elif isinstance(kind, str) and kind != "function":
-        # A provider-defined tool (Anthropic's bash or web_search, OpenAI's web_search or
-        # custom tools): the provider owns its input, so calls to it are accepted unchecked.
+        # A provider-defined tool (Anthropic's bash or web_search, OpenAI's web_search): the
+        # provider owns its input, so calls to it are accepted unchecked.
         builtin = tool.get("name")
         if isinstance(builtin, str) and builtin:
             yield where, builtin, None
@@ -101,6 +123,25 @@ def _one_definition(where: str, tool: Any) -> Iterable[tuple[str, str, JSONObjec
             f"{where}: not a tool definition in a known format (OpenAI, Anthropic, Gemini, Cohere, "
             f"Mistral, Ollama, Bedrock); its keys are {sorted(map(str, tool))}"
         )
+
+
+def _text_format(where: str, format_: Any) -> TextFormat:
+    """A custom tool's ``format``: ``{"type": "text"}`` (or none), or ``{"type": "grammar",
+    "syntax": "lark" | "regex", "definition": ...}``."""
+    if format_ is None:
+        return TextFormat()
+    kind = format_.get("type") if isinstance(format_, Mapping) else None
+    if kind == "text":
+        return TextFormat()
+    if kind != "grammar":
+        raise UsageError(f'{where} must be {{"type": "text"}} or {{"type": "grammar", ...}}, got {format_!r:.80}')
+    assert isinstance(format_, Mapping)
+    syntax, definition = format_.get("syntax"), format_.get("definition")
+    if syntax not in _SYNTAXES:
+        raise UsageError(f'{where}.syntax must be "lark" or "regex", got {syntax!r}')
+    if not isinstance(definition, str) or not definition:
+        raise UsageError(f"{where}.definition must be the grammar as a non-empty string, got {definition!r:.80}")
+    return TextFormat(syntax, definition)
 
 
 def _name(where: str, name: Any) -> str:

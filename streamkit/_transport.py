@@ -16,7 +16,7 @@ from ._assembler import StreamOptions
 from ._errors import StreamkitError
 from ._response import aread_body, decoder_of, read_body, response_library
 from ._turn_types import StreamEvent, Turn
-from ._types import InvalidToolCall, Provider, ToolCall
+from ._types import Call, Provider
 from .providers import Decoder
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ def aiter_events(
 
 def iter_tool_calls(
     source: _pipeline.Source | Response, provider: Provider | Decoder, **options: Unpack[StreamOptions]
-) -> Iterator[ToolCall | InvalidToolCall]:
+) -> Iterator[Call]:
     """Yield each call, valid or not, the moment its end marker arrives."""
     items, secrets = _opened(source, provider, sync=True)
     calls = _made(lambda: _pipeline.iter_tool_calls(items, provider, **options), source, secrets)
@@ -98,11 +98,11 @@ def iter_tool_calls(
 
 def aiter_tool_calls(
     source: _pipeline.Source | Response, provider: Provider | Decoder, **options: Unpack[StreamOptions]
-) -> AsyncIterator[ToolCall | InvalidToolCall]:
+) -> AsyncIterator[Call]:
     """The async twin of ``iter_tool_calls``."""
     items, secrets = _opened(source, provider, sync=False)
     calls = cast(
-        AsyncGenerator[ToolCall | InvalidToolCall, None],
+        AsyncGenerator[Call, None],
         _made(lambda: _pipeline.aiter_tool_calls(items, provider, **options), source, secrets),
     )
     return _redact.ascrubbed(calls, secrets) if secrets else calls

@@ -16,7 +16,9 @@ from ._errors import UsageError
 from ._types import (
     ArgumentsFragment,
     ArgumentsPreview,
+    Call,
     CallStarted,
+    CustomToolCall,
     Finish,
     InvalidToolCall,
     Progress,
@@ -196,15 +198,16 @@ TurnState: TypeAlias = (
     | CallState
 )
 
-StreamEvent: TypeAlias = TextDelta | ToolCall | InvalidToolCall | ResponseEnd | Progress | TurnState
+StreamEvent: TypeAlias = TextDelta | ToolCall | CustomToolCall | InvalidToolCall | ResponseEnd | Progress | TurnState
 """What the rich iterators yield."""
 
-TurnItem: TypeAlias = TextDelta | ToolCall | InvalidToolCall | TurnState
+TurnItem: TypeAlias = TextDelta | ToolCall | CustomToolCall | InvalidToolCall | TurnState
 """One item of a ``Turn``."""
 
 _TURN_ITEMS = (
     TextDelta,
     ToolCall,
+    CustomToolCall,
     InvalidToolCall,
     Thinking,
     RedactedThinking,
@@ -289,16 +292,16 @@ class Turn:
         )
 
     @property
-    def calls(self) -> tuple[ToolCall | InvalidToolCall, ...]:
+    def calls(self) -> tuple[Call, ...]:
         """The turn's calls, valid or not, in order: what the caller runs."""
-        return tuple(item for item in self.items if isinstance(item, ToolCall | InvalidToolCall))
+        return tuple(item for item in self.items if isinstance(item, Call))
 
     @property
     def text(self) -> str:
         """All of the turn's answer text."""
         return "".join(item.text for item in self.items if isinstance(item, TextDelta))
 
-    def call_state(self, call: ToolCall | InvalidToolCall) -> dict[str, str]:
+    def call_state(self, call: Call) -> dict[str, str]:
         """The provider state tied to ``call`` (``{"thoughtSignature": ...}``, ``{"id": ...}``):
         its own ``state``, and any ``CallState`` item for it."""
         items = {

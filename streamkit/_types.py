@@ -16,13 +16,16 @@ from ._errors import UsageError
 
 __all__ = (
     "FINISHES",
+    "TEXT_CALL",
     "ISSUE_KINDS",
     "ArgumentIssue",
     "ArgumentsFragment",
     "ArgumentsPreview",
+    "Call",
     "CallRef",
     "CallStarted",
     "CallTimes",
+    "CustomToolCall",
     "Finish",
     "InvalidToolCall",
     "JSONObject",
@@ -35,6 +38,7 @@ __all__ = (
     "TokenUsage",
     "ToolCall",
     "ToolResult",
+    "takes_text",
 )
 
 Provider: TypeAlias = Literal[
@@ -61,7 +65,20 @@ ISSUE_KINDS = (
     "arguments_mismatch",  # the provider's final arguments text differs from the streamed fragments
     "malformed_call",  # the provider itself reported the call as malformed (its message is the raw text)
     "too_deep",  # arrays and objects nested deeper than Limits.max_depth
+    "grammar",  # a custom tool's text does not match the grammar the tool declares
+    "wrong_input_type",  # free text for a tool that takes JSON, or JSON for a custom tool
 )
+
+#: The ``state`` entry that marks a call whose input is free text: an OpenAI Responses
+#: ``custom_tool_call`` item. The decoder sets it, the normalizer reads it, and the Responses
+#: writers send it back as the item's ``type``.
+TEXT_CALL = ("type", "custom_tool_call")
+
+
+def takes_text(state: Mapping[str, str]) -> bool:
+    """Whether a call with this ``state`` carries free text rather than JSON arguments."""
+    return state.get(TEXT_CALL[0]) == TEXT_CALL[1]
+
 
 _REPR_LIMIT = 60
 
@@ -162,6 +179,38 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class CustomToolCall:
+    """A completed call to a custom tool (OpenAI Responses ``{"type": "custom"}``): its input is
+    the model's free text (SQL, a patch, a grammar's sentence), never parsed as JSON.
+
+    A value of its own rather than a ``ToolCall`` with a string ``input``: code that reads
+    ``ToolCall.input`` as an object stays right, and mypy points at every place that handles
+    calls without this case. Only a stream with ``custom_tool_call`` items gives one.
+
+    Attributes:
+        index, id, name, choice, anomalies, times: as for ``ToolCall``.
+        input: the text, exactly as the model wrote it.
+        state: as for ``ToolCall``; holds ``{"type": "custom_tool_call"}`` and the item ``id``.
+    """
+
+    index: int
+    id: str | None
+    name: str
+    input: str
+    _: KW_ONLY
+    choice: int = 0
+    anomalies: tuple[str, ...] = ()
+    state: Mapping[str, str] = field(default_factory=dict)
+    times: CallTimes | None = field(default=None, compare=False, metadata=TRANSIENT)
+
+    def __repr__(self) -> str:
+        text = _cut(repr(self.input))
+        return (
+            f"CustomToolCall(index={self.index}, id={self.id!r}, name={self.name!r}, input={text}{_keys(self.state)})"
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class InvalidToolCall:
     """A call that cannot be executed: its raw text and every issue found with it.
 
@@ -205,6 +254,10 @@ class InvalidToolCall:
         return any(issue.kind == "truncated" for issue in self.errors)
 
 
+Call: TypeAlias = ToolCall | CustomToolCall | InvalidToolCall
+"""Every call a stream delivers: one to run with an object, one to run with text, or one to refuse."""
+
+
 #: How a call run by ``run_tools`` can end: its ``ToolResult.outcome``.
 OUTCOMES = ("ok", "failed", "refused", "cancelled", "not_run")
 _OUTCOME_OF = {"tool_error": "failed", "tool_cancelled": "cancelled", "not_run": "not_run"}
@@ -227,15 +280,17 @@ class ToolResult:
         exception: the exception the tool raised, kept for the application (never compared).
     """
 
-    call: ToolCall | InvalidToolCall
+    call: Call
     output: Any = None
     _: KW_ONLY
     error: JSONObject | None = None
     exception: BaseException | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.call, ToolCall | InvalidToolCall):
-            raise UsageError(f"call must be a ToolCall or an InvalidToolCall, got {type(self.call).__name__}")
+        if not isinstance(self.call, Call):
+            raise UsageError(
+                f"call must be a ToolCall, a CustomToolCall or an InvalidToolCall, got {type(self.call).__name__}"
+            )
         if self.error is None and isinstance(self.call, InvalidToolCall):
             raise UsageError("an invalid call never runs: its result needs an error")
 

@@ -1,24 +1,33 @@
-"""ToolCall -> ToolCall | InvalidToolCall: checking each call against the tools actually sent.
+"""Call -> Call: checking each call against the tools actually sent.
 
 ``Toolset`` takes the tool definitions in the form the caller sends them to the provider (read
 by ``_tooldefs``), compiles each schema once with jsonschema-rs, and then checks calls: every
 error is reported with its JSON path. A schema that is itself invalid is a ``UsageError`` at
 construction, never a surprise mid-stream.
 
+A custom tool's text (``CustomToolCall``) is checked against the grammar its tool declares,
+where one can be checked here: a ``regex`` grammar with Python's ``re`` (the whole text must
+match) when it compiles there, a ``lark`` grammar with the ``lark`` package when it is installed
+and reads the grammar. Any other declared grammar is never guessed at: the call passes with the
+anomaly ``grammar_not_checked``. Free text for a tool that takes JSON, or JSON for a custom
+tool, is ``wrong_input_type``.
+
 This stage is pure: it neither parses arguments (the normalizer did) nor runs tools, and it
-imports nothing but the vocabulary, the definitions' reader and jsonschema-rs.
+imports nothing but the vocabulary, the definitions' reader, jsonschema-rs and (for a lark
+grammar) lark.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, TypeAlias, overload
 
 from ._errors import UsageError
-from ._tooldefs import definitions
-from ._types import ArgumentIssue, InvalidToolCall, JSONObject, ToolCall
+from ._tooldefs import TextFormat, definitions
+from ._types import ArgumentIssue, Call, CustomToolCall, InvalidToolCall, JSONObject, ToolCall
 
 if TYPE_CHECKING:
     import jsonschema_rs
@@ -29,6 +38,12 @@ __all__ = ("Toolset", "as_toolset", "unknown_tool")
 MAX_MESSAGE_CHARS = 300
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+#: A custom tool's check of its text: the issue found, or ``None`` for text that matches.
+TextCheck: TypeAlias = Callable[[str], ArgumentIssue | None]
+#: The anomaly of a custom call whose tool declares a grammar that cannot be checked here.
+GRAMMAR_NOT_CHECKED = "grammar_not_checked"
+_UNCHECKED = "unchecked"  # a grammar declared that this process cannot check
+_ANY_TEXT = "any text"  # a custom tool that takes any text
 # Keywords under which a schema lists or maps subschemas (2020-12 and earlier drafts).
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
@@ -64,11 +79,14 @@ class Toolset:
         if not isinstance(report_undeclared, bool):
             raise UsageError(f"report_undeclared must be True or False, got {report_undeclared!r}")
         self.report_undeclared = report_undeclared
-        self._validators: dict[str, jsonschema_rs.Validator | None] = {}
+        self._validators: dict[str, jsonschema_rs.Validator | TextCheck | str | None] = {}
         for where, name, schema in definitions(tools):
             if name in self._validators:
                 raise UsageError(f"{where}: the tool name {name!r} is given twice")
-            self._validators[name] = None if schema is None else _compile(where, name, schema, report_undeclared)
+            if isinstance(schema, TextFormat):
+                self._validators[name] = _text_check(schema)
+            else:
+                self._validators[name] = None if schema is None else _compile(where, name, schema, report_undeclared)
         self.names: tuple[str, ...] = tuple(self._validators)
 
     def __repr__(self) -> str:
@@ -77,21 +95,35 @@ class Toolset:
     def __contains__(self, name: object) -> bool:
         return name in self._validators
 
-    def validate(self, call: ToolCall | InvalidToolCall, *, raw: object = None) -> ToolCall | InvalidToolCall:
+    @overload
+    def validate(self, call: ToolCall | InvalidToolCall, *, raw: object = None) -> ToolCall | InvalidToolCall: ...
+    @overload
+    def validate(self, call: CustomToolCall, *, raw: object = None) -> CustomToolCall | InvalidToolCall: ...
+    @overload
+    def validate(self, call: Call, *, raw: object = None) -> Call: ...
+    def validate(self, call: Call, *, raw: object = None) -> Call:
         """Check one call: the same call when it is valid, else an invalid call with every error.
 
         A call that was already invalid stays invalid, with ``unknown_tool`` added when its tool
         was not offered. ``raw`` is the argument text as received, kept on an invalid call; when
         it is not given (or not text) the input is shown as compact JSON.
         """
-        if not isinstance(call, ToolCall | InvalidToolCall):
-            raise UsageError(f"validate takes a ToolCall or an InvalidToolCall, got {type(call).__name__}")
+        if not isinstance(call, Call):
+            raise UsageError(
+                f"validate takes a ToolCall, a CustomToolCall or an InvalidToolCall, got {type(call).__name__}"
+            )
         if call.name is not None and call.name not in self._validators:
             return _invalid(call, (*_issues_of(call), self._unknown(call.name)), raw)
         if isinstance(call, InvalidToolCall):
             return call
         validator = self._validators[call.name]
-        if validator is None or validator.is_valid(call.input):  # is_valid: no error objects on the hot path
+        if isinstance(call, CustomToolCall):
+            return _check_text(call, validator)
+        if validator is None:
+            return call
+        if isinstance(validator, str) or callable(validator):
+            return _invalid(call, (_wrong_input(call.name, "a custom tool: it takes free text, not JSON"),), raw)
+        if validator.is_valid(call.input):  # is_valid: no error objects on the hot path
             return call
         return _invalid(call, tuple(_schema_issues(validator, call.input)), raw)
 
@@ -110,24 +142,37 @@ def as_toolset(tools: Toolset | Iterable[Any] | Mapping[str, Any]) -> Toolset:
     return tools if isinstance(tools, Toolset) else Toolset(tools)
 
 
-def _issues_of(call: ToolCall | InvalidToolCall) -> tuple[ArgumentIssue, ...]:
+def _issues_of(call: Call) -> tuple[ArgumentIssue, ...]:
     return call.errors if isinstance(call, InvalidToolCall) else ()
 
 
-def _invalid(call: ToolCall | InvalidToolCall, issues: tuple[ArgumentIssue, ...], raw: object) -> InvalidToolCall:
-    if isinstance(call, InvalidToolCall):
-        return InvalidToolCall(
-            call.index,
-            call.id,
-            call.name,
-            call.raw,
-            issues,
-            choice=call.choice,
-            anomalies=call.anomalies,
-            input=call.input,
-            state=call.state,
+def _check_text(call: CustomToolCall, validator: jsonschema_rs.Validator | TextCheck | str | None) -> Call:
+    """A custom call checked against its tool: the grammar's issue, or the call (noted when its
+    grammar could not be checked)."""
+    if validator is None or validator == _ANY_TEXT:
+        return call
+    if validator == _UNCHECKED:
+        return replace(call, anomalies=(*call.anomalies, GRAMMAR_NOT_CHECKED))
+    if not callable(validator):
+        return _invalid(
+            call, (_wrong_input(call.name, "a function tool: it takes JSON arguments, not free text"),), None
         )
-    text = raw if isinstance(raw, str) else json.dumps(call.input, ensure_ascii=False, separators=(",", ":"))
+    issue = validator(call.input)
+    return call if issue is None else _invalid(call, (issue,), None)
+
+
+def _wrong_input(name: str, what: str) -> ArgumentIssue:
+    return ArgumentIssue("wrong_input_type", f"the tool {_quote(name)} is {what}")
+
+
+def _invalid(call: Call, issues: tuple[ArgumentIssue, ...], raw: object) -> InvalidToolCall:
+    if isinstance(call, CustomToolCall):
+        text, parsed = call.input, None
+    elif isinstance(call, InvalidToolCall):
+        text, parsed = call.raw, call.input
+    else:
+        text = raw if isinstance(raw, str) else json.dumps(call.input, ensure_ascii=False, separators=(",", ":"))
+        parsed = call.input
     return InvalidToolCall(
         call.index,
         call.id,
@@ -136,12 +181,63 @@ def _invalid(call: ToolCall | InvalidToolCall, issues: tuple[ArgumentIssue, ...]
         issues,
         choice=call.choice,
         anomalies=call.anomalies,
-        input=call.input,
+        input=parsed,
         state=call.state,
     )
 
 
 # --- compiling -----------------------------------------------------------------------------
+
+
+def _text_check(text_format: TextFormat) -> TextCheck | str:
+    """A custom tool's check, compiled once: a function of the text, ``_ANY_TEXT``, or
+    ``_UNCHECKED`` for a grammar this process cannot read."""
+    if text_format.syntax is None:
+        return _ANY_TEXT
+    if text_format.syntax == "regex":
+        return _regex_check(text_format.definition)
+    return _lark_check(text_format.definition)
+
+
+def _regex_check(definition: str) -> TextCheck | str:
+    try:
+        pattern = re.compile(definition)
+    except (re.error, RecursionError, OverflowError):
+        return _UNCHECKED  # OpenAI reads the Rust regex dialect; Python's re does not read it all
+
+    def check(text: str) -> ArgumentIssue | None:
+        if pattern.fullmatch(text):
+            return None
+        return ArgumentIssue("grammar", "the input does not match the tool's regex grammar (the whole text must match)")
+
+    return check
+
+
+def _lark_check(definition: str) -> TextCheck | str:
+    try:
+        import lark
+    except ImportError:  # the optional extra streamkit-toolcalls[grammar]
+        return _UNCHECKED
+    try:
+        parser = lark.Lark(definition, start="start")
+    except (lark.exceptions.LarkError, RecursionError):
+        return _UNCHECKED  # a grammar in a dialect (LLGuidance's) that lark does not read
+
+    def check(text: str) -> ArgumentIssue | None:
+        try:
+            parser.parse(text)
+        except lark.exceptions.UnexpectedInput as exc:
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            message = _shortened(f"the input does not match the tool's lark grammar: {reason}")
+            position = exc.pos_in_stream if isinstance(exc.pos_in_stream, int) else None
+            return ArgumentIssue("grammar", message, position=position)
+        return None
+
+    return check
+
+
+def _shortened(message: str) -> str:
+    return message if len(message) <= MAX_MESSAGE_CHARS else f"{message[: MAX_MESSAGE_CHARS - 3]}..."
 
 
 def _compile(where: str, name: str, schema: JSONObject, report_undeclared: bool) -> jsonschema_rs.Validator:
@@ -227,9 +323,7 @@ def _schema_issues(validator: jsonschema_rs.Validator, value: JSONObject) -> lis
             message = f"the required property {_quote(missing)} is missing"
             found.append((position([*where, missing]), ArgumentIssue("schema", message, path=_path([*where, missing]))))
         else:
-            message = error.message
-            if len(message) > MAX_MESSAGE_CHARS:
-                message = f"{message[: MAX_MESSAGE_CHARS - 3]}..."
+            message = _shortened(error.message)
             found.append((position(where), ArgumentIssue("schema", message, path=_path(where))))
     found.sort(key=lambda pair: pair[0])
     return [issue for _, issue in found]

@@ -27,7 +27,7 @@ from opentelemetry import metrics, trace
 from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode
 
 from . import _observe, _redact
-from ._types import InvalidToolCall, ResponseEnd, ToolCall, ToolResult
+from ._types import Call, CustomToolCall, InvalidToolCall, ResponseEnd, ToolCall, ToolResult
 
 __all__ = (
     "CALL_EVENT",
@@ -116,24 +116,24 @@ class _Telemetry:
         self.streaming = meter.create_histogram(
             STREAMING_METRIC, unit="s", description="Time from a tool call's first fragment to its end marker."
         )
-        self.links: OrderedDict[int, tuple[ToolCall | InvalidToolCall, SpanContext]] = OrderedDict()
+        self.links: OrderedDict[int, tuple[Call, SpanContext]] = OrderedDict()
 
     def stream(self, provider: str, request: _observe.Request | None) -> _Stream:
         return _Stream(self, provider, request)
 
-    def remember(self, call: ToolCall | InvalidToolCall, context: SpanContext) -> None:
+    def remember(self, call: Call, context: SpanContext) -> None:
         # Keyed by identity, the call held with it: an id is never reused while it is here.
         self.links[id(call)] = (call, context)
         if len(self.links) > _LINKS_KEPT:
             self.links.popitem(last=False)
 
-    def link_of(self, call: ToolCall) -> list[Link]:
+    def link_of(self, call: ToolCall | CustomToolCall) -> list[Link]:
         held = self.links.get(id(call))
         if held is None or held[0] is not call:
             return []
         return [Link(held[1], {"gen_ai.tool.call.id": call.id or ""})]
 
-    async def tool(self, call: ToolCall, run: Awaitable[T]) -> T:
+    async def tool(self, call: ToolCall | CustomToolCall, run: Awaitable[T]) -> T:
         """``await run`` in an ``execute_tool`` span: an error result or an exception marks it failed."""
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
@@ -195,8 +195,10 @@ class _Stream:
             self.span.set_attribute("gen_ai.response.time_to_first_chunk", seconds)
         self.telemetry.first_chunk.record(seconds, self.metric_attributes)
 
-    def call(self, call: ToolCall | InvalidToolCall) -> None:
-        outcome = "valid" if isinstance(call, ToolCall) else "cut" if call.truncated else "invalid"
+    def call(self, call: Call) -> None:
+        outcome = "invalid" if isinstance(call, InvalidToolCall) else "valid"
+        if isinstance(call, InvalidToolCall) and call.truncated:
+            outcome = "cut"
         self._event(call, outcome)
         if not self.first_call_seen and call.times is not None and outcome != "cut":
             self.first_call_seen = True
@@ -243,7 +245,7 @@ class _Stream:
         self.span.end()
         self.span = None
 
-    def _event(self, call: ToolCall | InvalidToolCall, outcome: str) -> None:
+    def _event(self, call: Call, outcome: str) -> None:
         attributes: dict[str, Any] = {
             "streamkit.tool_call.index": call.index,
             "streamkit.tool_call.choice": call.choice,

@@ -16,6 +16,7 @@ from streamkit import (
 )
 from streamkit._accumulator import Accumulator
 from streamkit._events import CallDetail, CallEnded, CallOpened, CallReceived, RawCall
+from streamkit._types import Call
 from streamkit.adapters import ADAPTERS
 
 from .helpers import FIXTURES, one_byte, slug, sse
@@ -48,7 +49,7 @@ def test_the_call_state_event_comes_before_its_call_for_gemini_and_responses() -
         events = list(iter_events([wire(name)], slug(name.split("/")[0])))
         for position, event in enumerate(events):
             if isinstance(event, CallState):
-                call = next(item for item in events[position:] if isinstance(item, ToolCall | InvalidToolCall))
+                call = next(item for item in events[position:] if isinstance(item, Call))
                 assert call.index == event.index
                 assert call.state[event.key] == event.value
 

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 import streamkit
-from streamkit import Assembler, CallTimes, IncompleteStreamError, InvalidToolCall, ToolCall
+from streamkit import Assembler, CallTimes, IncompleteStreamError, InvalidToolCall
 from streamkit._cli import to_json_line
+from streamkit._types import Call
 from streamkit.integrations._turn_json import turn_from_json, turn_json
 
 from .helpers import Clock
@@ -28,8 +29,8 @@ def fed_by_line(name: str, clock: Clock, **options: bool) -> list[streamkit.Stre
     return out + assembler.flush()
 
 
-def calls_of(events: list[streamkit.StreamEvent]) -> list[ToolCall | InvalidToolCall]:
-    return [item for item in events if isinstance(item, ToolCall | InvalidToolCall)]
+def calls_of(events: list[streamkit.StreamEvent]) -> list[Call]:
+    return [item for item in events if isinstance(item, Call)]
 
 
 def test_each_call_carries_its_first_fragment_end_marker_and_delivery(clock: Clock) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from streamkit import FramingError, InvalidToolCall, ProviderProtocolError, ToolCall
+from streamkit._types import Call
 
 from .helpers import replay
 from .wire import WIRES, call, run
@@ -15,7 +16,7 @@ from .wire import WIRES, call, run
 SLUGS = sorted(WIRES)
 
 
-def one_call(slug: str, text: str, fragments: int = 3) -> tuple[ToolCall | InvalidToolCall, bytes]:
+def one_call(slug: str, text: str, fragments: int = 3) -> tuple[Call, bytes]:
     """``text`` as one call's arguments, in a few fragments; the call and the wire bytes."""
     wire = WIRES[slug]
     size = max(1, len(text) // fragments)
@@ -24,7 +25,7 @@ def one_call(slug: str, text: str, fragments: int = 3) -> tuple[ToolCall | Inval
     items, error = run([data], slug)
     assert error is None
     first = items[0]
-    assert isinstance(first, ToolCall | InvalidToolCall)
+    assert isinstance(first, Call)
     return first, data
 
 
@@ -232,7 +233,7 @@ def test_integers_in_object_arguments_are_exact(slug: str, numbers: dict[str, ob
     data = _object_wire(slug, numbers)
     items, error = run([data], slug)
     assert error is None
-    (result,) = [item for item in items if isinstance(item, ToolCall | InvalidToolCall)]
+    (result,) = [item for item in items if isinstance(item, Call)]
     assert isinstance(result, ToolCall) and result.input == numbers
     assert [type(v) for v in result.input.values()] == [type(v) for v in numbers.values()]
     path = tmp_path / "stream"

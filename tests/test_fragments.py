@@ -27,10 +27,11 @@ from streamkit import (
     iter_events,
 )
 from streamkit._normalize import parse_arguments
+from streamkit._types import Call, CustomToolCall
 
 from .helpers import FIXTURES, Fixture, fixtures, one_byte, split_at
 
-CALLS = (ToolCall, InvalidToolCall)
+CALLS = (ToolCall, CustomToolCall, InvalidToolCall)
 
 
 def values(fixture: Fixture, chunks: list[bytes] | None = None, **options: Unpack[StreamOptions]) -> list[StreamEvent]:
@@ -70,6 +71,8 @@ def test_each_call_opens_once_before_its_fragments_which_join_to_its_text(fixtur
             if joined:  # text arguments: the pieces are exactly the text the call was read from
                 if isinstance(item, InvalidToolCall):
                     assert joined == item.raw
+                elif isinstance(item, CustomToolCall):
+                    assert joined == item.input
                 else:
                     assert parse_arguments(joined)[0] == item.input
     assert not opened  # every call that opened was delivered, valid or not
@@ -92,11 +95,7 @@ def test_anthropic_call_opens_then_streams_its_pieces_then_ends() -> None:
 
 def test_a_whole_call_opens_and_ends_with_no_fragment() -> None:
     data = (FIXTURES / "gemini" / "text_then_two_calls.sse").read_bytes()
-    rich = [
-        item
-        for item in iter_events([data], "gemini", fragments=True)
-        if isinstance(item, CallStarted | ToolCall | InvalidToolCall)
-    ]
+    rich = [item for item in iter_events([data], "gemini", fragments=True) if isinstance(item, CallStarted | Call)]
     assert [type(item).__name__ for item in rich] == ["CallStarted", "ToolCall", "CallStarted", "ToolCall"]
     assert rich[:2] == [
         CallStarted(0, None, "get_weather"),

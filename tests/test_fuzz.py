@@ -64,6 +64,7 @@ from streamkit._events import (
     UsageReceived,
 )
 from streamkit._limits import Limits
+from streamkit._types import Call
 
 from .helpers import Fixture, fixtures, split_at
 from .helpers import slug as as_slug
@@ -467,15 +468,15 @@ def cut_points(data: bytes) -> list[int]:
     return sorted(cut for cut in {*near_line_ends, *spread, len(data)} if cut <= len(data))
 
 
-def calls_streamed_by(data: bytes, cuts: list[int], provider: str) -> dict[int, list[ToolCall | InvalidToolCall]]:
+def calls_streamed_by(data: bytes, cuts: list[int], provider: str) -> dict[int, list[Call]]:
     """The calls one assembler has delivered once the bytes up to each cut have arrived."""
     assembler = Assembler(as_slug(provider))
-    delivered: list[ToolCall | InvalidToolCall] = []
-    out: dict[int, list[ToolCall | InvalidToolCall]] = {}
+    delivered: list[Call] = []
+    out: dict[int, list[Call]] = {}
     at = 0
     for cut in cuts:
         with contextlib.suppress(StreamError):  # later cuts keep what was delivered before the error
-            delivered += [i for i in assembler.feed(data[at:cut]) if isinstance(i, ToolCall | InvalidToolCall)]
+            delivered += [i for i in assembler.feed(data[at:cut]) if isinstance(i, Call)]
         at = max(at, cut)
         out[cut] = list(delivered)
     return out
@@ -495,7 +496,7 @@ def test_a_stream_cut_anywhere_keeps_what_was_complete(fixture: Fixture) -> None
     """
     data = fixture.path.read_bytes()
     full, full_error = drive([data], fixture.provider)
-    later_calls = [item for item in full if isinstance(item, ToolCall | InvalidToolCall)]
+    later_calls = [item for item in full if isinstance(item, Call)]
     if isinstance(full_error, StreamError):
         later_calls += full_error.unfinished
     cuts = cut_points(data)
@@ -504,7 +505,7 @@ def test_a_stream_cut_anywhere_keeps_what_was_complete(fixture: Fixture) -> None
         for cut in cuts:
             items, error = drive([data[:cut]], fixture.provider)
             # Nothing lost: every call the stream had delivered by this byte is delivered.
-            calls = [item for item in items if isinstance(item, ToolCall | InvalidToolCall)]
+            calls = [item for item in items if isinstance(item, Call)]
             assert calls[: len(streamed[cut])] == streamed[cut], cut
             if error is None:
                 assert full_error is None, cut

@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 from streamkit import ArgumentIssue, InvalidToolCall, ToolCall
 from streamkit._events import RawCall
 from streamkit._normalize import normalize, parse_arguments
+from streamkit._types import Call
 
 
-def call(arguments: object, **kw: object) -> ToolCall | InvalidToolCall:
+def call(arguments: object, **kw: object) -> Call:
     return normalize(RawCall(0, "id_1", "tool", arguments, **kw))  # type: ignore[arg-type]
 
 

@@ -33,6 +33,7 @@ from streamkit import (
     UsageError,
 )
 from streamkit._detect import detect_provider
+from streamkit._types import Call, CustomToolCall
 from streamkit.integrations._encoders import ENCODERS
 from streamkit.integrations._reemit import Options, Session, content_decoding, path_provider
 
@@ -79,7 +80,7 @@ def decoded(data: bytes, provider: Provider) -> tuple[list[tuple[Any, ...]], str
 
 
 def _meaning(event: object) -> tuple[Any, ...]:
-    if isinstance(event, ToolCall):
+    if isinstance(event, ToolCall | CustomToolCall):
         return ("call", event.choice, event.id, event.name, event.input)
     if isinstance(event, InvalidToolCall):
         return ("invalid", event.choice, event.id, event.name, event.raw, tuple(i.kind for i in event.errors))
@@ -185,9 +186,9 @@ def _followed(item: tuple[Any, ...], wanted: list[tuple[Any, ...]], provider: Pr
     return item
 
 
-def _completed(data: bytes, provider: Provider) -> list[ToolCall | InvalidToolCall]:
+def _completed(data: bytes, provider: Provider) -> list[Call]:
     """The calls the original stream completed, before any error."""
-    out: list[ToolCall | InvalidToolCall] = []
+    out: list[Call] = []
     with contextlib.suppress(StreamError):
         out.extend(streamkit.iter_tool_calls([data], provider))
     return out

@@ -17,6 +17,7 @@ import pydantic
 import pytest
 
 from streamkit import InvalidToolCall, ToolCall
+from streamkit._types import Call
 from streamkit.integrations.httpx2 import invalid_calls
 
 from .helpers import FIXTURES
@@ -47,8 +48,8 @@ class Outcome:
         return [call for response in self.responses for call in invalid_calls(response)]
 
     @property
-    def calls(self) -> list[ToolCall | InvalidToolCall]:
-        return [item for item in self.log if isinstance(item, ToolCall | InvalidToolCall)]
+    def calls(self) -> list[Call]:
+        return [item for item in self.log if isinstance(item, Call)]
 
     def fired_while_streaming(self) -> bool:
         """Every call reached on_call before the SDK read its last event."""
@@ -67,7 +68,7 @@ def _client(lib: str, mode: str, outcome: Outcome | None, tools: Any = None) -> 
         transport = integration.Transport(on_call=outcome.log.append, tools=tools)
         return library.Client(transport=transport, event_hooks=hooks)
 
-    async def on_call(call: ToolCall | InvalidToolCall) -> None:
+    async def on_call(call: Call) -> None:
         await asyncio.sleep(0)
         outcome.log.append(call)
 

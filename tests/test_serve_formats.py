@@ -15,7 +15,8 @@ import pytest
 
 pytest.importorskip("uvicorn")
 
-from .server import LoopbackServer
+from .helpers import ROOT
+from .server import LoopbackServer, Reply
 from .serving import CLIENTS, PROXY_KEY, TOOLS, UPSTREAM_KEY, Proxy, keyed_proxy, reply, route
 
 anthropic = pytest.importorskip("anthropic")
@@ -153,3 +154,44 @@ def test_responses_pass_route_marks_and_passes_the_invalid_call(upstream: Loopba
     after = text[text.index(mark) + len(mark) :]
     assert json.loads(after.split("\n")[1].removeprefix("data: "))["item"]["call_id"] == "call_w"
     assert '"delta":"{\\"city\\": \\"Paris\\",}"' in after  # its raw text, as the model sent it
+
+
+# -- OpenAI Responses custom tools -------------------------------------------------------------------
+
+CUSTOM_TOOLS = json.loads((ROOT / "fixtures" / "openai_responses" / "custom_tools.json").read_text(encoding="utf-8"))
+
+
+def custom(served: Proxy, upstream: LoopbackServer, case: str) -> list[Any]:
+    data = (ROOT / "fixtures" / "openai_responses" / f"{case}.sse").read_bytes()
+    upstream.routes["/v1/responses"] = Reply([event + b"\n\n" for event in data.split(b"\n\n") if event.strip()])
+    client = CLIENTS.add(openai.OpenAI(base_url=served.url + "/v1", api_key=PROXY_KEY, max_retries=0))
+    return list(client.responses.create(model="gpt-5.1", input="hi", tools=CUSTOM_TOOLS, stream=True))
+
+
+def test_responses_custom_calls_come_whole_beside_function_calls(served: Proxy, upstream: LoopbackServer) -> None:
+    events = custom(served, upstream, "custom_tool_beside_function")
+    done = [e.item for e in events if e.type == "response.output_item.done"]
+    assert [(item.type, item.call_id, item.name) for item in done] == [
+        ("function_call", "call_w1", "get_weather"),
+        ("custom_tool_call", "call_p1", "apply_patch"),
+    ]
+    patch = "*** Begin Patch\n*** Update File: a.py\n-x = 1\n+x = 2\n*** End Patch"
+    assert done[1].input == patch
+    deltas = [e.delta for e in events if e.type == "response.custom_tool_call_input.delta"]
+    assert deltas == [patch]  # one delta a call, whole
+    final = events[-1].response.output
+    assert [(item.type, getattr(item, "input", None)) for item in final] == [
+        ("function_call", None),
+        ("custom_tool_call", patch),
+    ]
+
+
+def test_responses_custom_call_failing_its_grammar_is_withheld(served: Proxy, upstream: LoopbackServer) -> None:
+    events = custom(served, upstream, "custom_tool_grammar_regex")
+    error = events[-1]
+    assert error.type == "error"
+    assert (error.code, error.message) == (
+        "grammar",
+        "streamkit withheld an invalid tool call: at index 1 (set_date, id call_d2): grammar: "
+        "the input does not match the tool's regex grammar (the whole text must match)",
+    )

@@ -10,6 +10,7 @@ import pytest
 from streamkit import (
     ArgumentIssue,
     CallState,
+    CustomToolCall,
     InvalidToolCall,
     MessageItem,
     ReasoningItem,
@@ -51,6 +52,7 @@ ITEMS: list[TurnItem] = [
         input={"big": BIG},
         state={"id": "fc_1"},
     ),
+    CustomToolCall(5, "call_p", "apply_patch", "*** Begin Patch\n*** End Patch", state={"type": "custom_tool_call"}),
     Thinking("I should call it.", SIGNATURE, choice=2),
     Thinking("unsigned"),
     RedactedThinking("c2lnbmF0dXJl" * 40),

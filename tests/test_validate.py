@@ -428,8 +428,8 @@ def test_a_tool_may_be_named_like_a_definition_key() -> None:
 
 
 def test_validate_takes_only_calls() -> None:
-    with pytest.raises(UsageError, match="validate takes a ToolCall or an InvalidToolCall, got dict"):
-        Toolset({}).validate({"name": "f"})  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="validate takes a ToolCall, a CustomToolCall or an InvalidToolCall, got dict"):
+        Toolset({}).validate({"name": "f"})  # type: ignore[call-overload]
 
 
 def test_report_undeclared_must_be_a_bool() -> None:

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple, Protocol, TypeAlias
 import orjson
 
 from .._errors import UsageError
-from .._types import CallRef, InvalidToolCall, JSONObject, ToolCall, ToolResult
+from .._types import Call, CallRef, CustomToolCall, InvalidToolCall, JSONObject, ToolCall, ToolResult
 
 __all__ = (
     "TRUNCATED_MESSAGE",
@@ -53,8 +53,7 @@ __all__ = (
 
 Message: TypeAlias = dict[str, Any]
 """One entry of a provider's conversation history (a message, a content block, an item)."""
-Call: TypeAlias = ToolCall | InvalidToolCall
-Ran: TypeAlias = ToolCall | CallRef
+Ran: TypeAlias = ToolCall | CustomToolCall | CallRef
 """A call that ran: the ``ToolCall``, or a ``CallRef`` (its id and name) when that is all one kept."""
 Outcome: TypeAlias = tuple[Ran, Any] | tuple[Ran, Any, bool] | InvalidToolCall | ToolResult
 """What happened to one call: ``(call, result)`` when it ran, ``(call, result, True)`` when the
@@ -79,14 +78,19 @@ def dumps(value: Any, *, sort_keys: bool = False) -> str:
 
 
 def arguments_text(call: Call) -> str:
-    """The arguments as JSON text: ``input`` serialized, or an invalid call's raw text as received."""
-    return dumps(call.input) if isinstance(call, ToolCall) else call.raw
+    """The arguments as JSON text: ``input`` serialized, or an invalid call's raw text as
+    received (a custom call's text is its own)."""
+    if isinstance(call, ToolCall):
+        return dumps(call.input)
+    return call.input if isinstance(call, CustomToolCall) else call.raw
 
 
 def input_object(call: Call) -> JSONObject:
     """The arguments as an object, for providers that take one (Anthropic, Gemini, Bedrock,
     Ollama). An invalid call whose arguments never parsed is written with ``{}``; its raw text
     goes back to the model in the error result."""
+    if isinstance(call, CustomToolCall):
+        raise UsageError(_ONLY_RESPONSES)
     return call.input if call.input is not None else {}
 
 
@@ -149,7 +153,7 @@ def mistral_id(call: Call | CallRef) -> str:
 
 
 def _fingerprint(call: Call) -> str:
-    return dumps(call.input, sort_keys=True) if isinstance(call, ToolCall) else call.raw
+    return dumps(call.input, sort_keys=True) if isinstance(call, ToolCall) else arguments_text(call)
 
 
 def _digest(text: str, length: int) -> str:
@@ -170,11 +174,18 @@ def function_calls(calls: Iterable[Call], id_of: Callable[[Call], str] = call_id
     ]
 
 
-def check_calls(calls: Iterable[Any], text: str | None) -> list[Call]:
-    """The calls as a list, each checked to be a call; at least one call or some text."""
+#: Why a ``CustomToolCall`` cannot be written by an adapter other than OpenAI Responses'.
+_ONLY_RESPONSES = "a CustomToolCall (free text for a custom tool) is written only by the openai_responses adapter"
+
+
+def check_calls(calls: Iterable[Any], text: str | None, *, custom: bool = False) -> list[Call]:
+    """The calls as a list, each checked to be a call (a ``CustomToolCall`` only where the
+    provider has custom tools: ``custom``); at least one call or some text."""
     out = list(calls)
     for position, call in enumerate(out):
-        if not isinstance(call, ToolCall | InvalidToolCall):
+        if isinstance(call, CustomToolCall) and not custom:
+            raise UsageError(f"calls[{position}]: {_ONLY_RESPONSES}")
+        if not isinstance(call, Call):
             raise UsageError(f"calls[{position}] must be a ToolCall or an InvalidToolCall, got {type(call).__name__}")
     if text is not None and not isinstance(text, str):
         raise UsageError(f"text must be a string or None, got {type(text).__name__}")
@@ -199,7 +210,7 @@ def results(
             if item.error is not None:
                 out.append(failed(call, item.error))
             else:
-                assert isinstance(call, ToolCall)  # a ToolResult of an invalid call has an error
+                assert not isinstance(call, InvalidToolCall)  # a ToolResult of an invalid call has an error
                 out.append(written(call, item.output))
         elif len(item) == 3 and item[2]:
             out.append(failed(item[0], failure_payload(item[1])))
@@ -216,7 +227,7 @@ def check_outcomes(outcomes: Iterable[Any]) -> list[Outcome]:
         ok = isinstance(item, InvalidToolCall | ToolResult) or (
             isinstance(item, tuple)
             and len(item) in (2, 3)
-            and isinstance(item[0], ToolCall | CallRef)
+            and isinstance(item[0], ToolCall | CustomToolCall | CallRef)
             and (len(item) == 2 or isinstance(item[2], bool))
         )
         if not ok:
@@ -233,8 +244,8 @@ def one_result(call: Any, result: Any, is_error: Any) -> list[Outcome]:
     """The outcomes of ``tool_result_message(call, result, is_error=...)``, checked."""
     if not isinstance(is_error, bool):
         raise UsageError(f"is_error must be a bool, got {type(is_error).__name__}")
-    if not isinstance(call, ToolCall | CallRef):
-        raise UsageError(f"call must be a ToolCall or a CallRef, got {type(call).__name__}")
+    if not isinstance(call, ToolCall | CustomToolCall | CallRef):
+        raise UsageError(f"call must be a ToolCall, a CustomToolCall or a CallRef, got {type(call).__name__}")
     return [(call, result, is_error)]
 
 

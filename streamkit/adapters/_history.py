@@ -13,7 +13,7 @@ from typing import Any
 
 from .._errors import UsageError
 from .._turn_types import Turn, TurnItem
-from .._types import InvalidToolCall, TextDelta, ToolCall
+from .._types import TextDelta
 from ._base import Call, Message
 
 __all__ = ("TurnMessages", "check_turn", "plain_turn")
@@ -50,7 +50,7 @@ def plain_turn(
     calls: list[Call] = []
     dropped: list[TurnItem] = []
     for item in checked.items:
-        if isinstance(item, ToolCall | InvalidToolCall):
+        if isinstance(item, Call):
             calls.append(item)
         elif not isinstance(item, TextDelta) and not kept(item):
             dropped.append(item)

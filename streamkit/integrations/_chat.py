@@ -21,7 +21,7 @@ from typing import Any, TypeAlias
 
 from .._errors import UsageError
 from .._turn_types import Turn
-from .._types import CallRef, InvalidToolCall, JSONObject, ToolCall
+from .._types import CallRef, CustomToolCall, InvalidToolCall, JSONObject, ToolCall
 from ..adapters import ADAPTERS
 from ..adapters._base import Message, Outcome, call_id, error_payload
 from ..providers import DECODERS
@@ -35,8 +35,10 @@ __all__ = (
     "Tool",
     "User",
     "build",
+    "function_calls",
     "offered",
     "openai_tool",
+    "refuse_custom",
     "unparseable",
 )
 
@@ -107,7 +109,7 @@ class History:
         """A user message or an assistant turn; a turn's calls are the ones later results answer."""
         self._flush()
         if isinstance(entry, Turn):
-            self._calls = {call_id(call): call for call in entry.calls}
+            self._calls = {call_id(call): call for call in function_calls(entry, "this integration")}
         self.entries.append(entry)
 
     def result(self, ident: str | None, name: str, result: Any, is_error: bool = False) -> None:
@@ -329,3 +331,20 @@ def _merged(history: list[Message]) -> list[Message]:
         else:
             out.append(message)
     return out
+
+
+def function_calls(turn: Turn, framework: str) -> tuple[ToolCall | InvalidToolCall, ...]:
+    """A turn's calls, each one a function tool's (a custom tool's call is refused, as in a stream)."""
+    for call in turn.calls:
+        refuse_custom(call, framework)
+    return tuple(call for call in turn.calls if not isinstance(call, CustomToolCall))
+
+
+def refuse_custom(event: object, framework: str) -> None:
+    """Raise for a custom tool's call: the requests built here offer only function tools, and
+    the framework has no way to run free text, so such a call is an error, never dropped."""
+    if isinstance(event, CustomToolCall):
+        raise UsageError(
+            f"the model called {event.name!r} as a custom tool (free text, a custom_tool_call), which {framework} "
+            "cannot run: offer it as a function tool, or read the stream with streamkit.iter_events"
+        )

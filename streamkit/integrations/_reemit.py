@@ -53,7 +53,7 @@ from .._events import Frame
 from .._limits import DEFAULT_LIMITS, Limits
 from .._ndjson import NDJSONDecoder
 from .._sse import SSEDecoder
-from .._types import PROVIDERS, CallStarted, InvalidToolCall, Provider, ToolCall
+from .._types import PROVIDERS, CallStarted, InvalidToolCall, Provider
 from .._validate import Toolset, as_toolset
 from ..providers import DECODERS
 from ._encoders import ENCODERS
@@ -72,7 +72,7 @@ __all__ = (
 )
 
 #: ``on_call(call)``: a plain function, or (for the async transports) a coroutine function.
-OnCall = Callable[[ToolCall | InvalidToolCall], Any]
+OnCall = Callable[[Call], Any]
 
 #: Request paths that name the provider when the stream's first events do not.
 _PATHS = (
@@ -428,7 +428,7 @@ class Session:
         return b"".join(out)
 
     def _take(self, values: Sequence[object]) -> list[Call]:
-        calls = [value for value in values if isinstance(value, ToolCall | InvalidToolCall)]
+        calls = [value for value in values if isinstance(value, Call)]
         self.calls += calls
         if not self.keep_invalid:
             self.left_out += [call for call in calls if isinstance(call, InvalidToolCall)]

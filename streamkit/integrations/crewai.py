@@ -35,7 +35,7 @@ from .._errors import UsageError
 from .._turn_types import StreamEvent, Turn, TurnItem
 from .._types import ArgumentIssue, InvalidToolCall, TextDelta, ToolCall
 from ..adapters._base import call_id, dumps
-from ._chat import Entry, History, User, build, offered, openai_tool, unparseable
+from ._chat import Entry, History, User, build, function_calls, offered, openai_tool, refuse_custom, unparseable
 from ._clients import DEFAULT_TIMEOUT, Clients, HoldsClients
 
 if TYPE_CHECKING:
@@ -187,6 +187,7 @@ class _Call:
         llm._emit_call_started_event(messages=messages, tools=tools, from_task=task, from_agent=agent)
 
     def feed(self, event: StreamEvent) -> None:
+        refuse_custom(event, "CrewAI")
         self.events.append(event)
         if not self.streaming or getattr(event, "choice", 0) != 0:
             return
@@ -206,7 +207,7 @@ class _Call:
         finish = turn.finish
         if turn.calls:
             self.llm._keep(turn)
-            calls = [_openai_call(call) for call in turn.calls]
+            calls = [_openai_call(call) for call in function_calls(turn, "CrewAI")]
             self.llm._emit_call_completed_event(
                 calls, LLMCallType.TOOL_CALL, self.task, self.agent, self.messages, finish_reason=finish
             )
@@ -277,7 +278,7 @@ def _turn(message: Mapping[str, Any], llm: StreamkitLLM, where: str) -> Turn:
         for entry in message.get("tool_calls") or ()
     ]
     stored = llm._kept(shown[0][0]) if shown else None
-    if stored is not None and text in ("", stored.text) and _shown(stored.calls) == shown:
+    if stored is not None and text in ("", stored.text) and _shown(function_calls(stored, "CrewAI")) == shown:
         return stored
     items: list[TurnItem] = [TextDelta(text)] if text else []
     for index, (ident, name, arguments) in enumerate(shown):

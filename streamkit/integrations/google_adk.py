@@ -34,7 +34,7 @@ from .._errors import UsageError
 from .._turn_types import StreamEvent, Thinking, Turn, TurnItem
 from .._types import Finish, InvalidToolCall, TextDelta, TokenUsage, ToolCall
 from ..adapters._base import call_id, error_payload
-from ._chat import Entry, History, Tool, User, build, offered
+from ._chat import Entry, History, Tool, User, build, function_calls, offered, refuse_custom
 from ._clients import DEFAULT_TIMEOUT, Clients, HoldsClients
 from ._turn_json import turn_from_json, turn_json
 
@@ -117,6 +117,7 @@ class StreamkitLlm(HoldsClients, BaseLlm):
         events: list[StreamEvent] = []
         async with streamkit.astream(self._http().async_(), self.provider, **options) as stream_events:
             async for event in stream_events:
+                refuse_custom(event, "Google ADK")
                 events.append(event)
                 if stream and isinstance(event, TextDelta) and event.choice == 0 and event.text:
                     yield LlmResponse(
@@ -289,7 +290,7 @@ def _turn(content: types.Content, provider: str, where: str) -> Turn:
 
 def _shown(turn: Turn) -> list[tuple[str | None, str | None, Mapping[str, Any]]]:
     out: list[tuple[str | None, str | None, Mapping[str, Any]]] = []
-    for call in turn.calls:
+    for call in function_calls(turn, "Google ADK"):
         if isinstance(call, ToolCall):
             out.append((call_id(call), call.name, call.input))
         else:

@@ -55,7 +55,7 @@ from .._turn_types import (
 )
 from .._types import ArgumentIssue, InvalidToolCall, TextDelta, TokenUsage, ToolCall
 from ..adapters._base import call_id, dumps, error_payload
-from ._chat import Entry, History, Request, User, build, openai_tool, unparseable
+from ._chat import Entry, History, Request, User, build, openai_tool, refuse_custom, unparseable
 from ._clients import DEFAULT_TIMEOUT, Clients, HoldsClients
 from ._early import STARTER
 from ._turn_json import turn_from_json, turn_json
@@ -241,6 +241,7 @@ class _Chunks:
         self.calls = 0
 
     def feed(self, event: StreamEvent) -> list[ChatGenerationChunk]:
+        refuse_custom(event, "LangChain")
         self.events.append(event)
         if isinstance(event, TextDelta) and event.choice == 0 and event.text:
             return [ChatGenerationChunk(message=AIMessageChunk(content=event.text))]

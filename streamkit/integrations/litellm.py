@@ -61,7 +61,7 @@ from .._normalize import parse_arguments
 from .._turn_types import RedactedThinking, StreamEvent, Thinking, Turn, TurnItem
 from .._types import CallRef, InvalidToolCall, Provider, ResponseEnd, TextDelta, ToolCall
 from ..adapters._base import Outcome, call_id, dumps, error_payload
-from ._chat import PROVIDERS, Entry, Request, Results, Tool, User, build
+from ._chat import PROVIDERS, Entry, Request, Results, Tool, User, build, refuse_custom
 from ._clients import DEFAULT_TIMEOUT, Clients
 
 __all__ = ("INVALID_CALLS", "NAME", "PROVIDERS", "StreamkitLLM", "assistant_turn", "invalid_calls", "register")
@@ -308,6 +308,7 @@ class _Output:
         self.invalid: list[dict[str, Any]] = []
 
     def delta(self, event: StreamEvent) -> dict[str, Any] | None:
+        refuse_custom(event, "LiteLLM")
         if isinstance(event, TextDelta):
             return {"content": event.text} if event.text else None
         if isinstance(event, Thinking):

@@ -79,7 +79,7 @@ from .._turn_types import (
     Turn,
     TurnItem,
 )
-from .._types import InvalidToolCall, ResponseEnd, TextDelta, TokenUsage, ToolCall
+from .._types import Call, InvalidToolCall, ResponseEnd, TextDelta, TokenUsage, ToolCall
 from ..adapters._base import Outcome, dumps
 from . import _chat
 from ._clients import Clients
@@ -359,7 +359,7 @@ class _Reader:
         self.entries: list[_chat.Entry] = []
         self.turn: list[TurnItem] = []
         self.calls: dict[str, ToolCall | InvalidToolCall] = {}  # every call so far, by the id openai-agents knows
-        self.last: tuple[ToolCall | InvalidToolCall, ...] = ()  # the calls of the last turn
+        self.last: tuple[Call, ...] = ()  # the calls of the last turn
         self.outputs: dict[str, Any] = {}  # call id -> output, for the results being gathered
 
     def read(self, items: str | list[TResponseInputItem]) -> tuple[list[str], list[_chat.Entry]]:
@@ -543,6 +543,7 @@ class _Writer:
         if isinstance(event, TextSignature | MessageItem) and self.text is not None:
             self.text.append(event)
             return []
+        _chat.refuse_custom(event, "the OpenAI Agents SDK integration")
         out = self._close_text()
         if isinstance(event, ToolCall):
             out += self._call(event)

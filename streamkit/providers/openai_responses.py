@@ -1,10 +1,15 @@
 """OpenAI Responses API stream (``POST /v1/responses`` with ``stream: true``).
 
-Only ``function_call`` output items are the caller's calls; messages, reasoning, built-in and
-server-run tools (``web_search_call``, ``mcp_call``, ``tool_search_call``…) and custom tools are
-other item types and are ignored. A call starts at ``response.output_item.added``; it is keyed
-by its ``output_index`` and handed out with its ``call_id`` (``call_…``, what a
-``function_call_output`` must name), never the item id (``fc_…``). Argument fragments
+Only ``function_call`` and ``custom_tool_call`` output items are the caller's calls; messages,
+reasoning, built-in and server-run tools (``web_search_call``, ``mcp_call``,
+``tool_search_call``…) are other item types and are ignored. A ``custom_tool_call`` (a tool
+declared ``{"type": "custom"}``) carries free text, not JSON: its ``input`` streams as
+``response.custom_tool_call_input.delta`` and ends with ``.done``, in the same order as a
+function call's arguments, and the call is marked with the state ``{"type":
+"custom_tool_call"}`` so that it is delivered as a ``CustomToolCall`` and written back as such.
+A call starts at ``response.output_item.added``; it is keyed by its ``output_index`` and handed
+out with its ``call_id`` (``call_…``, what a ``function_call_output`` must name), never the item
+id (``fc_…``). Argument fragments
 (``response.function_call_arguments.delta``) name their item by ``item_id`` or, from
 Responses-compatible servers, only by ``output_index`` or ``call_id``: each is accepted, in that
 order. The end marker is ``response.function_call_arguments.done`` or, when a server sends
@@ -56,12 +61,14 @@ from .._events import (
     TextReceived,
     UsageReceived,
 )
-from .._types import Finish, TokenUsage
+from .._types import TEXT_CALL, Finish, TokenUsage
 from ._base import ErrorShape, TypedEventDecoder, count, field, optional
 
 __all__ = ("OpenAIResponsesDecoder",)
 
 _NOTHING: list[Event] = []
+#: The output item types that are the caller's calls, and the field each carries its text in.
+_CALL_TEXT = {"function_call": "arguments", TEXT_CALL[1]: "input"}
 #: Output items carried whole at ``response.output_item.done``, and the public value each becomes.
 _CARRIED = {"reasoning": "reasoning_item", "message": "message_item"} | dict.fromkeys(
     (
@@ -116,7 +123,8 @@ class OpenAIResponsesDecoder(TypedEventDecoder):
     def _item_added(self, payload: Any, event: str) -> list[Event]:
         index = field(payload, "output_index", int, "$", self, event)
         item = field(payload, "item", dict, "$", self, event)
-        if item.get("type") != "function_call":
+        kind = item.get("type")
+        if not isinstance(kind, str) or kind not in _CALL_TEXT:
             return _NOTHING
         call_id = optional(item, "call_id", str, "$.item", self, event)
         item_id = optional(item, "id", str, "$.item", self, event)
@@ -131,7 +139,9 @@ class OpenAIResponsesDecoder(TypedEventDecoder):
         out: list[Event] = [CallOpened(index, call_id, optional(item, "name", str, "$.item", self, event))]
         if item_id is not None:
             out.append(CallDetail(index, "id", item_id))
-        arguments = optional(item, "arguments", str, "$.item", self, event)
+        if kind == TEXT_CALL[1]:
+            out.append(CallDetail(index, *TEXT_CALL))
+        arguments = optional(item, _CALL_TEXT[kind], str, "$.item", self, event)
         if arguments:  # a server that sends the arguments with the item, not as fragments
             out.append(ArgumentsDelta(index, arguments))
         return out
@@ -150,7 +160,7 @@ class OpenAIResponsesDecoder(TypedEventDecoder):
         call_id = optional(payload, "call_id", str, "$", self, event)
         if call_id is not None and call_id in self._by_call:
             return self._by_call[call_id]
-        raise self.error("the event names no function_call item that was added", event=event)
+        raise self.error("the event names no function_call or custom_tool_call item that was added", event=event)
 
     def _arguments_delta(self, payload: Any, event: str) -> list[Event]:
         index = self._index(payload, event)
@@ -164,14 +174,18 @@ class OpenAIResponsesDecoder(TypedEventDecoder):
         index = self._index(payload, event)
         return self._end(index, optional(payload, "arguments", str, "$", self, event))
 
+    def _input_done(self, payload: Any, event: str) -> list[Event]:
+        index = self._index(payload, event)
+        return self._end(index, optional(payload, "input", str, "$", self, event))
+
     def _item_done(self, payload: Any, event: str) -> list[Event]:
         index = field(payload, "output_index", int, "$", self, event)
         item = field(payload, "item", dict, "$", self, event)
         kind = item.get("type")
-        if kind != "function_call":
+        if not isinstance(kind, str) or kind not in _CALL_TEXT:
             carried = _CARRIED.get(kind) if isinstance(kind, str) else None
             return [BlockReceived(carried, item)] if carried is not None else _NOTHING
-        return self._end(index, optional(item, "arguments", str, "$.item", self, event))
+        return self._end(index, optional(item, _CALL_TEXT[kind], str, "$.item", self, event))
 
     def _text_delta(self, payload: Any, event: str) -> list[Event]:
         text = field(payload, "delta", str, "$", self, event)
@@ -207,6 +221,8 @@ class OpenAIResponsesDecoder(TypedEventDecoder):
         "response.function_call_arguments.delta": _arguments_delta,  # by far the most common event
         "response.output_item.added": _item_added,
         "response.function_call_arguments.done": _arguments_done,
+        "response.custom_tool_call_input.delta": _arguments_delta,
+        "response.custom_tool_call_input.done": _input_done,
         "response.output_item.done": _item_done,
         "response.output_text.delta": _text_delta,
         "response.completed": _finished,

@@ -27,7 +27,7 @@ import orjson
 
 from .._errors import UsageError
 from .._redact import scrub
-from .._types import InvalidToolCall, ToolCall
+from .._types import InvalidToolCall
 from .._validate import Toolset
 from ..integrations._encoders._base import Call
 from ..integrations._reemit import Session
@@ -269,7 +269,7 @@ class _Counts:
     def count(self, call: Call) -> None:
         metrics, fmt, log = self.exchange.metrics, self.exchange.format.slug, self.exchange.log
         log["calls"] += 1
-        if isinstance(call, ToolCall):
+        if not isinstance(call, InvalidToolCall):
             metrics.count("streamkit_serve_calls_total", format=fmt, outcome="valid")
             return
         log["invalid"] += 1

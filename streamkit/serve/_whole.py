@@ -1,7 +1,8 @@
 """A response that was not streamed: its calls read from the whole body, and checked as a stream's are.
 
 Each format's body lists its calls in one place (Chat's ``choices[].message.tool_calls``,
-Responses' ``function_call`` items of ``output``, Anthropic's ``tool_use`` blocks of
+Responses' ``function_call`` and ``custom_tool_call`` items of ``output`` (a custom call's text
+kept as text), Anthropic's ``tool_use`` blocks of
 ``content``); each is normalized by the pipeline's own normalizer (so its arguments are parsed
 by the same strict rules) and checked against the request's tools. A body cut by the output
 limit cuts calls as in a stream: Chat's ``finish_reason: "length"`` every call of its choice
@@ -17,13 +18,13 @@ from typing import Any
 from .._events import RawCall
 from .._limits import Limits
 from .._normalize import normalize
-from .._types import InvalidToolCall, ToolCall
+from .._types import TEXT_CALL, Call
 from .._validate import Toolset
 
 __all__ = ("whole_calls",)
 
 
-def whole_calls(fmt: str, body: Any, toolset: Toolset | None, limits: Limits) -> list[ToolCall | InvalidToolCall]:
+def whole_calls(fmt: str, body: Any, toolset: Toolset | None, limits: Limits) -> list[Call]:
     """The calls of a whole response body (a JSON value), each normalized and checked."""
     if not isinstance(body, dict):
         return []
@@ -55,9 +56,13 @@ def _chat(body: dict[str, Any]) -> Iterator[RawCall]:
 def _responses(body: dict[str, Any]) -> Iterator[RawCall]:
     cut = body.get("status") == "incomplete"
     for index, item in enumerate(_list(body.get("output"))):
-        if isinstance(item, dict) and item.get("type") == "function_call":
+        kind = item.get("type") if isinstance(item, dict) else None
+        if kind in ("function_call", TEXT_CALL[1]):
             open_ = item.get("status") == "incomplete" or (cut and item.get("status") != "completed")
-            yield RawCall(index, _text(item, "call_id"), _text(item, "name"), item.get("arguments"), truncated=open_)
+            custom = kind == TEXT_CALL[1]
+            text = item.get("input" if custom else "arguments")
+            state = dict([TEXT_CALL]) if custom else {}
+            yield RawCall(index, _text(item, "call_id"), _text(item, "name"), text, truncated=open_, state=state)
 
 
 def _anthropic(body: dict[str, Any]) -> Iterator[RawCall]:

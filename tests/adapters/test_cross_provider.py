@@ -175,7 +175,7 @@ def test_a_failed_tool_result_is_an_error_result_for_anthropic() -> None:
 def test_a_tool_result_is_checked_when_made() -> None:
     with pytest.raises(UsageError, match="an invalid call never runs: its result needs an error"):
         ToolResult(TRUNCATED, "output")
-    with pytest.raises(UsageError, match="call must be a ToolCall or an InvalidToolCall, got dict"):
+    with pytest.raises(UsageError, match="call must be a ToolCall, a CustomToolCall or an InvalidToolCall, got dict"):
         ToolResult({"name": "f"})  # type: ignore[arg-type]
     result = ToolResult(ToolCall(0, "call_A", "f", {}), error={"ok": False, "errors": []}, exception=KeyError("x"))
     assert (result.id, result.name, result.is_error) == ("call_A", "f", True)

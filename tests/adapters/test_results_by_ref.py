@@ -114,7 +114,7 @@ def test_the_derived_id_is_public_and_a_ref_made_with_it_writes_the_same() -> No
 @pytest.mark.parametrize("slug", SLUGS)
 def test_bad_refs_and_flags_are_usage_errors(slug: str) -> None:
     adapter: Any = ADAPTERS[slug]  # given what its types refuse
-    with pytest.raises(UsageError, match="call must be a ToolCall or a CallRef, got tuple"):
+    with pytest.raises(UsageError, match="call must be a ToolCall, a CustomToolCall or a CallRef, got tuple"):
         adapter.tool_result_message(("abcDEF123", "get_weather"), "sunny")
     with pytest.raises(UsageError, match="is_error must be a bool, got str"):
         adapter.tool_result_message(REF, "sunny", is_error="yes")

@@ -190,7 +190,7 @@ def test_done_marker_from_a_compatible_server_ends_the_stream() -> None:
 @pytest.mark.parametrize(
     ("payloads", "message"),
     [
-        ([delta("fc_9", "{")], "names no function_call item that was added"),
+        ([delta("fc_9", "{")], "names no function_call or custom_tool_call item that was added"),
         ([added(0, "fc_1", "c", "f"), delta("fc_1", "{", output_index=3)], "item 'fc_1' is at output_index 0, not 3"),
         ([added(0, "fc_1", "c", "f"), args_done("fc_1", 0, "{}"), delta("fc_1", "x")], "already delivered"),
         ([{"type": "response.output_item.added", "item": {}}], "$.output_index must be int, got missing"),

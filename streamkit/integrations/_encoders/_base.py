@@ -12,16 +12,14 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar
 
 import orjson
 
 from ..._events import Frame
-from ..._types import InvalidToolCall, ToolCall
+from ..._types import Call, CustomToolCall, InvalidToolCall, ToolCall
 
 __all__ = ("Call", "Encoder", "arguments_text", "arguments_value", "dumps", "loads", "sse", "sse_json")
-
-Call: TypeAlias = ToolCall | InvalidToolCall
 
 
 class Encoder(ABC):
@@ -34,7 +32,7 @@ class Encoder(ABC):
 
     def written(self, call: Call) -> bool:
         """Whether ``call`` is written: a valid call always, an invalid one only if kept."""
-        return self.keep_invalid or isinstance(call, ToolCall)
+        return self.keep_invalid or not isinstance(call, InvalidToolCall)
 
     @abstractmethod
     def frame(self, frame: Frame, calls: Sequence[Call]) -> list[bytes]:
@@ -72,8 +70,11 @@ def dumps(value: Any) -> str:
 
 
 def arguments_text(call: Call) -> str:
-    """The arguments to write as text: a valid call's input as compact JSON, an invalid call's raw text."""
-    return dumps(call.input) if isinstance(call, ToolCall) else call.raw
+    """The arguments to write as text: a valid call's input as compact JSON, an invalid call's
+    raw text, a custom call's own text."""
+    if isinstance(call, ToolCall):
+        return dumps(call.input)
+    return call.input if isinstance(call, CustomToolCall) else call.raw
 
 
 def arguments_value(call: Call) -> Any:

@@ -14,6 +14,8 @@ just before the ``response.incomplete`` that cut it, which is written as the pro
 Reasoning, messages, server tools, ``error`` and ``response.failed`` pass through as they came.
 An invalid call left out takes its item with it, in the final response too; the items after it
 are written one ``output_index`` lower (the SDK appends each item and finds it by that index).
+A ``custom_tool_call`` item is held and written the same way, its text in ``input`` and its
+events ``response.custom_tool_call_input.delta`` and ``.done``.
 """
 
 from __future__ import annotations
@@ -22,13 +24,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..._events import Frame
-from ..._types import InvalidToolCall, ToolCall
+from ..._types import TEXT_CALL, InvalidToolCall, takes_text
 from ._base import Call, Encoder, arguments_text, loads, sse_json
 
 __all__ = ("OpenAIResponsesEncoder",)
 
 _ITEM_EVENTS = frozenset({"response.output_item.added", "response.output_item.done"})
-_ARGUMENT_EVENTS = frozenset({"response.function_call_arguments.delta", "response.function_call_arguments.done"})
+#: Each call item type: the field its text is in, and the prefix of its text's events.
+_CALL_ITEMS = {
+    "function_call": ("arguments", "response.function_call_arguments"),
+    TEXT_CALL[1]: ("input", "response.custom_tool_call_input"),
+}
+_ARGUMENT_EVENTS = frozenset(f"{prefix}.{end}" for _, prefix in _CALL_ITEMS.values() for end in ("delta", "done"))
 
 
 class OpenAIResponsesEncoder(Encoder):
@@ -40,19 +47,19 @@ class OpenAIResponsesEncoder(Encoder):
 
     def frame(self, frame: Frame, calls: Sequence[Call]) -> list[bytes]:
         data = frame.data
-        if not calls and "function_call" not in data:
+        if not calls and "function_call" not in data and TEXT_CALL[1] not in data:
             return [self._move(frame) if self._left_out and "output_index" in data else self.write(frame)]
         payload = loads(data)
         payload = payload if isinstance(payload, dict) else {}
         kind = payload.get("type")
         held = kind in _ARGUMENT_EVENTS
         item = payload.get("item")
-        if kind in _ITEM_EVENTS and isinstance(item, dict) and item.get("type") == "function_call":
+        if kind in _ITEM_EVENTS and isinstance(item, dict) and _is_call(item):
             held = True
             if kind == "response.output_item.added" and isinstance(payload.get("output_index"), int):
                 self._items.setdefault(payload["output_index"], item)
         number = payload.get("sequence_number")
-        final = payload.get("arguments", item.get("arguments") if isinstance(item, dict) else None)
+        final = _text_of(payload, item)
         out = [piece for call in calls for piece in self._call(call, number, final)]
         if not held:
             if kind in ("response.completed", "response.incomplete") and (self._written or self._left_out):
@@ -74,7 +81,9 @@ class OpenAIResponsesEncoder(Encoder):
     def _call(self, call: Call, number: Any, final: Any) -> list[bytes]:
         item = self._items.pop(call.index, None)
         if item is None:
-            item = {"id": call.state.get("id"), "type": "function_call", "call_id": call.id, "name": call.name}
+            kind = TEXT_CALL[1] if takes_text(call.state) else "function_call"
+            item = {"id": call.state.get("id"), "type": kind, "call_id": call.id, "name": call.name}
+        field, prefix = _CALL_ITEMS.get(str(item.get("type")), _CALL_ITEMS["function_call"])
         if not self.written(call):
             self._left_out.add(item.get("call_id") or item.get("id"))
             return []
@@ -82,38 +91,52 @@ class OpenAIResponsesEncoder(Encoder):
         text = arguments_text(call)
         item_id = item.get("id")
         where = {"sequence_number": number, "item_id": item_id, "output_index": index}
-        added = {**item, "arguments": "", "status": "in_progress"}
+        added = {**item, field: "", "status": "in_progress"}
         out = [
             _event("response.output_item.added", {"sequence_number": number, "output_index": index, "item": added}),
-            _event("response.function_call_arguments.delta", {**where, "delta": text}),
+            _event(f"{prefix}.delta", {**where, "delta": text}),
         ]
         if isinstance(call, InvalidToolCall) and call.truncated:
             return out
         if isinstance(call, InvalidToolCall) and any(issue.kind == "arguments_mismatch" for issue in call.errors):
             text = final  # the fragments and the final text disagree: both are written, as they came
-        elif call.id is not None and isinstance(call, ToolCall):
+        elif call.id is not None and not isinstance(call, InvalidToolCall):
             self._written[call.id] = text
-        done = {**item, "arguments": text, "status": "completed"}
+        done = {**item, field: text, "status": "completed"}
+        named = {"name": call.name} if field == "arguments" else {}
         out += [
-            _event("response.function_call_arguments.done", {**where, "name": call.name, "arguments": text}),
+            _event(f"{prefix}.done", {**where, **named, field: text}),
             _event("response.output_item.done", {"sequence_number": number, "output_index": index, "item": done}),
         ]
         return out
 
     def _final(self, payload: dict[str, Any]) -> dict[str, Any]:
-        """The final event with its function_call items' arguments as written."""
+        """The final event with its call items' text as written."""
         response = payload.get("response")
         if not isinstance(response, dict) or not isinstance(response.get("output"), list):
             return payload
         items = []
         for item in response["output"]:
-            if isinstance(item, dict) and item.get("type") == "function_call":
+            if isinstance(item, dict) and _is_call(item):
                 if (item.get("call_id") or item.get("id")) in self._left_out:
                     continue
                 if item.get("call_id") in self._written:
-                    item = {**item, "arguments": self._written[item["call_id"]]}
+                    item = {**item, _CALL_ITEMS[item["type"]][0]: self._written[item["call_id"]]}
             items.append(item)
         return {**payload, "response": {**response, "output": items}}
+
+
+def _text_of(payload: dict[str, Any], item: Any) -> Any:
+    """The final text an end event carries: a ``.done`` event's own, or its item's."""
+    for field, _ in _CALL_ITEMS.values():
+        if field in payload:
+            return payload[field]
+    return item.get(_CALL_ITEMS[item["type"]][0]) if isinstance(item, dict) and _is_call(item) else None
+
+
+def _is_call(item: dict[str, Any]) -> bool:
+    kind = item.get("type")
+    return isinstance(kind, str) and kind in _CALL_ITEMS
 
 
 def _event(kind: str, body: dict[str, Any]) -> bytes:
