@@ -8,7 +8,7 @@ one ``Results``; anything else is a ``UsageError`` naming the message and what w
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .._errors import UsageError
@@ -29,11 +29,14 @@ def function_tool(tool: Any, position: int) -> Tool:
     return Tool(function["name"], function.get("description") or "", dict(parameters))
 
 
-def conversation(provider: str, messages: Sequence[Any]) -> tuple[str | None, list[Entry]]:
+def conversation(
+    provider: str, messages: Sequence[Any], stored: Callable[[Mapping[str, Any]], Turn | None] | None = None
+) -> tuple[str | None, list[Entry]]:
     """The system text and the entries of an OpenAI-format conversation.
 
     Consecutive ``tool`` messages are one ``Results``; each result is matched to its call's name
-    by ``tool_call_id``, as Gemini needs the name.
+    by ``tool_call_id``, as Gemini needs the name. ``stored`` finds the ``Turn`` an assistant
+    message was made from, where the framework kept it (with its signatures, as received).
     """
     system: list[str] = []
     entries: list[Entry] = []
@@ -50,7 +53,7 @@ def conversation(provider: str, messages: Sequence[Any]) -> tuple[str | None, li
         elif role == "user":
             entries.append(User(_text(message.get("content"), position)))
         elif role == "assistant":
-            turn = _turn(provider, message, position)
+            turn = (stored and stored(message)) or _turn(provider, message, position)
             names.update({call.id: call.name for call in turn.calls if call.id and call.name})
             if turn.items:
                 entries.append(turn)
