@@ -42,7 +42,7 @@ BLOCK = re.compile(
 )
 SDKS = {"openai", "anthropic", "google", "boto3", "mistralai"}  # the sdk-tests extra
 FRAMEWORKS = {"pydantic_ai", "langchain", "langchain_core", "langgraph", "agents", "litellm"}  # framework-tests
-FRAMEWORKS |= {"smolagents"}
+FRAMEWORKS |= {"smolagents", "agno"}
 
 
 @dataclass(frozen=True)

@@ -170,6 +170,7 @@ async def test_the_thinking_goes_back_with_its_signature(server: LoopbackServer)
 
 
 def test_bad_arguments_are_usage_errors() -> None:
+    from agno.media import Image
     from agno.models.message import Message
 
     with pytest.raises(UsageError, match="provider='openai'"):
@@ -177,5 +178,9 @@ def test_bad_arguments_are_usage_errors() -> None:
     with pytest.raises(UsageError, match="id, the provider's model name"):
         StreamkitModel(provider="openai_chat")
     model = StreamkitModel(id="gpt-4o", provider="openai_chat", api_key="k")
+    with pytest.raises(UsageError, match=r"messages\[0\] carries media"):
+        model.invoke(
+            [Message(role="user", content="?", images=[Image(url="http://x/y.png")])], Message(role="assistant")
+        )
     with pytest.raises(UsageError, match="tool_choice='required'"):
         model.invoke([Message(role="user", content="?")], Message(role="assistant"), tool_choice="required")

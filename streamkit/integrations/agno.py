@@ -187,6 +187,9 @@ class StreamkitModel(Model):
             raise UsageError(
                 f"tool_choice={given['tool_choice']!r} is not supported; pass the provider's field in extra="
             )
+        for position, message in enumerate(messages):
+            if message.images or message.audio or message.videos or message.files:
+                raise UsageError(f"messages[{position}] carries media; streamkit sends text only")
         tools = [function_tool(spec, number) for number, spec in enumerate(given.get("tools") or ())]
         system, entries = conversation(self._slug, messages, _stored)
         request = build(
