@@ -33,9 +33,11 @@ where there is no network.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any, cast
 
+import anyio
 import httpx
 import litellm
 from litellm.constants import (
@@ -56,7 +58,7 @@ from litellm.types.utils import (
 
 import streamkit
 
-from .._errors import UsageError
+from .._errors import HTTPStatusError, TransportError, UsageError
 from .._turn_types import RedactedThinking, StreamEvent, Thinking
 from .._types import InvalidToolCall, Provider, ResponseEnd, TextDelta, ToolCall
 from ..adapters._base import call_id, dumps, error_payload
@@ -101,6 +103,8 @@ _THINKING_BUDGETS = {
 }
 #: Parameters that change nothing here: the request always streams and asks for usage.
 _SETTLED = frozenset({"stream", "stream_options"})
+#: The first wait before a request is sent again, and the longest (seconds).
+_FIRST_WAIT, _LONGEST_WAIT = 0.5, 8.0
 #: OpenAI's finish reasons for streamkit's ``ResponseEnd.finish`` (an error or an unknown end is a stop).
 _FINISHES = {"tool_calls": "tool_calls", "length": "length", "content_filter": "content_filter"}
 
@@ -130,6 +134,7 @@ class _Call:
         optional = given.get("optional_params") or {}
         params = {key: value for key, value in optional.items() if value is not None and key not in _SETTLED}
         tools = list(params.pop("tools", None) or ())
+        retries = int(params.pop("max_retries", 0))
         limit = params.pop("max_completion_tokens", None)
         limit = params.pop("max_tokens", None) if limit is None else limit
         extra = _translated(provider, params)
@@ -151,6 +156,7 @@ class _Call:
         self.tools = tools or None
         self.client = given.get("client")
         self.timeout = given.get("timeout")
+        self.retries = retries
 
 
 def _translated(provider: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -349,19 +355,48 @@ def _given(call: _Call, kind: type[Any]) -> Any:
 
 async def _aevents(call: _Call, http: httpx.AsyncClient) -> AsyncIterator[StreamEvent]:
     request = call.request
-    async with streamkit.astream(
-        http, call.provider, request.url, json=request.body, headers=request.headers, tools=call.tools
-    ) as events:
-        async for event in events:
-            yield event
+    for attempt in range(call.retries + 1):
+        started = False
+        try:
+            async with streamkit.astream(
+                http, call.provider, request.url, json=request.body, headers=request.headers, tools=call.tools
+            ) as events:
+                async for event in events:
+                    started = True
+                    yield event
+            return
+        except TransportError as error:
+            wait = _retry_wait(error, attempt, call.retries, started)
+        await anyio.sleep(wait)
 
 
 def _events(call: _Call, http: httpx.Client) -> Iterator[StreamEvent]:
     request = call.request
-    with streamkit.stream(
-        http, call.provider, request.url, json=request.body, headers=request.headers, tools=call.tools
-    ) as events:
-        yield from events
+    for attempt in range(call.retries + 1):
+        started = False
+        try:
+            with streamkit.stream(
+                http, call.provider, request.url, json=request.body, headers=request.headers, tools=call.tools
+            ) as events:
+                for event in events:
+                    started = True
+                    yield event
+            return
+        except TransportError as error:
+            wait = _retry_wait(error, attempt, call.retries, started)
+        time.sleep(wait)
+
+
+def _retry_wait(error: TransportError, attempt: int, retries: int, started: bool) -> float:
+    """The seconds to wait before sending again, or ``error`` raised: LiteLLM's ``max_retries``
+    (``num_retries``) resends a request that failed before its response began, on a connection
+    error or a status worth retrying (429, 5xx...), waiting what the server asked or 0.5 s,
+    doubling."""
+    retryable = not isinstance(error, HTTPStatusError) or error.retryable
+    if started or attempt >= retries or not retryable:
+        raise error
+    asked = error.retry_after if isinstance(error, HTTPStatusError) else None
+    return asked if asked is not None else min(_FIRST_WAIT * 2**attempt, _LONGEST_WAIT)
 
 
 class StreamkitLLM(CustomLLM):
