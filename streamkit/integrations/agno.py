@@ -36,7 +36,7 @@ from .._errors import UsageError
 from .._turn_types import StreamEvent, Thinking, Turn
 from .._types import InvalidToolCall, Provider, ResponseEnd, TextDelta, TokenUsage, ToolCall
 from ..adapters._base import call_id, dumps, error_payload
-from ._chat import PROVIDERS, Request, build
+from ._chat import PROVIDERS, Prepared, build
 from ._clients import DEFAULT_TIMEOUT, Clients
 from ._openai_messages import conversation, function_tool
 from ._turn_json import turn_from_json, turn_json
@@ -95,12 +95,12 @@ class StreamkitModel(Model):
     def invoke(self, messages: list[Message], assistant_message: Message, **given: Any) -> ModelResponse:
         """The whole response, unstreamed."""
         call = self._prepared(messages, given)
-        with streamkit.stream(self._clients.sync(), self._slug, call.request.url, **call.arguments) as events:
+        with streamkit.stream(self._clients.sync(), self._slug, **call.arguments()) as events:
             return self._parse_provider_response(Turn.from_events(list(events), self._slug))
 
     async def ainvoke(self, messages: list[Message], assistant_message: Message, **given: Any) -> ModelResponse:
         call = self._prepared(messages, given)
-        async with streamkit.astream(self._clients.async_(), self._slug, call.request.url, **call.arguments) as events:
+        async with streamkit.astream(self._clients.async_(), self._slug, **call.arguments()) as events:
             turn = Turn.from_events([event async for event in events], self._slug)
         return self._parse_provider_response(turn)
 
@@ -110,7 +110,7 @@ class StreamkitModel(Model):
         """Text and reasoning as they come, each call whole at its end marker, then the turn."""
         call = self._prepared(messages, given)
         seen: list[StreamEvent] = []
-        with streamkit.stream(self._clients.sync(), self._slug, call.request.url, **call.arguments) as events:
+        with streamkit.stream(self._clients.sync(), self._slug, **call.arguments()) as events:
             for event in events:
                 seen.append(event)
                 yield from self._deltas(event, seen)
@@ -120,7 +120,7 @@ class StreamkitModel(Model):
     ) -> AsyncIterator[ModelResponse]:
         call = self._prepared(messages, given)
         seen: list[StreamEvent] = []
-        async with streamkit.astream(self._clients.async_(), self._slug, call.request.url, **call.arguments) as events:
+        async with streamkit.astream(self._clients.async_(), self._slug, **call.arguments()) as events:
             async for event in events:
                 seen.append(event)
                 for delta in self._deltas(event, seen):
@@ -180,7 +180,7 @@ class StreamkitModel(Model):
     def _slug(self) -> Provider:
         return cast(Provider, self.provider)
 
-    def _prepared(self, messages: list[Message], given: Mapping[str, Any]) -> _Prepared:
+    def _prepared(self, messages: list[Message], given: Mapping[str, Any]) -> Prepared:
         if given.get("response_format") is not None:
             raise UsageError("response_format is not supported; pass the provider's field in extra=")
         if given.get("tool_choice") not in (None, "auto"):
@@ -203,8 +203,7 @@ class StreamkitModel(Model):
             max_tokens=self.max_tokens,
             extra=self.extra,
         )
-        offered = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
-        return _Prepared(request, offered if self.validate_calls and tools else None)
+        return Prepared.of(request, tools, self.validate_calls)
 
     def _deltas(self, event: StreamEvent, seen: list[StreamEvent]) -> Iterator[ModelResponse]:
         if isinstance(event, ResponseEnd):  # the turn, for the next request, and the usage
@@ -222,16 +221,6 @@ class StreamkitModel(Model):
     async def aclose(self) -> None:
         """Close the HTTP clients the model made, even when cancelled (the ones given stay open)."""
         await self._clients.aclose()
-
-
-class _Prepared:
-    """A built request, and the tool definitions its calls are validated against."""
-
-    def __init__(self, request: Request, tools: list[dict[str, Any]] | None) -> None:
-        self.request = request
-        self.arguments: dict[str, Any] = {"json": request.body, "headers": request.headers}
-        if tools is not None:
-            self.arguments["tools"] = tools
 
 
 def _entry(call: ToolCall | InvalidToolCall) -> dict[str, Any]:

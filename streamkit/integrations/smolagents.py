@@ -44,7 +44,7 @@ from .._errors import UsageError
 from .._turn_types import StreamEvent, Turn
 from .._types import InvalidToolCall, Provider, TextDelta, TokenUsage, ToolCall
 from ..adapters._base import call_id, dumps
-from ._chat import PROVIDERS, Request, build
+from ._chat import PROVIDERS, Prepared, build
 from ._clients import DEFAULT_TIMEOUT, Clients
 from ._invalid import InvalidCallsError
 from ._openai_messages import conversation, function_tool
@@ -109,8 +109,8 @@ class StreamkitModel(Model):
         **kwargs: Any,
     ) -> ChatMessage:
         """The model's whole message; ``raw`` is the streamkit ``Turn``."""
-        events = self._events(messages, stop_sequences, response_format, tools_to_call_from, kwargs)
-        return _message(Turn.from_events(list(events), self.provider))
+        prepared = self._request(messages, stop_sequences, response_format, tools_to_call_from, kwargs)
+        return _message(Turn.from_events(list(self._events(prepared)), self.provider))
 
     def generate_stream(
         self,
@@ -121,8 +121,9 @@ class StreamkitModel(Model):
         **kwargs: Any,
     ) -> Generator[ChatMessageStreamDelta]:
         """Text as it comes; then each valid call as one delta at an index of its own, and the usage."""
+        prepared = self._request(messages, stop_sequences, response_format, tools_to_call_from, kwargs)
         events: list[StreamEvent] = []
-        for event in self._events(messages, stop_sequences, response_format, tools_to_call_from, kwargs):
+        for event in self._events(prepared):
             events.append(event)
             if isinstance(event, TextDelta) and event.choice == 0 and event.text:
                 yield ChatMessageStreamDelta(content=event.text)
@@ -152,20 +153,8 @@ class StreamkitModel(Model):
         """Close the HTTP client the model made (one given stays open)."""
         self._clients.close()
 
-    def _events(
-        self,
-        messages: Sequence[ChatMessage | dict[str, Any]],
-        stop: list[str] | None,
-        response_format: dict[str, str] | None,
-        tools: list[SmolTool] | None,
-        kwargs: dict[str, Any],
-    ) -> Iterator[StreamEvent]:
-        request, offered = self._request(messages, stop, response_format, tools, kwargs)
-        client = self._clients.sync()
-        arguments: dict[str, Any] = {"json": request.body, "headers": request.headers}
-        if offered is not None:
-            arguments["tools"] = offered
-        with streamkit.stream(client, self.provider, request.url, **arguments) as events:
+    def _events(self, prepared: Prepared) -> Iterator[StreamEvent]:
+        with streamkit.stream(self._clients.sync(), self.provider, **prepared.arguments()) as events:
             yield from events
 
     def _request(
@@ -175,7 +164,7 @@ class StreamkitModel(Model):
         response_format: dict[str, str] | None,
         tools: list[SmolTool] | None,
         kwargs: dict[str, Any],
-    ) -> tuple[Request, list[dict[str, Any]] | None]:
+    ) -> Prepared:
         if response_format is not None:
             raise UsageError("response_format is not supported; pass the provider's field in extra=")
         given = get_clean_message_list(
@@ -196,8 +185,7 @@ class StreamkitModel(Model):
         )
         if stop and self.supports_stop_parameter:
             _add_stop(self.provider, request.body, stop)
-        schemas = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in offered]
-        return request, schemas if self.validate_calls and offered else None
+        return Prepared.of(request, offered, self.validate_calls)
 
 
 def _add_stop(provider: str, body: dict[str, Any], stop: list[str]) -> None:
