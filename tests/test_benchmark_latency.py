@@ -64,3 +64,8 @@ def test_litellm_has_its_row() -> None:
 def test_agno_has_its_row() -> None:
     pytest.importorskip("agno")
     assert "agno Agent" in latency.FRAMEWORK_WAYS
+
+
+def test_smolagents_has_its_row() -> None:
+    pytest.importorskip("smolagents")
+    assert "smolagents agent" in latency.FRAMEWORK_WAYS
