@@ -168,6 +168,14 @@ with contextlib.suppress(ImportError):
     from benchmarks.latency_litellm import litellm_early
 
     FRAMEWORK_WAYS["LiteLLM, own loop"] = litellm_early
+with contextlib.suppress(ImportError):
+    from benchmarks.latency_agno import agno_agent
+
+    FRAMEWORK_WAYS["agno Agent"] = agno_agent
+with contextlib.suppress(ImportError):
+    from benchmarks.latency_smolagents import smolagents_agent
+
+    FRAMEWORK_WAYS["smolagents agent"] = smolagents_agent
 WAYS.update(FRAMEWORK_WAYS)
 
 

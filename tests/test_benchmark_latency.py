@@ -59,3 +59,13 @@ def test_langchain_has_its_rows() -> None:
 def test_litellm_has_its_row() -> None:
     pytest.importorskip("litellm")
     assert "LiteLLM, own loop" in latency.FRAMEWORK_WAYS
+
+
+def test_agno_has_its_row() -> None:
+    pytest.importorskip("agno")
+    assert "agno Agent" in latency.FRAMEWORK_WAYS
+
+
+def test_smolagents_has_its_row() -> None:
+    pytest.importorskip("smolagents")
+    assert "smolagents agent" in latency.FRAMEWORK_WAYS

@@ -44,6 +44,7 @@ BLOCK = re.compile(
 SDKS = {"openai", "anthropic", "google", "boto3", "mistralai"}  # the sdk-tests extra
 FRAMEWORKS = {"pydantic_ai", "langchain", "langchain_core", "langgraph", "agents", "litellm"}  # framework-tests
 FRAMEWORKS |= {"crewai"}  # tested in a virtualenv of its own (google.adk is under SDKS' "google")
+FRAMEWORKS |= {"smolagents", "agno"}
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ THIRD_PARTY = {"httpx", "httpx_sse", "httpx2", "anyio"}
 # The framework integrations that send their requests themselves, and the libraries they send with:
 # an httpx client unless given one (closed under anyio's shield when the framework cancels).
 SENDS_WITH = {"openai_agents": {"httpx"}, "_clients": {"httpx", "anyio"}, "_early": {"anyio"}, "litellm": {"httpx"}}
+SENDS_WITH["litellm"] |= {"anyio"}  # a retried request waits under anyio
 # The proxy (streamkit serve): an HTTP edge of its own, on the re-emission the transports use and
 # the redaction; it sends with httpx, streams under anyio and runs on uvicorn. Nothing imports it
 # but the command line.

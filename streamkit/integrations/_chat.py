@@ -30,6 +30,7 @@ __all__ = (
     "PROVIDERS",
     "Entry",
     "History",
+    "Prepared",
     "Request",
     "Results",
     "Tool",
@@ -138,6 +139,27 @@ class Request:
     url: str
     headers: dict[str, str]
     body: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A built request, and the tool definitions its calls are validated against (``None``: the
+    calls are not checked against a schema)."""
+
+    request: Request
+    tools: list[dict[str, Any]] | None = None
+
+    @classmethod
+    def of(cls, request: Request, tools: Sequence[Tool], validate: bool) -> Prepared:
+        offered = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
+        return cls(request, offered if validate and tools else None)
+
+    def arguments(self) -> dict[str, Any]:
+        """``streamkit.stream``'s and ``streamkit.astream``'s keyword arguments."""
+        out: dict[str, Any] = {"url": self.request.url, "json": self.request.body, "headers": self.request.headers}
+        if self.tools is not None:
+            out["tools"] = self.tools
+        return out
 
 
 _Body: TypeAlias = Callable[[str, list[Message], str | None, Sequence[Tool], int | None], dict[str, Any]]

@@ -55,7 +55,7 @@ from .._turn_types import (
 )
 from .._types import ArgumentIssue, InvalidToolCall, TextDelta, TokenUsage, ToolCall
 from ..adapters._base import call_id, dumps, error_payload
-from ._chat import Entry, History, Request, User, build, openai_tool, refuse_custom, unparseable
+from ._chat import Entry, History, Prepared, User, build, openai_tool, refuse_custom, unparseable
 from ._clients import DEFAULT_TIMEOUT, Clients, HoldsClients
 from ._early import STARTER
 from ._turn_json import turn_from_json, turn_json
@@ -138,7 +138,7 @@ class StreamkitChatModel(HoldsClients, BaseChatModel):
 
     # -- requests ------------------------------------------------------------------------------
 
-    def _request(self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]) -> _Prepared:
+    def _request(self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]) -> Prepared:
         if stop:
             raise UsageError("stop sequences are not supported; pass the provider's field in extra=")
         kwargs = dict(kwargs)
@@ -156,8 +156,7 @@ class StreamkitChatModel(HoldsClients, BaseChatModel):
             max_tokens=self.max_tokens,
             extra={**self.extra, **kwargs},
         )
-        offered = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
-        return _Prepared(request, offered if self.validate_calls and tools else None)
+        return Prepared.of(request, tools, self.validate_calls)
 
     def _stream(
         self,
@@ -213,20 +212,6 @@ class StreamkitChatModel(HoldsClients, BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         return _result([chunk async for chunk in self._astream(messages, stop, None, **kwargs)])
-
-
-class _Prepared:
-    """A built request, and the tool definitions its calls are validated against."""
-
-    def __init__(self, request: Request, tools: list[dict[str, Any]] | None) -> None:
-        self.request = request
-        self.tools = tools
-
-    def arguments(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"url": self.request.url, "json": self.request.body, "headers": self.request.headers}
-        if self.tools is not None:
-            out["tools"] = self.tools
-        return out
 
 
 # -- events -> chunks ----------------------------------------------------------------------------

@@ -33,9 +33,11 @@ where there is no network.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any, cast
 
+import anyio
 import httpx
 import litellm
 from litellm.constants import (
@@ -56,13 +58,13 @@ from litellm.types.utils import (
 
 import streamkit
 
-from .._errors import UsageError
-from .._normalize import parse_arguments
-from .._turn_types import RedactedThinking, StreamEvent, Thinking, Turn, TurnItem
-from .._types import CallRef, InvalidToolCall, Provider, ResponseEnd, TextDelta, ToolCall
-from ..adapters._base import Outcome, call_id, dumps, error_payload
-from ._chat import PROVIDERS, Entry, Request, Results, Tool, User, build, refuse_custom
+from .._errors import HTTPStatusError, TransportError, UsageError
+from .._turn_types import RedactedThinking, StreamEvent, Thinking
+from .._types import InvalidToolCall, Provider, ResponseEnd, TextDelta, ToolCall
+from ..adapters._base import call_id, dumps, error_payload
+from ._chat import PROVIDERS, Request, build, refuse_custom
 from ._clients import DEFAULT_TIMEOUT, Clients
+from ._openai_messages import conversation, function_tool, plain
 
 __all__ = ("INVALID_CALLS", "NAME", "PROVIDERS", "StreamkitLLM", "assistant_turn", "invalid_calls", "register")
 
@@ -101,6 +103,8 @@ _THINKING_BUDGETS = {
 }
 #: Parameters that change nothing here: the request always streams and asks for usage.
 _SETTLED = frozenset({"stream", "stream_options"})
+#: The first wait before a request is sent again, and the longest (seconds).
+_FIRST_WAIT, _LONGEST_WAIT = 0.5, 8.0
 #: OpenAI's finish reasons for streamkit's ``ResponseEnd.finish`` (an error or an unknown end is a stop).
 _FINISHES = {"tool_calls": "tool_calls", "length": "length", "content_filter": "content_filter"}
 
@@ -130,16 +134,17 @@ class _Call:
         optional = given.get("optional_params") or {}
         params = {key: value for key, value in optional.items() if value is not None and key not in _SETTLED}
         tools = list(params.pop("tools", None) or ())
+        retries = int(params.pop("max_retries", 0))
         limit = params.pop("max_completion_tokens", None)
         limit = params.pop("max_tokens", None) if limit is None else limit
         extra = _translated(provider, params)
-        system, entries = _conversation(provider, given["messages"])
+        system, entries = conversation(provider, given["messages"])
         request = build(  # without api_key and api_base, the provider's own variables (its decoder's)
             provider,
             name,
             entries,
             system=system,
-            tools=[_tool(tool, position) for position, tool in enumerate(tools)],
+            tools=[function_tool(tool, position) for position, tool in enumerate(tools)],
             base_url=given.get("api_base") or None,
             api_key=given.get("api_key") or None,
             max_tokens=limit,
@@ -151,6 +156,7 @@ class _Call:
         self.tools = tools or None
         self.client = given.get("client")
         self.timeout = given.get("timeout")
+        self.retries = retries
 
 
 def _translated(provider: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -179,120 +185,6 @@ def _effort(provider: str, effort: str) -> dict[str, Any]:
         f"streamkit/{provider} does not translate reasoning_effort={effort!r}; "
         "give the provider's own field in extra_body"
     )
-
-
-def _tool(tool: Any, position: int) -> Tool:
-    function = tool.get("function") if isinstance(tool, Mapping) and tool.get("type") == "function" else None
-    if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
-        raise UsageError(f"tools[{position}] is not an OpenAI function tool ({{'type': 'function', 'function': ...}})")
-    parameters = function.get("parameters") or {"type": "object", "properties": {}}
-    return Tool(function["name"], function.get("description") or "", dict(parameters))
-
-
-# -- LiteLLM's messages in, streamkit's conversation out ------------------------------------------
-
-
-def _conversation(provider: str, messages: Sequence[Any]) -> tuple[str | None, list[Entry]]:
-    """The system text and the entries of an OpenAI-format conversation.
-
-    Consecutive ``tool`` messages are one ``Results``; each result is matched to its call's name
-    by ``tool_call_id``, as Gemini needs the name.
-    """
-    system: list[str] = []
-    entries: list[Entry] = []
-    results: list[Outcome] = []
-    names: dict[str, str] = {}
-    for position, given in enumerate(messages):
-        message = _plain(given)
-        role = message.get("role")
-        if role != "tool" and results:
-            entries.append(Results(tuple(results)))
-            results = []
-        if role in ("system", "developer"):
-            system.append(_text(message.get("content"), position))
-        elif role == "user":
-            entries.append(User(_text(message.get("content"), position)))
-        elif role == "assistant":
-            turn = _turn(provider, message, position)
-            names.update({call.id: call.name for call in turn.calls if call.id and call.name})
-            if turn.items:
-                entries.append(turn)
-        elif role == "tool":
-            results.append(_result(message, names, position))
-        else:
-            raise UsageError(
-                f"messages[{position}] has the role {role!r}; streamkit sends system, user, assistant, tool"
-            )
-    if results:
-        entries.append(Results(tuple(results)))
-    return ("\n\n".join(system) if system else None), entries
-
-
-def _plain(message: Any) -> dict[str, Any]:
-    """A message as a dict: LiteLLM's own ``Message`` objects are pydantic models."""
-    if isinstance(message, Mapping):
-        return dict(message)
-    dump = getattr(message, "model_dump", None)
-    if callable(dump):
-        dumped = dump()
-        if isinstance(dumped, dict):
-            return dumped
-    raise UsageError(f"a message is a dict or a LiteLLM Message, not {type(message).__name__}")
-
-
-def _text(content: Any, position: int) -> str:
-    """A message's text: a string, or the text parts of a list of parts."""
-    if content is None or isinstance(content, str):
-        return content or ""
-    if not isinstance(content, list):
-        raise UsageError(f"messages[{position}].content is {type(content).__name__}, not text")
-    texts = []
-    for number, part in enumerate(content):
-        kind = part.get("type") if isinstance(part, Mapping) else type(part).__name__
-        if kind != "text":
-            raise UsageError(f"messages[{position}].content[{number}] is a {kind!r} part; streamkit sends text only")
-        texts.append(str(part.get("text", "")))
-    return "".join(texts)
-
-
-def _turn(provider: str, message: Mapping[str, Any], position: int) -> Turn:
-    """An assistant message as the ``Turn`` it was made from: reasoning, text, then calls."""
-    items: list[TurnItem] = []
-    for block in message.get("thinking_blocks") or ():
-        if block.get("type") == "thinking":
-            items.append(Thinking(block.get("thinking") or "", block.get("signature")))
-        elif block.get("type") == "redacted_thinking":
-            items.append(RedactedThinking(block.get("data") or ""))
-    if not items and message.get("reasoning_content"):
-        items.append(Thinking(message["reasoning_content"]))
-    text = _text(message.get("content"), position)
-    if text:
-        items.append(TextDelta(text))
-    items.extend(_call(index, entry) for index, entry in enumerate(message.get("tool_calls") or ()))
-    return Turn(provider, tuple(items))
-
-
-def _call(index: int, entry: Mapping[str, Any]) -> ToolCall | InvalidToolCall:
-    """A call of the history, parsed again: arguments that are not an object make an invalid call."""
-    function = entry.get("function") or {}
-    fields = entry.get("provider_specific_fields") or function.get("provider_specific_fields") or {}
-    signature = fields.get("thought_signature")
-    state = {"thoughtSignature": signature} if isinstance(signature, str) else {}
-    arguments = function.get("arguments")
-    parsed, issue, _ = parse_arguments(arguments)
-    if parsed is None:
-        assert issue is not None
-        raw = arguments if isinstance(arguments, str) else dumps(arguments)
-        return InvalidToolCall(index, entry.get("id"), function.get("name"), raw, (issue,), state=state)
-    return ToolCall(index, entry.get("id"), function.get("name") or "", parsed, state=state)
-
-
-def _result(message: Mapping[str, Any], names: Mapping[str, str], position: int) -> Outcome:
-    ident = message.get("tool_call_id")
-    name = message.get("name") or names.get(ident or "")
-    if not name:
-        raise UsageError(f"messages[{position}] answers the call {ident!r}, which no assistant message before it made")
-    return (CallRef(ident, name), _text(message.get("content"), position))
 
 
 # -- streamkit's events out, LiteLLM's chunks and message ----------------------------------------
@@ -419,7 +311,7 @@ def _message(output: _Output, events: Sequence[StreamEvent], model_response: Mod
 def invalid_calls(message: Any) -> list[dict[str, Any]]:
     """The invalid calls withheld from a message (a LiteLLM ``Message``, its dict, or a streamed
     chunk's ``Delta``): each ``{"id", "name", "arguments", "error"}``, in the order they ended."""
-    fields = _plain(message).get("provider_specific_fields") or {}
+    fields = plain(message).get("provider_specific_fields") or {}
     return list(fields.get(INVALID_CALLS) or ())
 
 
@@ -432,12 +324,12 @@ def assistant_turn(message: Any) -> list[dict[str, Any]]:
     ``message`` is the response's message: ``litellm.stream_chunk_builder(chunks)``'s, or the
     unstreamed one.
     """
-    plain = _plain(message)
-    withheld = invalid_calls(plain)
+    given = plain(message)
+    withheld = invalid_calls(given)
     fields = {
-        key: value for key, value in (plain.get("provider_specific_fields") or {}).items() if key != INVALID_CALLS
+        key: value for key, value in (given.get("provider_specific_fields") or {}).items() if key != INVALID_CALLS
     }
-    calls = list(plain.get("tool_calls") or ())
+    calls = list(given.get("tool_calls") or ())
     for call in withheld:  # each back in its place among the calls, as the model made them
         entry = {
             "id": call["id"],
@@ -445,7 +337,7 @@ def assistant_turn(message: Any) -> list[dict[str, Any]]:
             "function": {"name": call["name"], "arguments": call["arguments"]},
         }
         calls.insert(call.get("position", len(calls)), entry)
-    kept = {key: value for key, value in plain.items() if key not in ("provider_specific_fields", "function_call")}
+    kept = {key: value for key, value in given.items() if key not in ("provider_specific_fields", "function_call")}
     assistant = {**kept, "role": "assistant", "tool_calls": calls or None}
     if fields:
         assistant["provider_specific_fields"] = fields
@@ -464,19 +356,48 @@ def _given(call: _Call, kind: type[Any]) -> Any:
 
 async def _aevents(call: _Call, http: httpx.AsyncClient) -> AsyncIterator[StreamEvent]:
     request = call.request
-    async with streamkit.astream(
-        http, call.provider, request.url, json=request.body, headers=request.headers, tools=call.tools
-    ) as events:
-        async for event in events:
-            yield event
+    for attempt in range(call.retries + 1):
+        started = False
+        try:
+            async with streamkit.astream(
+                http, call.provider, request.url, json=request.body, headers=request.headers, tools=call.tools
+            ) as events:
+                async for event in events:
+                    started = True
+                    yield event
+            return
+        except TransportError as error:
+            wait = _retry_wait(error, attempt, call.retries, started)
+        await anyio.sleep(wait)
 
 
 def _events(call: _Call, http: httpx.Client) -> Iterator[StreamEvent]:
     request = call.request
-    with streamkit.stream(
-        http, call.provider, request.url, json=request.body, headers=request.headers, tools=call.tools
-    ) as events:
-        yield from events
+    for attempt in range(call.retries + 1):
+        started = False
+        try:
+            with streamkit.stream(
+                http, call.provider, request.url, json=request.body, headers=request.headers, tools=call.tools
+            ) as events:
+                for event in events:
+                    started = True
+                    yield event
+            return
+        except TransportError as error:
+            wait = _retry_wait(error, attempt, call.retries, started)
+        time.sleep(wait)
+
+
+def _retry_wait(error: TransportError, attempt: int, retries: int, started: bool) -> float:
+    """The seconds to wait before sending again, or ``error`` raised: LiteLLM's ``max_retries``
+    (``num_retries``) resends a request that failed before its response began, on a connection
+    error or a status worth retrying (429, 5xx...), waiting what the server asked or 0.5 s,
+    doubling."""
+    retryable = not isinstance(error, HTTPStatusError) or error.retryable
+    if started or attempt >= retries or not retryable:
+        raise error
+    asked = error.retry_after if isinstance(error, HTTPStatusError) else None
+    return asked if asked is not None else min(_FIRST_WAIT * 2**attempt, _LONGEST_WAIT)
 
 
 class StreamkitLLM(CustomLLM):

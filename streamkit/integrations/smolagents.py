@@ -1,0 +1,226 @@
+"""smolagents: ``StreamkitModel``, a ``Model`` whose streamed responses streamkit decodes.
+
+The model sends the request itself (the shared request builder, then ``streamkit.stream``) and
+hands smolagents each call whole. Two of smolagents' own paths would otherwise change a call:
+
+- streamed, ``agglomerate_stream_deltas`` joins the deltas of each ``index`` into one call, so
+  two parallel calls a provider sent at one index become one call with glued arguments; here
+  every call is one delta holding its whole arguments, at an index of its own;
+- a call cut off by the output limit, or with invalid JSON, would reach the tool with whatever
+  ``parse_json_if_needed`` made of it. Here a turn with an invalid call hands smolagents no call
+  at all: smolagents then asks the model's ``parse_tool_calls``, which raises
+  ``InvalidCallsError``; smolagents records it as the step's error and tells the model on the
+  next step, in streamkit's words. The valid calls of such a turn do not run either, since a
+  smolagents step has one error and its tool outputs are lost when one of its calls fails.
+
+Tools run after the model's whole message (smolagents' step runs them then), so calls are held
+until the end of the stream, and text streams as it comes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Generator, Iterator, Sequence
+from typing import Any, cast
+
+from smolagents.models import (
+    ChatMessage,
+    ChatMessageStreamDelta,
+    ChatMessageToolCall,
+    ChatMessageToolCallFunction,
+    ChatMessageToolCallStreamDelta,
+    MessageRole,
+    Model,
+    get_clean_message_list,
+    get_tool_json_schema,
+    tool_role_conversions,
+)
+from smolagents.monitoring import TokenUsage as SmolUsage
+from smolagents.tools import Tool as SmolTool
+
+import streamkit
+
+from .._errors import UsageError
+from .._turn_types import StreamEvent, Turn
+from .._types import InvalidToolCall, Provider, TextDelta, TokenUsage, ToolCall
+from ..adapters._base import call_id, dumps
+from ._chat import PROVIDERS, Prepared, build, refuse_custom
+from ._clients import DEFAULT_TIMEOUT, Clients
+from ._invalid import InvalidCallsError
+from ._openai_messages import conversation, function_tool
+
+__all__ = ("InvalidCallsError", "StreamkitModel")
+
+#: Where each provider's body takes stop sequences (Gemini's go under ``generationConfig``).
+_STOP_FIELD = {"anthropic": "stop_sequences", "mistral": "stop", "openai_chat": "stop"}
+
+
+class StreamkitModel(Model):
+    """A smolagents model for one provider's API, its streams decoded by streamkit.
+
+    Works under ``ToolCallingAgent`` (``stream_outputs=True`` or not) and alone
+    (``generate``, ``generate_stream``).
+
+    Args:
+        provider: ``"anthropic"``, ``"gemini"``, ``"mistral"``, ``"openai_chat"`` or
+            ``"openai_responses"``.
+        model_id: the provider's model name.
+        base_url, api_key: by default the provider's usual variables (``ANTHROPIC_BASE_URL``,
+            ``OPENAI_API_KEY``…), as every streamkit integration reads them.
+        max_tokens: the output limit sent with each request.
+        extra: more fields for the request body (``temperature``, ``thinking``…), as the
+            provider names them.
+        http_client: the ``httpx.Client`` to send with; by default one made at the first
+            request, with ``timeout``, kept, and closed by ``close()``.
+        validate_calls: check each call's input against its tool's JSON Schema.
+    """
+
+    def __init__(
+        self,
+        provider: str,
+        model_id: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        max_tokens: int | None = None,
+        extra: dict[str, Any] | None = None,
+        http_client: Any = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        validate_calls: bool = True,
+    ) -> None:
+        if provider not in PROVIDERS:
+            raise UsageError(f"provider={provider!r} is not one of {', '.join(PROVIDERS)}")
+        super().__init__(model_id=model_id, flatten_messages_as_text=True)
+        self.provider = cast(Provider, provider)
+        self.base_url = base_url
+        self.api_key = api_key
+        self.max_tokens = max_tokens
+        self.extra = dict(extra or {})
+        self.validate_calls = validate_calls
+        self._clients = Clients(http_client, timeout=timeout)
+        self._streamed = threading.local()  # the last streamed turn, for parse_tool_calls
+
+    def generate(
+        self,
+        messages: Sequence[ChatMessage | dict[str, Any]],
+        stop_sequences: list[str] | None = None,
+        response_format: dict[str, str] | None = None,
+        tools_to_call_from: list[SmolTool] | None = None,
+        **kwargs: Any,
+    ) -> ChatMessage:
+        """The model's whole message; ``raw`` is the streamkit ``Turn``."""
+        prepared = self._request(messages, stop_sequences, response_format, tools_to_call_from, kwargs)
+        return _message(Turn.from_events(list(self._events(prepared)), self.provider))
+
+    def generate_stream(
+        self,
+        messages: Sequence[ChatMessage | dict[str, Any]],
+        stop_sequences: list[str] | None = None,
+        response_format: dict[str, str] | None = None,
+        tools_to_call_from: list[SmolTool] | None = None,
+        **kwargs: Any,
+    ) -> Generator[ChatMessageStreamDelta]:
+        """Text as it comes; then each valid call as one delta at an index of its own, and the usage."""
+        prepared = self._request(messages, stop_sequences, response_format, tools_to_call_from, kwargs)
+        events: list[StreamEvent] = []
+        for event in self._events(prepared):
+            events.append(event)
+            if isinstance(event, TextDelta) and event.choice == 0 and event.text:
+                yield ChatMessageStreamDelta(content=event.text)
+        turn = Turn.from_events(events, self.provider)
+        self._streamed.turn = turn
+        message = _message(turn)
+        for index, call in enumerate(message.tool_calls or ()):
+            function = ChatMessageToolCallFunction(name=call.function.name, arguments=dumps(call.function.arguments))
+            entry = ChatMessageToolCallStreamDelta(index=index, id=call.id, type="function", function=function)
+            yield ChatMessageStreamDelta(tool_calls=[entry])
+        if message.token_usage is not None:
+            yield ChatMessageStreamDelta(token_usage=message.token_usage)
+
+    def parse_tool_calls(self, message: ChatMessage) -> ChatMessage:
+        """Raise ``InvalidCallsError`` for a turn whose calls were withheld; otherwise smolagents'
+        own reading of calls written as text."""
+        turn = message.raw if isinstance(message.raw, Turn) else getattr(self._streamed, "turn", None)
+        self._streamed.turn = None
+        invalid = [call for call in turn.calls if isinstance(call, InvalidToolCall)] if turn else []
+        if invalid:
+            assert turn is not None
+            raise InvalidCallsError(invalid, [call for call in turn.calls if isinstance(call, ToolCall)])
+        parsed: ChatMessage = super().parse_tool_calls(message)
+        return parsed
+
+    def close(self) -> None:
+        """Close the HTTP client the model made (one given stays open)."""
+        self._clients.close()
+
+    def _events(self, prepared: Prepared) -> Iterator[StreamEvent]:
+        with streamkit.stream(self._clients.sync(), self.provider, **prepared.arguments()) as events:
+            for event in events:
+                refuse_custom(event, "smolagents")
+                yield event
+
+    def _request(
+        self,
+        messages: Sequence[ChatMessage | dict[str, Any]],
+        stop: list[str] | None,
+        response_format: dict[str, str] | None,
+        tools: list[SmolTool] | None,
+        kwargs: dict[str, Any],
+    ) -> Prepared:
+        if response_format is not None:
+            raise UsageError("response_format is not supported; pass the provider's field in extra=")
+        given = get_clean_message_list(
+            list(messages), role_conversions=tool_role_conversions, flatten_messages_as_text=True
+        )
+        system, entries = conversation(self.provider, given)
+        offered = [function_tool(get_tool_json_schema(tool), number) for number, tool in enumerate(tools or ())]
+        request = build(
+            self.provider,
+            str(self.model_id),
+            entries,
+            system=system,
+            tools=offered,
+            base_url=self.base_url,
+            api_key=self.api_key,
+            max_tokens=self.max_tokens,
+            extra={**self.extra, **kwargs},
+        )
+        if stop and self.supports_stop_parameter:
+            _add_stop(self.provider, request.body, stop)
+        return Prepared.of(request, offered, self.validate_calls)
+
+
+def _add_stop(provider: str, body: dict[str, Any], stop: list[str]) -> None:
+    """smolagents' stop sequences in the provider's field; the Responses API has none to take them."""
+    if provider == "gemini":
+        body.setdefault("generationConfig", {})["stopSequences"] = stop
+    elif provider in _STOP_FIELD:
+        body[_STOP_FIELD[provider]] = stop
+
+
+def _message(turn: Turn) -> ChatMessage:
+    """The turn as smolagents' message: its text and valid calls, or no call at all when any
+    call of the turn was invalid (``parse_tool_calls`` then raises)."""
+    withheld = any(isinstance(call, InvalidToolCall) for call in turn.calls)
+    calls = [
+        ChatMessageToolCall(
+            function=ChatMessageToolCallFunction(name=call.name, arguments=dict(call.input)),
+            id=call_id(call),
+            type="function",
+        )
+        for call in turn.calls
+        if isinstance(call, ToolCall) and not withheld
+    ]
+    return ChatMessage(
+        role=MessageRole.ASSISTANT,
+        content=turn.text,
+        tool_calls=calls or None,
+        raw=turn,
+        token_usage=_usage(turn.tokens),
+    )
+
+
+def _usage(tokens: TokenUsage | None) -> SmolUsage | None:
+    if tokens is None or tokens.input_tokens is None or tokens.output_tokens is None:
+        return None
+    return SmolUsage(input_tokens=tokens.input_tokens, output_tokens=tokens.output_tokens)
