@@ -47,8 +47,8 @@ def events(fmt: str, case: str) -> list[bytes]:
 class Proxy:
     """``App`` under uvicorn on a free port, in a thread with its own event loop."""
 
-    def __init__(self, config: dict[str, Any]) -> None:
-        self.app = App(parse_config(config))
+    def __init__(self, config: dict[str, Any], **options: Any) -> None:
+        self.app = App(parse_config(config), **options)
         self._socket = socket.create_server(("127.0.0.1", 0))
         self.port = self._socket.getsockname()[1]
         settings = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="on")

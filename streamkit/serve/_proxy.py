@@ -3,8 +3,10 @@
 A streamed response goes through ``Session`` (the transports' re-emission): each call is
 written once, whole, at its end marker, with its own index and id; text and reasoning pass as
 they arrive. A route with ``emit = "fragments"`` streams each call's arguments as they arrive
-instead, and its end marker only once it was checked (``_fragments``). On a ``withhold`` route the first invalid call (malformed, cut off, failing its
-tool's schema, or naming a tool the request did not offer) ends the stream: the calls before
+instead, and its end marker only once it was checked (``_fragments``).
+
+On a ``withhold`` route the first invalid call (malformed, cut off, failing its tool's schema,
+or naming a tool the request did not offer) ends the stream: the calls before
 it were written, then the format's own error event names the call and what was wrong, and
 nothing after it is sent. On a ``pass`` route the invalid call is written as the transports
 write it (its raw text; a cut call without its end), just after an SSE comment line marking it.
