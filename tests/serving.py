@@ -37,6 +37,12 @@ TOOLS: list[dict[str, Any]] = [
     },
 ]
 
+#: The same tools in Anthropic's and OpenAI Responses' shapes.
+ANTHROPIC_TOOLS = [{"name": t["function"]["name"], "input_schema": t["function"]["parameters"]} for t in TOOLS]
+RESPONSES_TOOLS = [
+    {"type": "function", "name": t["function"]["name"], "parameters": t["function"]["parameters"]} for t in TOOLS
+]
+
 
 def events(fmt: str, case: str) -> list[bytes]:
     """A transcript, one write per SSE event, as a streaming server writes it."""

@@ -17,15 +17,11 @@ import pytest
 pytest.importorskip("uvicorn")
 
 from .server import LoopbackServer
-from .serving import CLIENTS, PROXY_KEY, TOOLS, Proxy, keyed_proxy, reply, route
+from .serving import ANTHROPIC_TOOLS, CLIENTS, PROXY_KEY, RESPONSES_TOOLS, TOOLS, Proxy, keyed_proxy, reply, route
 
 anthropic = pytest.importorskip("anthropic")
 openai = pytest.importorskip("openai")
 
-ANTHROPIC_TOOLS = [{"name": t["function"]["name"], "input_schema": t["function"]["parameters"]} for t in TOOLS]
-RESPONSES_TOOLS = [
-    {"type": "function", "name": t["function"]["name"], "parameters": t["function"]["parameters"]} for t in TOOLS
-]
 WITHHELD = "streamkit withheld an invalid tool call: at index"
 BAD_CASES = ["cut_call", "invalid_json", "schema_error"]
 

@@ -23,7 +23,7 @@ from streamkit import UsageError, telemetry
 from streamkit.serve import App, parse_config
 
 from .server import LoopbackServer
-from .serving import CLIENTS, PROXY_KEY, TOOLS, UPSTREAM_KEY, Proxy, reply, route
+from .serving import ANTHROPIC_TOOLS, CLIENTS, PROXY_KEY, TOOLS, UPSTREAM_KEY, Proxy, reply, route
 from .test_telemetry import Recorded
 
 openai = pytest.importorskip("openai")
@@ -79,8 +79,7 @@ def test_a_withheld_call_is_an_invalid_call_event_and_the_span_ends(
 ) -> None:
     served, out = recorded
     upstream.routes["/v1/messages"] = reply("anthropic", "schema_error")
-    tools = [{"name": t["function"]["name"], "input_schema": t["function"]["parameters"]} for t in TOOLS]
-    body = {"model": "m", "max_tokens": 10, "messages": [], "tools": tools, "stream": True}
+    body = {"model": "m", "max_tokens": 10, "messages": [], "tools": ANTHROPIC_TOOLS, "stream": True}
     response = httpx.post(served.url + "/v1/messages", json=body, headers={"x-api-key": PROXY_KEY}, timeout=10)
     assert b"event: error" in response.content
     [span] = out.finished()
