@@ -8,16 +8,36 @@ format's error event before its end, and the SDK raises.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import streamkit
+from streamkit import Limits, Provider
+from streamkit._validate import Toolset
+from streamkit.serve._fragments import ServeSession
 
 pytest.importorskip("uvicorn")
 
+from .helpers import split_at
 from .server import LoopbackServer
-from .serving import ANTHROPIC_TOOLS, CLIENTS, PROXY_KEY, RESPONSES_TOOLS, TOOLS, Proxy, keyed_proxy, reply, route
+from .serving import (
+    ANTHROPIC_TOOLS,
+    CLIENTS,
+    FIXTURES,
+    PROXY_KEY,
+    RESPONSES_TOOLS,
+    TOOLS,
+    Proxy,
+    keyed_proxy,
+    reply,
+    route,
+)
 
 anthropic = pytest.importorskip("anthropic")
 openai = pytest.importorskip("openai")
@@ -182,3 +202,56 @@ def test_responses_an_invalid_call_never_completes_in_the_sdk(
     assert done == []
     assert end.type == "error"
     assert end.message.startswith(WITHHELD)
+
+
+# -- The session itself, without a server ----------------------------------------------------------
+
+VALID: list[tuple[Provider, str]] = [
+    ("openai_chat", "parallel_index_zero"),
+    ("openai_chat", "index_missing"),
+    ("openai_chat", "interleaved"),
+]
+VALID += [("anthropic", "two_calls"), ("openai_responses", "two_calls")]
+FORMAT_TOOLS = {"openai_chat": TOOLS, "anthropic": ANTHROPIC_TOOLS, "openai_responses": RESPONSES_TOOLS}
+
+
+def fragmented(fmt: Provider, chunks: list[bytes]) -> bytes:
+    session = ServeSession(
+        fmt, "/", Toolset(FORMAT_TOOLS[fmt]), Limits(), keep=False, fragments=True, withhold=True, opened=True
+    )
+    out = b"".join(session.feed(chunk) for chunk in chunks) + session.flush()
+    assert (session.failure, session.withheld) == (None, ())
+    return out
+
+
+@given(data=st.data())
+def test_chunk_boundaries_never_change_the_fragments_and_the_calls_are_the_providers(data: st.DataObject) -> None:
+    fmt, case = data.draw(st.sampled_from(VALID))
+    whole = (FIXTURES / fmt / f"{case}.sse").read_bytes()
+    once = fragmented(fmt, [whole])
+    cuts = data.draw(st.lists(st.integers(0, len(whole)), max_size=12))
+    assert fragmented(fmt, split_at(whole, cuts)) == once
+    calls = [(c.id, c.name, c.input) for c in streamkit.iter_tool_calls([whole], fmt)]
+    assert [(c.id, c.name, c.input) for c in streamkit.iter_tool_calls([once], fmt)] == calls
+
+
+def test_chat_interleaved_calls_stream_one_at_a_time() -> None:
+    """get_stock opens while get_weather is open: its fragments are held, then sent as one delta
+    once get_weather ended (at the finish reason), just before that finish reason."""
+    out = fragmented("openai_chat", [(FIXTURES / "openai_chat" / "interleaved.sse").read_bytes()])
+    pieces: list[Any] = []
+    for event in out.decode().split("\n\n")[:-1]:
+        payload = json.loads(event.removeprefix("data: ")) if event != "data: [DONE]" else None
+        choice = payload["choices"][0] if payload else {}
+        calls = choice.get("delta", {}).get("tool_calls", ())
+        pieces += [(call["index"], call.get("id"), call["function"].get("arguments")) for call in calls]
+        if choice.get("finish_reason"):
+            pieces.append(choice["finish_reason"])
+    assert pieces == [
+        (0, "call_w", ""),
+        (0, None, '{"city": '),
+        (0, None, '"Paris"}'),
+        (1, "call_s", ""),
+        (1, None, '{"ticker": "AAPL"}'),
+        "tool_calls",
+    ]
