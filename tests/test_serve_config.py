@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -14,8 +15,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+import streamkit
 from streamkit import Limits, UsageError
 from streamkit.serve import Route, load_config, parse_config
+from streamkit.serve._command import add_command, config_of
 
 from .helpers import replay
 
@@ -160,3 +163,25 @@ def test_the_readme_command_serves_the_example_to_the_openai_sdk() -> None:
         "invalid": 0,
         "outcome": "ok",
     }
+
+
+def test_the_emit_and_otel_flags_make_the_config() -> None:
+    parser = argparse.ArgumentParser()
+    add_command(parser.add_subparsers())
+    args = parser.parse_args(
+        ["serve", "--upstream", "anthropic=http://127.0.0.1:1/v1", "--emit", "fragments", "--otel"]
+    )
+    config = config_of(args, Limits())
+    assert (config.telemetry, [route.emit for route in config.routes]) == (True, ["fragments"])
+
+
+def test_otel_without_opentelemetry_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("uvicorn")
+    monkeypatch.delattr(streamkit, "telemetry", raising=False)
+    monkeypatch.setitem(sys.modules, "streamkit.telemetry", None)
+    result = replay(["serve", "--example", "--otel"])
+    assert (result.code, result.stderr) == (
+        2,
+        "streamkit: error: telemetry needs OpenTelemetry's API, which is not installed: "
+        "pip install 'streamkit-toolcalls[otel]'\n",
+    )
