@@ -47,11 +47,6 @@ class ServeSession(Session):
         if self._fragments and self.provider is not None:
             self._encoder = Fragments(self.provider, self._encoder)
 
-    def close(self) -> None:
-        """The proxy is done with the stream: its telemetry span, if still open, ends here."""
-        if self.provider is not None:
-            self._assembler.close()
-
     def _take(self, values: Sequence[object]) -> list[Call]:
         if isinstance(self._encoder, Fragments):
             self._encoder.values = values

@@ -242,8 +242,8 @@ class Upstream:
     ) -> None:
         fmt, route = exchange.format, self.route
         withhold = route.invalid == "withhold"
-        made = functools.partial(
-            ServeSession,
+        url = response.request.url  # telemetry's server.address and .port: the upstream's
+        session = ServeSession(
             fmt.slug,
             fmt.upstream_path,
             toolset,
@@ -253,9 +253,8 @@ class Upstream:
             withhold=withhold,
             opened=True,
             early_close=route.early_close,
+            request=_observe.Request(exchange.secrets, url.host, url.port),
         )
-        url = response.request.url  # telemetry's server.address and .port: the upstream's
-        session = _observe.on_request(made, exchange.secrets, url.host, url.port)
         stream = _Stream(exchange, session, exchange.metrics)
         await exchange.start(response.status_code, headers)
         last = b""
