@@ -27,8 +27,7 @@ from typing import Any
 
 from .._events import Frame
 from .._types import ArgumentsFragment, CallStarted, InvalidToolCall, Provider, ToolCall
-from ..integrations._encoders._base import Call, Encoder, arguments_text, loads, sse_json
-from ..integrations._encoders.openai_chat import _OWN as CHUNK_OWN
+from ..integrations._encoders._base import Call, Encoder, Piece, arguments_text, loads
 from ..integrations._reemit import Session
 
 __all__ = ("ServeSession",)
@@ -57,9 +56,7 @@ class ServeSession(Session):
 class _Open:
     """A call opened and not yet ended: where it is written, and what of it is held."""
 
-    started: CallStarted
-    number: int  # the index it is written at
-    item: dict[str, Any]  # the provider's own start (Anthropic's block, Responses' item), if seen
+    piece: Piece
     held: list[str] = field(default_factory=list)
     sent: bool = False  # its start was written
     written: list[str] = field(default_factory=list)  # the arguments written
@@ -77,7 +74,6 @@ class Fragments(Encoder):
         self._open: dict[tuple[int, int], _Open] = {}
         self._fronts: dict[int, list[_Open]] = {}  # choice -> its open calls, in order
         self._counts: dict[int, int] = {}  # choice -> calls started (OpenAI Chat's own indexes)
-        self._envelope: dict[str, Any] = {}
         self._number: Any = None  # the frame's sequence_number (Responses)
 
     def write(self, frame: Frame) -> bytes:
@@ -88,6 +84,7 @@ class Fragments(Encoder):
         payload = loads(frame.data) if values or calls else None
         payload = payload if isinstance(payload, dict) else {}
         self._learn(payload)
+        rest = self._base.frame(frame, [])  # first: the encoder learns the stream's envelope from it
         out: list[bytes] = []
         seen = {id(value) for value in values}
         # in the pipeline's order (a call may end and its index open again), then the calls a
@@ -99,11 +96,9 @@ class Fragments(Encoder):
                 out += self._fragment(value)
             elif isinstance(value, ToolCall | InvalidToolCall):
                 out += self._ended(value)
-        return out + self._base.frame(frame, [])
+        return out + rest
 
     def _learn(self, payload: dict[str, Any]) -> None:
-        if self.provider == "openai_chat" and not self._envelope and payload.get("choices"):
-            self._envelope = {key: value for key, value in payload.items() if key not in CHUNK_OWN}
         self._number = payload.get("sequence_number")
 
     def _started(self, started: CallStarted, payload: dict[str, Any]) -> list[bytes]:
@@ -112,7 +107,8 @@ class Fragments(Encoder):
             number = self._counts.get(started.choice, 0)
             self._counts[started.choice] = number + 1
         item = payload.get("content_block", payload.get("item"))
-        call = _Open(started, number, item if isinstance(item, dict) else {})
+        piece = Piece(number, started.choice, started.id, started.name, item if isinstance(item, dict) else {})
+        call = _Open(piece)
         self._open[started.choice, started.index] = call
         queue = self._fronts.setdefault(started.choice, [])
         queue.append(call)
@@ -160,59 +156,12 @@ class Fragments(Encoder):
             out.append(self._delta(call, arguments_text(done)))
         if isinstance(done, InvalidToolCall) and done.truncated:
             return out  # cut: never ended, as the provider left it
-        if self.provider == "anthropic":
-            out.append(sse_json("content_block_stop", {"type": "content_block_stop", "index": call.number}))
-        elif self.provider == "openai_responses":
-            out += self._responses_end(call)
-        return out
+        # the text the client joined (the text the call was parsed from), for the formats that repeat it
+        return out + self._base.closing(call.piece, "".join(call.written), self._number)
 
     def _start(self, call: _Open) -> bytes:
-        started = call.started
-        if self.provider == "anthropic":
-            block = {"type": "tool_use", "id": started.id, "name": started.name} | call.item | {"input": {}}
-            return sse_json(
-                "content_block_start", {"type": "content_block_start", "index": call.number, "content_block": block}
-            )
-        if self.provider == "openai_responses":
-            item = {"type": "function_call", "call_id": started.id, "name": started.name} | call.item
-            item |= {"arguments": "", "status": "in_progress"}
-            return _event("response.output_item.added", {**self._where(call, item=False), "item": item})
-        entry: dict[str, Any] = {"index": call.number}
-        if started.id is not None:
-            entry["id"] = started.id
-        entry |= {"type": "function", "function": {"name": started.name, "arguments": ""}}
-        return self._chunk(call, entry)
+        return self._base.opening(call.piece, self._number)
 
     def _delta(self, call: _Open, text: str) -> bytes:
         call.written.append(text)
-        if self.provider == "anthropic":
-            delta = {"type": "input_json_delta", "partial_json": text}
-            return sse_json(
-                "content_block_delta", {"type": "content_block_delta", "index": call.number, "delta": delta}
-            )
-        if self.provider == "openai_responses":
-            return _event("response.function_call_arguments.delta", {**self._where(call), "delta": text})
-        return self._chunk(call, {"index": call.number, "function": {"arguments": text}})
-
-    def _chunk(self, call: _Open, entry: dict[str, Any]) -> bytes:
-        choice = {"index": call.started.choice, "delta": {"tool_calls": [entry]}, "finish_reason": None}
-        envelope = self._envelope or {"object": "chat.completion.chunk"}
-        return sse_json(None, {**envelope, "choices": [choice]})
-
-    def _where(self, call: _Open, *, item: bool = True) -> dict[str, Any]:
-        where = {"sequence_number": self._number, "output_index": call.number}
-        return {**where, "item_id": call.item.get("id")} if item else where
-
-    def _responses_end(self, call: _Open) -> list[bytes]:
-        text = "".join(call.written)  # what the client joined: the text the call was parsed from
-        name = call.started.name
-        item = {"type": "function_call", "call_id": call.started.id, "name": name} | call.item
-        item |= {"arguments": text, "status": "completed"}
-        return [
-            _event("response.function_call_arguments.done", {**self._where(call), "name": name, "arguments": text}),
-            _event("response.output_item.done", {**self._where(call, item=False), "item": item}),
-        ]
-
-
-def _event(kind: str, body: dict[str, Any]) -> bytes:
-    return sse_json(kind, {"type": kind, **body})
+        return self._base.fragment(call.piece, text, self._number)

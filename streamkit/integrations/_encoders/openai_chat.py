@@ -23,7 +23,7 @@ from ..._errors import IncompleteStreamError
 from ..._events import Frame
 from ..._types import InvalidToolCall
 from ...providers import OpenAIChatDecoder
-from ._base import Call, Encoder, arguments_text, loads, sse_json
+from ._base import Call, Encoder, Piece, arguments_text, loads, sse_json
 
 __all__ = ("OpenAIChatEncoder",)
 
@@ -70,6 +70,21 @@ class OpenAIChatEncoder(Encoder):
             entry["id"] = call.id
         entry |= {"type": "function", "function": function}
         choice = {"index": call.choice, "delta": {"tool_calls": [entry]}, "finish_reason": None}
+        envelope = self._envelope or {"object": "chat.completion.chunk"}
+        return sse_json(None, {**envelope, "choices": [choice]})
+
+    def opening(self, piece: Piece, sequence: Any) -> bytes:
+        entry: dict[str, Any] = {"index": piece.number}
+        if piece.id is not None:
+            entry["id"] = piece.id
+        entry |= {"type": "function", "function": {"name": piece.name, "arguments": ""}}
+        return self._piece(piece, entry)
+
+    def fragment(self, piece: Piece, text: str, sequence: Any) -> bytes:
+        return self._piece(piece, {"index": piece.number, "function": {"arguments": text}})
+
+    def _piece(self, piece: Piece, entry: dict[str, Any]) -> bytes:
+        choice = {"index": piece.choice, "delta": {"tool_calls": [entry]}, "finish_reason": None}
         envelope = self._envelope or {"object": "chat.completion.chunk"}
         return sse_json(None, {**envelope, "choices": [choice]})
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..._events import Frame
 from ..._types import InvalidToolCall, ToolCall
-from ._base import Call, Encoder, arguments_text, loads, sse_json
+from ._base import Call, Encoder, Piece, arguments_text, loads, sse_json
 
 __all__ = ("OpenAIResponsesEncoder",)
 
@@ -114,6 +114,29 @@ class OpenAIResponsesEncoder(Encoder):
                     item = {**item, "arguments": self._written[item["call_id"]]}
             items.append(item)
         return {**payload, "response": {**response, "output": items}}
+
+    def opening(self, piece: Piece, sequence: Any) -> bytes:
+        item = _item(piece) | {"arguments": "", "status": "in_progress"}
+        return _event(
+            "response.output_item.added", {"sequence_number": sequence, "output_index": piece.number, "item": item}
+        )
+
+    def fragment(self, piece: Piece, text: str, sequence: Any) -> bytes:
+        return _event("response.function_call_arguments.delta", {**_where(piece, sequence), "delta": text})
+
+    def closing(self, piece: Piece, text: str, sequence: Any) -> list[bytes]:
+        done = {**_where(piece, sequence), "name": piece.name, "arguments": text}
+        item = _item(piece) | {"arguments": text, "status": "completed"}
+        added = {"sequence_number": sequence, "output_index": piece.number, "item": item}
+        return [_event("response.function_call_arguments.done", done), _event("response.output_item.done", added)]
+
+
+def _item(piece: Piece) -> dict[str, Any]:
+    return {"type": "function_call", "call_id": piece.id, "name": piece.name} | dict(piece.item)
+
+
+def _where(piece: Piece, sequence: Any) -> dict[str, Any]:
+    return {"sequence_number": sequence, "item_id": piece.item.get("id"), "output_index": piece.number}
 
 
 def _event(kind: str, body: dict[str, Any]) -> bytes:
