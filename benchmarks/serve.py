@@ -11,7 +11,11 @@ from /proc before and after), so the client's and the upstream's own work is not
   proxy in turn, ``--repeat`` times; the median run.
 - Added latency: the time from sending the request to the first completed call (as streamkit,
   in the client, decodes it from the bytes received) and to the last byte, through each proxy,
-  minus the same over a direct connection to the upstream, measured interleaved; medians.
+  minus the same over a direct connection to the upstream, measured interleaved; medians. The
+  direct client ends a call when the next one opens, as the openai SDKs' stream helpers do.
+- The floor: ``relay``, a bare ASGI app under the same uvicorn that sends each chunk it reads
+  from the upstream on as it came, measured the same way: what the extra hop itself costs on
+  this machine (two more sockets, one more process to wake), which no proxy can go under.
 - Concurrency: ``--concurrent`` streams at once, each proxy with ``--workers`` workers: wall time,
   CPU time and failures.
 
@@ -25,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -36,10 +41,14 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 
-from streamkit import Assembler, ToolCall
+from streamkit import Assembler, Limits, ToolCall
+from streamkit.serve._app import CONFIG_VARIABLE
+from streamkit.serve._config import load_config
+from streamkit.serve._fragments import ServeSession
 from tests.server import LoopbackServer, Reply
 
 from .inputs import Case, make_case
@@ -106,20 +115,71 @@ def _wait(url: str, process: subprocess.Popen[bytes], what: str) -> None:
 
 @contextlib.contextmanager
 def streamkit_proxy(upstream: str, workers: int, flags: list[str]) -> Iterator[Proxy]:
+    """``streamkit serve``; with ``--plain``, under uvicorn's pure-Python server and loop (h11, asyncio)."""
     port = _free_port()
     drip = upstream.replace("/v1", "/drip/v1")
     config = Path(tempfile.mkdtemp()) / "serve.toml"
     early = "early_close = true\n" if "--early-close" in flags else ""
+    early += 'emit = "fragments"\n' if "--fragments" in flags else ""
     config.write_text(
         f'[[route]]\nformat = "openai_chat"\nupstream = "{drip}"\nmodels = ["drip"]\n{early}'
         f'[[route]]\nformat = "openai_chat"\nupstream = "{upstream}"\n{early}'
     )
-    command = [sys.executable, "-m", "streamkit", "serve", "--config", str(config)]
-    command += ["--port", str(port), "--workers", str(workers), "--proxy-key-env", "STREAMKIT_BENCH_KEY"]
-    with _running(
-        command, f"http://127.0.0.1:{port}", "/healthz", "streamkit serve", {"STREAMKIT_BENCH_KEY": KEY}
-    ) as proxy:
+    environment = {"STREAMKIT_BENCH_KEY": KEY}
+    if "--plain" in flags:  # the worker's own command, as ``streamkit serve`` runs it, with the server chosen
+        settings = load_config(str(config)).to_dict()
+        settings["server"]["proxy_key_env"] = "STREAMKIT_BENCH_KEY"
+        environment[CONFIG_VARIABLE] = json.dumps(settings)
+        command = [sys.executable, "-m", "uvicorn", "--factory", "streamkit.serve._app:factory", "--loop", "asyncio"]
+        command += ["--http", "h11", "--port", str(port), "--workers", str(workers), "--no-access-log"]
+    else:
+        command = [sys.executable, "-m", "streamkit", "serve", "--config", str(config)]
+        command += ["--port", str(port), "--workers", str(workers), "--proxy-key-env", "STREAMKIT_BENCH_KEY"]
+    with _running(command, f"http://127.0.0.1:{port}", "/healthz", "streamkit serve", environment) as proxy:
         yield proxy
+
+
+@contextlib.contextmanager
+def relay_proxy(upstream: str, workers: int) -> Iterator[Proxy]:
+    """The floor: ``relay`` under the same uvicorn, each upstream chunk sent on as it came."""
+    port = _free_port()
+    command = [sys.executable, "-m", "uvicorn", "benchmarks.serve:relay", "--port", str(port)]
+    command += ["--workers", str(workers), "--no-access-log", "--log-level", "warning"]
+    with _running(command, f"http://127.0.0.1:{port}", "/healthz", "relay", {RELAY_VARIABLE: upstream}) as proxy:
+        yield proxy
+
+
+RELAY_VARIABLE = "STREAMKIT_BENCH_RELAY"
+_relay_client: httpx.AsyncClient | None = None
+
+
+async def relay(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """A bare ASGI relay, no checks and no decoding: what any proxy on this server and client pays
+    for the extra hop (an httpx read from the upstream, an ASGI write to the client)."""
+    global _relay_client
+    if scope["type"] != "http":
+        return
+    if scope["path"] == "/healthz":
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+        return
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            break
+    base = os.environ[RELAY_VARIABLE]
+    if json.loads(body).get("model") == "drip":
+        base = base.replace("/v1", "/drip/v1")
+    if _relay_client is None:
+        _relay_client = httpx.AsyncClient(timeout=60)
+    async with _relay_client.stream("POST", base + "/chat/completions", content=body) as response:
+        headers = [(b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
+        async for chunk in response.aiter_raw():
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+    await send({"type": "http.response.body", "body": b""})
 
 
 @contextlib.contextmanager
@@ -254,6 +314,31 @@ def _upstream(case: Case, drip: float) -> LoopbackServer:
     return server
 
 
+def reemission(writes: list[bytes], fragments: bool, runs: int = 50) -> tuple[float, float]:
+    """Seconds the proxy's own re-emission (``Session.feed``, in this process) spends on the write
+    that completes the first call, and on the average write: medians of ``runs`` streams."""
+    completing, average = [], []
+    for _ in range(runs):
+        session = ServeSession(
+            "openai_chat", "/chat/completions", None, Limits(), keep=False, fragments=fragments, withhold=True,
+            opened=True, early_close=True,
+        )  # fmt: skip
+        spent = []
+        first = None
+        for write in writes:
+            started = time.perf_counter()
+            session.feed(write)
+            spent.append(time.perf_counter() - started)
+            if first is None and session.calls:
+                first = spent[-1]
+            session.calls.clear()
+            session.started.clear()
+        assert first is not None
+        completing.append(first)
+        average.append(sum(spent) / len(spent))
+    return statistics.median(completing), statistics.median(average)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--litellm", default=None, help="the litellm command (its proxy), to run side by side")
@@ -272,6 +357,9 @@ def main() -> None:
     rows = [
         Row("streamkit serve", lambda w: streamkit_proxy(base, w, []), early=False),
         Row("streamkit --early-close", lambda w: streamkit_proxy(base, w, ["--early-close"]), early=False),
+        Row("  same, h11 + asyncio", lambda w: streamkit_proxy(base, w, ["--early-close", "--plain"]), early=False),
+        Row("  same, fragments", lambda w: streamkit_proxy(base, w, ["--early-close", "--fragments"]), early=True),
+        Row("relay (the floor)", lambda w: relay_proxy(base, w), early=True),
     ]
     if args.litellm:
         rows.append(Row("litellm proxy", lambda w: litellm_proxy(args.litellm, base, w), early=True))
@@ -279,13 +367,23 @@ def main() -> None:
         for _ in range(args.repeat):
             for row in rows:
                 _measure(row, base, args.streams, args.drip)
-        print(f"\n{'proxy':<24} {'CPU/stream':>11} {'CPU/event':>10} {'+first call':>12} {'+last byte':>11}")
+        floor = next(row for row in rows if row.name.startswith("relay"))
+        over = statistics.median(floor.first), statistics.median(floor.last)
+        print(f"\n{'proxy':<24} {'CPU/stream':>11} {'CPU/event':>10} {'+first call':>12} {'+last byte':>11}", end="")
+        print(f" {'over the floor: first':>22} {'last':>9}")
         for row in rows:
             per_stream = statistics.median(row.cpu)
             first, last = statistics.median(row.first), statistics.median(row.last)
             print(
                 f"{row.name:<24} {per_stream * 1e3:>9.2f}ms {per_stream / case.events * 1e6:>8.1f}us "
-                f"{first * 1e3:>10.3f}ms {last * 1e3:>9.3f}ms"
+                f"{first * 1e3:>10.3f}ms {last * 1e3:>9.3f}ms {(first - over[0]) * 1e3:>20.3f}ms "
+                f"{(last - over[1]) * 1e3:>7.3f}ms"
+            )
+        for fragments in (False, True):
+            first, each = reemission(upstream.routes["/v1/chat/completions"].writes, fragments)
+            print(
+                f"re-emission in process ({'fragments' if fragments else 'whole'}, early close): "
+                f"the write completing the first call {first * 1e6:.0f}us, a write on average {each * 1e6:.0f}us"
             )
         if args.litellm:
             ratio = statistics.median(rows[0].cpu) / statistics.median(rows[-1].cpu)

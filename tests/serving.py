@@ -37,6 +37,12 @@ TOOLS: list[dict[str, Any]] = [
     },
 ]
 
+#: The same tools in Anthropic's and OpenAI Responses' shapes.
+ANTHROPIC_TOOLS = [{"name": t["function"]["name"], "input_schema": t["function"]["parameters"]} for t in TOOLS]
+RESPONSES_TOOLS = [
+    {"type": "function", "name": t["function"]["name"], "parameters": t["function"]["parameters"]} for t in TOOLS
+]
+
 
 def events(fmt: str, case: str) -> list[bytes]:
     """A transcript, one write per SSE event, as a streaming server writes it."""
@@ -47,8 +53,8 @@ def events(fmt: str, case: str) -> list[bytes]:
 class Proxy:
     """``App`` under uvicorn on a free port, in a thread with its own event loop."""
 
-    def __init__(self, config: dict[str, Any]) -> None:
-        self.app = App(parse_config(config))
+    def __init__(self, config: dict[str, Any], **options: Any) -> None:
+        self.app = App(parse_config(config), **options)
         self._socket = socket.create_server(("127.0.0.1", 0))
         self.port = self._socket.getsockname()[1]
         settings = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="on")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -14,8 +15,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+import streamkit
 from streamkit import Limits, UsageError
 from streamkit.serve import Route, load_config, parse_config
+from streamkit.serve._command import add_command, config_of
 
 from .helpers import replay
 
@@ -25,12 +28,13 @@ ROUTE = {"format": "openai_chat", "upstream": "http://127.0.0.1:11434/v1"}
 def test_a_config_file_is_read_whole(tmp_path: Path) -> None:
     path = tmp_path / "serve.toml"
     path.write_text(
-        '[server]\nport = 9000\nproxy_key_env = "K"\nhost = "0.0.0.0"\n'
+        '[server]\nport = 9000\nproxy_key_env = "K"\nhost = "0.0.0.0"\ntelemetry = true\n'
         '[[route]]\nformat = "anthropic"\nupstream = "https://api.anthropic.com/v1/"\nmodels = ["claude-*"]\n'
-        'key_env = "ANTHROPIC_API_KEY"\ninvalid = "pass"\ntimeout = 20\n[route.limits]\nmax_calls = 4\n'
+        'key_env = "ANTHROPIC_API_KEY"\ninvalid = "pass"\ntimeout = 20\nemit = "fragments"\n'
+        "[route.limits]\nmax_calls = 4\n"
     )
     config = load_config(str(path))
-    assert (config.host, config.port, config.proxy_key_env) == ("0.0.0.0", 9000, "K")
+    assert (config.host, config.port, config.proxy_key_env, config.telemetry) == ("0.0.0.0", 9000, "K", True)
     assert config.routes == (
         Route(
             format="anthropic",
@@ -40,6 +44,7 @@ def test_a_config_file_is_read_whole(tmp_path: Path) -> None:
             invalid="pass",
             timeout=20.0,
             limits=Limits(max_calls=4),
+            emit="fragments",
         ),
     )
     assert config.route("anthropic", "claude-sonnet-4-5") is config.routes[0]
@@ -64,9 +69,13 @@ def test_a_config_file_is_read_whole(tmp_path: Path) -> None:
         ),
         ({"route": [{**ROUTE, "timeout": 0}]}, "config: route 1: timeout must be positive, got 0.0"),
         (
+            {"route": [{**ROUTE, "emit": "deltas"}]},
+            "config: route 1: emit must be one of whole, fragments, got 'deltas'",
+        ),
+        (
             {"route": [{**ROUTE, "colour": 1}]},
             "config: route 1: unknown key 'colour'; the keys are: "
-            "early_close, format, invalid, key_env, limits, max_connections, models, pass_key, timeout, upstream",
+            "early_close, emit, format, invalid, key_env, limits, max_connections, models, pass_key, timeout, upstream",
         ),
         ({"route": [{**ROUTE, "limits": {"max_calls": 0}}]}, "Limits.max_calls must be a positive integer, got 0"),
         ({"server": {"port": "80"}, "route": [ROUTE]}, "config: port must be int, got '80'"),
@@ -154,3 +163,25 @@ def test_the_readme_command_serves_the_example_to_the_openai_sdk() -> None:
         "invalid": 0,
         "outcome": "ok",
     }
+
+
+def test_the_emit_and_otel_flags_make_the_config() -> None:
+    parser = argparse.ArgumentParser()
+    add_command(parser.add_subparsers())
+    args = parser.parse_args(
+        ["serve", "--upstream", "anthropic=http://127.0.0.1:1/v1", "--emit", "fragments", "--otel"]
+    )
+    config = config_of(args, Limits())
+    assert (config.telemetry, [route.emit for route in config.routes]) == (True, ["fragments"])
+
+
+def test_otel_without_opentelemetry_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("uvicorn")
+    monkeypatch.delattr(streamkit, "telemetry", raising=False)
+    monkeypatch.setitem(sys.modules, "streamkit.telemetry", None)
+    result = replay(["serve", "--example", "--otel"])
+    assert (result.code, result.stderr) == (
+        2,
+        "streamkit: error: telemetry needs OpenTelemetry's API, which is not installed: "
+        "pip install 'streamkit-toolcalls[otel]'\n",
+    )

@@ -17,15 +17,21 @@ pytest.importorskip("uvicorn")
 
 from .helpers import ROOT
 from .server import LoopbackServer, Reply
-from .serving import CLIENTS, PROXY_KEY, TOOLS, UPSTREAM_KEY, Proxy, keyed_proxy, reply, route
+from .serving import (
+    ANTHROPIC_TOOLS,
+    CLIENTS,
+    PROXY_KEY,
+    RESPONSES_TOOLS,
+    UPSTREAM_KEY,
+    Proxy,
+    keyed_proxy,
+    reply,
+    route,
+)
 
 anthropic = pytest.importorskip("anthropic")
 openai = pytest.importorskip("openai")
 
-ANTHROPIC_TOOLS = [{"name": t["function"]["name"], "input_schema": t["function"]["parameters"]} for t in TOOLS]
-RESPONSES_TOOLS = [
-    {"type": "function", "name": t["function"]["name"], "parameters": t["function"]["parameters"]} for t in TOOLS
-]
 CUT = "truncated: the arguments were cut off before the call ended (output limit reached or stream ended)"
 NOT_JSON = "invalid_json: the arguments are not valid JSON: trailing comma is not allowed"
 SCHEMA = 'schema: 42 is not of type "string"'

@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("uvicorn")
 
 from .server import LoopbackServer
-from .serving import PROXY_KEY, Proxy, keyed_proxy, reply, route
+from .serving import PROXY_KEY, TOOLS, Proxy, keyed_proxy, reply, route
 
 SCRIPT = Path(__file__).resolve().parent / "node" / "read_stream.cjs"
 NODE = shutil.which("node")
@@ -39,10 +39,10 @@ def served(upstream: LoopbackServer) -> Iterator[Proxy]:
         yield running
 
 
-def read(served: Proxy, fmt: str, key: str = PROXY_KEY) -> Any:
+def read(served: Proxy, fmt: str, key: str = PROXY_KEY, tools: list[dict[str, Any]] | None = None) -> Any:
     assert NODE is not None
     out = subprocess.run(
-        [NODE, str(SCRIPT), fmt, served.url, key],
+        [NODE, str(SCRIPT), fmt, served.url, key, *([json.dumps(tools)] if tools else [])],
         capture_output=True,
         text=True,
         timeout=60,
@@ -91,3 +91,30 @@ def test_node_anthropic_raises_on_a_cut_call(served: Proxy, upstream: LoopbackSe
 def test_node_openai_with_a_wrong_proxy_key_gets_401(served: Proxy) -> None:
     result = read(served, "openai_chat", key="sk-wrong")
     assert (result["error"], result["status"]) == ("AuthenticationError", 401)
+
+
+@pytest.fixture(scope="module")
+def fragmented(upstream: LoopbackServer) -> Iterator[Proxy]:
+    routes = [route(upstream, emit="fragments"), route(upstream, "anthropic", emit="fragments")]
+    with keyed_proxy(upstream, *routes) as running:
+        yield running
+
+
+def test_node_openai_accumulates_streamed_fragments_into_the_calls(fragmented: Proxy, upstream: LoopbackServer) -> None:
+    upstream.routes["/v1/chat/completions"] = reply("openai_chat", "parallel_index_zero")
+    done = [[0, "get_weather", '{"city": "Paris"}'], [1, "get_stock", '{"ticker": "AAPL"}']]
+    calls = [["call_w", "get_weather", '{"city": "Paris"}'], ["call_s", "get_stock", '{"ticker": "AAPL"}']]
+    assert read(fragmented, "openai_chat_accumulated", tools=TOOLS) == {"done": done, "calls": calls}
+
+
+@pytest.mark.parametrize("case", ["cut_call", "invalid_json", "schema_error"])
+def test_node_accumulators_never_complete_a_withheld_streamed_call(
+    fragmented: Proxy, upstream: LoopbackServer, case: str
+) -> None:
+    upstream.routes["/v1/chat/completions"] = reply("openai_chat", case)
+    upstream.routes["/v1/messages"] = reply("anthropic", case)
+    chat = read(fragmented, "openai_chat_accumulated", tools=TOOLS)
+    assert (chat["done"], chat["error"]) == ([], "APIError")
+    assert chat["message"].startswith("streamkit withheld an invalid tool call")
+    messages = read(fragmented, "anthropic", tools=TOOLS)
+    assert "calls" not in messages  # finalMessage() threw: no tool_use block was completed

@@ -2,9 +2,10 @@
 
 It accepts OpenAI Chat Completions, OpenAI Responses and Anthropic Messages requests, forwards
 each to the upstream its route names, and streams back, in the client's own format, a
-canonical stream: each tool call once, whole, with its own index and id, checked against the
-request's own ``tools``; an invalid or cut call is never handed on in a form the client would
-run. Install with the ``serve`` extra (uvicorn); see docs/serve.md.
+canonical stream: each tool call once, with its own index and id, whole at its end or (a
+route's ``emit = "fragments"``) streamed as it arrives with its end held until it is checked
+against the request's own ``tools``; an invalid or cut call is never handed on in a form the
+client would run. Install with the ``serve`` extra (uvicorn); see docs/serve.md.
 
 The HTTP edge lives here, apart from the core: the core knows nothing of servers.
 """

@@ -16,6 +16,7 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
+from types import ModuleType
 from typing import Any
 
 import httpx
@@ -49,14 +50,25 @@ class App:
         config: the routes and settings.
         transport: an httpx transport for every upstream (tests); by default each route has
             its own pool of connections.
+        tracer_provider, meter_provider: where telemetry goes, with ``telemetry = true``;
+            OpenTelemetry's global providers by default (set by ``opentelemetry-instrument``).
     """
 
-    def __init__(self, config: Config, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
+    def __init__(
+        self,
+        config: Config,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
+    ) -> None:
         self.config = config
         self.metrics = Metrics()
         self._proxy_keys = [key.encode() for key in config.proxy_keys()]
         self._upstreams = [Upstream(route, _upstream_key(route), transport) for route in config.routes]
         self._secrets = [key.decode() for key in self._proxy_keys]
+        if config.telemetry:
+            telemetry_module().enable(tracer_provider, meter_provider, secrets=self._secrets)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -129,6 +141,17 @@ class App:
         for key in self._proxy_keys:  # every key compared, so the time says nothing of which matched
             found |= hmac.compare_digest(sent, key)
         return found
+
+
+def telemetry_module() -> ModuleType:
+    """``streamkit.telemetry``, or a ``UsageError`` saying which extra it needs."""
+    try:
+        from .. import telemetry
+    except ImportError:
+        raise UsageError(
+            "telemetry needs OpenTelemetry's API, which is not installed: pip install 'streamkit-toolcalls[otel]'"
+        ) from None
+    return telemetry
 
 
 def _upstream_key(route: Route) -> str | None:

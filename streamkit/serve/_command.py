@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 from .._errors import UsageError
 from .._limits import Limits
-from ._config import INVALID_POLICIES, Config, load_config, parse_config
+from ._config import EMIT_MODES, INVALID_POLICIES, Config, load_config, parse_config
 from ._example import example_route
 from ._formats import FORMATS
 
@@ -43,6 +43,15 @@ def add_command(commands: Any) -> argparse.ArgumentParser:
     command.add_argument(
         "--early-close", action="store_true", help="end an OpenAI Chat call when the next starts (see docs/serve.md)"
     )
+    command.add_argument(
+        "--emit",
+        choices=EMIT_MODES,
+        default=None,
+        help="write each call whole (default) or as fragments as they arrive",
+    )
+    command.add_argument(
+        "--otel", action="store_true", help="record each stream with OpenTelemetry (the otel extra; see docs/serve.md)"
+    )
     command.add_argument("--host", default=None, help="the address to listen on (default 127.0.0.1)")
     command.add_argument("--port", type=int, default=None, help="the port to listen on (default 8080)")
     command.add_argument("--workers", type=int, default=None, help="worker processes (default 1)")
@@ -62,6 +71,8 @@ def config_of(args: argparse.Namespace, limits: Limits) -> Config:
             server[name] = getattr(args, name)
     keys = dict(_pair(item, "--upstream-key-env") for item in args.upstream_key_env)
     routes = [_flag_route(item, keys, args, limits) for item in args.upstream]
+    if args.otel:
+        server["telemetry"] = True
     if args.example:
         server["example"] = True
         routes.append(example_route(server.get("host", "127.0.0.1"), server.get("port", 8080)))
@@ -79,6 +90,8 @@ def _flag_route(item: str, keys: dict[str, str], args: argparse.Namespace, limit
         route["invalid"] = args.invalid
     if args.early_close:
         route["early_close"] = True
+    if args.emit is not None:
+        route["emit"] = args.emit
     return route
 
 
@@ -96,6 +109,11 @@ def run(args: argparse.Namespace, err: TextIO, limits: Limits) -> int:
         config = config_of(args, limits)
         config.proxy_keys()  # a missing variable is told now, not by each worker
         import uvicorn
+
+        from ._app import telemetry_module
+
+        if config.telemetry:
+            telemetry_module()  # a missing extra is told now, not by each worker
     except UsageError as exc:
         print(f"streamkit: error: {exc}", file=err)
         return EXIT_USAGE

@@ -20,15 +20,19 @@ from .._errors import UsageError
 from .._limits import Limits
 from ._formats import FORMATS
 
-__all__ = ("INVALID_POLICIES", "Config", "Route", "load_config", "parse_config")
+__all__ = ("EMIT_MODES", "INVALID_POLICIES", "Config", "Route", "load_config", "parse_config")
 
 #: What a route does with an invalid call: withhold it and report it, or pass it on marked invalid.
 INVALID_POLICIES = ("withhold", "pass")
 Invalid = Literal["withhold", "pass"]
+#: How a route writes a call: whole at its end marker, or as canonical fragments as they arrive.
+EMIT_MODES = ("whole", "fragments")
+Emit = Literal["whole", "fragments"]
 
 _ROUTE_KEYS = {"format", "upstream", "models", "key_env", "pass_key", "invalid", "timeout", "limits"}
-_ROUTE_KEYS |= {"early_close", "max_connections"}
+_ROUTE_KEYS |= {"early_close", "max_connections", "emit"}
 _SERVER_KEYS = {"host", "port", "workers", "proxy_key_env", "max_request_bytes", "graceful_timeout", "example"}
+_SERVER_KEYS |= {"telemetry"}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,6 +52,8 @@ class Route:
         early_close: end an OpenAI Chat call when the next one starts, not at the finish reason
             (sooner; wrong for an upstream that interleaves the fragments of parallel calls).
         max_connections: the most connections open to the upstream at once (the pool's size).
+        emit: ``whole`` (the default: each call written once, at its end marker) or
+            ``fragments`` (its arguments streamed as they arrive, its end held until it is checked).
     """
 
     format: str
@@ -60,6 +66,7 @@ class Route:
     limits: Limits = field(default_factory=Limits)
     early_close: bool = False
     max_connections: int = 1024
+    emit: Emit = "whole"
 
     def serves(self, model: object) -> bool:
         if not self.models:
@@ -79,6 +86,8 @@ class Config:
         max_request_bytes: the largest request body read.
         graceful_timeout: seconds a shutdown waits for streams in flight to finish.
         example: serve the bundled example upstream on ``/example/v1`` (``streamkit serve --example``).
+        telemetry: record each stream with ``streamkit.telemetry`` (the ``otel`` extra), to the
+            OpenTelemetry providers the process sets up.
     """
 
     routes: tuple[Route, ...]
@@ -89,6 +98,7 @@ class Config:
     max_request_bytes: int = 16 * 1024 * 1024
     graceful_timeout: float = 30.0
     example: bool = False
+    telemetry: bool = False
 
     def route(self, fmt: str, model: object) -> Route | None:
         return next((r for r in self.routes if r.format == fmt and r.serves(model)), None)
@@ -147,6 +157,7 @@ def parse_config(data: Mapping[str, Any], *, where: str = "config") -> Config:
         max_request_bytes=_typed(server, "max_request_bytes", int, 16 * 1024 * 1024, where),
         graceful_timeout=float(_typed(server, "graceful_timeout", (int, float), 30.0, where)),
         example=_typed(server, "example", bool, False, where),
+        telemetry=_typed(server, "telemetry", bool, False, where),
     )
     _check(config, where)
     return config
@@ -166,6 +177,9 @@ def _route(data: Mapping[str, Any], where: str) -> Route:
     invalid = _typed(data, "invalid", str, "withhold", where)
     if invalid not in INVALID_POLICIES:
         raise UsageError(f"{where}: invalid must be one of {', '.join(INVALID_POLICIES)}, got {invalid!r}")
+    emit = _typed(data, "emit", str, "whole", where)
+    if emit not in EMIT_MODES:
+        raise UsageError(f"{where}: emit must be one of {', '.join(EMIT_MODES)}, got {emit!r}")
     timeout = float(_typed(data, "timeout", (int, float), 300.0, where))
     if timeout <= 0:
         raise UsageError(f"{where}: timeout must be positive, got {timeout}")
@@ -187,6 +201,7 @@ def _route(data: Mapping[str, Any], where: str) -> Route:
         limits=Limits(**limits),
         early_close=_typed(data, "early_close", bool, False, where),
         max_connections=connections,
+        emit="fragments" if emit == "fragments" else "whole",
     )
 
 

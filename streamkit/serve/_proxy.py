@@ -2,8 +2,11 @@
 
 A streamed response goes through ``Session`` (the transports' re-emission): each call is
 written once, whole, at its end marker, with its own index and id; text and reasoning pass as
-they arrive. On a ``withhold`` route the first invalid call (malformed, cut off, failing its
-tool's schema, or naming a tool the request did not offer) ends the stream: the calls before
+they arrive. A route with ``emit = "fragments"`` streams each call's arguments as they arrive
+instead, and its end marker only once it was checked (``_fragments``).
+
+On a ``withhold`` route the first invalid call (malformed, cut off, failing its tool's schema,
+or naming a tool the request did not offer) ends the stream: the calls before
 it were written, then the format's own error event names the call and what was wrong, and
 nothing after it is sent. On a ``pass`` route the invalid call is written as the transports
 write it (its raw text; a cut call without its end), just after an SSE comment line marking it.
@@ -25,6 +28,7 @@ import anyio
 import httpx
 import orjson
 
+from .. import _observe
 from .._errors import UsageError
 from .._redact import scrub
 from .._types import InvalidToolCall
@@ -33,6 +37,7 @@ from ..integrations._encoders._base import Call
 from ..integrations._reemit import Session
 from ._config import Route
 from ._formats import Format
+from ._fragments import ServeSession
 from ._metrics import Metrics
 from ._whole import whole_calls
 
@@ -236,23 +241,30 @@ class Upstream:
         self, exchange: Exchange, response: httpx.Response, headers: Headers, toolset: Toolset | None
     ) -> None:
         fmt, route = exchange.format, self.route
-        made = Session if route.invalid == "withhold" else _Kept
-        session = made(
+        withhold = route.invalid == "withhold"
+        url = response.request.url  # telemetry's server.address and .port: the upstream's
+        session = ServeSession(
             fmt.slug,
             fmt.upstream_path,
             toolset,
             route.limits,
-            withhold=made is Session,
+            keep=not withhold,
+            fragments=route.emit == "fragments",
+            withhold=withhold,
             opened=True,
             early_close=route.early_close,
+            request=_observe.Request(exchange.secrets, url.host, url.port),
         )
         stream = _Stream(exchange, session, exchange.metrics)
         await exchange.start(response.status_code, headers)
         last = b""
-        async with anyio.create_task_group() as group:
-            group.start_soon(exchange.watch_disconnect, group.cancel_scope)
-            last = await stream.pump(response)
-            group.cancel_scope.cancel()
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(exchange.watch_disconnect, group.cancel_scope)
+                last = await stream.pump(response)
+                group.cancel_scope.cancel()
+        finally:
+            session.close()
         outcome = exchange.log["outcome"]
         exchange.metrics.count("streamkit_serve_streams_total", format=fmt.slug, outcome=outcome)
         if outcome != "disconnected":
@@ -278,12 +290,6 @@ class _Counts:
         )
         for issue in call.errors:
             metrics.count("streamkit_serve_invalid_calls_total", format=fmt, kind=issue.kind)
-
-
-class _Kept(Session):
-    """A pass route's session: an invalid call is written with its raw text (and marked by ``_Stream``)."""
-
-    keep_invalid = True
 
 
 class _Stream:

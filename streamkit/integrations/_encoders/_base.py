@@ -5,13 +5,18 @@ pipeline decoded them) and returns the bytes to write in its place: the calls, e
 the provider's own wire format, then the frame itself with its call fragments taken out. Every
 other frame is written back as it came. Encoders never decode a call themselves: what a call
 is, where it ends and whether it is valid is the pipeline's answer, given to them.
+
+The encoders of the formats ``streamkit serve`` speaks also write a call as pieces, for a route
+that streams calls as they arrive: its start, each fragment of its arguments, its end marker
+(``opening``, ``fragment``, ``closing``); when they are written is the proxy's to decide.
 """
 
 from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import orjson
@@ -19,7 +24,24 @@ import orjson
 from ..._events import Frame
 from ..._types import Call, CustomToolCall, InvalidToolCall, ToolCall
 
-__all__ = ("Call", "Encoder", "arguments_text", "arguments_value", "dumps", "loads", "sse", "sse_json")
+__all__ = ("Call", "Encoder", "Piece", "arguments_text", "arguments_value", "dumps", "loads", "sse", "sse_json")
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """A call written as fragments (``streamkit serve``'s ``emit = "fragments"``): where it goes.
+
+    Attributes:
+        number: the index it is written at.
+        choice, id, name: as on the call.
+        item: the provider's own start of it (Anthropic's block, Responses' item), or empty.
+    """
+
+    number: int
+    choice: int
+    id: str | None
+    name: str | None
+    item: Mapping[str, Any]
 
 
 class Encoder(ABC):
@@ -37,6 +59,18 @@ class Encoder(ABC):
     @abstractmethod
     def frame(self, frame: Frame, calls: Sequence[Call]) -> list[bytes]:
         """The bytes that stand for ``frame``, which completed ``calls`` (in order)."""
+
+    def opening(self, piece: Piece, sequence: Any) -> bytes:
+        """A call's start, with no arguments yet (``sequence``: the frame's own number, if any)."""
+        raise NotImplementedError(f"{type(self).__name__} does not write calls as fragments")
+
+    def fragment(self, piece: Piece, text: str, sequence: Any) -> bytes:
+        """One piece of a call's arguments."""
+        raise NotImplementedError(f"{type(self).__name__} does not write calls as fragments")
+
+    def closing(self, piece: Piece, text: str, sequence: Any) -> list[bytes]:
+        """A call's end marker, ``text`` being its whole arguments; none where the format has none."""
+        return []
 
     def write(self, frame: Frame) -> bytes:
         """``frame`` as it came (an SSE event, or an NDJSON line)."""

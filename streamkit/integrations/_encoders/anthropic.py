@@ -17,7 +17,7 @@ from typing import Any
 
 from ..._events import Frame
 from ..._types import InvalidToolCall
-from ._base import Call, Encoder, arguments_text, loads, sse_json
+from ._base import Call, Encoder, Piece, arguments_text, loads, sse_json
 
 __all__ = ("AnthropicEncoder",)
 
@@ -82,3 +82,15 @@ class AnthropicEncoder(Encoder):
         if not (isinstance(call, InvalidToolCall) and call.truncated):
             out.append(sse_json("content_block_stop", {"type": "content_block_stop", "index": index}))
         return out
+
+    def opening(self, piece: Piece, sequence: Any) -> bytes:
+        block = {"type": "tool_use", "id": piece.id, "name": piece.name} | dict(piece.item) | {"input": {}}
+        body = {"type": "content_block_start", "index": piece.number, "content_block": block}
+        return sse_json("content_block_start", body)
+
+    def fragment(self, piece: Piece, text: str, sequence: Any) -> bytes:
+        delta = {"type": "input_json_delta", "partial_json": text}
+        return sse_json("content_block_delta", {"type": "content_block_delta", "index": piece.number, "delta": delta})
+
+    def closing(self, piece: Piece, text: str, sequence: Any) -> list[bytes]:
+        return [sse_json("content_block_stop", {"type": "content_block_stop", "index": piece.number})]

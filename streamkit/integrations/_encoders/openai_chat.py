@@ -23,7 +23,7 @@ from ..._errors import IncompleteStreamError
 from ..._events import Frame
 from ..._types import InvalidToolCall
 from ...providers import OpenAIChatDecoder
-from ._base import Call, Encoder, arguments_text, loads, sse_json
+from ._base import Call, Encoder, Piece, arguments_text, loads, sse_json
 
 __all__ = ("OpenAIChatEncoder",)
 
@@ -63,15 +63,30 @@ class OpenAIChatEncoder(Encoder):
     def _call(self, call: Call, chunk: dict[str, Any] | None) -> bytes:
         number = self._counts.get(call.choice, 0)
         self._counts[call.choice] = number + 1
-        function: dict[str, Any] = {} if call.name is None else {"name": call.name}
-        function["arguments"] = arguments_text(call)
-        entry: dict[str, Any] = {"index": number}
-        if call.id is not None:
-            entry["id"] = call.id
-        entry |= {"type": "function", "function": function}
-        choice = {"index": call.choice, "delta": {"tool_calls": [entry]}, "finish_reason": None}
+        piece = Piece(number, call.choice, call.id, call.name, {})
+        return self._chunk(piece, _started(piece, arguments_text(call)))
+
+    def opening(self, piece: Piece, sequence: Any) -> bytes:
+        return self._chunk(piece, _started(piece, ""))
+
+    def fragment(self, piece: Piece, text: str, sequence: Any) -> bytes:
+        return self._chunk(piece, {"index": piece.number, "function": {"arguments": text}})
+
+    def _chunk(self, piece: Piece, entry: dict[str, Any]) -> bytes:
+        """A chunk of the stream's envelope holding one ``tool_calls`` entry for the piece's choice."""
+        choice = {"index": piece.choice, "delta": {"tool_calls": [entry]}, "finish_reason": None}
         envelope = self._envelope or {"object": "chat.completion.chunk"}
         return sse_json(None, {**envelope, "choices": [choice]})
+
+
+def _started(piece: Piece, arguments: str) -> dict[str, Any]:
+    """A call's first ``tool_calls`` entry: its index, id, type and name, with ``arguments``."""
+    function: dict[str, Any] = {} if piece.name is None else {"name": piece.name}
+    function["arguments"] = arguments
+    entry: dict[str, Any] = {"index": piece.number}
+    if piece.id is not None:
+        entry["id"] = piece.id
+    return entry | {"type": "function", "function": function}
 
 
 def _signalled(chunk: dict[str, Any] | None, choice: int) -> bool:

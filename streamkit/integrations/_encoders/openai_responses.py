@@ -25,7 +25,7 @@ from typing import Any
 
 from ..._events import Frame
 from ..._types import TEXT_CALL, InvalidToolCall, takes_text
-from ._base import Call, Encoder, arguments_text, loads, sse_json
+from ._base import Call, Encoder, Piece, arguments_text, loads, sse_json
 
 __all__ = ("OpenAIResponsesEncoder",)
 
@@ -124,6 +124,37 @@ class OpenAIResponsesEncoder(Encoder):
                     item = {**item, _CALL_ITEMS[item["type"]][0]: self._written[item["call_id"]]}
             items.append(item)
         return {**payload, "response": {**response, "output": items}}
+
+    def opening(self, piece: Piece, sequence: Any) -> bytes:
+        field, _ = _kind(piece)
+        item = _item(piece) | {field: "", "status": "in_progress"}
+        return _event(
+            "response.output_item.added", {"sequence_number": sequence, "output_index": piece.number, "item": item}
+        )
+
+    def fragment(self, piece: Piece, text: str, sequence: Any) -> bytes:
+        _, prefix = _kind(piece)
+        return _event(f"{prefix}.delta", {**_where(piece, sequence), "delta": text})
+
+    def closing(self, piece: Piece, text: str, sequence: Any) -> list[bytes]:
+        field, prefix = _kind(piece)
+        done = {**_where(piece, sequence), "name": piece.name, field: text}
+        item = _item(piece) | {field: text, "status": "completed"}
+        added = {"sequence_number": sequence, "output_index": piece.number, "item": item}
+        return [_event(f"{prefix}.done", done), _event("response.output_item.done", added)]
+
+
+def _kind(piece: Piece) -> tuple[str, str]:
+    """The field and the event prefix of the piece's item: a function's arguments or a custom tool's input."""
+    return _CALL_ITEMS.get(str(piece.item.get("type")), _CALL_ITEMS["function_call"])
+
+
+def _item(piece: Piece) -> dict[str, Any]:
+    return {"type": "function_call", "call_id": piece.id, "name": piece.name} | dict(piece.item)
+
+
+def _where(piece: Piece, sequence: Any) -> dict[str, Any]:
+    return {"sequence_number": sequence, "item_id": piece.item.get("id"), "output_index": piece.number}
 
 
 def _text_of(payload: dict[str, Any], item: Any) -> Any:
