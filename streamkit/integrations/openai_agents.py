@@ -210,11 +210,18 @@ class StreamkitModel(Model):
                 "StreamkitModel keeps the conversation itself: no previous_response_id, conversation or prompt"
             )
         _check_output(output_schema)
-        request = self.request(system_instructions, input, model_settings, [*tools, *handoffs])
+        offered = [*tools, *handoffs]
+        request = self.request(system_instructions, input, model_settings, offered)
         writer = _Writer(self.provider, self.model, tell=self.on_cut == "tell")
         yield writer.created()
+        checked = {tool.name: tool.parameters for tool in map(_tool, offered)}  # a schema failure is streamkit's error
         async with streamkit.astream(
-            self._clients.async_(), cast(Any, self.provider), request.url, json=request.body, headers=request.headers
+            self._clients.async_(),
+            cast(Any, self.provider),
+            request.url,
+            json=request.body,
+            headers=request.headers,
+            tools=checked or None,
         ) as events:
             async for event in events:
                 for out in writer.feed(event):
