@@ -9,15 +9,17 @@ extra installs them all).
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
 
 from .scenarios import FINAL_TEXT, RESULTS, SCENARIOS, Ran, Told, replies, told
-from .server import LoopbackServer, Turns
+from .server import LoopbackServer, Reply, Turns
 
 pytestmark = pytest.mark.anyio
 
@@ -48,7 +50,14 @@ def _recorded(ran: Ran) -> dict[str, Callable[..., str]]:
     return {"get_weather": get_weather, "get_stock": get_stock}
 
 
-async def _pydantic_ai(server: LoopbackServer, provider: str, ran: Ran) -> str:
+Run = Callable[[str], Awaitable[str]]
+
+
+@asynccontextmanager
+async def _pydantic_ai_agent(
+    server: LoopbackServer, provider: str, tools: Iterable[Callable[..., Any]], *, early: bool
+) -> AsyncIterator[Run]:
+    """A pydantic-ai agent on the wrapped model (or with ``StartToolsEarly``); runs it on a prompt."""
     import httpx2
     from pydantic_ai import Agent
     from pydantic_ai.models.anthropic import AnthropicModel
@@ -56,7 +65,7 @@ async def _pydantic_ai(server: LoopbackServer, provider: str, ran: Ran) -> str:
     from pydantic_ai.providers.anthropic import AnthropicProvider
     from pydantic_ai.providers.openai import OpenAIProvider
 
-    from streamkit.integrations.pydantic_ai import wrap
+    from streamkit.integrations.pydantic_ai import StartToolsEarly, wrap
 
     async with httpx2.AsyncClient(timeout=30) as client:
         model: Any
@@ -67,26 +76,55 @@ async def _pydantic_ai(server: LoopbackServer, provider: str, ran: Ran) -> str:
                 "claude-sonnet-4-5",
                 provider=AnthropicProvider(api_key="k", base_url=server.url(""), http_client=client),
             )
-        agent: Agent[None, str] = Agent(wrap(model), tools=list(_recorded(ran).values()))
-        return (await agent.run("Go")).output
+        if early:
+            agent: Agent[None, str] = Agent(model, tools=list(tools), capabilities=[StartToolsEarly()])
+        else:
+            agent = Agent(wrap(model), tools=list(tools))
+
+        async def run(prompt: str) -> str:
+            return (await agent.run(prompt)).output
+
+        yield run
 
 
-async def _langchain(server: LoopbackServer, provider: str, ran: Ran) -> str:
+@asynccontextmanager
+async def _langchain_agent(
+    server: LoopbackServer, provider: str, tools: Iterable[Callable[..., Any]], *, early: bool
+) -> AsyncIterator[Run]:
+    """``create_agent`` asking again after invalid calls (with ``EarlyToolsMiddleware`` when early)."""
     from langchain.agents import create_agent
     from langchain_core.messages import HumanMessage
     from langchain_core.tools import tool
 
-    from streamkit.integrations.langchain import AskAgainMiddleware, StreamkitChatModel
+    from streamkit.integrations.langchain import AskAgainMiddleware, EarlyToolsMiddleware, StreamkitChatModel
 
     settings: dict[str, Any] = {"provider": provider, "model": MODELS[provider], "api_key": "k"}
     model = StreamkitChatModel(base_url=server.url(BASES[provider]), **settings)
-    try:
-        tools = [tool(function) for function in _recorded(ran).values()]
-        agent = create_agent(model, tools=tools, middleware=[AskAgainMiddleware()])
-        messages = (await agent.ainvoke({"messages": [HumanMessage("Go")]}))["messages"]
+    middleware = EarlyToolsMiddleware() if early else AskAgainMiddleware()
+    agent = create_agent(model, tools=[tool(function) for function in tools], middleware=[middleware])
+
+    async def run(prompt: str) -> str:
+        messages = (await agent.ainvoke({"messages": [HumanMessage(prompt)]}))["messages"]
         return str(messages[-1].text)
+
+    try:
+        yield run
     finally:
         await model.aclose()
+
+
+#: The early starters: each framework's agent that starts a tool while the model still streams.
+EARLY = {"pydantic-ai": _pydantic_ai_agent, "langchain": _langchain_agent}
+
+
+def _once(early: bool, made: Callable[..., Any]) -> Runner:
+    """A runner that makes the agent, runs it once on "Go", and closes it."""
+
+    async def runner(server: LoopbackServer, provider: str, ran: Ran) -> str:
+        async with made(server, provider, _recorded(ran).values(), early=early) as run:
+            return str(await run("Go"))
+
+    return runner
 
 
 async def _openai_agents(server: LoopbackServer, provider: str, ran: Ran) -> str:
@@ -149,8 +187,10 @@ async def _litellm(server: LoopbackServer, provider: str, ran: Ran) -> str:
 
 
 FRAMEWORKS: dict[str, tuple[str, Runner]] = {
-    "pydantic-ai": ("pydantic_ai", _pydantic_ai),
-    "langchain": ("langchain.agents", _langchain),
+    "pydantic-ai": ("pydantic_ai", _once(False, _pydantic_ai_agent)),
+    "pydantic-ai StartToolsEarly": ("pydantic_ai", _once(True, _pydantic_ai_agent)),
+    "langchain": ("langchain.agents", _once(False, _langchain_agent)),
+    "langchain EarlyToolsMiddleware": ("langchain.agents", _once(True, _langchain_agent)),
     "openai-agents": ("agents", _openai_agents),
     "litellm": ("litellm", _litellm),
 }
@@ -168,7 +208,7 @@ OWN_WORDS: dict[str, dict[str, list[Told]]] = {
 
 def _expected_told(framework: str, name: str) -> list[Told]:
     """What each request after a turn of calls holds: every result and error so far."""
-    turns = OWN_WORDS.get(framework, {}).get(name, SCENARIOS[name].told)
+    turns = OWN_WORDS.get(framework.split()[0], {}).get(name, SCENARIOS[name].told)
     return [{key: value for turn in turns[: n + 1] for key, value in turn.items()} for n in range(len(turns))]
 
 
@@ -189,3 +229,75 @@ async def test_the_scenario_under_the_framework(
     assert sorted(ran) == sorted(scenario.ran)
     assert [told(body) for body in bodies[1:]] == _expected_told(framework, name)
     assert output == FINAL_TEXT
+
+
+# -- the early starters: runs of one agent never share an early run ------------------------------
+
+
+def _slow_weather(
+    started: list[int], cancelled: list[int], slow: float, began: asyncio.Event | None = None
+) -> Callable[..., Awaitable[str]]:
+    """A tool that numbers its runs; the first sleeps ``slow`` seconds (and notes a cancellation)."""
+
+    async def get_weather(city: str) -> str:
+        """The weather in a city."""
+        number = len(started) + 1
+        started.append(number)
+        if began is not None:
+            began.set()
+        try:
+            await asyncio.sleep(slow if number == 1 else 0)
+        except asyncio.CancelledError:
+            cancelled.append(number)
+            raise
+        return f"sunny in {city}, run {number}"
+
+    return get_weather
+
+
+def _paused_call(provider: str) -> Reply:
+    """The plain turn, paused before its last event (after the call's end, OpenAI Chat's finish
+    included), so the tool starts while the stream is still open."""
+    (turn, _) = replies(SCENARIOS["plain"], provider)
+    return Reply(turn.writes, pauses={len(turn.writes) - 1: 0.5})
+
+
+@pytest.mark.parametrize("provider", sorted(PATHS))
+@pytest.mark.parametrize("early", sorted(EARLY))
+async def test_two_runs_of_one_agent_in_parallel_each_get_their_own_result(
+    server: LoopbackServer, early: str, provider: str
+) -> None:
+    """Both runs get the same call (the same id): each run's next request carries its own tool's result."""
+    pytest.importorskip(FRAMEWORKS[early][0])
+    _, final_reply = replies(SCENARIOS["plain"], provider)
+    server.routes = Turns(PATHS[provider], _paused_call(provider), _paused_call(provider), final_reply)
+    started: list[int] = []
+    async with EARLY[early](server, provider, [_slow_weather(started, [], 0)], early=True) as run:
+        outputs = await asyncio.gather(run("Go"), run("Go"))
+    assert (list(outputs), sorted(started)) == ([FINAL_TEXT, FINAL_TEXT], [1, 2])
+    results = sorted(told(json.loads(request.body))["call_A"] for request in server.requests[2:])
+    assert results == ["sunny in Paris, run 1", "sunny in Paris, run 2"]
+
+
+@pytest.mark.parametrize("provider", sorted(PATHS))
+@pytest.mark.parametrize("early", sorted(EARLY))
+async def test_a_run_closed_mid_stream_cancels_its_tool_and_the_next_run_gets_its_own(
+    server: LoopbackServer, early: str, provider: str
+) -> None:
+    pytest.importorskip(FRAMEWORKS[early][0])
+    turn, final_reply = replies(SCENARIOS["plain"], provider)
+    server.routes = Turns(PATHS[provider], _paused_call(provider), turn, final_reply)
+    started: list[int] = []
+    cancelled: list[int] = []
+    began = asyncio.Event()
+    async with EARLY[early](server, provider, [_slow_weather(started, cancelled, 10, began)], early=True) as run:
+        first = asyncio.ensure_future(run("Go"))
+        await began.wait()  # the tool started while the stream is paused
+        assert not server.connections[0].finished.is_set()
+        first.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        assert cancelled == [1]  # the closed run's tool was cancelled, not left running
+        assert await run("Go") == FINAL_TEXT
+    assert started == [1, 2]
+    assert told(json.loads(server.requests[-1].body)) == {"call_A": "sunny in Paris, run 2"}
