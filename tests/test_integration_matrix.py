@@ -14,6 +14,7 @@ import importlib.util
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -301,3 +302,27 @@ async def test_a_run_closed_mid_stream_cancels_its_tool_and_the_next_run_gets_it
         assert await run("Go") == FINAL_TEXT
     assert started == [1, 2]
     assert told(json.loads(server.requests[-1].body)) == {"call_A": "sunny in Paris, run 2"}
+
+
+# -- each framework's page states the table ------------------------------------------------------
+
+PAGES = Path(__file__).resolve().parent.parent / "docs" / "frameworks"
+#: How each page's table names a scenario (a row that starts with it).
+ROWS = {
+    "plain": "| a plain turn",
+    "two calls at index 0": "| two calls at index 0 (OpenAI Chat), or without an index; Anthropic reusing a block",
+    "cut": "| a call cut off by the output limit",
+    "complete then cut": "| a complete call, then a cut one",
+    "invalid JSON": "| invalid JSON",
+    "schema": "| arguments that fail the",
+    "gzip": "| a plain turn of one call, sent gzip-compressed or not",
+    "multi-turn": "| a multi-turn conversation",
+}
+
+
+@pytest.mark.parametrize("page", ["langchain", "litellm", "openai_agents", "pydantic_ai"])
+async def test_each_framework_page_states_what_a_user_sees_in_each_scenario(page: str) -> None:
+    lines = (PAGES / f"{page}.md").read_text(encoding="utf-8").splitlines()
+    assert sorted(ROWS) == sorted(SCENARIOS)
+    missing = [name for name, row in ROWS.items() if not any(line.startswith(row) for line in lines)]
+    assert missing == []
