@@ -83,7 +83,7 @@ from .._types import InvalidToolCall, ResponseEnd, TextDelta, TokenUsage, ToolCa
 from ..adapters._base import Outcome, dumps, error_payload
 from . import _chat
 from ._clients import Clients
-from ._turn_json import item_from_json, item_json
+from ._turn_json import item_from_json, item_json, item_kind
 
 __all__ = ("DATA_KEY", "StreamkitModel", "StreamkitModelProvider")
 
@@ -487,19 +487,19 @@ def _foreign_call(item: dict[str, Any], position: int, index: int) -> ToolCall |
 
 def _encode(item: TurnItem) -> dict[str, Any]:
     """An item as JSON-ready data; a valid call's input is left out (its ``arguments`` hold it)."""
-    data = item_json(item, tag="kind")
+    data = item_json(item)
     if isinstance(item, ToolCall):
         del data["input"]
     return data
 
 
 def _decode(entry: Any, item: dict[str, Any], position: int) -> TurnItem:
-    if isinstance(entry, Mapping) and entry.get("kind") == ToolCall.__name__:
+    if item_kind(entry) == ToolCall.__name__:
         parsed, issue, _ = streamkit.parse_arguments(item.get("arguments"))
         if parsed is None:
             raise UsageError(f"input[{position}] has arguments that are not a JSON object: {issue}")
         entry = {**entry, "input": parsed}
-    return item_from_json(entry, f"input[{position}]", tag="kind")
+    return item_from_json(entry, f"input[{position}]")
 
 
 # -- streamkit values -> Responses events ------------------------------------------------------
@@ -754,7 +754,7 @@ def _cut_message(response: Response) -> str:
         entry["name"]
         for item in response.output
         for entry in ((getattr(item, "provider_data", None) or {}).get(DATA_KEY) or {}).get("items", ())
-        if entry.get("kind") == "InvalidToolCall" and entry.get("name")
+        if item_kind(entry) == InvalidToolCall.__name__ and entry.get("name")
     ]
     cut = f"; the call to {', '.join(names)} was cut off and did not run" if names else ""
     return f"Responses stream ended with terminal event `response.incomplete`: the output limit was reached{cut}."
