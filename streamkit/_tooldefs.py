@@ -16,7 +16,7 @@ from typing import Any
 from ._errors import UsageError
 from ._types import JSONObject
 
-__all__ = ("MAX_SCHEMA_DEPTH", "definitions")
+__all__ = ("MAX_SCHEMA_DEPTH", "definitions", "one_definition")
 
 # A tool with no parameters: any provider lets the model call it with an empty object.
 _NO_PARAMETERS: JSONObject = {"type": "object", "properties": {}}
@@ -47,10 +47,11 @@ def definitions(tools: Any) -> Iterable[tuple[str, str, JSONObject | None]]:
             f"tools must be a list of tool definitions or a mapping of name to JSON Schema, got {type(tools).__name__}"
         )
     for position, tool in enumerate(tools):
-        yield from _one_definition(f"tools[{position}]", tool)
+        yield from one_definition(f"tools[{position}]", tool)
 
 
-def _one_definition(where: str, tool: Any) -> Iterable[tuple[str, str, JSONObject | None]]:
+def one_definition(where: str, tool: Any) -> Iterable[tuple[str, str, JSONObject | None]]:
+    """(where, name, schema) of each tool one definition holds (a Gemini tool holds several)."""
     model_schema = getattr(tool, "model_json_schema", None) if isinstance(tool, type) else None
     if callable(model_schema):  # a pydantic model class: the tool is named after the class
         yield where, tool.__name__, _schema_object(where, model_schema())

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from .._errors import UsageError
+from .._tooldefs import one_definition
 from .._turn_types import Turn
 from .._types import JSONObject
 from ..adapters import ADAPTERS
@@ -41,6 +42,36 @@ class Tool:
     name: str
     description: str = ""
     parameters: JSONObject = field(default_factory=lambda: dict(NO_PARAMETERS))
+
+
+def offered(tools: Sequence[Any]) -> list[Tool]:
+    """Tool definitions as the request builders offer them, read by the one tool reader
+    (``_tooldefs``: any format streamkit validates against), each with its description."""
+    out: list[Tool] = []
+    for position, tool in enumerate(tools):
+        where = f"tools[{position}]"
+        read = [(name, schema) for _, name, schema in one_definition(where, tool)]
+        if not read or any(schema is None for _, schema in read):
+            raise UsageError(f"{where} is not a function tool, the only kind offered here: {tool!r:.80}")
+        out += [Tool(name, _description(tool, name), schema) for name, schema in read if schema is not None]
+    return out
+
+
+def schemas(tools: Sequence[Tool]) -> dict[str, JSONObject] | None:
+    """What a response's calls are checked against: each offered tool's schema (``None``: none offered)."""
+    return {tool.name: tool.parameters for tool in tools} or None
+
+
+def _description(tool: Any, name: str) -> str:
+    """The description beside a definition's name, at whichever level its format keeps it."""
+    if not isinstance(tool, Mapping):
+        return str(getattr(tool, "__doc__", None) or "")  # a pydantic model class
+    levels = [tool, tool.get("function"), tool.get("toolSpec")]
+    levels += tool.get("functionDeclarations") or tool.get("function_declarations") or []
+    for level in levels:
+        if isinstance(level, Mapping) and level.get("name") == name:
+            return str(level.get("description") or "")
+    return ""
 
 
 @dataclass(frozen=True)

@@ -53,9 +53,9 @@ from .._turn_types import (
     Turn,
     TurnItem,
 )
-from .._types import ArgumentIssue, CallRef, InvalidToolCall, TextDelta, TokenUsage, ToolCall
+from .._types import ArgumentIssue, CallRef, InvalidToolCall, JSONObject, TextDelta, TokenUsage, ToolCall
 from ..adapters._base import Outcome, call_id, dumps, error_payload
-from ._chat import Entry, Request, Results, Tool, User, build
+from ._chat import Entry, Request, Results, User, build, offered, schemas
 from ._clients import DEFAULT_TIMEOUT, Clients
 from ._early import STARTER
 from ._turn_json import turn_from_json, turn_json
@@ -143,7 +143,7 @@ class StreamkitChatModel(BaseChatModel):
             raise UsageError("stop sequences are not supported; pass the provider's field in extra=")
         kwargs = dict(kwargs)
         kwargs.pop("stream", None)
-        tools = [_tool(spec) for spec in kwargs.pop("tools", None) or ()]
+        tools = offered(kwargs.pop("tools", None) or ())
         system, entries = _entries_of(messages, self.provider)
         request = build(
             self.provider,
@@ -156,8 +156,7 @@ class StreamkitChatModel(BaseChatModel):
             max_tokens=self.max_tokens,
             extra={**self.extra, **kwargs},
         )
-        offered = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
-        return _Prepared(request, offered if self.validate_calls and tools else None)
+        return _Prepared(request, schemas(tools) if self.validate_calls else None)
 
     def _stream(
         self,
@@ -228,7 +227,7 @@ class StreamkitChatModel(BaseChatModel):
 class _Prepared:
     """A built request, and the tool definitions its calls are validated against."""
 
-    def __init__(self, request: Request, tools: list[dict[str, Any]] | None) -> None:
+    def __init__(self, request: Request, tools: dict[str, JSONObject] | None) -> None:
         self.request = request
         self.tools = tools
 
@@ -237,12 +236,6 @@ class _Prepared:
         if self.tools is not None:
             out["tools"] = self.tools
         return out
-
-
-def _tool(spec: Mapping[str, Any]) -> Tool:
-    function = spec.get("function", spec)
-    parameters = function.get("parameters") or {"type": "object", "properties": {}}
-    return Tool(function["name"], function.get("description") or "", parameters)
 
 
 # -- events -> chunks ----------------------------------------------------------------------------

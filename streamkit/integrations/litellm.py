@@ -61,7 +61,7 @@ from .._normalize import parse_arguments
 from .._turn_types import RedactedThinking, StreamEvent, Thinking, Turn, TurnItem
 from .._types import CallRef, InvalidToolCall, Provider, ResponseEnd, TextDelta, ToolCall
 from ..adapters._base import Outcome, call_id, dumps, error_payload
-from ._chat import PROVIDERS, Entry, Request, Results, Tool, User, build
+from ._chat import PROVIDERS, Entry, Request, Results, User, build, offered
 from ._clients import DEFAULT_TIMEOUT, Clients
 
 __all__ = ("INVALID_CALLS", "NAME", "PROVIDERS", "StreamkitLLM", "assistant_turn", "invalid_calls", "register")
@@ -139,7 +139,7 @@ class _Call:
             name,
             entries,
             system=system,
-            tools=[_tool(tool, position) for position, tool in enumerate(tools)],
+            tools=offered(tools),
             base_url=given.get("api_base") or None,
             api_key=given.get("api_key") or None,
             max_tokens=limit,
@@ -179,14 +179,6 @@ def _effort(provider: str, effort: str) -> dict[str, Any]:
         f"streamkit/{provider} does not translate reasoning_effort={effort!r}; "
         "give the provider's own field in extra_body"
     )
-
-
-def _tool(tool: Any, position: int) -> Tool:
-    function = tool.get("function") if isinstance(tool, Mapping) and tool.get("type") == "function" else None
-    if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
-        raise UsageError(f"tools[{position}] is not an OpenAI function tool ({{'type': 'function', 'function': ...}})")
-    parameters = function.get("parameters") or {"type": "object", "properties": {}}
-    return Tool(function["name"], function.get("description") or "", dict(parameters))
 
 
 # -- LiteLLM's messages in, streamkit's conversation out ------------------------------------------

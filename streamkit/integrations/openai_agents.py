@@ -214,14 +214,13 @@ class StreamkitModel(Model):
         request = self.request(system_instructions, input, model_settings, offered)
         writer = _Writer(self.provider, self.model, tell=self.on_cut == "tell")
         yield writer.created()
-        checked = {tool.name: tool.parameters for tool in map(_tool, offered)}  # a schema failure is streamkit's error
         async with streamkit.astream(
             self._clients.async_(),
             cast(Any, self.provider),
             request.url,
             json=request.body,
             headers=request.headers,
-            tools=checked or None,
+            tools=_chat.schemas([_tool(tool) for tool in offered]),  # a schema failure is streamkit's error
         ) as events:
             async for event in events:
                 for out in writer.feed(event):
