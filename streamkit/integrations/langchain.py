@@ -44,8 +44,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field, PrivateAttr, SecretStr
 
-import streamkit
-
+from .._client import astream, stream
 from .._errors import UsageError
 from .._turn_types import (
     StreamEvent,
@@ -166,7 +165,7 @@ class StreamkitChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         prepared = self._request(messages, stop, kwargs)
-        with streamkit.stream(self._http().sync(), self.provider, **prepared.arguments()) as events:
+        with stream(self._http().sync(), self.provider, **prepared.arguments()) as events:
             chunks = _Chunks(self)
             for event in events:
                 yield from chunks.feed(event)
@@ -181,7 +180,7 @@ class StreamkitChatModel(BaseChatModel):
     ) -> AsyncIterator[ChatGenerationChunk]:
         prepared = self._request(messages, stop, kwargs)
         start = STARTER.get()
-        async with streamkit.astream(self._http().async_(), self.provider, **prepared.arguments()) as events:
+        async with astream(self._http().async_(), self.provider, **prepared.arguments()) as events:
             chunks = _Chunks(self)
             async for event in events:
                 if start is not None and isinstance(event, ToolCall) and event.choice == 0:

@@ -54,8 +54,7 @@ from litellm.types.utils import (
     Usage,
 )
 
-import streamkit
-
+from .._client import astream, stream
 from .._errors import UsageError
 from .._normalize import parse_arguments
 from .._turn_types import RedactedThinking, StreamEvent, Thinking, Turn, TurnItem
@@ -455,7 +454,7 @@ def _given(call: _Call, kind: type[Any]) -> Any:
 
 async def _aevents(call: _Call, http: httpx.AsyncClient) -> AsyncIterator[StreamEvent]:
     request = call.request
-    async with streamkit.astream(
+    async with astream(
         http, call.provider, request.url, json=request.body, headers=request.headers, tools=call.tools
     ) as events:
         async for event in events:
@@ -464,7 +463,7 @@ async def _aevents(call: _Call, http: httpx.AsyncClient) -> AsyncIterator[Stream
 
 def _events(call: _Call, http: httpx.Client) -> Iterator[StreamEvent]:
     request = call.request
-    with streamkit.stream(
+    with stream(
         http, call.provider, request.url, json=request.body, headers=request.headers, tools=call.tools
     ) as events:
         yield from events

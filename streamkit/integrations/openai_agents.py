@@ -66,9 +66,9 @@ from openai.types.responses.response import IncompleteDetails
 from openai.types.responses.response_reasoning_item import Content, Summary
 from openai.types.responses.response_usage import InputTokensDetails, OutputTokensDetails
 
-import streamkit
-
+from .._client import astream
 from .._errors import UsageError
+from .._normalize import parse_arguments
 from .._turn_types import (
     MessageItem,
     ReasoningItem,
@@ -79,8 +79,17 @@ from .._turn_types import (
     Turn,
     TurnItem,
 )
-from .._types import InvalidToolCall, ResponseEnd, TextDelta, TokenUsage, ToolCall
-from ..adapters._base import Outcome, dumps, error_payload
+from .._types import (
+    ArgumentsFragment,
+    ArgumentsPreview,
+    CallStarted,
+    InvalidToolCall,
+    ResponseEnd,
+    TextDelta,
+    TokenUsage,
+    ToolCall,
+)
+from ..adapters._base import Outcome, call_id, dumps, error_payload
 from . import _chat
 from ._clients import Clients
 from ._turn_json import item_from_json, item_json, item_kind
@@ -93,7 +102,7 @@ DATA_KEY = "streamkit"
 _ON_CUT = ("stop", "tell")
 #: The client a model makes itself waits this long for a read, and 10 s for a connection.
 _TIMEOUT = httpx.Timeout(60.0, connect=10.0)
-_PROGRESS = (streamkit.ArgumentsPreview, streamkit.CallStarted, streamkit.ArgumentsFragment)
+_PROGRESS = (ArgumentsPreview, CallStarted, ArgumentsFragment)
 
 
 class StreamkitModel(Model):
@@ -214,7 +223,7 @@ class StreamkitModel(Model):
         request = self.request(system_instructions, input, model_settings, offered)
         writer = _Writer(self.provider, self.model, tell=self.on_cut == "tell")
         yield writer.created()
-        async with streamkit.astream(
+        async with astream(
             self._clients.async_(),
             cast(Any, self.provider),
             request.url,
@@ -441,8 +450,8 @@ class _Reader:
             return
         order = {id(call): n for n, call in enumerate(self.last)}
         outcomes: list[tuple[int, Outcome]] = [(order[id(call)], call) for call in invalid]
-        for call_id, output in self.outputs.items():
-            call = self.calls[call_id]
+        for ident, output in self.outputs.items():
+            call = self.calls[ident]
             if isinstance(call, InvalidToolCall):
                 continue  # an invalid call is answered with streamkit's error, whatever was sent
             outcomes.append((order.get(id(call), len(order)), (call, _output_text(output))))
@@ -474,7 +483,7 @@ def _foreign_call(item: dict[str, Any], position: int, index: int) -> ToolCall |
     name, call_id, arguments = item.get("name"), item.get("call_id"), item.get("arguments")
     if not isinstance(name, str) or not isinstance(call_id, str):
         raise UsageError(f"input[{position}] is a function_call without a name or a call_id")
-    parsed, issue, _ = streamkit.parse_arguments(arguments)
+    parsed, issue, _ = parse_arguments(arguments)
     if parsed is None:
         assert issue is not None
         return InvalidToolCall(index, call_id, name, str(arguments), (issue,))
@@ -494,7 +503,7 @@ def _encode(item: TurnItem) -> dict[str, Any]:
 
 def _decode(entry: Any, item: dict[str, Any], position: int) -> TurnItem:
     if item_kind(entry) == ToolCall.__name__:
-        parsed, issue, _ = streamkit.parse_arguments(item.get("arguments"))
+        parsed, issue, _ = parse_arguments(item.get("arguments"))
         if parsed is None:
             raise UsageError(f"input[{position}] has arguments that are not a JSON object: {issue}")
         entry = {**entry, "input": parsed}
@@ -673,7 +682,7 @@ class _Writer:
         arguments = dumps(call.input) if isinstance(call, ToolCall) else _unparseable(call)
         item = ResponseFunctionToolCall(
             id=FAKE_RESPONSES_ID,
-            call_id=streamkit.call_id(call),
+            call_id=call_id(call),
             name=call.name,
             arguments=arguments,
             type="function_call",
