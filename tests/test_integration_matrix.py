@@ -263,15 +263,24 @@ def _paused_call(provider: str) -> Reply:
     return Reply(turn.writes, pauses={len(turn.writes) - 1: 0.5})
 
 
-@pytest.mark.parametrize("provider", sorted(PATHS))
-@pytest.mark.parametrize("early", sorted(EARLY))
+def _serve(server: LoopbackServer, early: str, provider: str, *, both_paused: bool) -> None:
+    """Two turns of one call (the first paused, the second too when ``both_paused``), then the answer."""
+    pytest.importorskip(FRAMEWORKS[early][0])
+    turn, final_reply = replies(SCENARIOS["plain"], provider)
+    second = _paused_call(provider) if both_paused else turn
+    server.routes = Turns(PATHS[provider], _paused_call(provider), second, final_reply)
+
+
+#: Each early starter on each provider.
+EACH_EARLY = pytest.mark.parametrize(("early", "provider"), [(e, p) for e in sorted(EARLY) for p in sorted(PATHS)])
+
+
+@EACH_EARLY
 async def test_two_runs_of_one_agent_in_parallel_each_get_their_own_result(
     server: LoopbackServer, early: str, provider: str
 ) -> None:
     """Both runs get the same call (the same id): each run's next request carries its own tool's result."""
-    pytest.importorskip(FRAMEWORKS[early][0])
-    _, final_reply = replies(SCENARIOS["plain"], provider)
-    server.routes = Turns(PATHS[provider], _paused_call(provider), _paused_call(provider), final_reply)
+    _serve(server, early, provider, both_paused=True)
     started: list[int] = []
     async with EARLY[early](server, provider, [_slow_weather(started, [], 0)], early=True) as run:
         outputs = await asyncio.gather(run("Go"), run("Go"))
@@ -280,14 +289,11 @@ async def test_two_runs_of_one_agent_in_parallel_each_get_their_own_result(
     assert results == ["sunny in Paris, run 1", "sunny in Paris, run 2"]
 
 
-@pytest.mark.parametrize("provider", sorted(PATHS))
-@pytest.mark.parametrize("early", sorted(EARLY))
+@EACH_EARLY
 async def test_a_run_closed_mid_stream_cancels_its_tool_and_the_next_run_gets_its_own(
     server: LoopbackServer, early: str, provider: str
 ) -> None:
-    pytest.importorskip(FRAMEWORKS[early][0])
-    turn, final_reply = replies(SCENARIOS["plain"], provider)
-    server.routes = Turns(PATHS[provider], _paused_call(provider), turn, final_reply)
+    _serve(server, early, provider, both_paused=False)
     started: list[int] = []
     cancelled: list[int] = []
     began = asyncio.Event()
