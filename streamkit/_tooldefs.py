@@ -20,7 +20,7 @@ from typing import Any, TypeAlias
 from ._errors import UsageError
 from ._types import JSONObject
 
-__all__ = ("MAX_SCHEMA_DEPTH", "Definition", "TextFormat", "definitions")
+__all__ = ("MAX_SCHEMA_DEPTH", "Definition", "TextFormat", "definitions", "one_definition")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +67,11 @@ def definitions(tools: Any) -> Iterable[tuple[str, str, Definition]]:
             f"tools must be a list of tool definitions or a mapping of name to JSON Schema, got {type(tools).__name__}"
         )
     for position, tool in enumerate(tools):
-        yield from _one_definition(f"tools[{position}]", tool)
+        yield from one_definition(f"tools[{position}]", tool)
 
 
-def _one_definition(where: str, tool: Any) -> Iterable[tuple[str, str, Definition]]:
+def one_definition(where: str, tool: Any) -> Iterable[tuple[str, str, Definition]]:
+    """(where, name, schema) of each tool one definition holds (a Gemini tool holds several)."""
     model_schema = getattr(tool, "model_json_schema", None) if isinstance(tool, type) else None
     if callable(model_schema):  # a pydantic model class: the tool is named after the class
         yield where, tool.__name__, _schema_object(where, model_schema())

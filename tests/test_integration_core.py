@@ -182,3 +182,40 @@ async def test_closing_the_scope_cancels_and_waits_for_what_was_not_taken() -> N
         scope.cancel()  # closing while the scope itself is being cancelled
         await runs.close()
     assert ended == ["ended"]
+
+
+# -- the one tool reader ------------------------------------------------------------------------
+
+
+def test_tools_in_any_format_streamkit_reads_are_offered_with_their_descriptions() -> None:
+    from streamkit.integrations._chat import Tool, read_tools
+
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}}
+    tools = [
+        {"type": "function", "function": {"name": "a", "description": "A.", "parameters": schema}},
+        {"name": "b", "description": "B.", "input_schema": schema},
+        {"functionDeclarations": [{"name": "c", "parameters": {"type": "OBJECT"}}]},
+        {"type": "function", "function": {"name": "d"}},
+    ]
+    assert read_tools(tools) == [
+        Tool("a", "A.", schema),
+        Tool("b", "B.", schema),
+        Tool("c", "", {"type": "object"}),
+        Tool("d", "", {"type": "object", "properties": {}}),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("tool", "message"),
+    [
+        ({"type": "web_search"}, r"^tools\[0\] is not a function tool, the only kind offered here"),
+        ({"type": "bash_20250124", "name": "bash"}, r"^tools\[0\] is not a function tool"),
+        ({"type": "function", "function": {"parameters": {}}}, r"^tools\[0\]\.function\.name must be a non-empty"),
+    ],
+)
+def test_a_tool_that_cannot_be_offered_is_refused_by_position(tool: dict[str, object], message: str) -> None:
+    from streamkit import UsageError
+    from streamkit.integrations._chat import read_tools
+
+    with pytest.raises(UsageError, match=message):
+        read_tools([tool])

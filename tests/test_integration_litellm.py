@@ -519,7 +519,7 @@ def test_a_conversation_in_the_providers_shape() -> None:
             "streamkit/gemini does not translate temperature; give the provider's own",
         ),
         ([], "mistral/m", {"reasoning_effort": "low"}, r"does not translate reasoning_effort='low'"),
-        ([], "anthropic/m", {"tools": [{"type": "web_search"}]}, r"tools\[0\] is not an OpenAI function tool"),
+        ([], "anthropic/m", {"tools": [{"type": "web_search"}]}, r"tools\[0\] is not a function tool"),
     ],
 )
 def test_what_cannot_be_sent_is_named(messages: list[Any], model: str, optional: dict[str, Any], message: str) -> None:

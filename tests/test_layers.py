@@ -31,6 +31,8 @@ THIRD_PARTY = {"httpx", "httpx_sse", "httpx2", "anyio"}
 # an httpx client unless given one (closed under anyio's shield when the framework cancels).
 SENDS_WITH = {"openai_agents": {"httpx"}, "_clients": {"httpx", "anyio"}, "_early": {"anyio"}, "litellm": {"httpx"}}
 SENDS_WITH["litellm"] |= {"anyio"}  # a retried request waits under anyio
+# They send through the edge's client, imported by name (never through the package root).
+SENDERS = {"openai_agents", "litellm", "langchain", "crewai", "google_adk", "smolagents", "agno"}
 # The proxy (streamkit serve): an HTTP edge of its own, on the re-emission the transports use and
 # the redaction; it sends with httpx, streams under anyio and runs on uvicorn. Nothing imports it
 # but the command line.
@@ -89,7 +91,8 @@ def test_imports_flow_one_way(path: Path) -> None:
     elif me in RUNNER:
         allowed = VOCABULARY | STAGES
     elif me in INTEGRATIONS:
-        allowed = VOCABULARY | STAGES | COMPOSER | {"_redact"}
+        allowed = VOCABULARY | STAGES | COMPOSER | {"_redact"} | ({"_client"} if path.stem in SENDERS else set())
+        assert "streamkit" not in used, f"{path.name} imports the package root; import the modules it uses"
     elif me in SERVE:
         allowed = VOCABULARY | STAGES | COMPOSER | INTEGRATIONS | {"_redact"}
     else:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from .._errors import UsageError
+from .._tooldefs import one_definition
 from .._turn_types import Turn
 from .._types import CallRef, CustomToolCall, InvalidToolCall, JSONObject, ToolCall
 from ..adapters import ADAPTERS
@@ -39,6 +40,7 @@ __all__ = (
     "function_calls",
     "offered",
     "openai_tool",
+    "read_tools",
     "refuse_custom",
     "unparseable",
 )
@@ -76,6 +78,32 @@ def unparseable(call: InvalidToolCall) -> str:
     an object, and the framework's own path for arguments it cannot parse answers the model."""
     message = "; ".join(issue["message"] for issue in error_payload(call)["errors"])
     return f"invalid arguments ({message}): {call.raw}"
+
+
+def read_tools(tools: Sequence[Any]) -> list[Tool]:
+    """Tool definitions as the request builders offer them, read by the one tool reader
+    (``_tooldefs``: any format streamkit validates against), each with its description."""
+    out: list[Tool] = []
+    for position, tool in enumerate(tools):
+        where = f"tools[{position}]"
+        read = [(name, schema) for _, name, schema in one_definition(where, tool)]
+        schemas = [(name, schema) for name, schema in read if isinstance(schema, dict)]
+        if not read or len(schemas) < len(read):  # a provider's own tool, or a custom (free-text) one
+            raise UsageError(f"{where} is not a function tool, the only kind offered here: {tool!r:.80}")
+        out += [Tool(name, _description(tool, name), schema) for name, schema in schemas]
+    return out
+
+
+def _description(tool: Any, name: str) -> str:
+    """The description beside a definition's name, at whichever level its format keeps it."""
+    if not isinstance(tool, Mapping):
+        return str(getattr(tool, "__doc__", None) or "")  # a pydantic model class
+    levels = [tool, tool.get("function"), tool.get("toolSpec")]
+    levels += tool.get("functionDeclarations") or tool.get("function_declarations") or []
+    for level in levels:
+        if isinstance(level, Mapping) and level.get("name") == name:
+            return str(level.get("description") or "")
+    return ""
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,14 @@ from .._errors import UsageError
 from .._turn_types import _TURN_ITEMS, Turn, TurnItem
 from .._types import ArgumentIssue, TokenUsage
 
-__all__ = ("ITEM_TYPES", "item_from_json", "item_json", "turn_from_json", "turn_json")
+__all__ = ("ITEM_TYPES", "item_from_json", "item_json", "item_kind", "turn_from_json", "turn_json")
 
 #: Every kind of turn item, by the name stored with it.
 ITEM_TYPES: dict[str, type[Any]] = {cls.__name__: cls for cls in _TURN_ITEMS}
+
+#: The tag an item's kind is stored under, and the one openai-agents sessions stored before it
+#: (still read, so a conversation stored then keeps working).
+TAG, OLD_TAG = "type", "kind"
 
 _HINTS: dict[type[Any], dict[str, Any]] = {}
 _TURN_FIELDS = ("provider", "items", "stop_reason", "usage", "choice", "finish", "tokens")
@@ -31,21 +35,31 @@ class _Mismatch(Exception):
     """A stored value that does not fit its field; the message says what it is instead."""
 
 
-def item_json(item: TurnItem, *, tag: str = "type") -> dict[str, Any]:
-    """``item`` as plain JSON values, its kind under ``tag``."""
-    out: dict[str, Any] = {tag: type(item).__name__}
+def item_json(item: TurnItem) -> dict[str, Any]:
+    """``item`` as plain JSON values, its kind under ``TAG``."""
+    out: dict[str, Any] = {TAG: type(item).__name__}
     for field in dataclasses.fields(item):
         if not field.metadata.get("transient"):  # a call's times belong to the run, not the turn
             out[field.name] = _plain(getattr(item, field.name))
     return out
 
 
-def item_from_json(data: Any, where: str, *, tag: str = "type") -> TurnItem:
-    """The item ``item_json`` wrote; ``where`` names the stored data in an error."""
-    name = data.get(tag) if isinstance(data, Mapping) else None
-    kind = ITEM_TYPES.get(name) if isinstance(name, str) else None
+def item_kind(data: Any) -> str | None:
+    """The kind name stored with an item (under ``TAG``, or the old ``OLD_TAG``), if any."""
+    if not isinstance(data, Mapping):
+        return None
+    name = data.get(TAG, data.get(OLD_TAG))
+    return name if isinstance(name, str) else None
+
+
+def item_from_json(data: Any, where: str) -> TurnItem:
+    """The item ``item_json`` wrote (or an older writer, under ``OLD_TAG``); ``where`` names the
+    stored data in an error."""
+    name = item_kind(data)
+    kind = ITEM_TYPES.get(name) if name is not None else None
     if kind is None:
         raise UsageError(f"{where} carries streamkit data that is not a turn item: {data!r:.80}")
+    tag = TAG if TAG in data else OLD_TAG
     item: TurnItem = _build(kind, {key: value for key, value in data.items() if key != tag}, where)
     return item
 

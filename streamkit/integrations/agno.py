@@ -30,8 +30,7 @@ from agno.models.message import Message
 from agno.models.response import ModelResponse
 from agno.tools.function import Function, FunctionCall
 
-import streamkit
-
+from .._client import astream, stream
 from .._errors import UsageError
 from .._turn_types import StreamEvent, Thinking, Turn
 from .._types import InvalidToolCall, Provider, ResponseEnd, TextDelta, TokenUsage, ToolCall
@@ -95,12 +94,12 @@ class StreamkitModel(Model):
     def invoke(self, messages: list[Message], assistant_message: Message, **given: Any) -> ModelResponse:
         """The whole response, unstreamed."""
         call = self._prepared(messages, given)
-        with streamkit.stream(self._clients.sync(), self._slug, **call.arguments()) as events:
+        with stream(self._clients.sync(), self._slug, **call.arguments()) as events:
             return self._parse_provider_response(Turn.from_events(list(events), self._slug))
 
     async def ainvoke(self, messages: list[Message], assistant_message: Message, **given: Any) -> ModelResponse:
         call = self._prepared(messages, given)
-        async with streamkit.astream(self._clients.async_(), self._slug, **call.arguments()) as events:
+        async with astream(self._clients.async_(), self._slug, **call.arguments()) as events:
             turn = Turn.from_events([event async for event in events], self._slug)
         return self._parse_provider_response(turn)
 
@@ -110,7 +109,7 @@ class StreamkitModel(Model):
         """Text and reasoning as they come, each call whole at its end marker, then the turn."""
         call = self._prepared(messages, given)
         seen: list[StreamEvent] = []
-        with streamkit.stream(self._clients.sync(), self._slug, **call.arguments()) as events:
+        with stream(self._clients.sync(), self._slug, **call.arguments()) as events:
             for event in events:
                 seen.append(event)
                 yield from self._deltas(event, seen)
@@ -120,7 +119,7 @@ class StreamkitModel(Model):
     ) -> AsyncIterator[ModelResponse]:
         call = self._prepared(messages, given)
         seen: list[StreamEvent] = []
-        async with streamkit.astream(self._clients.async_(), self._slug, **call.arguments()) as events:
+        async with astream(self._clients.async_(), self._slug, **call.arguments()) as events:
             async for event in events:
                 seen.append(event)
                 for delta in self._deltas(event, seen):

@@ -29,8 +29,7 @@ from crewai.events.types.llm_events import LLMCallType
 from crewai.llms.base_llm import BaseLLM, llm_call_context
 from pydantic import Field, PrivateAttr
 
-import streamkit
-
+from .._client import astream, stream
 from .._errors import UsageError
 from .._turn_types import StreamEvent, Turn, TurnItem
 from .._types import ArgumentIssue, InvalidToolCall, TextDelta, ToolCall
@@ -105,7 +104,7 @@ class StreamkitLLM(HoldsClients, BaseLLM):
         with llm_call_context():
             call = _Call(self, messages, tools, from_task, from_agent)
             try:
-                with streamkit.stream(self._http().sync(), self.provider, **call.options) as events:
+                with stream(self._http().sync(), self.provider, **call.options) as events:
                     for event in events:
                         call.feed(event)
             except Exception as exc:
@@ -127,7 +126,7 @@ class StreamkitLLM(HoldsClients, BaseLLM):
         with llm_call_context():
             call = _Call(self, messages, tools, from_task, from_agent)
             try:
-                async with streamkit.astream(self._http().async_(), self.provider, **call.options) as events:
+                async with astream(self._http().async_(), self.provider, **call.options) as events:
                     async for event in events:
                         call.feed(event)
             except Exception as exc:

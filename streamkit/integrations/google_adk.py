@@ -28,8 +28,7 @@ from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 from pydantic import Field, PrivateAttr
 
-import streamkit
-
+from .._client import astream
 from .._errors import UsageError
 from .._turn_types import StreamEvent, Thinking, Turn, TurnItem
 from .._types import Finish, InvalidToolCall, TextDelta, TokenUsage, ToolCall
@@ -115,7 +114,7 @@ class StreamkitLlm(HoldsClients, BaseLlm):
         if self.validate_calls and tools:
             options["tools"] = offered(tools)
         events: list[StreamEvent] = []
-        async with streamkit.astream(self._http().async_(), self.provider, **options) as stream_events:
+        async with astream(self._http().async_(), self.provider, **options) as stream_events:
             async for event in stream_events:
                 refuse_custom(event, "Google ADK")
                 events.append(event)

@@ -44,8 +44,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field, PrivateAttr, SecretStr
 
-import streamkit
-
+from .._client import astream, stream
 from .._errors import UsageError
 from .._turn_types import (
     StreamEvent,
@@ -55,7 +54,7 @@ from .._turn_types import (
 )
 from .._types import ArgumentIssue, InvalidToolCall, TextDelta, TokenUsage, ToolCall
 from ..adapters._base import call_id, dumps, error_payload
-from ._chat import Entry, History, Prepared, User, build, openai_tool, refuse_custom, unparseable
+from ._chat import Entry, History, Prepared, User, build, read_tools, refuse_custom, unparseable
 from ._clients import DEFAULT_TIMEOUT, Clients, HoldsClients
 from ._early import STARTER
 from ._turn_json import turn_from_json, turn_json
@@ -143,7 +142,7 @@ class StreamkitChatModel(HoldsClients, BaseChatModel):
             raise UsageError("stop sequences are not supported; pass the provider's field in extra=")
         kwargs = dict(kwargs)
         kwargs.pop("stream", None)
-        tools = [openai_tool(spec) for spec in kwargs.pop("tools", None) or ()]
+        tools = read_tools(kwargs.pop("tools", None) or ())
         system, entries = _entries_of(messages, self.provider)
         request = build(
             self.provider,
@@ -166,7 +165,7 @@ class StreamkitChatModel(HoldsClients, BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         prepared = self._request(messages, stop, kwargs)
-        with streamkit.stream(self._http().sync(), self.provider, **prepared.arguments()) as events:
+        with stream(self._http().sync(), self.provider, **prepared.arguments()) as events:
             chunks = _Chunks(self)
             for event in events:
                 yield from chunks.feed(event)
@@ -181,7 +180,7 @@ class StreamkitChatModel(HoldsClients, BaseChatModel):
     ) -> AsyncIterator[ChatGenerationChunk]:
         prepared = self._request(messages, stop, kwargs)
         start = STARTER.get()
-        async with streamkit.astream(self._http().async_(), self.provider, **prepared.arguments()) as events:
+        async with astream(self._http().async_(), self.provider, **prepared.arguments()) as events:
             chunks = _Chunks(self)
             async for event in events:
                 if start is not None and isinstance(event, ToolCall) and event.choice == 0:

@@ -56,15 +56,14 @@ from litellm.types.utils import (
     Usage,
 )
 
-import streamkit
-
+from .._client import astream, stream
 from .._errors import HTTPStatusError, TransportError, UsageError
 from .._turn_types import RedactedThinking, StreamEvent, Thinking
 from .._types import InvalidToolCall, Provider, ResponseEnd, TextDelta, ToolCall
 from ..adapters._base import call_id, dumps, error_payload
-from ._chat import PROVIDERS, Request, build, refuse_custom
+from ._chat import PROVIDERS, Request, build, read_tools, refuse_custom
 from ._clients import DEFAULT_TIMEOUT, Clients
-from ._openai_messages import conversation, function_tool, plain
+from ._openai_messages import conversation, plain
 
 __all__ = ("INVALID_CALLS", "NAME", "PROVIDERS", "StreamkitLLM", "assistant_turn", "invalid_calls", "register")
 
@@ -144,7 +143,7 @@ class _Call:
             name,
             entries,
             system=system,
-            tools=[function_tool(tool, position) for position, tool in enumerate(tools)],
+            tools=read_tools(tools),
             base_url=given.get("api_base") or None,
             api_key=given.get("api_key") or None,
             max_tokens=limit,
@@ -359,7 +358,7 @@ async def _aevents(call: _Call, http: httpx.AsyncClient) -> AsyncIterator[Stream
     for attempt in range(call.retries + 1):
         started = False
         try:
-            async with streamkit.astream(
+            async with astream(
                 http, call.provider, request.url, json=request.body, headers=request.headers, tools=call.tools
             ) as events:
                 async for event in events:
@@ -376,7 +375,7 @@ def _events(call: _Call, http: httpx.Client) -> Iterator[StreamEvent]:
     for attempt in range(call.retries + 1):
         started = False
         try:
-            with streamkit.stream(
+            with stream(
                 http, call.provider, request.url, json=request.body, headers=request.headers, tools=call.tools
             ) as events:
                 for event in events:

@@ -66,9 +66,9 @@ from openai.types.responses.response import IncompleteDetails
 from openai.types.responses.response_reasoning_item import Content, Summary
 from openai.types.responses.response_usage import InputTokensDetails, OutputTokensDetails
 
-import streamkit
-
+from .._client import astream
 from .._errors import UsageError
+from .._normalize import parse_arguments
 from .._turn_types import (
     MessageItem,
     ReasoningItem,
@@ -79,11 +79,21 @@ from .._turn_types import (
     Turn,
     TurnItem,
 )
-from .._types import Call, InvalidToolCall, ResponseEnd, TextDelta, TokenUsage, ToolCall
-from ..adapters._base import Outcome, dumps
+from .._types import (
+    ArgumentsFragment,
+    ArgumentsPreview,
+    Call,
+    CallStarted,
+    InvalidToolCall,
+    ResponseEnd,
+    TextDelta,
+    TokenUsage,
+    ToolCall,
+)
+from ..adapters._base import Outcome, call_id, dumps
 from . import _chat
 from ._clients import Clients
-from ._turn_json import item_from_json, item_json
+from ._turn_json import item_from_json, item_json, item_kind
 
 __all__ = ("DATA_KEY", "StreamkitModel", "StreamkitModelProvider")
 
@@ -93,7 +103,7 @@ DATA_KEY = "streamkit"
 _ON_CUT = ("stop", "tell")
 #: The client a model makes itself waits this long for a read, and 10 s for a connection.
 _TIMEOUT = httpx.Timeout(60.0, connect=10.0)
-_PROGRESS = (streamkit.ArgumentsPreview, streamkit.CallStarted, streamkit.ArgumentsFragment)
+_PROGRESS = (ArgumentsPreview, CallStarted, ArgumentsFragment)
 
 
 class StreamkitModel(Model):
@@ -210,11 +220,17 @@ class StreamkitModel(Model):
                 "StreamkitModel keeps the conversation itself: no previous_response_id, conversation or prompt"
             )
         _check_output(output_schema)
-        request = self.request(system_instructions, input, model_settings, [*tools, *handoffs])
+        offered = [*tools, *handoffs]
+        request = self.request(system_instructions, input, model_settings, offered)
         writer = _Writer(self.provider, self.model, tell=self.on_cut == "tell")
         yield writer.created()
-        async with streamkit.astream(
-            self._clients.async_(), cast(Any, self.provider), request.url, json=request.body, headers=request.headers
+        async with astream(
+            self._clients.async_(),
+            cast(Any, self.provider),
+            request.url,
+            json=request.body,
+            headers=request.headers,
+            tools=_chat.offered([_tool(tool) for tool in offered]) or None,  # a schema failure is streamkit's error
         ) as events:
             async for event in events:
                 for out in writer.feed(event):
@@ -435,8 +451,8 @@ class _Reader:
             return
         order = {id(call): n for n, call in enumerate(self.last)}
         outcomes: list[tuple[int, Outcome]] = [(order[id(call)], call) for call in invalid]
-        for call_id, output in self.outputs.items():
-            call = self.calls[call_id]
+        for ident, output in self.outputs.items():
+            call = self.calls[ident]
             if isinstance(call, InvalidToolCall):
                 continue  # an invalid call is answered with streamkit's error, whatever was sent
             outcomes.append((order.get(id(call), len(order)), (call, _output_text(output))))
@@ -462,7 +478,7 @@ def _foreign_call(item: dict[str, Any], position: int, index: int) -> ToolCall |
     name, call_id, arguments = item.get("name"), item.get("call_id"), item.get("arguments")
     if not isinstance(name, str) or not isinstance(call_id, str):
         raise UsageError(f"input[{position}] is a function_call without a name or a call_id")
-    parsed, issue, _ = streamkit.parse_arguments(arguments)
+    parsed, issue, _ = parse_arguments(arguments)
     if parsed is None:
         assert issue is not None
         return InvalidToolCall(index, call_id, name, str(arguments), (issue,))
@@ -474,19 +490,19 @@ def _foreign_call(item: dict[str, Any], position: int, index: int) -> ToolCall |
 
 def _encode(item: TurnItem) -> dict[str, Any]:
     """An item as JSON-ready data; a valid call's input is left out (its ``arguments`` hold it)."""
-    data = item_json(item, tag="kind")
+    data = item_json(item)
     if isinstance(item, ToolCall):
         del data["input"]
     return data
 
 
 def _decode(entry: Any, item: dict[str, Any], position: int) -> TurnItem:
-    if isinstance(entry, Mapping) and entry.get("kind") == ToolCall.__name__:
-        parsed, issue, _ = streamkit.parse_arguments(item.get("arguments"))
+    if item_kind(entry) == ToolCall.__name__:
+        parsed, issue, _ = parse_arguments(item.get("arguments"))
         if parsed is None:
             raise UsageError(f"input[{position}] has arguments that are not a JSON object: {issue}")
         entry = {**entry, "input": parsed}
-    return item_from_json(entry, f"input[{position}]", tag="kind")
+    return item_from_json(entry, f"input[{position}]")
 
 
 # -- streamkit values -> Responses events ------------------------------------------------------
@@ -662,7 +678,7 @@ class _Writer:
         arguments = dumps(call.input) if isinstance(call, ToolCall) else _chat.unparseable(call)
         item = ResponseFunctionToolCall(
             id=FAKE_RESPONSES_ID,
-            call_id=streamkit.call_id(call),
+            call_id=call_id(call),
             name=call.name,
             arguments=arguments,
             type="function_call",
@@ -742,7 +758,7 @@ def _cut_message(response: Response) -> str:
         entry["name"]
         for item in response.output
         for entry in ((getattr(item, "provider_data", None) or {}).get(DATA_KEY) or {}).get("items", ())
-        if entry.get("kind") == "InvalidToolCall" and entry.get("name")
+        if item_kind(entry) == InvalidToolCall.__name__ and entry.get("name")
     ]
     cut = f"; the call to {', '.join(names)} was cut off and did not run" if names else ""
     return f"Responses stream ended with terminal event `response.incomplete`: the output limit was reached{cut}."

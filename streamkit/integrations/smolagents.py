@@ -38,8 +38,7 @@ from smolagents.models import (
 from smolagents.monitoring import TokenUsage as SmolUsage
 from smolagents.tools import Tool as SmolTool
 
-import streamkit
-
+from .._client import stream
 from .._errors import UsageError
 from .._turn_types import StreamEvent, Turn
 from .._types import InvalidToolCall, Provider, TextDelta, TokenUsage, ToolCall
@@ -154,7 +153,7 @@ class StreamkitModel(Model):
         self._clients.close()
 
     def _events(self, prepared: Prepared) -> Iterator[StreamEvent]:
-        with streamkit.stream(self._clients.sync(), self.provider, **prepared.arguments()) as events:
+        with stream(self._clients.sync(), self.provider, **prepared.arguments()) as events:
             for event in events:
                 refuse_custom(event, "smolagents")
                 yield event

@@ -6,8 +6,10 @@ block's own index: the start as the provider sent it (``input: {}``), one ``inpu
 with all of the arguments, the stop. A block cut by the output limit is written without a stop,
 with its raw text, just before the ``message_delta`` whose ``stop_reason`` (``max_tokens``) cut
 it, as the provider sent it. Text, thinking (signatures included), server tools, pings and
-errors pass through as they came. An invalid call left out takes its block with it; the blocks
-after it are written one index lower (the SDK appends each block and finds it by index).
+errors pass through as they came. An invalid call left out takes its block with it. The SDK
+appends each block and finds it by index, so each block is written at its place among the blocks
+written: one index lower for each block left out before it, and a new index for a block whose
+index the provider reused after that index's stop.
 """
 
 from __future__ import annotations
@@ -25,8 +27,10 @@ __all__ = ("AnthropicEncoder",)
 class AnthropicEncoder(Encoder):
     def __init__(self) -> None:
         self._starts: dict[int, dict[str, Any]] = {}  # held tool_use blocks: index -> start payload
-        self._dropped = 0  # blocks left out so far
-        self._moved: dict[int, int] = {}  # a block started after one was left out: its index -> the index written
+        self._written = 0  # blocks written so far: the index the next one is written at
+        self._moved: dict[int, int] = {}  # an open block's index -> the index it is written at
+        self._shifted = False  # some block is written at an index other than its own
+        self._pieces: dict[int, int] = {}  # a call written as fragments: its block's index -> where written
 
     def frame(self, frame: Frame, calls: Sequence[Call]) -> list[bytes]:
         data = frame.data
@@ -35,17 +39,18 @@ class AnthropicEncoder(Encoder):
             held = self._hold(loads(data))
         out = [piece for call in calls for piece in self._call(call)]
         if not held:
-            out.append(self._move(frame) if self._dropped and "content_block_" in data else self.write(frame))
+            moving = "content_block_start" in data or (self._shifted and "content_block_" in data)
+            out.append(self._move(frame) if moving else self.write(frame))
         return out
 
     def _move(self, frame: Frame) -> bytes:
-        """A block's frame with the index it is written at, once a block before it was left out."""
+        """A block's frame with the index it is written at (a start takes the next place)."""
         payload = loads(frame.data)
         index = payload.get("index") if isinstance(payload, dict) else None
         if not isinstance(index, int) or not str(payload.get("type", "")).startswith("content_block_"):
             return self.write(frame)
         if payload["type"] == "content_block_start":
-            self._moved[index] = index - self._dropped
+            self._moved[index] = self._place(index)
         return sse_json(frame.event, {**payload, "index": self._moved.get(index, index)})
 
     def _hold(self, payload: Any) -> bool:
@@ -64,13 +69,12 @@ class AnthropicEncoder(Encoder):
     def _call(self, call: Call) -> list[bytes]:
         start = self._starts.pop(call.index, None)
         if not self.written(call):
-            self._dropped += 1
             return []
         block = dict(start["content_block"]) if start is not None else {"type": "tool_use"}
         if start is None:
             block |= {"id": call.id, "name": call.name}
         block["input"] = {}
-        index = call.index - self._dropped
+        index = self._place(call.index)
         delta = {"type": "input_json_delta", "partial_json": arguments_text(call)}
         out = [
             sse_json(
@@ -84,13 +88,22 @@ class AnthropicEncoder(Encoder):
         return out
 
     def opening(self, piece: Piece, sequence: Any) -> bytes:
+        number = self._pieces[piece.number] = self._place(piece.number)
         block = {"type": "tool_use", "id": piece.id, "name": piece.name} | dict(piece.item) | {"input": {}}
-        body = {"type": "content_block_start", "index": piece.number, "content_block": block}
-        return sse_json("content_block_start", body)
+        return sse_json("content_block_start", {"type": "content_block_start", "index": number, "content_block": block})
 
     def fragment(self, piece: Piece, text: str, sequence: Any) -> bytes:
         delta = {"type": "input_json_delta", "partial_json": text}
-        return sse_json("content_block_delta", {"type": "content_block_delta", "index": piece.number, "delta": delta})
+        index = self._pieces[piece.number]
+        return sse_json("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
 
     def closing(self, piece: Piece, text: str, sequence: Any) -> list[bytes]:
-        return [sse_json("content_block_stop", {"type": "content_block_stop", "index": piece.number})]
+        self._starts.pop(piece.number, None)  # its held start: the index is free again
+        index = self._pieces.pop(piece.number)
+        return [sse_json("content_block_stop", {"type": "content_block_stop", "index": index})]
+
+    def _place(self, index: int) -> int:
+        """The index a block the provider started at ``index`` is written at: the next one."""
+        place, self._written = self._written, self._written + 1
+        self._shifted = self._shifted or place != index
+        return place
