@@ -24,8 +24,8 @@ from streamkit.serve._fragments import ServeSession
 
 pytest.importorskip("uvicorn")
 
-from .helpers import split_at
-from .server import LoopbackServer
+from .helpers import ROOT, split_at
+from .server import LoopbackServer, Reply
 from .serving import (
     ANTHROPIC_TOOLS,
     CLIENTS,
@@ -255,3 +255,43 @@ def test_chat_interleaved_calls_stream_one_at_a_time() -> None:
         (1, None, '{"ticker": "AAPL"}'),
         "tool_calls",
     ]
+
+
+# -- OpenAI Responses custom tools -------------------------------------------------------------------
+
+
+def custom_events(served: Proxy, upstream: LoopbackServer, case: str) -> list[Any]:
+    data = (ROOT / "fixtures" / "openai_responses" / f"{case}.sse").read_bytes()
+    upstream.routes["/v1/responses"] = Reply([event + b"\n\n" for event in data.split(b"\n\n") if event.strip()])
+    tools = json.loads((ROOT / "fixtures" / "openai_responses" / "custom_tools.json").read_text(encoding="utf-8"))
+    client = CLIENTS.add(openai.OpenAI(base_url=served.url + "/v1", api_key=PROXY_KEY, max_retries=0))
+    return list(client.responses.create(model="gpt-5.1", input="hi", tools=tools, stream=True))
+
+
+def test_responses_custom_call_streams_as_its_own_input_deltas(served: Proxy, upstream: LoopbackServer) -> None:
+    events = custom_events(served, upstream, "custom_tool_beside_function")
+    patch = "*** Begin Patch\n*** Update File: a.py\n-x = 1\n+x = 2\n*** End Patch"
+    done = [e.item for e in events if e.type == "response.output_item.done"]
+    assert [(item.type, item.call_id, item.name) for item in done] == [
+        ("function_call", "call_w1", "get_weather"),
+        ("custom_tool_call", "call_p1", "apply_patch"),
+    ]
+    assert done[1].input == patch
+    # the custom call's text in its own events, never as a function's arguments
+    assert "".join(e.delta for e in events if e.type == "response.custom_tool_call_input.delta") == patch
+    assert [e.input for e in events if e.type == "response.custom_tool_call_input.done"] == [patch]
+    function_deltas = "".join(e.delta for e in events if e.type == "response.function_call_arguments.delta")
+    assert patch not in function_deltas and json.loads(function_deltas) == {"city": "Paris"}
+    final = events[-1].response.output
+    assert [(item.type, getattr(item, "input", None)) for item in final] == [
+        ("function_call", None),
+        ("custom_tool_call", patch),
+    ]
+
+
+def test_responses_custom_call_failing_its_grammar_never_completes(served: Proxy, upstream: LoopbackServer) -> None:
+    events = custom_events(served, upstream, "custom_tool_grammar_regex")
+    assert [e.type for e in events if e.type == "response.custom_tool_call_input.done"] == [
+        "response.custom_tool_call_input.done"
+    ]
+    assert events[-1].type == "error" and events[-1].code == "grammar"
