@@ -18,11 +18,10 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import replace
-from typing import Any, Never, TypedDict
+from typing import TYPE_CHECKING, Any, Never, TypedDict
 
 from . import _events, _observe
 from ._accumulator import Accumulator, PreviewingAccumulator
-from ._awsstream import EventStreamDecoder
 from ._ending import finish_of, tokens_of
 from ._errors import (
     IncompleteStreamError,
@@ -51,8 +50,10 @@ from ._types import (
     ResponseEnd,
     TextDelta,
 )
-from ._validate import Toolset, as_toolset
 from .providers import Decoder, decoder_for
+
+if TYPE_CHECKING:
+    from ._validate import Toolset
 
 __all__ = ("MAX_PREVIEW_GROWTH", "Assembler", "StreamOptions", "check_options")
 
@@ -96,10 +97,25 @@ def check_options(options: Mapping[str, Any]) -> None:
 #: practice: once near the start, never again).
 MAX_PREVIEW_GROWTH = 1e6
 
+
+def _toolset(tools: Toolset | Iterable[Any] | Mapping[str, Any]) -> Toolset:
+    """The tools' validation set, its module (and jsonschema-rs's) imported only when tools are given."""
+    from ._validate import as_toolset
+
+    return as_toolset(tools)
+
+
+def _eventstream(**options: Any) -> Framer:
+    """AWS's binary framer, imported only for the provider that speaks it (Bedrock)."""
+    from ._awsstream import EventStreamDecoder
+
+    return EventStreamDecoder(**options)
+
+
 _FRAMERS: dict[str, Callable[..., Framer]] = {
     "sse": SSEDecoder,
     "ndjson": NDJSONDecoder,
-    "eventstream": EventStreamDecoder,
+    "eventstream": _eventstream,
 }
 
 
@@ -155,7 +171,7 @@ class Assembler:
             raise UsageError(f"limits must be a streamkit.Limits, got {type(limits).__name__}")
         if max_event_bytes is not None:
             limits = replace(limits, max_event_bytes=max_event_bytes)
-        self._toolset = None if tools is None else as_toolset(tools)
+        self._toolset = None if tools is None else _toolset(tools)
         self._decoder = _make_decoder(provider, early_close=early_close)
         self._decoder.limits = limits
         self.provider = self._decoder.slug

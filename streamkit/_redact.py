@@ -15,8 +15,8 @@ import logging
 from collections.abc import AsyncGenerator, Generator, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import cache
 from typing import Any, TypeVar
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ._errors import StreamkitError
 from .providers import DECODERS
@@ -42,11 +42,17 @@ MIN_RUN = 8
 #: Shorter secrets are not looked for: they would blank out ordinary words.
 _MIN_SECRET = 4
 
-#: Every provider's auth header, and those that carry credentials whatever the provider.
-_SECRET_HEADERS = frozenset(
-    {"authorization", "proxy-authorization", "api-key", "cookie"}
-    | {cls.auth_header.lower() for cls in DECODERS.values() if cls.auth_header is not None}
-)
+
+@cache
+def _secret_headers() -> frozenset[str]:
+    """Every provider's auth header, and those that carry credentials whatever the provider
+    (read on first use: it loads every decoder)."""
+    return frozenset(
+        {"authorization", "proxy-authorization", "api-key", "cookie"}
+        | {cls.auth_header.lower() for cls in DECODERS.values() if cls.auth_header is not None}
+    )
+
+
 _SECRET_PARAMS = frozenset({"key", "api_key", "apikey", "api-key", "access_token", "token"})
 _REDACTED = "[REDACTED]"
 
@@ -56,7 +62,7 @@ T = TypeVar("T")
 def secrets(request: Any) -> list[str]:
     found: list[str] = []
     for name, value in request.headers.items():
-        if name.lower() in _SECRET_HEADERS and value:
+        if name.lower() in _secret_headers() and value:
             found.append(value)
             scheme, _, token = value.partition(" ")
             if token and scheme.lower() in ("bearer", "basic", "token"):
@@ -71,6 +77,8 @@ def secrets(request: Any) -> list[str]:
 
 def redact_url(url: Any) -> str:
     """The URL with its password and secret query parameters replaced by ``[REDACTED]``."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit  # for a URL shown only
+
     parts = urlsplit(str(url))
     netloc, query = parts.netloc, parts.query
     if url.password:

@@ -20,6 +20,7 @@ from typing import Any
 
 from streamkit import LimitExceededError, Limits, Provider, StreamError, iter_events
 from streamkit._assembler import _FRAMERS
+from streamkit.providers import DECODERS
 
 _BYTES = 256 * 1024
 _COUNT = 500
@@ -172,7 +173,9 @@ def _eventstream() -> dict[str, Any]:
 def measure(case: str) -> dict[str, Any]:
     provider, limits, make = CASES[case]
     source = make()  # a source made whole (one read) is the caller's, not counted
-    # ``iter_events`` was imported above: the modules a first use loads are not counted either.
+    # ``iter_events`` was imported above and the provider's decoder (imported on its first lookup)
+    # is loaded here: the modules a first use loads are not counted either.
+    DECODERS[provider]
     tracemalloc.start()
     error: BaseException | None = None
     try:

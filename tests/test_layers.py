@@ -152,6 +152,18 @@ def test_the_vocabulary_loads_no_stage() -> None:
     assert not {"orjson", "logging", "hashlib"} & set(loaded)
 
 
+def test_the_pipeline_loads_the_decoder_of_its_stream_alone() -> None:
+    """No decoder, framer or validator is loaded before a stream needs it; a stream loads its own."""
+    stream = "list(iter_tool_calls([b'data: [DONE]\\n\\n'], 'openai_chat'))"
+    for statement, decoders in (
+        ("from streamkit import iter_tool_calls", []),
+        (f"from streamkit import iter_tool_calls; {stream}", ["streamkit.providers.openai_chat"]),
+    ):
+        loaded = _loaded_by(statement)
+        assert [name for name in loaded if name.startswith("streamkit.providers.") and "._" not in name] == decoders
+        assert not {"streamkit._validate", "streamkit._awsstream", "urllib.parse", "jsonschema_rs"} & set(loaded)
+
+
 @pytest.mark.parametrize(("module", "library", "other"), [("httpx", "httpx", "httpx2"), ("httpx2", "httpx2", "httpx")])
 def test_each_integration_loads_its_own_library_alone(module: str, library: str, other: str) -> None:
     loaded = f"sorted(m for m in {(library, other)!r} if m in sys.modules)"
