@@ -39,7 +39,6 @@ __all__ = (
     "build",
     "function_calls",
     "offered",
-    "openai_tool",
     "read_tools",
     "refuse_custom",
     "unparseable",
@@ -58,13 +57,6 @@ class Tool:
     name: str
     description: str = ""
     parameters: JSONObject = field(default_factory=lambda: dict(NO_PARAMETERS))
-
-
-def openai_tool(spec: Mapping[str, Any]) -> Tool:
-    """A tool in OpenAI's format (``{"type": "function", "function": {...}}``, or the function alone)."""
-    function = spec.get("function", spec)
-    parameters = function.get("parameters") or dict(NO_PARAMETERS)
-    return Tool(function["name"], function.get("description") or "", parameters)
 
 
 def offered(tools: Sequence[Tool]) -> list[dict[str, Any]]:

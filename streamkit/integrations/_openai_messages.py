@@ -16,17 +16,9 @@ from .._normalize import parse_arguments
 from .._turn_types import RedactedThinking, Thinking, Turn, TurnItem
 from .._types import CallRef, InvalidToolCall, TextDelta, ToolCall
 from ..adapters._base import Outcome, dumps
-from ._chat import Entry, Results, Tool, User
+from ._chat import Entry, Results, User
 
-__all__ = ("conversation", "function_tool", "plain")
-
-
-def function_tool(tool: Any, position: int) -> Tool:
-    function = tool.get("function") if isinstance(tool, Mapping) and tool.get("type") == "function" else None
-    if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
-        raise UsageError(f"tools[{position}] is not an OpenAI function tool ({{'type': 'function', 'function': ...}})")
-    parameters = function.get("parameters") or {"type": "object", "properties": {}}
-    return Tool(function["name"], function.get("description") or "", dict(parameters))
+__all__ = ("conversation", "plain")
 
 
 def conversation(

@@ -35,9 +35,9 @@ from .._errors import UsageError
 from .._turn_types import StreamEvent, Thinking, Turn
 from .._types import InvalidToolCall, Provider, ResponseEnd, TextDelta, TokenUsage, ToolCall
 from ..adapters._base import call_id, dumps, error_payload
-from ._chat import PROVIDERS, Prepared, build, function_calls, refuse_custom
+from ._chat import PROVIDERS, Prepared, build, function_calls, read_tools, refuse_custom
 from ._clients import DEFAULT_TIMEOUT, Clients
-from ._openai_messages import conversation, function_tool
+from ._openai_messages import conversation
 from ._turn_json import turn_from_json, turn_json
 
 __all__ = ("ERROR_KEY", "TURN_KEY", "StreamkitModel")
@@ -190,7 +190,7 @@ class StreamkitModel(Model):
         for position, message in enumerate(messages):
             if message.images or message.audio or message.videos or message.files:
                 raise UsageError(f"messages[{position}] carries media; streamkit sends text only")
-        tools = [function_tool(spec, number) for number, spec in enumerate(given.get("tools") or ())]
+        tools = read_tools(given.get("tools") or ())
         system, entries = conversation(self._slug, messages, _stored)
         request = build(
             self._slug,

@@ -34,7 +34,7 @@ from .._errors import UsageError
 from .._turn_types import StreamEvent, Turn, TurnItem
 from .._types import ArgumentIssue, InvalidToolCall, TextDelta, ToolCall
 from ..adapters._base import call_id, dumps
-from ._chat import Entry, History, User, build, function_calls, offered, openai_tool, refuse_custom, unparseable
+from ._chat import Entry, History, User, build, function_calls, offered, read_tools, refuse_custom, unparseable
 from ._clients import DEFAULT_TIMEOUT, Clients, HoldsClients
 
 if TYPE_CHECKING:
@@ -164,7 +164,7 @@ class _Call:
     ) -> None:
         self.llm, self.messages, self.task, self.agent = llm, messages, task, agent
         self.streaming = bool(llm._effective_stream())
-        offered_tools = [openai_tool(spec) for spec in tools or ()]
+        offered_tools = read_tools(tools or ())
         system, entries = _entries_of(llm._format_messages(messages), llm)
         sampling = {name: value for name in ("temperature", "top_p") if (value := getattr(llm, name)) is not None}
         request = build(

@@ -43,10 +43,10 @@ from .._errors import UsageError
 from .._turn_types import StreamEvent, Turn
 from .._types import InvalidToolCall, Provider, TextDelta, TokenUsage, ToolCall
 from ..adapters._base import call_id, dumps
-from ._chat import PROVIDERS, Prepared, build, refuse_custom
+from ._chat import PROVIDERS, Prepared, build, read_tools, refuse_custom
 from ._clients import DEFAULT_TIMEOUT, Clients
 from ._invalid import InvalidCallsError
-from ._openai_messages import conversation, function_tool
+from ._openai_messages import conversation
 
 __all__ = ("InvalidCallsError", "StreamkitModel")
 
@@ -172,7 +172,7 @@ class StreamkitModel(Model):
             list(messages), role_conversions=tool_role_conversions, flatten_messages_as_text=True
         )
         system, entries = conversation(self.provider, given)
-        offered = [function_tool(get_tool_json_schema(tool), number) for number, tool in enumerate(tools or ())]
+        offered = read_tools([get_tool_json_schema(tool) for tool in tools or ()])
         request = build(
             self.provider,
             str(self.model_id),
