@@ -225,9 +225,14 @@ class Assembler:
             taken = hot.take(data)
             if taken is not None:
                 return taken
-            held = self._cool()
-            if held:
-                data = held + data
+        return self._general(data)
+
+    def _general(self, data: bytes) -> list[StreamEvent]:
+        """``feed`` past the hot read (``_hot``, which a driver reading bytes tries first itself):
+        the bytes the hot read held, then ``data``, through the stages."""
+        held = self._cool()
+        if held:
+            data = held + data
         if data and not self._received:
             self._first_input()
         return self._deferred.run(self._read_bytes, data)

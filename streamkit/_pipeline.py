@@ -26,6 +26,7 @@ from ._errors import (
 )
 from ._events import Frame
 from ._foreign import translated
+from ._hot import HotRead
 from ._sources import Payload, SourceAdapter
 from ._turn_types import StreamEvent, Turn
 from ._types import (
@@ -116,15 +117,32 @@ def iter_events(
 def _events_of(source: Iterable[Any], assembler: Assembler) -> Iterator[StreamEvent]:
     adapter = SourceAdapter(assembler.provider, assembler.framing)
     items = iter(source)
+    hot: HotRead | None = None
     try:
-        while (item := _next(items, assembler)) is not _END:
-            yield from _feed(assembler, adapter, item)
+        while True:
+            try:
+                item = next(items)
+            except StopIteration:
+                break
+            except Exception as exc:
+                error = translated(exc, assembler)
+                if error is exc:
+                    raise  # the caller's own, unchanged
+                raise error from error.__cause__
+            if hot is not None and type(item) is bytes:  # one frame for most reads: the hot read
+                adapter.count += 1
+                taken = hot.take(item)
+                if taken is not None:
+                    yield from taken
+                    continue
+            yield from _read(assembler, adapter, item, hot)
             if assembler.error is not None:
                 raise assembler.error
             if assembler.finished:
                 if adapter.drains_after_end:
                     _drain(items)
                 break
+            hot = _hot(assembler, adapter)
         yield from assembler.flush()
         if assembler.error is not None:
             raise assembler.error
@@ -144,13 +162,32 @@ async def _aevents_of(
     source: Source, assembler: Assembler, *, calls: bool = False
 ) -> AsyncGenerator[StreamEvent, None]:
     """The events of ``source``; with ``calls``, only the calls: one generator per stream,
-    reading an async source directly, so a read crosses no other generator."""
+    reading an async source directly, so a read crosses no other generator, and a read of bytes
+    the hot read takes no other frame."""
     adapter = SourceAdapter(assembler.provider, assembler.framing)
+    hot: HotRead | None = None
     try:
         items = _opened_items(source)
         try:
-            while (item := await _anext(items, assembler)) is not _END:
-                for value in _feed(assembler, adapter, item):
+            while True:
+                try:
+                    item = await items.__anext__()
+                except StopAsyncIteration:
+                    break
+                except Exception as exc:
+                    error = translated(exc, assembler)
+                    if error is exc:
+                        raise  # the caller's own, unchanged
+                    raise error from error.__cause__
+                if hot is not None and type(item) is bytes:  # as in _events_of
+                    adapter.count += 1
+                    taken = hot.take(item)
+                    if taken is not None:
+                        for value in taken:
+                            if not calls:
+                                yield value  # a text delta: the hot read delivers no call
+                        continue
+                for value in _read(assembler, adapter, item, hot):
                     if not calls or isinstance(value, Call):
                         yield value
                 if assembler.error is not None:
@@ -158,6 +195,7 @@ async def _aevents_of(
                 if assembler.finished:
                     await _read_to_end(items, adapter)
                     break
+                hot = _hot(assembler, adapter)
         finally:
             aclose = getattr(items, "aclose", None)
             if aclose is not None:
@@ -171,29 +209,18 @@ async def _aevents_of(
         assembler.close()
 
 
-#: What ``_next`` returns when the source is done.
-_END: Any = object()
+def _read(assembler: Assembler, adapter: SourceAdapter, item: Any, hot: HotRead | None) -> list[StreamEvent]:
+    """What one item completes through the general path; a read the hot read ``hot`` turned
+    down (already counted) goes past it, not through it again."""
+    if hot is not None and type(item) is bytes:
+        return assembler._general(item)
+    return _feed(assembler, adapter, item)
 
 
-def _next(items: Iterator[Any], assembler: Assembler) -> Any:
-    """The source's next item, or ``_END``; a failure of the source's own iteration translated."""
-    try:
-        return next(items, _END)
-    except Exception as exc:
-        error = translated(exc, assembler)
-        if error is exc:
-            raise
-        raise error from error.__cause__
-
-
-async def _anext(items: AsyncIterator[Any], assembler: Assembler) -> Any:
-    try:
-        return await anext(items, _END)
-    except Exception as exc:
-        error = translated(exc, assembler)
-        if error is exc:
-            raise
-        raise error from error.__cause__
+def _hot(assembler: Assembler, adapter: SourceAdapter) -> HotRead | None:
+    """The assembler's hot read, for the driver to hand each read of a bytes source to first:
+    what ``Assembler.feed`` would do, less two frames. Any other source's items are adapted."""
+    return assembler._hot if adapter.kind == "bytes" else None
 
 
 def iter_tool_calls(
@@ -261,7 +288,7 @@ async def acollect_turn(source: Source, provider: Provider | Decoder, **options:
 def _opened_items(source: Source) -> AsyncIterator[Any]:
     """An async source's own iterator (closed by the reader when it stops), or a plain one's
     items as an async generator. A failure to open it is raised by the first read, where
-    ``_anext`` reports it as the source's own, as it does a failure to read."""
+    the driver reports it as the source's own, as it does a failure to read."""
     if not isinstance(source, AsyncIterable):
         return _aiter(source)
     try:
