@@ -17,7 +17,7 @@ from collections.abc import (
     Iterator,
     Mapping,
 )
-from typing import Any, Unpack, cast
+from typing import TYPE_CHECKING, Any, Unpack, cast
 
 from ._assembler import Assembler, StreamOptions, check_options
 from ._errors import (
@@ -28,12 +28,14 @@ from ._events import Frame
 from ._foreign import translated
 from ._hot import HotRead
 from ._sources import Payload, SourceAdapter
-from ._turn_types import StreamEvent, Turn
 from ._types import (
     Call,
     Provider,
 )
 from .providers import Decoder
+
+if TYPE_CHECKING:  # the turn's values are loaded by the first turn collected
+    from ._turn_types import StreamEvent, Turn
 
 __all__ = (
     "Source",
@@ -272,6 +274,8 @@ def collect_turn(source: Iterable[Any], provider: Provider | Decoder, **options:
 
     A stream that fails raises, as ``iter_events`` does: a turn is only ever built whole.
     """
+    from ._turn_types import Turn
+
     check_source(source, "collect_turn")
     slug = provider if isinstance(provider, str) else provider.slug
     return Turn.from_events(iter_events(source, provider, **options), slug)
@@ -279,6 +283,8 @@ def collect_turn(source: Iterable[Any], provider: Provider | Decoder, **options:
 
 async def acollect_turn(source: Source, provider: Provider | Decoder, **options: Unpack[StreamOptions]) -> Turn:
     """The async twin of ``collect_turn``."""
+    from ._turn_types import Turn
+
     check_source(source, "acollect_turn", asynchronous=True)
     events = aiter_events(source, provider, **options)
     slug = provider if isinstance(provider, str) else provider.slug

@@ -153,7 +153,7 @@ def test_the_vocabulary_loads_no_stage() -> None:
 
 
 def test_the_pipeline_loads_the_decoder_of_its_stream_alone() -> None:
-    """No decoder, framer or validator is loaded before a stream needs it; a stream loads its own."""
+    """No decoder, framer, validator or turn stage is loaded before a stream needs it; a stream loads its own."""
     stream = "list(iter_tool_calls([b'data: [DONE]\\n\\n'], 'openai_chat'))"
     for statement, decoders in (
         ("from streamkit import iter_tool_calls", []),
@@ -162,6 +162,7 @@ def test_the_pipeline_loads_the_decoder_of_its_stream_alone() -> None:
         loaded = _loaded_by(statement)
         assert [name for name in loaded if name.startswith("streamkit.providers.") and "._" not in name] == decoders
         assert not {"streamkit._validate", "streamkit._awsstream", "urllib.parse", "jsonschema_rs"} & set(loaded)
+        assert not {"streamkit._turn", "streamkit._turn_types"} & set(loaded)  # loaded by a turn's first block
 
 
 @pytest.mark.parametrize(("module", "library", "other"), [("httpx", "httpx", "httpx2"), ("httpx2", "httpx2", "httpx")])
