@@ -11,6 +11,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "streamkit"
 VOCABULARY = {"_errors", "_types", "_turn_types", "_events", "_limits", "_json", "_framing"}
+VOCABULARY |= {"_values"}  # how the vocabulary's dataclasses are made
 VOCABULARY |= {"_observe"}  # the telemetry hooks: a global every layer may read, importing nothing
 STAGES = {"_sse", "_ndjson", "_awsstream", "_accumulator", "_normalize", "_validate", "providers", "adapters", "_turn"}
 STAGES |= {"_sources", "_preview"}  # source items -> pipeline inputs; argument previews
@@ -80,6 +81,7 @@ def test_imports_flow_one_way(path: Path) -> None:
     used = imports(path) - {me}
     if me in VOCABULARY:
         allowed = {"_errors", "_types"} | ({"_turn_types"} if me != "_types" else set())  # a turn holds calls
+        allowed |= {"_values"}  # how its dataclasses are made
         if me == "_framing":
             allowed |= {"_events"}  # the framers' base cuts bytes into the frames defined there
     elif me in STAGES:
@@ -148,7 +150,8 @@ def test_each_subpackage_is_loaded_at_its_first_use(name: str) -> None:
 def test_the_vocabulary_loads_no_stage() -> None:
     loaded = _loaded_by("from streamkit import ToolCall, Turn, StreamkitError, Limits")
     ours = [name for name in loaded if name.startswith("streamkit")]
-    assert ours == ["streamkit", "streamkit._errors", "streamkit._limits", "streamkit._turn_types", "streamkit._types"]
+    vocabulary = ["streamkit._errors", "streamkit._limits", "streamkit._turn_types", "streamkit._types"]
+    assert ours == ["streamkit", *vocabulary, "streamkit._values"]
     assert not {"orjson", "logging", "hashlib"} & set(loaded)
 
 
