@@ -17,7 +17,7 @@ from collections.abc import (
     Iterator,
     Mapping,
 )
-from typing import TYPE_CHECKING, Any, Unpack, cast
+from typing import TYPE_CHECKING, Any, NoReturn, Unpack, cast
 
 from ._assembler import Assembler, StreamOptions, check_options
 from ._errors import (
@@ -127,10 +127,7 @@ def _events_of(source: Iterable[Any], assembler: Assembler) -> Iterator[StreamEv
             except StopIteration:
                 break
             except Exception as exc:
-                error = translated(exc, assembler)
-                if error is exc:
-                    raise  # the caller's own, unchanged
-                raise error from error.__cause__
+                _reraise(exc, assembler)
             if hot is not None and type(item) is bytes:  # one frame for most reads: the hot read
                 adapter.count += 1
                 taken = hot.take(item)
@@ -177,10 +174,7 @@ async def _aevents_of(
                 except StopAsyncIteration:
                     break
                 except Exception as exc:
-                    error = translated(exc, assembler)
-                    if error is exc:
-                        raise  # the caller's own, unchanged
-                    raise error from error.__cause__
+                    _reraise(exc, assembler)
                 if hot is not None and type(item) is bytes:  # as in _events_of
                     adapter.count += 1
                     taken = hot.take(item)
@@ -209,6 +203,15 @@ async def _aevents_of(
             raise assembler.error
     finally:
         assembler.close()
+
+
+def _reraise(exc: Exception, assembler: Assembler) -> NoReturn:
+    """Raise, while the source's own exception ``exc`` is handled, what it raises in its place
+    (``translated``): the caller's own exception is raised again as it is."""
+    error = translated(exc, assembler)
+    if error is exc:
+        raise  # the exception being handled: its traceback and context unchanged
+    raise error from error.__cause__
 
 
 def _read(assembler: Assembler, adapter: SourceAdapter, item: Any, hot: HotRead | None) -> list[StreamEvent]:
