@@ -16,7 +16,12 @@ median of the runs:
 - ``iter_tool_calls(response)``: the response itself handed to ``iter_tool_calls``
   (``aiter_tool_calls``), which checks it and reads ``iter_bytes()``;
 - ``streamkit.stream``: streamkit's HTTP edge (``stream``/``astream`` with the same client),
-  which sends the request, checks the answer and reads the body the same way.
+  which sends the request, checks the answer and reads the body the same way;
+- ``the same, body read to its end``: ``iter_tool_calls(response.iter_bytes())``, then the rest
+  of the body read. The two above stop reading at the provider's end marker and close the
+  response before its last chunk (the chunked body's end) is read, so httpx cannot give the
+  connection back to its pool and the next request opens a new one; this side measures what
+  that costs the client.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, cast
 
@@ -117,10 +122,42 @@ async def _aedge(client: httpx.AsyncClient, url: str, wire: str) -> list[Any]:
         return _inputs([call async for call in events.tool_calls()])
 
 
+def _drained(client: httpx.Client, url: str, wire: str) -> list[Any]:
+    with client.stream("POST", url, json=BODY) as response:
+        chunks = response.iter_bytes()
+        calls = _inputs(streamkit.iter_tool_calls(chunks, cast(Provider, wire)))
+        for _ in chunks:  # the body's end, after the end marker: the connection goes back to the pool
+            pass
+        return calls
+
+
+class _Kept:
+    """A body's chunks that the reader does not close when it stops, so the rest can be read."""
+
+    def __init__(self, chunks: AsyncIterator[bytes]) -> None:
+        self.chunks = chunks
+
+    def __aiter__(self) -> _Kept:
+        return self
+
+    async def __anext__(self) -> bytes:
+        return await anext(self.chunks)
+
+
+async def _adrained(client: httpx.AsyncClient, url: str, wire: str) -> list[Any]:
+    async with client.stream("POST", url, json=BODY) as response:
+        chunks = response.aiter_bytes()
+        calls = [call async for call in streamkit.aiter_tool_calls(_Kept(chunks), cast(Provider, wire))]
+        async for _ in chunks:  # as in _drained
+            pass
+        return _inputs(calls)
+
+
 SIDES: tuple[tuple[str, Reader, AsyncReader], ...] = (
     ("httpx + hand loop", _hand, _ahand),
     ("iter_tool_calls(response)", _iter, _aiter),
     ("streamkit.stream", _edge, _aedge),
+    ("the same, body read to its end", _drained, _adrained),
 )
 
 
@@ -190,10 +227,10 @@ def ratios(repeat: int) -> None:
     with _server() as base, httpx.Client() as client:
         serials = _Serials(base)
         print(f"| wire | turn | {header} |")
-        print("|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|")
         _rows([_sync_run(client, read) for _, read, _ in SIDES], serials, repeat)
         print(f"\n### the same with httpx.AsyncClient, one asyncio loop\n| wire | turn | {header} |")
-        print("|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|")
         loop = asyncio.new_event_loop()
         aclient = httpx.AsyncClient()
         try:
