@@ -8,8 +8,8 @@ request gets a fresh turn (``benchmarks.turns``, made by the server from the ser
 a new response id, time and call ids), written one SSE event per write, each write one chunk of
 a chunked body; httpx hands each chunk over as one read (two, now and then, where a socket read
 ended inside it, as on any network). The client measures its own CPU time
-(``time.process_time``) for a batch of turns per side, the sides interleaved, and keeps the
-median of the runs:
+(``time.process_time``) request by request, the sides taking turns, each over its own batch of
+fresh turns, and keeps the median of the runs:
 
 - ``httpx + hand loop``: ``client.stream(...)`` and ``benchmarks.turns.HandLoop`` over
   ``iter_bytes()`` (``aiter_bytes()``), the floor;
@@ -194,16 +194,21 @@ def _timed(run: Run, batch: list[Job]) -> float:
 
 
 def _rows(runs: list[Run], serials: _Serials, repeat: int) -> None:
-    """One row per wire and turn: each side over its own fresh batch, in turn, ``repeat`` times
+    """One row per wire and turn: each side over its own fresh batch, the sides taking turns
+    request by request (so a change in the machine's load falls on all of them), ``repeat`` times
     after one run that warms up (connections, imports); the medians, and each ÷ the first."""
     for wire in WIRES:
         for label, size, calls, count in TURNS:
             times: list[list[float]] = [[] for _ in runs]
             for number in range(repeat + 1):
-                for run, spent in zip(runs, times, strict=True):
-                    took = _timed(run, serials.batch(wire, size, calls, count))
-                    if number:
-                        spent.append(took)
+                batches = [serials.batch(wire, size, calls, count) for _ in runs]
+                spent = [0.0 for _ in runs]
+                for at in range(count):
+                    for side, (run, batch) in enumerate(zip(runs, batches, strict=True)):
+                        spent[side] += _timed(run, batch[at : at + 1])
+                if number:
+                    for side, took in enumerate(spent):
+                        times[side].append(took / count)
             floor, *others = (statistics.median(spent) for spent in times)
             cells = [f"{floor * 1e6:.0f}", *(f"{other * 1e6:.0f} ({other / floor:.2f})" for other in others)]
             print(f"| {wire} | {label} | {' | '.join(cells)} |", flush=True)
