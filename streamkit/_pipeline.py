@@ -179,9 +179,9 @@ async def _aevents_of(
                     adapter.count += 1
                     taken = hot.take(item)
                     if taken is not None:
-                        for value in taken:
-                            if not calls:
-                                yield value  # a text delta: the hot read delivers no call
+                        if not calls:  # text deltas: the hot read delivers no call
+                            for value in taken:
+                                yield value
                         continue
                 for value in _read(assembler, adapter, item, hot):
                     if not calls or isinstance(value, Call):
