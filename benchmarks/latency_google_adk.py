@@ -1,7 +1,7 @@
 """The latency benchmark's Google ADK row: an ``LlmAgent`` over ``StreamkitLlm``, run by a ``Runner``.
 
 ADK runs a turn's calls after the model's whole response, together (see
-docs/frameworks/google-adk.md). Then it asks the model again: the timed model answers that
+docs/frameworks/google_adk.md). Then it asks the model again: the timed model answers that
 request itself, with no request sent, so one request is timed, as for the other rows.
 """
 
