@@ -78,8 +78,9 @@ async def crew(
     outputs: dict[str, Any] = {}
     weather = _weather(tools["get_weather"], asyncio.get_running_loop(), outputs)
     with httpx.Client() as http:
-        llm = _Timed(provider="anthropic", model="claude-sonnet-4", base_url=url.removesuffix("/v1/messages"))
-        llm.api_key, llm.http_client, llm._watch = "k", http, _Watch(clock)
+        base = url.removesuffix("/v1/messages")
+        llm = _Timed(provider="anthropic", model="claude-sonnet-4", base_url=base, api_key="k", http_client=http)
+        llm._watch = _Watch(clock)
         agent = Agent(role="forecaster", goal="answer", backstory="a forecaster", llm=llm, tools=[weather], max_iter=2)
         task = Task(description="Weather in three cities", expected_output="the weather", agent=agent)
         await anyio.to_thread.run_sync(Crew(agents=[agent], tasks=[task]).kickoff)

@@ -59,8 +59,9 @@ async def adk_runner(
     client: httpx.AsyncClient, url: str, tools: dict[str, Any], clock: Callable[[], float]
 ) -> tuple[list[ToolResult], float]:
     """``Runner.run_async`` on the turn, streaming: ADK runs the tools after the whole response."""
-    model = _Timed(provider="anthropic", model="claude-sonnet-4", base_url=url.removesuffix("/v1/messages"))
-    model.api_key, model.http_async_client, model._watch = "k", client, _Watch(clock)
+    base = url.removesuffix("/v1/messages")
+    model = _Timed(provider="anthropic", model="claude-sonnet-4", base_url=base, api_key="k", http_async_client=client)
+    model._watch = _Watch(clock)
     runner = InMemoryRunner(agent=LlmAgent(name="forecaster", model=model, tools=list(tools.values())), app_name="b")
     session = await runner.session_service.create_session(app_name="b", user_id="u")
     message = types.Content(role="user", parts=[types.Part(text="Weather in three cities")])

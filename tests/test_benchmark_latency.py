@@ -65,6 +65,7 @@ async def test_the_benchmark_runs_both_ways_on_a_tiny_case(anyio_backend: str) -
         ("google.adk", {"Google ADK Runner"}),
         ("boto3", {"boto3 loop, early", "boto3 install(), early", "boto3 Strands-like"}),
     ],
+    ids=lambda value: value.replace(".", "_") if isinstance(value, str) else "rows",  # -k google_adk
 )
 def test_an_installed_framework_has_its_rows(package: str, rows: set[str]) -> None:
     pytest.importorskip(package)
