@@ -206,41 +206,50 @@ def _http(response: Response) -> ModuleType:
     return http
 
 
+@contextlib.contextmanager
+def _refusing(response: Response, decoder: type[Decoder]) -> Iterator[bytearray]:
+    """Gather the start of a refused body into the ``bytearray`` given, then raise the refusal.
+
+    Both twins read the body their own way; what they keep, and that an error of the library
+    while reading it is dropped (the refusal matters more than the rest of its body), is here.
+    """
+    body = bytearray()
+    with contextlib.suppress(_http(response).HTTPError):
+        yield body
+    raise refusal(response, decoder, bytes(body))
+
+
+def _full(body: bytearray, chunk: bytes) -> bool:
+    """Add ``chunk``; true once a refusal has all of the body it quotes."""
+    body += chunk
+    return len(body) >= ERROR_BODY_LIMIT
+
+
 def check(response: Response, decoder: type[Decoder]) -> None:
     """Return if the response can be decoded; else close it and raise why, with its body's start."""
     if _accepted(response, decoder):
         return
-    http = _http(response)
-    body = bytearray()
-    try:
-        for chunk in response.iter_bytes():
-            body += chunk
-            if len(body) >= ERROR_BODY_LIMIT:
-                break
-    except http.HTTPError:
-        pass  # the refusal matters more than the rest of its body
-    finally:
-        response.close()
-    raise refusal(response, decoder, bytes(body))
+    with _refusing(response, decoder) as body:
+        try:
+            for chunk in response.iter_bytes():
+                if _full(body, chunk):
+                    break
+        finally:
+            response.close()
 
 
 async def acheck(response: Response, decoder: type[Decoder]) -> None:
     """The async twin of ``check``."""
     if _accepted(response, decoder):
         return
-    http = _http(response)
-    body = bytearray()
-    chunks = response.aiter_bytes()
-    try:
-        async for chunk in chunks:
-            body += chunk
-            if len(body) >= ERROR_BODY_LIMIT:
-                break
-    except http.HTTPError:
-        pass  # the refusal matters more than the rest of its body
-    finally:
-        await release(response, chunks)
-    raise refusal(response, decoder, bytes(body))
+    with _refusing(response, decoder) as body:
+        chunks = response.aiter_bytes()
+        try:
+            async for chunk in chunks:
+                if _full(body, chunk):
+                    break
+        finally:
+            await release(response, chunks)
 
 
 # -- reading a response ----------------------------------------------------------------------
