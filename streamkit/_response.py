@@ -255,25 +255,33 @@ async def acheck(response: Response, decoder: type[Decoder]) -> None:
 # -- reading a response ----------------------------------------------------------------------
 
 
-def _tee(tee: Tee, chunk: bytes) -> None:
+def _teed(tee: Tee | None, chunk: bytes) -> bytes:
+    """``chunk``, after ``tee`` got it."""
+    if tee is not None:
+        try:
+            tee(chunk)
+        except Exception as exc:  # the caller's own failure (a full disk), not the stream's
+            raise Passthrough(exc) from exc
+    return chunk
+
+
+@contextlib.contextmanager
+def _reading(response: Response) -> Iterator[None]:
+    """The library's errors while the body is read, as streamkit's: one mapping for both twins."""
     try:
-        tee(chunk)
-    except Exception as exc:  # the caller's own failure (a full disk), not the stream's
-        raise Passthrough(exc) from exc
+        yield
+    except _http(response).HTTPError as exc:
+        raise read_error(exc, response.request, during="reading the response of") from exc
 
 
 def read_body(response: Response, decoder: type[Decoder], tee: Tee | None, checked: bool) -> Iterator[bytes]:
     """The body's bytes, as the consumer asks for them; the response is closed at the end."""
     if not checked:
         check(response, decoder)
-    http = _http(response)
     try:
-        for chunk in response.iter_bytes():
-            if tee is not None:
-                _tee(tee, chunk)
-            yield chunk
-    except http.HTTPError as exc:
-        raise read_error(exc, response.request, during="reading the response of") from exc
+        with _reading(response):
+            for chunk in response.iter_bytes():
+                yield _teed(tee, chunk)
     finally:
         response.close()
 
@@ -284,14 +292,10 @@ async def aread_body(
     """The async twin of ``read_body``."""
     if not checked:
         await acheck(response, decoder)
-    http = _http(response)
     chunks = response.aiter_bytes()
     try:
-        async for chunk in chunks:
-            if tee is not None:
-                _tee(tee, chunk)
-            yield chunk
-    except http.HTTPError as exc:
-        raise read_error(exc, response.request, during="reading the response of") from exc
+        with _reading(response):
+            async for chunk in chunks:
+                yield _teed(tee, chunk)
     finally:
         await release(response, chunks)
