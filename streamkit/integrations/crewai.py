@@ -34,7 +34,7 @@ from .._errors import UsageError
 from .._turn_types import StreamEvent, Turn, TurnItem
 from .._types import ArgumentIssue, InvalidToolCall, TextDelta, ToolCall
 from ..adapters._base import call_id, dumps
-from ._chat import Entry, History, User, build, function_calls, offered, read_tools, refuse_custom, unparseable
+from ._chat import Entry, History, User, function_calls, prepare, read_tools, refuse_custom, unparseable
 from ._clients import DEFAULT_TIMEOUT, Clients, HoldsClients
 
 if TYPE_CHECKING:
@@ -165,22 +165,11 @@ class _Call:
         self.llm, self.messages, self.task, self.agent = llm, messages, task, agent
         self.streaming = bool(llm._effective_stream())
         offered_tools = read_tools(tools or ())
-        system, entries = _entries_of(llm._format_messages(messages), llm)
+        talk = _entries_of(llm._format_messages(messages), llm)
         sampling = {name: value for name in ("temperature", "top_p") if (value := getattr(llm, name)) is not None}
-        request = build(
-            llm.provider,
-            llm.model,
-            entries,
-            system=system,
-            tools=offered_tools,
-            base_url=llm.base_url,
-            api_key=llm.api_key,
-            max_tokens=int(llm.max_tokens) if llm.max_tokens is not None else None,
-            extra={**sampling, **llm.extra},
-        )
-        self.options: dict[str, Any] = {"url": request.url, "json": request.body, "headers": request.headers}
-        if llm.validate_calls and offered_tools:
-            self.options["tools"] = offered(offered_tools)
+        limit = int(llm.max_tokens) if llm.max_tokens is not None else None
+        extra = {**sampling, **llm.extra}
+        self.options = prepare(llm, llm.provider, llm.model, talk, offered_tools, llm.api_key, limit, extra).arguments()
         self.events: list[StreamEvent] = []
         self.calls = 0  # the calls streamed so far: each one's index in CrewAI's chunk events
         llm._emit_call_started_event(messages=messages, tools=tools, from_task=task, from_agent=agent)

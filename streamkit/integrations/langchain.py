@@ -54,7 +54,7 @@ from .._turn_types import (
 )
 from .._types import ArgumentIssue, InvalidToolCall, TextDelta, TokenUsage, ToolCall
 from ..adapters._base import call_id, dumps, error_payload
-from ._chat import Entry, History, Prepared, User, build, read_tools, refuse_custom, unparseable
+from ._chat import Entry, History, Prepared, User, prepare, read_tools, refuse_custom, unparseable
 from ._clients import DEFAULT_TIMEOUT, Clients, HoldsClients
 from ._early import STARTER
 from ._turn_json import turn_from_json, turn_json
@@ -143,19 +143,9 @@ class StreamkitChatModel(HoldsClients, BaseChatModel):
         kwargs = dict(kwargs)
         kwargs.pop("stream", None)
         tools = read_tools(kwargs.pop("tools", None) or ())
-        system, entries = _entries_of(messages, self.provider)
-        request = build(
-            self.provider,
-            self.model,
-            entries,
-            system=system,
-            tools=tools,
-            base_url=self.base_url,
-            api_key=None if self.api_key is None else self.api_key.get_secret_value(),
-            max_tokens=self.max_tokens,
-            extra={**self.extra, **kwargs},
-        )
-        return Prepared.of(request, tools, self.validate_calls)
+        talk = _entries_of(messages, self.provider)
+        key = None if self.api_key is None else self.api_key.get_secret_value()
+        return prepare(self, self.provider, self.model, talk, tools, key, self.max_tokens, {**self.extra, **kwargs})
 
     def _stream(
         self,
