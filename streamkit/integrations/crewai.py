@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import orjson
 from crewai.events.types.llm_events import LLMCallType
 from crewai.llms.base_llm import BaseLLM, llm_call_context
-from pydantic import Field, PrivateAttr
+from pydantic import PrivateAttr
 
 from .._client import astream, stream
 from .._errors import UsageError
@@ -35,7 +35,7 @@ from .._turn_types import StreamEvent, Turn, TurnItem
 from .._types import ArgumentIssue, InvalidToolCall, TextDelta, ToolCall
 from ..adapters._base import call_id, dumps
 from ._chat import Entry, History, User, function_calls, prepare, read_tools, refuse_custom, unparseable
-from ._clients import DEFAULT_TIMEOUT, Clients, HoldsClients
+from ._fields import ClientFields
 
 if TYPE_CHECKING:
     from crewai.agents.agent_builder.base_agent import BaseAgent
@@ -48,7 +48,7 @@ __all__ = ("StreamkitLLM",)
 KEPT_TURNS = 256
 
 
-class StreamkitLLM(HoldsClients, BaseLLM):
+class StreamkitLLM(ClientFields, BaseLLM):
     """A CrewAI LLM for one provider's API, its streams decoded by streamkit.
 
     Give it to ``Agent(llm=...)``; a ``Crew`` runs as usual, ``stream=True`` or not. Each call
@@ -73,12 +73,6 @@ class StreamkitLLM(HoldsClients, BaseLLM):
 
     llm_type: str = "streamkit"
     provider: Literal["anthropic", "gemini", "mistral", "openai_chat", "openai_responses"]  # type: ignore[assignment]
-    extra: dict[str, Any] = Field(default_factory=dict)
-    http_client: Any = Field(default=None, exclude=True)
-    http_async_client: Any = Field(default=None, exclude=True)
-    timeout: float = DEFAULT_TIMEOUT
-    validate_calls: bool = True
-    _clients: Clients | None = PrivateAttr(default=None)
     _turns: dict[str, Turn] = PrivateAttr(default_factory=dict)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
@@ -133,11 +127,6 @@ class StreamkitLLM(HoldsClients, BaseLLM):
                 self._emit_call_failed_event(str(exc), from_task, from_agent)
                 raise
             return call.answer(response_model)
-
-    def _http(self) -> Clients:
-        if self._clients is None:
-            self._clients = Clients(self.http_client, self.http_async_client, timeout=self.timeout)
-        return self._clients
 
     def _keep(self, turn: Turn) -> None:
         with self._lock:
