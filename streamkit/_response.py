@@ -268,9 +268,10 @@ def _teed(tee: Tee | None, chunk: bytes) -> bytes:
 @contextlib.contextmanager
 def _reading(response: Response) -> Iterator[None]:
     """The library's errors while the body is read, as streamkit's: one mapping for both twins."""
+    http = _http(response)  # looked up on entry: the lookup may fail once the interpreter is closing
     try:
         yield
-    except _http(response).HTTPError as exc:
+    except http.HTTPError as exc:
         raise read_error(exc, response.request, during="reading the response of") from exc
 
 

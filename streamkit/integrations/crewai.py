@@ -21,7 +21,8 @@ the stored turn back while the history still shows it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
@@ -97,13 +98,9 @@ class StreamkitLLM(ClientFields, BaseLLM):
         """One model turn: its text, or its calls as OpenAI-style dicts for CrewAI to run."""
         with llm_call_context():
             call = _Call(self, messages, tools, from_task, from_agent)
-            try:
-                with stream(self._http().sync(), self.provider, **call.options) as events:
-                    for event in events:
-                        call.feed(event)
-            except Exception as exc:
-                self._emit_call_failed_event(str(exc), from_task, from_agent)
-                raise
+            with call.failure_told(), stream(self._http().sync(), self.provider, **call.options) as events:
+                for event in events:
+                    call.feed(event)
             return call.answer(response_model)
 
     async def acall(
@@ -119,13 +116,10 @@ class StreamkitLLM(ClientFields, BaseLLM):
         """``call``, on the running event loop."""
         with llm_call_context():
             call = _Call(self, messages, tools, from_task, from_agent)
-            try:
+            with call.failure_told():
                 async with astream(self._http().async_(), self.provider, **call.options) as events:
                     async for event in events:
                         call.feed(event)
-            except Exception as exc:
-                self._emit_call_failed_event(str(exc), from_task, from_agent)
-                raise
             return call.answer(response_model)
 
     def _keep(self, turn: Turn) -> None:
@@ -162,6 +156,16 @@ class _Call:
         self.events: list[StreamEvent] = []
         self.calls = 0  # the calls streamed so far: each one's index in CrewAI's chunk events
         llm._emit_call_started_event(messages=messages, tools=tools, from_task=task, from_agent=agent)
+
+    @contextmanager
+    def failure_told(self) -> Iterator[None]:
+        """CrewAI's failure event for an error while the request is sent or its stream read (both
+        twins'), then the error itself; one in ``answer`` is not the call's failure."""
+        try:
+            yield
+        except Exception as exc:
+            self.llm._emit_call_failed_event(str(exc), self.task, self.agent)
+            raise
 
     def feed(self, event: StreamEvent) -> None:
         refuse_custom(event, "CrewAI")
