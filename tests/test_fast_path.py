@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from streamkit import Limits, StreamError, ToolCall
 from streamkit._assembler import Assembler
 from streamkit._events import Frame, Payloads
-from streamkit.providers import OpenAIChatDecoder
+from streamkit.providers import Decoder, OpenAIChatDecoder, _base
 
 from .helpers import fixtures, split_at
 
@@ -314,3 +314,45 @@ def test_each_token_and_padding_after_a_learned_template(provider: str, token: s
     data = _stream(provider, drawn)
     for size in SIZES:
         same(data, provider, chunked(data, size))
+
+
+@pytest.mark.parametrize("provider", ["openai_chat", "anthropic"])
+def test_a_template_is_proved_by_one_probe_once_per_shape(provider: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Learning the call's template costs one probe (OpenAI's padding proved unread by the same
+    # one); a second response of the same shape learns it with none, and reads the same.
+    monkeypatch.setattr(_base, "_PROOFS", {})
+    probes: list[tuple[int, int] | None] = []
+    prove = Decoder._proves
+
+    def counted(decoder: Decoder, *args: Any) -> bool:
+        probes.append(args[-1])
+        return prove(decoder, *args)
+
+    monkeypatch.setattr(Decoder, "_proves", counted)
+    arguments, data = _long_call(provider)
+    first = same(data, provider, by_events(data, 1))
+    assert len(probes) == 1
+    assert (probes[0] is not None) is (provider == "openai_chat")  # OpenAI's obfuscation: a hole
+    assert same(data, provider, by_events(data, 1)) == first
+    assert len(probes) == 1
+    assert isinstance(first[0][0], ToolCall)
+    assert first[0][0].input == arguments
+
+
+def test_a_padding_the_decoder_reads_is_never_a_hole() -> None:
+    # The last string of the chunk is "object", which an error chunk sets to "error": the probe's
+    # padding is that value, so the template keeps the chunk's own "object" as fixed bytes, and a
+    # chunk that says "error" is read by the general path, as the error it is, on both paths.
+    def chunk(arguments: str, kind: str) -> str:
+        entry = {"index": 0, "function": {"arguments": arguments}}
+        return orjson.dumps({"choices": [{"delta": {"tool_calls": [entry]}}], "object": kind}).decode()
+
+    start = {"index": 0, "id": "c", "function": {"name": "f", "arguments": ""}}
+    lines = [orjson.dumps({"choices": [{"delta": {"tool_calls": [start]}}], "object": "chunk"}).decode()]
+    lines += [chunk('{"a', "chunk"), chunk('": ', "chunk"), chunk("1", "error"), chunk("}", "chunk"), "[DONE]"]
+    data = "".join(f"data: {line}\n\n" for line in lines).encode()
+    for reads in (by_events(data, 1), by_events(data, 3), chunked(data, 1 << 20)):
+        values, error = same(data, "openai_chat", reads)
+        assert values == []
+        assert error is not None
+        assert error[0] == "ProviderError"

@@ -48,8 +48,17 @@ _MAX_PATIENCE = 64
 _NEVER = re.compile(b"(?!)").fullmatch
 #: A JSON string token that is not empty, by its quotes and escapes; orjson then judges it.
 _TOKEN = rb'("(?=[^"])[^"\\\n]*(?:\\[^\n][^"\\\n]*)*")'
-#: Paddings put in a candidate unread string's place: it must change nothing the decoder reads.
-_PADS = (b"", b"streamkit0pad", b"error")
+#: The padding put in a candidate unread string's place, beside the probe: it must change nothing
+#: the decoder reads. The payload read as the delta already showed one value (often empty); this
+#: one is not empty, and is the value with a meaning (an error chunk's ``"object": "error"``).
+_PAD = b"error"
+_OTHER_PAD = b"streamkit0pad"  # when the payload's own padding is that value already
+#: Proofs already made, by the template's shape (the decoder's kind and options, the event, the
+#: prefix, the fragment's place, the suffix with its unread string left out): a response of a
+#: shape seen before (Anthropic's delta events hold no response id) learns its template with no
+#: probe.
+_PROOFS: dict[tuple[Any, ...], bool] = {}
+_MAX_PROOFS = 256
 _NO_TOKENS = TokenUsage()
 
 
@@ -355,7 +364,8 @@ class Decoder(ABC):
         The fragment's string token is found in the payload and replaced by a probe; the
         general path must read the probe payload as the same call's fragment (the same choice's
         text) with the probe's text. A decoder that declares ``plain_fragments`` (``plain_text``)
-        changes no state on such a payload, so the proof costs nothing but time, once per run.
+        changes no state on such a payload, so the proof costs nothing but time: one probe, once
+        per shape (``_PROOFS``).
         """
         text = delta.text
         if text == _PROBE:
@@ -367,10 +377,14 @@ class Decoder(ABC):
             return  # escaped otherwise than orjson writes it: no template for this call
         prefix, suffix = data[: at + 1], data[at + len(token) - 1 :]
         hole = _unread(suffix)
-        if hole is not None and not self._proves(frame, delta, prefix, suffix, hole):
-            hole = None  # the string is read after all: the suffix is fixed bytes
-        if hole is not None or self._proves(frame, delta, prefix, suffix, None):
+        shape = (type(self), self.early_close, self.limits, frame.event, prefix, type(delta), delta.index, delta.choice)
+        if hole is not None and _proven(
+            (*shape, suffix[: hole[0] + 1] + suffix[hole[1] :], True),
+            lambda: self._proves(frame, delta, prefix, suffix, hole),
+        ):
             self._template = Template(frame.event, prefix, suffix, hole, delta)
+        elif _proven((*shape, suffix, False), lambda: self._proves(frame, delta, prefix, suffix, None)):
+            self._template = Template(frame.event, prefix, suffix, None, delta)  # the string is read
 
     def _proves(
         self,
@@ -381,21 +395,20 @@ class Decoder(ABC):
         hole: tuple[int, int] | None,
     ) -> bool:
         """Whether the general path reads the payload with the probe in the fragment's place
-        (and each probe padding in the unread string's) as the call's fragment of probe text."""
-        pads = (b"",) if hole is None else _PADS
+        (and another padding in the unread string's) as the call's fragment of probe text."""
         expected: list[Event] = [
             TextReceived(_PROBE, delta.choice, delta.index)
             if type(delta) is TextReceived
             else ArgumentsDelta(delta.index, _PROBE, delta.choice)  # type: ignore[arg-type]  # an int
         ]
-        for pad in pads:
-            after = suffix if hole is None else suffix[: hole[0] + 1] + pad + suffix[hole[1] :]
-            try:
-                if self.feed(Frame(frame.event, (prefix + _PROBE_JSON + after).decode())) != expected:
-                    return False
-            except StreamkitError:
-                return False
-        return True
+        after = suffix
+        if hole is not None:
+            pad = _OTHER_PAD if suffix[hole[0] + 1 : hole[1]] == _PAD else _PAD
+            after = suffix[: hole[0] + 1] + pad + suffix[hole[1] :]
+        try:
+            return self.feed(Frame(frame.event, (prefix + _PROBE_JSON + after).decode())) == expected
+        except StreamkitError:
+            return False
 
     @abstractmethod
     def feed_payload(self, payload: Any, event: str | None = None) -> list[Event]:
@@ -486,6 +499,16 @@ def _with_value(item: Event, value: Any) -> Event:
         return replace(item, value=value)
     assert isinstance(item, CallReceived)
     return replace(item, arguments=value)
+
+
+def _proven(shape: tuple[Any, ...], prove: Callable[[], bool]) -> bool:
+    """``prove()``, once per shape: the cache is bounded, its oldest proof dropped first."""
+    proved = _PROOFS.get(shape)
+    if proved is None:
+        proved = _PROOFS[shape] = prove()
+        if len(_PROOFS) > _MAX_PROOFS:
+            del _PROOFS[next(iter(_PROOFS))]
+    return proved
 
 
 def ends(events: list[Event]) -> bool:
