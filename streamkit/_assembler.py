@@ -431,7 +431,7 @@ def _as_invalid(call: Call) -> InvalidToolCall:
 
 
 def _make_decoder(provider: Provider | Decoder, *, early_close: bool) -> Decoder:
-    if isinstance(provider, Decoder):
+    if type(provider) is not str and isinstance(provider, Decoder):  # a slug skips the ABC's check
         return provider
     cls = decoder_for(provider)
     if early_close and not cls.supports_early_close:

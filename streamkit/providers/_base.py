@@ -300,12 +300,17 @@ class Decoder(ABC):
         Any other payload (or a token that is not one JSON string) takes the general path.
         """
         template = self._template
-        if template is not None:
+        names = batch.events
+        if template is None:
+            if len(batch.data) == 1:  # one event, as most boundary events come: no loop to set up
+                events = self._general(Frame(None if names is None else names[0], batch.data[0].decode()))
+                out += events
+                return ends(events)
+        else:
             texts = template.whole(batch)
             if texts is not None:
                 out += template.batch(texts)
                 return False
-        names = batch.events
         prefix, match = (template.prefix, template.match) if template is not None else (b"\x00", _NEVER)
         run: list[str] = []
         loads, bad = orjson.loads, orjson.JSONDecodeError
@@ -513,7 +518,7 @@ def _proven(shape: tuple[Any, ...], prove: Callable[[], bool]) -> bool:
 
 def ends(events: list[Event]) -> bool:
     """Whether a frame's events hold the end-of-stream marker."""
-    return any(type(event) is ResponseEnded for event in events)
+    return ResponseEnded in map(type, events)
 
 
 def field(obj: Any, key: str, kind: type[T], path: str, decoder: Decoder, event: str | None) -> T:
