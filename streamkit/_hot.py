@@ -30,7 +30,7 @@ from ._turn_types import StreamEvent
 from ._types import TextDelta
 from .providers._base import Decoder, Template
 
-__all__ = ("HotRead", "arm")
+__all__ = ("HotRead", "arm", "text_delta")
 
 _loads = orjson.loads
 _BAD = orjson.JSONDecodeError
@@ -101,7 +101,7 @@ class HotRead:
         slot = self.slot
         if slot is None:
             template = self.template
-            out: list[StreamEvent] = [TextDelta(text, choice=template.choice, index=template.index) for text in texts]
+            out: list[StreamEvent] = [text_delta(text, template.choice, template.index) for text in texts]
         elif slot.size + sum(map(len, texts)) > self.limit:
             return None  # the general path raises, naming the call
         else:
@@ -131,6 +131,22 @@ class HotRead:
         self.framer.passed(self.size)
         self.template.hits += self.reads
         return self.held
+
+
+_new = object.__new__
+_fields = vars(TextDelta)  # the slots' descriptors
+_set_text, _set_choice, _set_index = (_fields[name].__set__ for name in ("text", "choice", "index"))
+
+
+def text_delta(text: str, choice: int, index: int | None) -> TextDelta:
+    """``TextDelta(text, choice=choice, index=index)``, its slots set directly: a frozen
+    dataclass's ``__init__`` sets each field through ``object.__setattr__``, which costs twice as
+    much, and a turn's text is most of its events."""
+    delta: TextDelta = _new(TextDelta)
+    _set_text(delta, text)
+    _set_choice(delta, choice)
+    _set_index(delta, index)
+    return delta
 
 
 def arm(framer: object, decoder: Decoder, accumulator: Accumulator, event_limit: int) -> HotRead | None:

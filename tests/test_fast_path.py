@@ -10,6 +10,7 @@ pipeline's hot read (``streamkit._hot``) takes a call's fragments in one stage c
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -18,9 +19,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamkit import Limits, StreamError, ToolCall
+from streamkit import Limits, StreamError, TextDelta, ToolCall
 from streamkit._assembler import Assembler
 from streamkit._events import Frame, Payloads
+from streamkit._hot import text_delta
 from streamkit.providers import Decoder, OpenAIChatDecoder, _base
 
 from .helpers import fixtures, split_at
@@ -356,3 +358,14 @@ def test_a_padding_the_decoder_reads_is_never_a_hole() -> None:
         assert values == []
         assert error is not None
         assert error[0] == "ProviderError"
+
+
+@pytest.mark.parametrize(("text", "choice", "index"), [("a", 0, None), ("déjà 数据", 2, 5), ("", 0, 0)])
+def test_a_text_delta_made_from_its_slots_is_the_dataclass_value(text: str, choice: int, index: int | None) -> None:
+    # The hot read and the composer set a TextDelta's slots directly: every field the class has
+    # is set, so the value equals, hashes and prints as the one its __init__ makes.
+    made = text_delta(text, choice, index)
+    assert [field.name for field in dataclasses.fields(TextDelta)] == ["text", "choice", "index"]
+    assert made == TextDelta(text, choice=choice, index=index)
+    assert hash(made) == hash(TextDelta(text, choice=choice, index=index))
+    assert repr(made) == repr(TextDelta(text, choice=choice, index=index))
