@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 
 from ._errors import FramingError, LimitExceededError
 from ._events import Frame, Payloads
@@ -343,21 +343,19 @@ def _whole(head: bytes, out: list[Frame | Payloads], names: dict[bytes, str | No
         out.append(Payloads(None, values))
         return True
     if head.startswith(b"event: "):
-        raw: Sequence[bytes]
-        data: Sequence[bytes]
         if head.count(b"\n") == 3:  # one event (a read of one, as a token-streaming server sends)
             cut = head.find(b"\n")
             if not head.startswith(b"data: ", cut + 1):
                 return False
-            raw, data = (head[7:cut],), (head[cut + 7 : -2],)
-        else:
-            pairs = _EVENT.findall(head)
-            if not pairs:
-                return False
-            raw, data = zip(*pairs, strict=True)
-            # The matches are disjoint; they cover the whole head only if their lengths add up to it.
-            if 16 * len(pairs) + sum(map(len, raw)) + sum(map(len, data)) != len(head):
-                return False
+            out.append(Payloads((_name(head[7:cut], names),), (head[cut + 7 : -2],)))
+            return True
+        pairs = _EVENT.findall(head)
+        if not pairs:
+            return False
+        raw, data = zip(*pairs, strict=True)
+        # The matches are disjoint; they cover the whole head only if their lengths add up to it.
+        if 16 * len(pairs) + sum(map(len, raw)) + sum(map(len, data)) != len(head):
+            return False
         events = [names.get(name, _UNKNOWN) for name in raw]
         if _UNKNOWN in events:
             events = [_name(name, names) for name in raw]

@@ -74,10 +74,18 @@ def _unread(suffix: bytes) -> tuple[int, int] | None:
 
 
 @lru_cache(maxsize=256)
-def _shapes(before: int, rest: bytes) -> tuple[Callable[..., re.Match[bytes] | None], Callable[[bytes], list[bytes]]]:
+def _shapes(
+    before: int, suffix: bytes, hole: int | None
+) -> tuple[Callable[..., re.Match[bytes] | None], Callable[[bytes], list[bytes]]]:
     """A template's two patterns, which depend on its prefix only by length: a response's id,
     time and model sit in the prefix, so every new response has new prefix bytes, and a pattern
-    holding them would be compiled anew for each (some 350 µs). The prefix is checked apart."""
+    holding them would be compiled anew for each (some 350 µs). The prefix is checked apart.
+    ``suffix`` comes with its unread string left out (its opening quote at ``hole``), so the
+    cache holds one entry per shape, escaped once."""
+    if hole is None:
+        rest = re.escape(suffix[1:])
+    else:
+        rest = re.escape(suffix[1 : hole + 1]) + rb"[A-Za-z0-9]*" + re.escape(suffix[hole + 1 :])
     whole = re.compile(_TOKEN + rest).fullmatch
     lines = re.compile(b"^[^\n]{%d}" % before + _TOKEN + rest + b"$", re.MULTILINE).findall
     return whole, lines
@@ -106,13 +114,10 @@ class Template:
         self.event = event
         self.prefix = prefix
         self.start = len(prefix) - 1  # the token's opening quote
-        if hole is None:
-            rest = re.escape(suffix[1:])
-        else:
-            rest = re.escape(suffix[1 : hole[0] + 1]) + rb"[A-Za-z0-9]*" + re.escape(suffix[hole[1] :])
+        shape = suffix if hole is None else suffix[: hole[0] + 1] + suffix[hole[1] :]
         # The same shape, one payload a line: a whole batch is read with one search, once its
         # every line is seen to start with the prefix (``rows``).
-        self.match, self.lines = _shapes(self.start, rest)
+        self.match, self.lines = _shapes(self.start, shape, None if hole is None else hole[0])
         self.rows = b"\n" + prefix[:-1]
         #: Whether the string is a piece of text (``TextReceived``) rather than a call's fragment.
         self.is_text = type(sample) is TextReceived
@@ -439,7 +444,8 @@ class Decoder(ABC):
         nothing more.
         """
         for item in events:
-            if _holds_value(item) and may_be_inexact(_value(item)):
+            kind = type(item)  # ``_holds_value``, written out: this runs for every event read
+            if (kind is ArgumentsValue or kind is CallReceived) and may_be_inexact(_value(item)):
                 break
         else:
             return events
