@@ -369,3 +369,18 @@ def test_a_text_delta_made_from_its_slots_is_the_dataclass_value(text: str, choi
     assert made == TextDelta(text, choice=choice, index=index)
     assert hash(made) == hash(TextDelta(text, choice=choice, index=index))
     assert repr(made) == repr(TextDelta(text, choice=choice, index=index))
+
+
+def test_the_proofs_kept_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    # OpenAI Chat's prefix holds the response's id, so each response is a shape of its own: the
+    # proofs kept never pass the bound, and a response after the cache was emptied reads the same.
+    monkeypatch.setattr(_base, "_PROOFS", {})
+    monkeypatch.setattr(_base, "_MAX_PROOFS", 3)
+    for number in range(7):
+        arguments, data = _long_call("openai_chat")
+        data = data.replace(b'"chatcmpl-1"', f'"chatcmpl-{number}"'.encode())
+        values, error = same(data, "openai_chat", by_events(data, 1))
+        assert error is None
+        assert isinstance(values[0], ToolCall)
+        assert values[0].input == arguments
+        assert 1 <= len(_base._PROOFS) <= 3

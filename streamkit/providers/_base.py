@@ -513,12 +513,13 @@ def _with_value(item: Event, value: Any) -> Event:
 
 
 def _proven(shape: tuple[Any, ...], prove: Callable[[], bool]) -> bool:
-    """``prove()``, once per shape: the cache is bounded, its oldest proof dropped first."""
+    """``prove()``, once per shape. The cache is bounded: full, it is emptied (one step, safe
+    with streams read in other threads), and the shapes still in use are proved again."""
     proved = _PROOFS.get(shape)
     if proved is None:
+        if len(_PROOFS) >= _MAX_PROOFS:
+            _PROOFS.clear()
         proved = _PROOFS[shape] = prove()
-        if len(_PROOFS) > _MAX_PROOFS:
-            del _PROOFS[next(iter(_PROOFS))]
     return proved
 
 
