@@ -9,17 +9,21 @@ its tokens take at ``--tokens-per-second``. The tools sleep (``anyio.sleep``). M
 time, from sending the request: the first tool result, and the last one together with the end of
 the stream (what the application waits for before its next request). Each scenario alternates
 the two ways ``--repeat`` times; the medians and their ratio are printed.
+
+Each installed framework adds its own loop's rows (``FRAMEWORKS``); one not installed is skipped,
+saying so, and ``--only`` keeps one framework's rows (CrewAI and Google ADK have virtualenvs of
+their own). The boto3 rows read the same turn as Bedrock's ConverseStream sends it.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
+import importlib
 import json
 import statistics
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +32,7 @@ import httpx
 
 import streamkit
 from streamkit import ToolCall, ToolResult
+from tests.eventstream_encode import event as aws_event
 from tests.server import LoopbackServer, Reply
 
 #: Characters per token, for the pace: about four in English text and JSON.
@@ -89,7 +94,7 @@ def anthropic_turn(fragment: int = 7) -> list[tuple[bytes, int]]:
             delta = {"index": index, "delta": {"type": "input_json_delta", "partial_json": piece}}
             out.append((_event("content_block_delta", delta), len(piece)))
         out.append((_event("content_block_stop", {"index": index}), 0))
-    paced = [(data, -(-chars // CHARS_PER_TOKEN)) for data, chars in out]
+    paced = with_tokens(out)
     usage = {"output_tokens": sum(tokens for _, tokens in paced)}  # the tokens as paced
     paced.append(
         (_event("message_delta", {"delta": {"stop_reason": "tool_use", "stop_sequence": None}, "usage": usage}), 0)
@@ -98,13 +103,56 @@ def anthropic_turn(fragment: int = 7) -> list[tuple[bytes, int]]:
     return paced
 
 
-def reply(tokens_per_second: float, fragment: int = 7) -> Reply:
-    """The turn as the server sends it: each write after the time its tokens take."""
-    writes = anthropic_turn(fragment)
+def bedrock_turn(fragment: int = 7) -> list[tuple[bytes, int]]:
+    """The same turn as Bedrock's ConverseStream sends it (``anthropic_turn``'s text, calls and
+    pace): an AWS event-stream message per event, as botocore parses them."""
+    out = [(aws_event("messageStart", {"role": "assistant"}), 0)]  # (bytes, the characters they carry)
+    pieces = _fragments(TEXT, 4 * CHARS_PER_TOKEN)
+    out += [(aws_event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": p}}), len(p)) for p in pieces]
+    out.append((aws_event("contentBlockStop", {"contentBlockIndex": 0}), 0))
+    for index, (call_id, name, arguments) in enumerate(CALLS, start=1):
+        start = {"contentBlockIndex": index, "start": {"toolUse": {"toolUseId": call_id, "name": name}}}
+        out.append((aws_event("contentBlockStart", start), len(name)))
+        for piece in _fragments(json.dumps(arguments), fragment):
+            delta = {"contentBlockIndex": index, "delta": {"toolUse": {"input": piece}}}
+            out.append((aws_event("contentBlockDelta", delta), len(piece)))
+        out.append((aws_event("contentBlockStop", {"contentBlockIndex": index}), 0))
+    paced = with_tokens(out)
+    outputs = sum(tokens for _, tokens in paced)  # the tokens as paced
+    paced.append((aws_event("messageStop", {"stopReason": "tool_use"}), 0))
+    usage = {"inputTokens": 472, "outputTokens": outputs, "totalTokens": 472 + outputs}
+    paced.append((aws_event("metadata", {"usage": usage, "metrics": {"latencyMs": 412}}), 0))
+    return paced
+
+
+#: Each provider's form of the turn, and its content type.
+TURNS: dict[str, tuple[Callable[[int], list[tuple[bytes, int]]], str]] = {
+    "anthropic": (anthropic_turn, "text/event-stream"),
+    "bedrock": (bedrock_turn, "application/vnd.amazon.eventstream"),
+}
+
+
+def with_tokens(writes: list[tuple[bytes, int]]) -> list[tuple[bytes, int]]:
+    """Each write with the tokens its characters take."""
+    return [(data, -(-chars // CHARS_PER_TOKEN)) for data, chars in writes]
+
+
+def paced_reply(
+    writes: list[tuple[bytes, int]], tokens_per_second: float, content_type: str = "text/event-stream"
+) -> Reply:
+    """``writes`` (each with its tokens) as the server sends them: each after the time its tokens take."""
     return Reply(
         writes=[data for data, _ in writes],
         pauses={number: tokens / tokens_per_second for number, (_, tokens) in enumerate(writes) if tokens},
+        content_type=content_type,
     )
+
+
+def reply(tokens_per_second: float, fragment: int = 7, provider: str = "anthropic") -> Reply:
+    """The turn, in ``provider``'s form, as the server sends it: each write after the time its
+    tokens take."""
+    writes, content_type = TURNS[provider]
+    return paced_reply(writes(fragment), tokens_per_second, content_type)
 
 
 def tools(durations: Sequence[float], clock: Callable[[], float], finished: list[float]) -> dict[str, Any]:
@@ -150,42 +198,70 @@ async def after(
 
 
 WAYS: dict[str, Way] = {"run_tools (early)": early, "after the stream": after}
-#: Each framework's own loop, where the framework is installed; they run on asyncio only.
+#: Each framework's rows, by its name for ``--only``: the module that runs them (importing the
+#: framework) and each row's name with its function there. They run on asyncio only.
+FRAMEWORKS: dict[str, tuple[str, dict[str, str]]] = {
+    "openai-agents": ("benchmarks.latency_openai_agents", {"openai-agents Runner": "openai_agents"}),
+    "pydantic-ai": ("benchmarks.latency_pydantic_ai", {"pydantic-ai (early)": "run"}),
+    "langchain": (
+        "benchmarks.latency_langchain",
+        {"langchain create_agent": "after", "langchain + early tools": "early"},
+    ),
+    "litellm": ("benchmarks.latency_litellm", {"LiteLLM, own loop": "litellm_early"}),
+    "agno": ("benchmarks.latency_agno", {"agno Agent": "agno_agent"}),
+    "smolagents": ("benchmarks.latency_smolagents", {"smolagents agent": "smolagents_agent"}),
+    "crewai": ("benchmarks.latency_crewai", {"CrewAI Crew": "crew"}),
+    "google-adk": ("benchmarks.latency_google_adk", {"Google ADK Runner": "adk_runner"}),
+    "boto3": (
+        "benchmarks.latency_boto3",
+        {
+            "boto3 loop, early": "plain",
+            "boto3 install(), early": "installed",
+            "boto3 Strands-like": "strands",
+        },
+    ),
+}
+#: The rows of each framework installed here, and the framework of each row.
 FRAMEWORK_WAYS: dict[str, Way] = {}
-with contextlib.suppress(ImportError):
-    from benchmarks.latency_openai_agents import openai_agents
+FRAMEWORK_OF: dict[str, str] = {}
+#: Why each framework that is not installed here has no rows.
+SKIPPED: dict[str, str] = {}
+#: More paths the server answers, each with the turn in its provider's form: those a framework's
+#: module declares in its ``PATHS`` (a provider other than Anthropic, in ``TURNS``).
+PATHS: dict[str, str] = {}
 
-    FRAMEWORK_WAYS["openai-agents Runner"] = openai_agents
-with contextlib.suppress(ImportError):
-    from benchmarks.latency_pydantic_ai import run as pydantic_ai
 
-    FRAMEWORK_WAYS["pydantic-ai (early)"] = pydantic_ai
-with contextlib.suppress(ImportError):
-    from benchmarks import latency_langchain
+def _load(framework: str, module_name: str, rows: dict[str, str]) -> None:
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        if (exc.name or "").startswith("benchmarks"):
+            raise  # the row's own module is broken, not the framework missing
+        SKIPPED[framework] = f"not installed here ({exc})"
+        return
+    for row, function in rows.items():
+        FRAMEWORK_WAYS[row] = getattr(module, function)
+        FRAMEWORK_OF[row] = framework
+    PATHS.update(getattr(module, "PATHS", {}))
 
-    FRAMEWORK_WAYS.update(latency_langchain.WAYS)
-with contextlib.suppress(ImportError):
-    from benchmarks.latency_litellm import litellm_early
 
-    FRAMEWORK_WAYS["LiteLLM, own loop"] = litellm_early
-with contextlib.suppress(ImportError):
-    from benchmarks.latency_agno import agno_agent
-
-    FRAMEWORK_WAYS["agno Agent"] = agno_agent
-with contextlib.suppress(ImportError):
-    from benchmarks.latency_smolagents import smolagents_agent
-
-    FRAMEWORK_WAYS["smolagents agent"] = smolagents_agent
+for _framework, (_module, _rows) in FRAMEWORKS.items():
+    _load(_framework, _module, _rows)
 WAYS.update(FRAMEWORK_WAYS)
 
 
-def ways() -> dict[str, Way]:
-    """The ways that can run here: the frameworks' loops need asyncio (not trio)."""
+def ways(only: Collection[str] | None = None) -> dict[str, Way]:
+    """The ways that can run here, of the frameworks in ``only`` (all by default): the frameworks'
+    loops need asyncio (not trio)."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         return {name: way for name, way in WAYS.items() if name not in FRAMEWORK_WAYS}
-    return WAYS
+    return {
+        name: way
+        for name, way in WAYS.items()
+        if name not in FRAMEWORK_OF or only is None or FRAMEWORK_OF[name] in only
+    }
 
 
 async def turn(client: httpx.AsyncClient, url: str, way: Way, durations: Sequence[float]) -> Timing:
@@ -204,12 +280,12 @@ async def turn(client: httpx.AsyncClient, url: str, way: Way, durations: Sequenc
 
 
 async def measure(
-    client: httpx.AsyncClient, url: str, durations: Sequence[float], repeat: int
+    client: httpx.AsyncClient, url: str, durations: Sequence[float], repeat: int, only: Collection[str] | None = None
 ) -> dict[str, list[Timing]]:
     """Each way ``repeat`` times, alternating, over one keep-alive connection."""
-    out: dict[str, list[Timing]] = {name: [] for name in ways()}
+    out: dict[str, list[Timing]] = {name: [] for name in ways(only)}
     for _ in range(repeat):
-        for name, way in ways().items():
+        for name, way in ways(only).items():
             out[name].append(await turn(client, url, way, durations))
     return out
 
@@ -234,17 +310,22 @@ def report(name: str, timings: dict[str, list[Timing]]) -> list[str]:
     return lines
 
 
-async def main_async(repeat: int, tokens_per_second: float, scenarios: dict[str, tuple[float, ...]]) -> list[str]:
-    """Every scenario's table, from one server and one client."""
+async def main_async(
+    repeat: int, tokens_per_second: float, scenarios: dict[str, tuple[float, ...]], only: Collection[str] | None = None
+) -> list[str]:
+    """Every scenario's table, from one server and one client; of the frameworks in ``only`` (all
+    by default)."""
     server = LoopbackServer()
     server.routes["/v1/messages"] = reply(tokens_per_second)
+    for path, provider in PATHS.items():
+        server.routes[path] = reply(tokens_per_second, provider=provider)
     try:
         lines: list[str] = []
         async with httpx.AsyncClient(timeout=30) as client:
-            for way in ways().values():  # one untimed turn each: a framework's first call imports much of it
+            for way in ways(only).values():  # one untimed turn each: a framework's first call imports much of it
                 await turn(client, server.url("/v1/messages"), way, (0.0, 0.0, 0.0))
             for name, durations in scenarios.items():
-                lines += report(name, await measure(client, server.url("/v1/messages"), durations, repeat))
+                lines += report(name, await measure(client, server.url("/v1/messages"), durations, repeat, only))
         return lines
     finally:
         server.close()
@@ -255,6 +336,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="one turn per way and scenario (about 10 s)")
     parser.add_argument("--repeat", type=int, default=5, help="turns per way and scenario (default 5)")
     parser.add_argument("--tokens-per-second", type=float, default=60.0, help="the model's pace (default 60)")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=FRAMEWORKS,
+        help="this framework's rows alone, beside run_tools' (repeatable)",
+    )
     args = parser.parse_args(argv)
     repeat: int = 1 if args.quick else args.repeat
     pace: float = args.tokens_per_second
@@ -263,7 +350,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"An Anthropic turn of {turn_tokens} tokens (text, then 3 parallel calls) at {args.tokens_per_second:g} "
         f"tokens/s over loopback HTTP; median of {repeat} turn(s) per way."
     )
-    for line in anyio.run(main_async, repeat, pace, SCENARIOS):
+    only: list[str] | None = args.only
+    for framework in only or FRAMEWORKS:
+        if framework in SKIPPED:
+            print(f"{framework}: skipped, {SKIPPED[framework]}")
+    for line in anyio.run(main_async, repeat, pace, SCENARIOS, only):
         print(line)
 
 

@@ -20,7 +20,9 @@ side are worth reading.
   1 KiB reads, the hand-written loop given the same reads; the same at 1,000 concurrent streams
   at one event per read. These rows are where users are: the rows above hand the floor the whole
   buffer at once and reuse one response id, which hides the work every socket reader pays per
-  read and the cost of learning a new response's byte shapes;
+  read and the cost of learning a new response's byte shapes. Then the fixed cost per turn:
+  streamkit's µs per turn minus the hand loop's, for a 100 B x 1 turn and a turn of no text and
+  one ``{}`` call, one event per read;
 - end to end over loopback HTTP (``benchmarks.endtoend``): an httpx client reading fresh realistic
   turns from a server in another process, one SSE event per write, the client's CPU time with
   ``client.stream`` and the hand loop over ``iter_bytes()`` against ``iter_tool_calls(response)``
@@ -261,25 +263,26 @@ def _streamkit_inputs(chunks: list[bytes], wire: str) -> list[Any]:
 
 
 def _fresh_reads(
-    wire: str, size: int, calls: int, regime: tuple[int | None, int | None], batch: int
+    wire: str, size: int, calls: int, regime: tuple[int | None, int | None], batch: int, tokens: int = 40
 ) -> list[tuple[list[bytes], Turn]]:
     per_read, read = regime
-    return [(reads(turn, per_read, read), turn) for turn in (make_turn(wire, size, calls) for _ in range(batch))]
+    turns = (make_turn(wire, size, calls, tokens=tokens) for _ in range(batch))
+    return [(reads(turn, per_read, read), turn) for turn in turns]
 
 
 def _turn_case(
-    wire: str, size: int, calls: int, regime: tuple[int | None, int | None], repeat: int
+    wire: str, size: int, calls: int, regime: tuple[int | None, int | None], repeat: int, *, tokens: int = 40
 ) -> tuple[float, float]:
     """Median CPU seconds per turn of streamkit and of the hand loop, a fresh batch of turns for
     every run, both sides over the same reads of it."""
     batch = 1 if size > 8192 else 20
-    first = _fresh_reads(wire, size, calls, regime, batch)
+    first = _fresh_reads(wire, size, calls, regime, batch, tokens)
     ours = [_streamkit_inputs(chunks, wire) for chunks, _ in first]
     assert ours == [hand_loop(chunks, wire) for chunks, _ in first] == [list(t.arguments) for _, t in first]
     mine: list[float] = []
     other: list[float] = []
     for _ in range(repeat):
-        pending = _fresh_reads(wire, size, calls, regime, batch)
+        pending = _fresh_reads(wire, size, calls, regime, batch, tokens)
         began = time.process_time()
         for chunks, _ in pending:
             _streamkit_inputs(chunks, wire)
@@ -303,6 +306,20 @@ def turn_ratios(repeat: int) -> None:
                     f"| {wire} | {label} | {regime} | {mine * 1e6:.0f} | {other * 1e6:.0f} | {mine / other:.2f} |",
                     flush=True,
                 )
+    print()
+    fixed_costs(repeat)
+
+
+def fixed_costs(repeat: int) -> None:
+    """What a turn costs streamkit beyond the hand loop, whatever its size: µs per turn of
+    streamkit minus the hand loop's, one event per read, for the smallest realistic turn and for
+    a turn of nothing but its boundary events (no text, one call of ``{}``)."""
+    print("## fixed cost per turn: streamkit µs - hand loop µs, one event per read")
+    print("| wire | 100 B x 1 (40 text tokens) | no text, one {} call |")
+    print("|---|---|---|")
+    for wire in WIRES:
+        costs = [_turn_case(wire, size, 1, (1, None), repeat, tokens=tokens) for size, tokens in ((100, 40), (0, 0))]
+        print(f"| {wire} | " + " | ".join(f"{(mine - other) * 1e6:.0f}" for mine, other in costs) + " |", flush=True)
     print()
 
 

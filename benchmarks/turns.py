@@ -46,6 +46,8 @@ def _dumps(value: Any) -> str:
 
 
 def _arguments(rng: random.Random, size: int, number: int) -> dict[str, Any]:
+    if size == 0:
+        return {}  # an empty call: a turn of nothing but its boundary events
     words = " ".join(rng.choice(_TOKENS).strip() or "x" for _ in range(max(1, size // 6)))
     body: dict[str, Any] = {"path": f"notes/{number}_{rng.randrange(10**6)}.md", "append": True, "text": ""}
     room = max(size - len(_dumps(body)), 1)

@@ -313,36 +313,9 @@ class Accumulator:
         self._notes: dict[tuple[int, int], list[str]] = {}
         self._states: dict[tuple[int, int], dict[str, str]] = {}  # state for calls not started yet
         self._choices: set[int] = set()  # choices with calls, text, turn state or a stop reason
-        self._handlers: dict[type, Callable[[Any], Sequence[Output]]] = dict.fromkeys(CALL_EVENTS, self._call_event)
-        self._handlers.update(dict.fromkeys(TURN_EVENTS, self._text))
-        self._handlers.update(
-            {
-                CallDetail: self._call_event,  # a turn event that also belongs to one call
-                ArgumentsBatch: self._batch,  # many ArgumentsDelta of one call, from the fast path
-                TextReceived: self._text,
-                StopReceived: self._stop,
-                UsageReceived: self._usage,
-                ResponseEnded: self._response_ended,
-                ErrorReceived: self._error,
-            }
-        )
-        #: The work of each allowed transition, by event type: ``(key, slot or None, event)``.
-        self._actions: dict[type, Callable[[tuple[int, int], Any, Any], Sequence[Output]]] = {
-            CallOpened: self._start,
-            ArgumentsDelta: self._delta,
-            ArgumentsRepeated: self._repeated,
-            ArgumentsValue: self._value,
-            ArgumentsFinal: self._final,
-            CallEnded: self._end,
-            CallReceived: self._received,
-            CallDetail: self._detail,
-            AnomalyNoted: self._anomaly,
-            CallFollowed: self._followed,
-            CallDisplaced: self._displaced,
-        }
 
     def feed(self, event: Event) -> Sequence[Output]:
-        return self._handlers[type(event)](event)
+        return _HANDLERS[type(event)](self, event)
 
     def drain_open(self) -> list[RawCall]:
         """Close every open call as cut off, for an error that carries their raw text."""
@@ -368,7 +341,7 @@ class Accumulator:
             raise self._illegal(state, kind, event.index)
         if (kind is ArgumentsDelta or kind is ArgumentsRepeated) and not event.text:
             return _NOTHING  # an empty fragment carries nothing (rule 3)
-        out = self._actions[kind](key, slot, event)
+        out = _ACTIONS[kind](self, key, slot, event)
         # IDLE -> OPEN made the slot OPEN, and a delivered call has none.
         if slot is not None and after is not state and after is not DELIVERED:
             slot.phase = after
@@ -668,6 +641,35 @@ class Accumulator:
 
     def _error_for(self, index: int, event: str, message: str) -> ProviderProtocolError:
         return ProviderProtocolError(message, provider=self.provider, index=index, event=event)
+
+
+#: The handler of each event type, called as ``handler(accumulator, event)``: built once, so a
+#: response's accumulator costs no table of its own.
+_HANDLERS: dict[type, Callable[[Accumulator, Any], Sequence[Output]]] = {
+    **dict.fromkeys(CALL_EVENTS, Accumulator._call_event),
+    **dict.fromkeys(TURN_EVENTS, Accumulator._text),
+    CallDetail: Accumulator._call_event,  # a turn event that also belongs to one call
+    ArgumentsBatch: Accumulator._batch,  # many ArgumentsDelta of one call, from the fast path
+    TextReceived: Accumulator._text,
+    StopReceived: Accumulator._stop,
+    UsageReceived: Accumulator._usage,
+    ResponseEnded: Accumulator._response_ended,
+    ErrorReceived: Accumulator._error,
+}
+#: The work of each allowed transition, by event type: ``(accumulator, key, slot or None, event)``.
+_ACTIONS: dict[type, Callable[[Accumulator, tuple[int, int], Any, Any], Sequence[Output]]] = {
+    CallOpened: Accumulator._start,
+    ArgumentsDelta: Accumulator._delta,
+    ArgumentsRepeated: Accumulator._repeated,
+    ArgumentsValue: Accumulator._value,
+    ArgumentsFinal: Accumulator._final,
+    CallEnded: Accumulator._end,
+    CallReceived: Accumulator._received,
+    CallDetail: Accumulator._detail,
+    AnomalyNoted: Accumulator._anomaly,
+    CallFollowed: Accumulator._followed,
+    CallDisplaced: Accumulator._displaced,
+}
 
 
 class PreviewingAccumulator(Accumulator):

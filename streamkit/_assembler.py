@@ -31,7 +31,7 @@ from ._errors import (
 )
 from ._events import TURN_EVENTS, Event, Frame, Payloads, RawCall, RawPreview, ResponseEnded, TextReceived
 from ._framing import Deferred, Framer
-from ._hot import HotRead, arm
+from ._hot import HotRead, arm, text_delta
 from ._limits import DEFAULT_LIMITS, Limits, TurnBudget
 from ._ndjson import NDJSONDecoder
 from ._normalize import normalize
@@ -46,7 +46,6 @@ from ._types import (
     InvalidToolCall,
     Provider,
     ResponseEnd,
-    TextDelta,
 )
 from .providers import Decoder, decoder_for
 
@@ -392,7 +391,7 @@ class Assembler:
                 self._watch.call(call)
             return call
         if type(item) is TextReceived:
-            return TextDelta(item.text, choice=item.choice, index=item.index)
+            return text_delta(item.text, item.choice, item.index)
         stop, usage = self._accumulator.stop_reason, self._accumulator.usage
         finish = finish_of(self._decoder.finish_reasons, stop, self._called)
         tokens, anomalies = tokens_of(self._decoder.tokens, usage), tuple(self._accumulator.anomalies)
@@ -444,7 +443,7 @@ def _as_invalid(call: Call) -> InvalidToolCall:
 
 
 def _make_decoder(provider: Provider | Decoder, *, early_close: bool) -> Decoder:
-    if isinstance(provider, Decoder):
+    if type(provider) is not str and isinstance(provider, Decoder):  # a slug skips the ABC's check
         return provider
     cls = decoder_for(provider)
     if early_close and not cls.supports_early_close:

@@ -48,7 +48,7 @@ from ._awsstream import PRELUDE_BYTES
 from ._detect import HEAD_BYTES, detect_provider
 from ._errors import StreamError, UsageError
 from ._limits import Limits
-from ._live import say
+from ._live import read_bytes, say
 from ._pipeline import iter_events
 from ._turn_types import StreamEvent, Turn
 from ._types import CustomToolCall, InvalidToolCall, ResponseEnd, ToolCall, takes_text
@@ -211,11 +211,7 @@ def history_line(turn: Turn) -> dict[str, Any]:
 
 
 def _load_tools(path: str) -> Toolset:
-    try:
-        with open(path, "rb") as file:
-            data = file.read()
-    except OSError as exc:
-        raise UsageError(f"cannot read the tools file {path}: {exc.strerror}") from None
+    data = read_bytes(path, f"the tools file {path}")
     try:
         tools = orjson.loads(data)
     except orjson.JSONDecodeError as exc:

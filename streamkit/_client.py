@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Unpack, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, Unpack, cast
 
 from . import _pipeline, _redact
 from ._assembler import StreamOptions, check_options
@@ -124,21 +124,37 @@ def _library(client: object, kind: str, caller: str, twin: str) -> ModuleType:
     return http
 
 
-def _build(client: Any, http: ModuleType, method: str, url: Any, **parts: Any) -> Request:
+def _request(
+    client: Any, kind: str, caller: str, twin: str, provider: Provider | Decoder, options: StreamOptions, **parts: Any
+) -> _Sent:
+    """What both twins do before sending: the client, the options and the provider checked, in
+    that order, and the request built; a bad argument raises ``UsageError`` before anything is sent."""
+    http = _library(client, kind, caller, twin)
+    check_options(options)
+    decoder = decoder_of(provider)
     try:
-        request: Request = client.build_request(method, url, **parts)
+        request: Request = client.build_request(**parts)
     except http.InvalidURL as exc:
         raise UsageError(f"invalid URL: {exc}") from None
-    return request
+    return _Sent(http, decoder, request)
+
+
+class _Sent(NamedTuple):
+    """A request built by its client's library, ready to send."""
+
+    http: ModuleType
+    decoder: type[Decoder]
+    request: Request
 
 
 @contextmanager
-def _sending(request: Request, http: ModuleType) -> Iterator[None]:
+def _sending(sent: _Sent) -> Iterator[None]:
     """The library's errors while a request is sent, as streamkit's: a bad scheme is the caller's.
 
     Meanwhile the library's log records are scrubbed of the request's secrets: httpx logs the
     URL of each request, ``key=`` and all.
     """
+    http, _, request = sent
     try:
         with _redact.logging_scrubbed(http.__name__, _redact.secrets(request)):
             yield
@@ -180,15 +196,13 @@ async def astream(
             ``previews``, ``fragments``…; a name that is not one raises ``UsageError`` here,
             before the request is sent.
     """
-    http = _library(client, "AsyncClient", "astream", "stream takes a Client")
-    check_options(options)
-    decoder = decoder_of(provider)
-    request = _build(client, http, method, url, json=json, content=content, headers=headers, params=params)
-    with _sending(request, http):
-        response: Response = await client.send(request, stream=True)  # type: ignore[arg-type]
+    parts = {"method": method, "url": url, "json": json, "content": content, "headers": headers, "params": params}
+    sent = _request(client, "AsyncClient", "astream", "stream takes a Client", provider, options, **parts)
+    with _sending(sent):
+        response: Response = await client.send(sent.request, stream=True)  # type: ignore[arg-type]
     events: AsyncEventStream | None = None
     try:
-        await acheck(response, decoder)
+        await acheck(response, sent.decoder)
         events = AsyncEventStream(response, provider, tee, options)
         yield events
     finally:
@@ -215,15 +229,13 @@ def stream(
     **options: Unpack[StreamOptions],
 ) -> Generator[EventStream, None, None]:
     """The sync twin of ``astream``, with an ``httpx.Client`` or an ``httpx2.Client``."""
-    http = _library(client, "Client", "stream", "astream takes an AsyncClient")
-    check_options(options)
-    decoder = decoder_of(provider)
-    request = _build(client, http, method, url, json=json, content=content, headers=headers, params=params)
-    with _sending(request, http):
-        response: Response = client.send(request, stream=True)  # type: ignore[arg-type]
+    parts = {"method": method, "url": url, "json": json, "content": content, "headers": headers, "params": params}
+    sent = _request(client, "Client", "stream", "astream takes an AsyncClient", provider, options, **parts)
+    with _sending(sent):
+        response: Response = client.send(sent.request, stream=True)  # type: ignore[arg-type]
     events: EventStream | None = None
     try:
-        check(response, decoder)
+        check(response, sent.decoder)
         events = EventStream(response, provider, tee, options)
         yield events
     finally:

@@ -34,7 +34,7 @@ from .providers._base import Decoder, Template
 if TYPE_CHECKING:
     from ._turn_types import StreamEvent
 
-__all__ = ("HotRead", "arm")
+__all__ = ("HotRead", "arm", "text_delta")
 
 _loads = orjson.loads
 _BAD = orjson.JSONDecodeError
@@ -44,10 +44,12 @@ class HotRead:
     """Armed over one call's proved template; see the module's docstring."""
 
     __slots__ = (
+        "choice",
         "event_limit",
         "framer",
         "head",
         "held",
+        "index",
         "limit",
         "match",
         "reads",
@@ -62,6 +64,7 @@ class HotRead:
     ) -> None:
         self.framer = framer
         self.template = template
+        self.choice, self.index = template.choice, template.index  # a text's place
         header = b"data: " if template.event is None else b"event: " + template.event.encode() + b"\ndata: "
         self.head = header + template.prefix
         self.start = len(self.head) - 1  # the token's opening quote
@@ -96,16 +99,36 @@ class HotRead:
         if not data.startswith(self.head) or len(data) > self.event_limit:
             return None
         found = self.match(data, self.start, len(data) - 2)
+        if found is None:
+            return self._take_several(data, tail)
         try:
-            texts: list[str] = [_loads(found.group(1))] if found is not None else self._several(data)
+            text: str = _loads(found.group(1))
+        except _BAD:
+            return None
+        slot = self.slot
+        if slot is None:
+            out: list[StreamEvent] = [text_delta(text, self.choice, self.index)]
+        elif slot.size + len(text) > self.limit:
+            return None  # the general path raises, naming the call
+        else:
+            slot.add(text, self.limit)
+            out = []
+        self.reads += 1
+        self.size += len(data)
+        self.held = tail
+        return out
+
+    def _take_several(self, data: bytes, tail: bytes) -> list[StreamEvent] | None:
+        """``take``, for a read of several whole events."""
+        try:
+            texts = self._several(data)
         except _BAD:
             return None
         if not texts:
             return None
         slot = self.slot
         if slot is None:
-            template = self.template
-            out: list[StreamEvent] = [TextDelta(text, choice=template.choice, index=template.index) for text in texts]
+            out: list[StreamEvent] = [text_delta(text, self.choice, self.index) for text in texts]
         elif slot.size + sum(map(len, texts)) > self.limit:
             return None  # the general path raises, naming the call
         else:
@@ -135,6 +158,22 @@ class HotRead:
         self.framer.passed(self.size)
         self.template.hits += self.reads
         return self.held
+
+
+_new = object.__new__
+_fields = vars(TextDelta)  # the slots' descriptors
+_set_text, _set_choice, _set_index = (_fields[name].__set__ for name in ("text", "choice", "index"))
+
+
+def text_delta(text: str, choice: int, index: int | None) -> TextDelta:
+    """``TextDelta(text, choice=choice, index=index)``, its slots set directly: a frozen
+    dataclass's ``__init__`` sets each field through ``object.__setattr__``, which costs twice as
+    much, and a turn's text is most of its events."""
+    delta: TextDelta = _new(TextDelta)
+    _set_text(delta, text)
+    _set_choice(delta, choice)
+    _set_index(delta, index)
+    return delta
 
 
 def arm(framer: object, decoder: Decoder, accumulator: Accumulator, event_limit: int) -> HotRead | None:

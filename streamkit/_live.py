@@ -39,7 +39,7 @@ from ._turn_types import StreamEvent
 from ._types import Call
 from .providers import DECODERS, Decoder, decoder_for
 
-__all__ = ("AUTH", "COMMANDS", "Progress", "add_commands", "run", "say")
+__all__ = ("AUTH", "COMMANDS", "Progress", "add_commands", "read_bytes", "run", "say")
 
 COMMANDS = ("live", "record")
 EXIT_OK, EXIT_STREAM_ERROR, EXIT_USAGE = 0, 1, 2
@@ -161,6 +161,18 @@ def _headers(provider: str, extra: list[str], environ: Mapping[str, str]) -> dic
     return headers
 
 
+def read_bytes(path: str, what: str, stdin: IO[bytes] | None = None) -> bytes:
+    """The bytes of the file at ``path`` (``-``: ``stdin``, when one is given), for each command's
+    file options; one that cannot be read is the user's error, named as ``what``."""
+    try:
+        if path == "-" and stdin is not None:
+            return stdin.read()
+        with open(path, "rb") as file:
+            return file.read()
+    except OSError as exc:
+        raise UsageError(f"cannot read {what}: {exc.strerror}") from None
+
+
 def _body(path: str, stdin: IO[bytes]) -> Any:
     """The body from ``--body``: inline JSON when it starts as an object or an array does (no
     file's path starts with ``{`` or ``[`` in practice), else a path, or ``-``."""
@@ -169,14 +181,7 @@ def _body(path: str, stdin: IO[bytes]) -> Any:
             return json.loads(path)
         except ValueError as exc:
             raise UsageError(f"the inline --body is not JSON: {exc}") from None
-    try:
-        if path == "-":
-            data = stdin.read()
-        else:
-            with open(path, "rb") as file:
-                data = file.read()
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+    data = read_bytes(path, path, stdin)
     try:
         return json.loads(data)
     except ValueError as exc:

@@ -206,65 +206,83 @@ def _http(response: Response) -> ModuleType:
     return http
 
 
+@contextlib.contextmanager
+def _refusing(response: Response, decoder: type[Decoder]) -> Iterator[bytearray]:
+    """Gather the start of a refused body into the ``bytearray`` given, then raise the refusal.
+
+    Both twins read the body their own way; what they keep, and that an error of the library
+    while reading it is dropped (the refusal matters more than the rest of its body), is here.
+    """
+    body = bytearray()
+    with contextlib.suppress(_http(response).HTTPError):
+        yield body
+    raise refusal(response, decoder, bytes(body))
+
+
+def _full(body: bytearray, chunk: bytes) -> bool:
+    """Add ``chunk``; true once a refusal has all of the body it quotes."""
+    body += chunk
+    return len(body) >= ERROR_BODY_LIMIT
+
+
 def check(response: Response, decoder: type[Decoder]) -> None:
     """Return if the response can be decoded; else close it and raise why, with its body's start."""
     if _accepted(response, decoder):
         return
-    http = _http(response)
-    body = bytearray()
-    try:
-        for chunk in response.iter_bytes():
-            body += chunk
-            if len(body) >= ERROR_BODY_LIMIT:
-                break
-    except http.HTTPError:
-        pass  # the refusal matters more than the rest of its body
-    finally:
-        response.close()
-    raise refusal(response, decoder, bytes(body))
+    with _refusing(response, decoder) as body:
+        try:
+            for chunk in response.iter_bytes():
+                if _full(body, chunk):
+                    break
+        finally:
+            response.close()
 
 
 async def acheck(response: Response, decoder: type[Decoder]) -> None:
     """The async twin of ``check``."""
     if _accepted(response, decoder):
         return
-    http = _http(response)
-    body = bytearray()
-    chunks = response.aiter_bytes()
-    try:
-        async for chunk in chunks:
-            body += chunk
-            if len(body) >= ERROR_BODY_LIMIT:
-                break
-    except http.HTTPError:
-        pass  # the refusal matters more than the rest of its body
-    finally:
-        await release(response, chunks)
-    raise refusal(response, decoder, bytes(body))
+    with _refusing(response, decoder) as body:
+        chunks = response.aiter_bytes()
+        try:
+            async for chunk in chunks:
+                if _full(body, chunk):
+                    break
+        finally:
+            await release(response, chunks)
 
 
 # -- reading a response ----------------------------------------------------------------------
 
 
-def _tee(tee: Tee, chunk: bytes) -> None:
+def _teed(tee: Tee | None, chunk: bytes) -> bytes:
+    """``chunk``, after ``tee`` got it."""
+    if tee is not None:
+        try:
+            tee(chunk)
+        except Exception as exc:  # the caller's own failure (a full disk), not the stream's
+            raise Passthrough(exc) from exc
+    return chunk
+
+
+@contextlib.contextmanager
+def _reading(response: Response) -> Iterator[None]:
+    """The library's errors while the body is read, as streamkit's: one mapping for both twins."""
+    http = _http(response)  # looked up on entry: the lookup may fail once the interpreter is closing
     try:
-        tee(chunk)
-    except Exception as exc:  # the caller's own failure (a full disk), not the stream's
-        raise Passthrough(exc) from exc
+        yield
+    except http.HTTPError as exc:
+        raise read_error(exc, response.request, during="reading the response of") from exc
 
 
 def read_body(response: Response, decoder: type[Decoder], tee: Tee | None, checked: bool) -> Iterator[bytes]:
     """The body's bytes, as the consumer asks for them; the response is closed at the end."""
     if not checked:
         check(response, decoder)
-    http = _http(response)
     try:
-        for chunk in response.iter_bytes():
-            if tee is not None:
-                _tee(tee, chunk)
-            yield chunk
-    except http.HTTPError as exc:
-        raise read_error(exc, response.request, during="reading the response of") from exc
+        with _reading(response):
+            for chunk in response.iter_bytes():
+                yield _teed(tee, chunk)
     finally:
         response.close()
 
@@ -275,14 +293,10 @@ async def aread_body(
     """The async twin of ``read_body``."""
     if not checked:
         await acheck(response, decoder)
-    http = _http(response)
     chunks = response.aiter_bytes()
     try:
-        async for chunk in chunks:
-            if tee is not None:
-                _tee(tee, chunk)
-            yield chunk
-    except http.HTTPError as exc:
-        raise read_error(exc, response.request, during="reading the response of") from exc
+        with _reading(response):
+            async for chunk in chunks:
+                yield _teed(tee, chunk)
     finally:
         await release(response, chunks)

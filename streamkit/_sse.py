@@ -343,6 +343,12 @@ def _whole(head: bytes, out: list[Frame | Payloads], names: dict[bytes, str | No
         out.append(Payloads(None, values))
         return True
     if head.startswith(b"event: "):
+        if head.count(b"\n") == 3:  # one event (a read of one, as a token-streaming server sends)
+            cut = head.find(b"\n")
+            if not head.startswith(b"data: ", cut + 1):
+                return False
+            out.append(Payloads((_name(head[7:cut], names),), (head[cut + 7 : -2],)))
+            return True
         pairs = _EVENT.findall(head)
         if not pairs:
             return False

@@ -62,6 +62,24 @@ def _made(make: Callable[[], T], source: Any, secrets: list[str]) -> T:
     return _observe.within(_observe.Request.of(request, secrets), make)
 
 
+def _iterated(
+    pipe: Callable[..., Iterator[T]], source: Any, provider: Provider | Decoder, options: StreamOptions
+) -> Iterator[T]:
+    """``pipe`` over what ``source`` opens to: the sync iterators differ only in the pipeline's."""
+    items, secrets = _opened(source, provider, sync=True)
+    out = _made(lambda: pipe(items, provider, **options), source, secrets)
+    return _redact.scrubbed(out, secrets) if secrets else out
+
+
+def _aiterated(
+    pipe: Callable[..., AsyncIterator[T]], source: Any, provider: Provider | Decoder, options: StreamOptions
+) -> AsyncIterator[T]:
+    """The async twin of ``_iterated``: the pipeline's async iterators are async generators."""
+    items, secrets = _opened(source, provider, sync=False)
+    out = cast(AsyncGenerator[T, None], _made(lambda: pipe(items, provider, **options), source, secrets))
+    return _redact.ascrubbed(out, secrets) if secrets else out
+
+
 def iter_events(
     source: _pipeline.Source | Response, provider: Provider | Decoder, **options: Unpack[StreamOptions]
 ) -> Iterator[StreamEvent]:
@@ -70,42 +88,28 @@ def iter_events(
     ``source`` is an ``httpx.Response`` or ``httpx2.Response`` opened with ``client.stream(...)``,
     or any iterable of bytes chunks, text lines, SSE events, dicts or SDK event objects.
     """
-    items, secrets = _opened(source, provider, sync=True)
-    events = _made(lambda: _pipeline.iter_events(items, provider, **options), source, secrets)
-    return _redact.scrubbed(events, secrets) if secrets else events
+    return _iterated(_pipeline.iter_events, source, provider, options)
 
 
 def aiter_events(
     source: _pipeline.Source | Response, provider: Provider | Decoder, **options: Unpack[StreamOptions]
 ) -> AsyncIterator[StreamEvent]:
     """The async twin of ``iter_events``; ``source`` may be async or plain."""
-    items, secrets = _opened(source, provider, sync=False)
-    events = cast(
-        "AsyncGenerator[StreamEvent, None]",
-        _made(lambda: _pipeline.aiter_events(items, provider, **options), source, secrets),
-    )
-    return _redact.ascrubbed(events, secrets) if secrets else events
+    return _aiterated(_pipeline.aiter_events, source, provider, options)
 
 
 def iter_tool_calls(
     source: _pipeline.Source | Response, provider: Provider | Decoder, **options: Unpack[StreamOptions]
 ) -> Iterator[Call]:
     """Yield each call, valid or not, the moment its end marker arrives."""
-    items, secrets = _opened(source, provider, sync=True)
-    calls = _made(lambda: _pipeline.iter_tool_calls(items, provider, **options), source, secrets)
-    return _redact.scrubbed(calls, secrets) if secrets else calls
+    return _iterated(_pipeline.iter_tool_calls, source, provider, options)
 
 
 def aiter_tool_calls(
     source: _pipeline.Source | Response, provider: Provider | Decoder, **options: Unpack[StreamOptions]
 ) -> AsyncIterator[Call]:
     """The async twin of ``iter_tool_calls``."""
-    items, secrets = _opened(source, provider, sync=False)
-    calls = cast(
-        AsyncGenerator[Call, None],
-        _made(lambda: _pipeline.aiter_tool_calls(items, provider, **options), source, secrets),
-    )
-    return _redact.ascrubbed(calls, secrets) if secrets else calls
+    return _aiterated(_pipeline.aiter_tool_calls, source, provider, options)
 
 
 def collect_turn(

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
 import streamkit
 from benchmarks.inputs import WIRES, make_case
 from benchmarks.strategies import chunked, floor
+from benchmarks.turns import hand_loop, make_turn, reads
+from streamkit import Provider
 
 from .helpers import one_byte
 
@@ -101,3 +104,19 @@ def test_the_suite_runs_end_to_end_on_tiny_cases() -> None:
     for wire in WIRES:
         for name in ("floor", "deferred", "early/x1.25"):
             assert re.search(rf"\| {wire} 256 B f16 c1 +\| {re.escape(name)} +\| [0-9.]+ ", text), (wire, name)
+
+
+TURN_WIRES: tuple[Provider, ...] = ("openai_chat", "anthropic")
+
+
+@pytest.mark.parametrize("wire", TURN_WIRES)
+@pytest.mark.parametrize(("size", "tokens", "expected"), [(0, 0, [{}]), (100, 40, None)])
+def test_a_realistic_turn_reads_the_same_in_streamkit_and_the_hand_loop(
+    wire: Provider, size: int, tokens: int, expected: list[dict[str, Any]] | None
+) -> None:
+    # The fixed cost per turn compares the two over the same reads: both must give its calls.
+    turn = make_turn(wire, size, 1, tokens=tokens)
+    chunks = reads(turn, 1)
+    calls = [call.input for call in streamkit.iter_tool_calls(chunks, wire) if isinstance(call, streamkit.ToolCall)]
+    assert calls == hand_loop(chunks, wire) == list(turn.arguments) == (expected or list(turn.arguments))
+    assert len(turn.events) > (4 if size == 0 else 60)

@@ -10,6 +10,7 @@ pipeline's hot read (``streamkit._hot``) takes a call's fragments in one stage c
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -18,10 +19,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamkit import Limits, StreamError, ToolCall
+from streamkit import Limits, StreamError, TextDelta, ToolCall
 from streamkit._assembler import Assembler
 from streamkit._events import Frame, Payloads
-from streamkit.providers import OpenAIChatDecoder
+from streamkit._hot import text_delta
+from streamkit.providers import Decoder, OpenAIChatDecoder, _base
 
 from .helpers import fixtures, split_at
 
@@ -314,3 +316,71 @@ def test_each_token_and_padding_after_a_learned_template(provider: str, token: s
     data = _stream(provider, drawn)
     for size in SIZES:
         same(data, provider, chunked(data, size))
+
+
+@pytest.mark.parametrize("provider", ["openai_chat", "anthropic"])
+def test_a_template_is_proved_by_one_probe_once_per_shape(provider: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Learning the call's template costs one probe (OpenAI's padding proved unread by the same
+    # one); a second response of the same shape learns it with none, and reads the same.
+    monkeypatch.setattr(_base, "_PROOFS", {})
+    probes: list[tuple[int, int] | None] = []
+    prove = Decoder._proves
+
+    def counted(decoder: Decoder, *args: Any) -> bool:
+        probes.append(args[-1])
+        return prove(decoder, *args)
+
+    monkeypatch.setattr(Decoder, "_proves", counted)
+    arguments, data = _long_call(provider)
+    first = same(data, provider, by_events(data, 1))
+    assert len(probes) == 1
+    assert (probes[0] is not None) is (provider == "openai_chat")  # OpenAI's obfuscation: a hole
+    assert same(data, provider, by_events(data, 1)) == first
+    assert len(probes) == 1
+    assert isinstance(first[0][0], ToolCall)
+    assert first[0][0].input == arguments
+
+
+def test_a_padding_the_decoder_reads_is_never_a_hole() -> None:
+    # The last string of the chunk is "object", which an error chunk sets to "error": the probe's
+    # padding is that value, so the template keeps the chunk's own "object" as fixed bytes, and a
+    # chunk that says "error" is read by the general path, as the error it is, on both paths.
+    def chunk(arguments: str, kind: str) -> str:
+        entry = {"index": 0, "function": {"arguments": arguments}}
+        return orjson.dumps({"choices": [{"delta": {"tool_calls": [entry]}}], "object": kind}).decode()
+
+    start = {"index": 0, "id": "c", "function": {"name": "f", "arguments": ""}}
+    lines = [orjson.dumps({"choices": [{"delta": {"tool_calls": [start]}}], "object": "chunk"}).decode()]
+    lines += [chunk('{"a', "chunk"), chunk('": ', "chunk"), chunk("1", "error"), chunk("}", "chunk"), "[DONE]"]
+    data = "".join(f"data: {line}\n\n" for line in lines).encode()
+    for reads in (by_events(data, 1), by_events(data, 3), chunked(data, 1 << 20)):
+        values, error = same(data, "openai_chat", reads)
+        assert values == []
+        assert error is not None
+        assert error[0] == "ProviderError"
+
+
+@pytest.mark.parametrize(("text", "choice", "index"), [("a", 0, None), ("déjà 数据", 2, 5), ("", 0, 0)])
+def test_a_text_delta_made_from_its_slots_is_the_dataclass_value(text: str, choice: int, index: int | None) -> None:
+    # The hot read and the composer set a TextDelta's slots directly: every field the class has
+    # is set, so the value equals, hashes and prints as the one its __init__ makes.
+    made = text_delta(text, choice, index)
+    assert [field.name for field in dataclasses.fields(TextDelta)] == ["text", "choice", "index"]
+    assert made == TextDelta(text, choice=choice, index=index)
+    assert hash(made) == hash(TextDelta(text, choice=choice, index=index))
+    assert repr(made) == repr(TextDelta(text, choice=choice, index=index))
+
+
+def test_the_proofs_kept_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    # OpenAI Chat's prefix holds the response's id, so each response is a shape of its own: the
+    # proofs kept never pass the bound, and a response after the cache was emptied reads the same.
+    monkeypatch.setattr(_base, "_PROOFS", {})
+    monkeypatch.setattr(_base, "_MAX_PROOFS", 3)
+    for number in range(7):
+        arguments, data = _long_call("openai_chat")
+        data = data.replace(b'"chatcmpl-1"', f'"chatcmpl-{number}"'.encode())
+        values, error = same(data, "openai_chat", by_events(data, 1))
+        assert error is None
+        assert isinstance(values[0], ToolCall)
+        assert values[0].input == arguments
+        assert 1 <= len(_base._PROOFS) <= 3

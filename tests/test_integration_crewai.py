@@ -11,7 +11,8 @@ CrewAI, which .ci/run installs in a virtualenv of its own (it pins openai below 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, TypeVar
 
 import pytest
 
@@ -24,10 +25,13 @@ pytest.importorskip("crewai")
 
 from crewai import Agent, Crew, CrewOutput, Task
 from crewai.events import crewai_event_bus
-from crewai.events.types.llm_events import LLMStreamChunkEvent
+from crewai.events.base_events import BaseEvent
+from crewai.events.types.llm_events import LLMCallFailedEvent, LLMStreamChunkEvent
 from crewai.tools import BaseTool, tool
 
 from streamkit.integrations.crewai import StreamkitLLM
+
+E = TypeVar("E", bound=BaseEvent)
 
 
 @pytest.fixture(autouse=True)
@@ -59,16 +63,23 @@ def llm_for(server: LoopbackServer, scenario: Scenario, *, stream: bool) -> Stre
     return StreamkitLLM(provider=scenario.provider, model="m", base_url=base, api_key="k", stream=stream)  # type: ignore[arg-type]
 
 
+@contextmanager
+def carried(kind: type[E]) -> Iterator[list[E]]:
+    """The events of ``kind`` CrewAI's bus carries meanwhile."""
+    seen: list[E] = []
+    with crewai_event_bus.scoped_handlers():
+
+        @crewai_event_bus.on(kind)
+        def record(source: Any, event: E) -> None:
+            seen.append(event)
+
+        yield seen
+
+
 @pytest.fixture
 def chunks() -> Iterator[list[LLMStreamChunkEvent]]:
     """The stream-chunk events CrewAI's bus carries during the test."""
-    seen: list[LLMStreamChunkEvent] = []
-    with crewai_event_bus.scoped_handlers():
-
-        @crewai_event_bus.on(LLMStreamChunkEvent)
-        def record(source: Any, event: LLMStreamChunkEvent) -> None:
-            seen.append(event)
-
+    with carried(LLMStreamChunkEvent) as seen:
         yield seen
 
 
@@ -188,3 +199,27 @@ def test_a_failing_stream_raises_a_typed_error(server: LoopbackServer) -> None:
     with pytest.raises(StreamError):  # out of the crew, after CrewAI's own retries
         kickoff(llm, Tools())
     assert len(server.requests) == 3  # the agent's max_retry_limit is 2
+
+
+@pytest.fixture
+def failures() -> Iterator[list[LLMCallFailedEvent]]:
+    """The call-failed events CrewAI's bus carries during the test."""
+    with carried(LLMCallFailedEvent) as seen:
+        yield seen
+
+
+@pytest.mark.anyio
+async def test_call_and_acall_tell_crewai_of_a_failing_stream_once_each(
+    server: LoopbackServer, failures: list[LLMCallFailedEvent]
+) -> None:
+    path, _ = PATHS["anthropic"]
+    server.routes = {path: Reply([b"data: {not json\n\n"])}
+    llm = StreamkitLLM(provider="anthropic", model="m", base_url=server.url(""), api_key="k")
+    with pytest.raises(StreamError) as sync_error:
+        llm.call("Weather in Paris?")
+    with pytest.raises(StreamError) as async_error:
+        await llm.acall("Weather in Paris?")
+    await llm.aclose()
+    assert crewai_event_bus.flush()  # its handlers run on a thread pool
+    assert str(sync_error.value) == str(async_error.value)
+    assert [event.error for event in failures] == [str(sync_error.value)] * 2

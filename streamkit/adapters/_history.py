@@ -16,7 +16,7 @@ from .._turn_types import Turn, TurnItem
 from .._types import TextDelta
 from ._base import Call, Message
 
-__all__ = ("TurnMessages", "check_turn", "plain_turn")
+__all__ = ("TurnMessages", "block_turn", "check_turn", "plain_turn")
 
 
 class TurnMessages(list[Message]):
@@ -58,3 +58,24 @@ def plain_turn(
     if not calls and not text:
         return TurnMessages((), dropped)
     return TurnMessages(assistant_message(calls, text=text), dropped)
+
+
+def block_turn(turn: Any, provider: str, block: Callable[[TurnItem, bool], Message | None]) -> TurnMessages:
+    """The turn as one assistant message of content blocks, in the order the items came.
+
+    ``block`` writes an item, told whether the turn is ``provider``'s own (only then is its state
+    written back); ``None`` drops it. An empty text delta is neither written nor dropped.
+    """
+    checked = check_turn(turn)
+    native = checked.provider == provider
+    content: list[Message] = []
+    dropped: list[TurnItem] = []
+    for item in checked.items:
+        if isinstance(item, TextDelta) and not item.text:
+            continue
+        written = block(item, native)
+        if written is None:
+            dropped.append(item)
+        else:
+            content.append(written)
+    return TurnMessages([{"role": "assistant", "content": content}] if content else [], dropped)

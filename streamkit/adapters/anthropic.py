@@ -14,7 +14,7 @@ from typing import Any
 from .._turn_types import RedactedThinking, ServerToolResult, ServerToolUse, Thinking, Turn, TurnItem
 from .._types import CallRef, InvalidToolCall, JSONObject, TextDelta, ToolCall
 from ._base import Call, Message, Ran, check_calls, dumps, input_object, name_of, result_text, result_writers, safe_id
-from ._history import TurnMessages, check_turn
+from ._history import TurnMessages, block_turn
 
 __all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
 
@@ -58,24 +58,18 @@ def turn_messages(turn: Turn) -> TurnMessages:
     a thinking block that never got its signature (cut off) cannot be sent and is dropped, as is
     every other provider's state.
     """
-    checked = check_turn(turn)
-    native = checked.provider == "anthropic"
-    content: list[Message] = []
-    dropped: list[TurnItem] = []
-    for item in checked.items:
-        if isinstance(item, TextDelta):
-            if item.text:
-                content.append({"type": "text", "text": item.text})
-        elif isinstance(item, ToolCall | InvalidToolCall):
-            content.append(
-                {"type": "tool_use", "id": safe_id(item), "name": name_of(item), "input": input_object(item)}
-            )
-        elif native and isinstance(item, Thinking) and item.signature is not None:
-            content.append({"type": "thinking", "thinking": item.text, "signature": item.signature})
-        elif native and isinstance(item, RedactedThinking):
-            content.append({"type": "redacted_thinking", "data": item.data})
-        elif native and isinstance(item, ServerToolUse | ServerToolResult):
-            content.append(dict(item.block))
-        else:
-            dropped.append(item)
-    return TurnMessages([{"role": "assistant", "content": content}] if content else [], dropped)
+    return block_turn(turn, "anthropic", _block)
+
+
+def _block(item: TurnItem, native: bool) -> Message | None:
+    if isinstance(item, TextDelta):
+        return {"type": "text", "text": item.text}
+    if isinstance(item, ToolCall | InvalidToolCall):
+        return {"type": "tool_use", "id": safe_id(item), "name": name_of(item), "input": input_object(item)}
+    if native and isinstance(item, Thinking) and item.signature is not None:
+        return {"type": "thinking", "thinking": item.text, "signature": item.signature}
+    if native and isinstance(item, RedactedThinking):
+        return {"type": "redacted_thinking", "data": item.data}
+    if native and isinstance(item, ServerToolUse | ServerToolResult):
+        return dict(item.block)
+    return None

@@ -15,7 +15,7 @@ from typing import Any
 from .._turn_types import RedactedThinking, Thinking, Turn, TurnItem
 from .._types import CallRef, InvalidToolCall, JSONObject, TextDelta, ToolCall
 from ._base import Call, Message, Ran, check_calls, input_object, name_of, result_text, result_writers, safe_id
-from ._history import TurnMessages, check_turn
+from ._history import TurnMessages, block_turn
 
 __all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
 
@@ -53,25 +53,19 @@ def turn_messages(turn: Turn) -> TurnMessages:
     (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ReasoningTextBlock.html,
     ``ReasoningContentBlock``). Other providers' state is dropped.
     """
-    checked = check_turn(turn)
-    native = checked.provider == "bedrock"
-    content: list[Message] = []
-    dropped: list[TurnItem] = []
-    for item in checked.items:
-        if isinstance(item, TextDelta):
-            if item.text:
-                content.append({"text": item.text})
-        elif isinstance(item, ToolCall | InvalidToolCall):
-            content.append(
-                {"toolUse": {"toolUseId": safe_id(item), "name": name_of(item), "input": input_object(item)}}
-            )
-        elif native and isinstance(item, Thinking):
-            reasoning: Message = {"text": item.text}
-            if item.signature is not None:
-                reasoning["signature"] = item.signature
-            content.append({"reasoningContent": {"reasoningText": reasoning}})
-        elif native and isinstance(item, RedactedThinking):
-            content.append({"reasoningContent": {"redactedContent": item.data}})
-        else:
-            dropped.append(item)
-    return TurnMessages([{"role": "assistant", "content": content}] if content else [], dropped)
+    return block_turn(turn, "bedrock", _block)
+
+
+def _block(item: TurnItem, native: bool) -> Message | None:
+    if isinstance(item, TextDelta):
+        return {"text": item.text}
+    if isinstance(item, ToolCall | InvalidToolCall):
+        return {"toolUse": {"toolUseId": safe_id(item), "name": name_of(item), "input": input_object(item)}}
+    if native and isinstance(item, Thinking):
+        reasoning: Message = {"text": item.text}
+        if item.signature is not None:
+            reasoning["signature"] = item.signature
+        return {"reasoningContent": {"reasoningText": reasoning}}
+    if native and isinstance(item, RedactedThinking):
+        return {"reasoningContent": {"redactedContent": item.data}}
+    return None

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, Protocol, TypeAlias
 
 from .._errors import UsageError
 from .._tooldefs import one_definition
@@ -34,11 +34,13 @@ __all__ = (
     "Prepared",
     "Request",
     "Results",
+    "Sender",
     "Tool",
     "User",
     "build",
     "function_calls",
     "offered",
+    "prepare",
     "read_tools",
     "refuse_custom",
     "unparseable",
@@ -171,8 +173,7 @@ class Prepared:
 
     @classmethod
     def of(cls, request: Request, tools: Sequence[Tool], validate: bool) -> Prepared:
-        offered = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
-        return cls(request, offered if validate and tools else None)
+        return cls(request, offered(tools) if validate and tools else None)
 
     def arguments(self) -> dict[str, Any]:
         """``streamkit.stream``'s and ``streamkit.astream``'s keyword arguments."""
@@ -180,6 +181,43 @@ class Prepared:
         if self.tools is not None:
             out["tools"] = self.tools
         return out
+
+
+class Sender(Protocol):
+    """What every sending integration's model declares under these names, for ``prepare``."""
+
+    @property
+    def base_url(self) -> str | None: ...
+
+    @property
+    def validate_calls(self) -> bool: ...
+
+
+def prepare(
+    sender: Sender,
+    provider: str,
+    model: str,
+    conversation: tuple[str | None, Sequence[Entry]],
+    tools: Sequence[Tool],
+    api_key: str | None,
+    max_tokens: int | None,
+    extra: Mapping[str, Any],
+) -> Prepared:
+    """One model call's request, and what its calls are checked against: each integration reads
+    its framework's messages and settings its own way, then they all send alike."""
+    system, entries = conversation
+    request = build(
+        provider,
+        model,
+        entries,
+        system=system,
+        tools=tools,
+        base_url=sender.base_url,
+        api_key=api_key,
+        max_tokens=max_tokens,
+        extra=extra,
+    )
+    return Prepared.of(request, tools, sender.validate_calls)
 
 
 _Body: TypeAlias = Callable[[str, list[Message], str | None, Sequence[Tool], int | None], dict[str, Any]]

@@ -35,7 +35,7 @@ from .._errors import UsageError
 from .._turn_types import StreamEvent, Thinking, Turn
 from .._types import InvalidToolCall, Provider, ResponseEnd, TextDelta, TokenUsage, ToolCall
 from ..adapters._base import call_id, dumps, error_payload
-from ._chat import PROVIDERS, Prepared, build, function_calls, read_tools, refuse_custom
+from ._chat import PROVIDERS, Prepared, function_calls, prepare, read_tools, refuse_custom
 from ._clients import DEFAULT_TIMEOUT, Clients
 from ._openai_messages import conversation
 from ._turn_json import turn_from_json, turn_json
@@ -191,19 +191,8 @@ class StreamkitModel(Model):
             if message.images or message.audio or message.videos or message.files:
                 raise UsageError(f"messages[{position}] carries media; streamkit sends text only")
         tools = read_tools(given.get("tools") or ())
-        system, entries = conversation(self._slug, messages, _stored)
-        request = build(
-            self._slug,
-            self.id,
-            entries,
-            system=system,
-            tools=tools,
-            base_url=self.base_url,
-            api_key=self.api_key,
-            max_tokens=self.max_tokens,
-            extra=self.extra,
-        )
-        return Prepared.of(request, tools, self.validate_calls)
+        talk = conversation(self._slug, messages, _stored)
+        return prepare(self, self._slug, self.id, talk, tools, self.api_key, self.max_tokens, self.extra)
 
     def _deltas(self, event: StreamEvent, seen: list[StreamEvent]) -> Iterator[ModelResponse]:
         if isinstance(event, ResponseEnd):  # the turn, for the next request, and the usage

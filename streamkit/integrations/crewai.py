@@ -21,21 +21,22 @@ the stored turn back while the history still shows it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 from crewai.events.types.llm_events import LLMCallType
 from crewai.llms.base_llm import BaseLLM, llm_call_context
-from pydantic import Field, PrivateAttr
+from pydantic import PrivateAttr
 
 from .._client import astream, stream
 from .._errors import UsageError
 from .._turn_types import StreamEvent, Turn, TurnItem
 from .._types import ArgumentIssue, InvalidToolCall, TextDelta, ToolCall
 from ..adapters._base import call_id, dumps
-from ._chat import Entry, History, User, build, function_calls, offered, read_tools, refuse_custom, unparseable
-from ._clients import DEFAULT_TIMEOUT, Clients, HoldsClients
+from ._chat import Entry, History, User, function_calls, prepare, read_tools, refuse_custom, unparseable
+from ._fields import ClientFields
 
 if TYPE_CHECKING:
     from crewai.agents.agent_builder.base_agent import BaseAgent
@@ -48,7 +49,7 @@ __all__ = ("StreamkitLLM",)
 KEPT_TURNS = 256
 
 
-class StreamkitLLM(HoldsClients, BaseLLM):
+class StreamkitLLM(ClientFields, BaseLLM):
     """A CrewAI LLM for one provider's API, its streams decoded by streamkit.
 
     Give it to ``Agent(llm=...)``; a ``Crew`` runs as usual, ``stream=True`` or not. Each call
@@ -73,12 +74,6 @@ class StreamkitLLM(HoldsClients, BaseLLM):
 
     llm_type: str = "streamkit"
     provider: Literal["anthropic", "gemini", "mistral", "openai_chat", "openai_responses"]  # type: ignore[assignment]
-    extra: dict[str, Any] = Field(default_factory=dict)
-    http_client: Any = Field(default=None, exclude=True)
-    http_async_client: Any = Field(default=None, exclude=True)
-    timeout: float = DEFAULT_TIMEOUT
-    validate_calls: bool = True
-    _clients: Clients | None = PrivateAttr(default=None)
     _turns: dict[str, Turn] = PrivateAttr(default_factory=dict)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
@@ -103,13 +98,9 @@ class StreamkitLLM(HoldsClients, BaseLLM):
         """One model turn: its text, or its calls as OpenAI-style dicts for CrewAI to run."""
         with llm_call_context():
             call = _Call(self, messages, tools, from_task, from_agent)
-            try:
-                with stream(self._http().sync(), self.provider, **call.options) as events:
-                    for event in events:
-                        call.feed(event)
-            except Exception as exc:
-                self._emit_call_failed_event(str(exc), from_task, from_agent)
-                raise
+            with call.failure_told(), stream(self._http().sync(), self.provider, **call.options) as events:
+                for event in events:
+                    call.feed(event)
             return call.answer(response_model)
 
     async def acall(
@@ -125,19 +116,11 @@ class StreamkitLLM(HoldsClients, BaseLLM):
         """``call``, on the running event loop."""
         with llm_call_context():
             call = _Call(self, messages, tools, from_task, from_agent)
-            try:
+            with call.failure_told():
                 async with astream(self._http().async_(), self.provider, **call.options) as events:
                     async for event in events:
                         call.feed(event)
-            except Exception as exc:
-                self._emit_call_failed_event(str(exc), from_task, from_agent)
-                raise
             return call.answer(response_model)
-
-    def _http(self) -> Clients:
-        if self._clients is None:
-            self._clients = Clients(self.http_client, self.http_async_client, timeout=self.timeout)
-        return self._clients
 
     def _keep(self, turn: Turn) -> None:
         with self._lock:
@@ -165,25 +148,24 @@ class _Call:
         self.llm, self.messages, self.task, self.agent = llm, messages, task, agent
         self.streaming = bool(llm._effective_stream())
         offered_tools = read_tools(tools or ())
-        system, entries = _entries_of(llm._format_messages(messages), llm)
+        talk = _entries_of(llm._format_messages(messages), llm)
         sampling = {name: value for name in ("temperature", "top_p") if (value := getattr(llm, name)) is not None}
-        request = build(
-            llm.provider,
-            llm.model,
-            entries,
-            system=system,
-            tools=offered_tools,
-            base_url=llm.base_url,
-            api_key=llm.api_key,
-            max_tokens=int(llm.max_tokens) if llm.max_tokens is not None else None,
-            extra={**sampling, **llm.extra},
-        )
-        self.options: dict[str, Any] = {"url": request.url, "json": request.body, "headers": request.headers}
-        if llm.validate_calls and offered_tools:
-            self.options["tools"] = offered(offered_tools)
+        limit = int(llm.max_tokens) if llm.max_tokens is not None else None
+        extra = {**sampling, **llm.extra}
+        self.options = prepare(llm, llm.provider, llm.model, talk, offered_tools, llm.api_key, limit, extra).arguments()
         self.events: list[StreamEvent] = []
         self.calls = 0  # the calls streamed so far: each one's index in CrewAI's chunk events
         llm._emit_call_started_event(messages=messages, tools=tools, from_task=task, from_agent=agent)
+
+    @contextmanager
+    def failure_told(self) -> Iterator[None]:
+        """CrewAI's failure event for an error while the request is sent or its stream read (both
+        twins'), then the error itself; one in ``answer`` is not the call's failure."""
+        try:
+            yield
+        except Exception as exc:
+            self.llm._emit_call_failed_event(str(exc), self.task, self.agent)
+            raise
 
     def feed(self, event: StreamEvent) -> None:
         refuse_custom(event, "CrewAI")

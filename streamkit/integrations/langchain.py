@@ -42,7 +42,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import ConfigDict, Field, PrivateAttr, SecretStr
+from pydantic import ConfigDict, SecretStr
 
 from .._client import astream, stream
 from .._errors import UsageError
@@ -54,9 +54,9 @@ from .._turn_types import (
 )
 from .._types import ArgumentIssue, InvalidToolCall, TextDelta, TokenUsage, ToolCall
 from ..adapters._base import call_id, dumps, error_payload
-from ._chat import Entry, History, Prepared, User, build, read_tools, refuse_custom, unparseable
-from ._clients import DEFAULT_TIMEOUT, Clients, HoldsClients
+from ._chat import Entry, History, Prepared, User, prepare, read_tools, refuse_custom, unparseable
 from ._early import STARTER
+from ._fields import ClientFields
 from ._turn_json import turn_from_json, turn_json
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ __all__ = (
 TURN_KEY = "streamkit_turn"
 
 
-class StreamkitChatModel(HoldsClients, BaseChatModel):
+class StreamkitChatModel(ClientFields, BaseChatModel):
     """A LangChain chat model for one provider's API, its streams decoded by streamkit.
 
     Works with ``bind_tools``, ``invoke``/``ainvoke``, ``stream``/``astream`` and
@@ -108,12 +108,6 @@ class StreamkitChatModel(HoldsClients, BaseChatModel):
     api_key: SecretStr | None = None
     base_url: str | None = None
     max_tokens: int | None = None
-    extra: dict[str, Any] = Field(default_factory=dict)
-    http_client: Any = Field(default=None, exclude=True)
-    http_async_client: Any = Field(default=None, exclude=True)
-    timeout: float = DEFAULT_TIMEOUT
-    validate_calls: bool = True
-    _clients: Clients | None = PrivateAttr(default=None)
 
     @property
     def _llm_type(self) -> str:
@@ -143,19 +137,9 @@ class StreamkitChatModel(HoldsClients, BaseChatModel):
         kwargs = dict(kwargs)
         kwargs.pop("stream", None)
         tools = read_tools(kwargs.pop("tools", None) or ())
-        system, entries = _entries_of(messages, self.provider)
-        request = build(
-            self.provider,
-            self.model,
-            entries,
-            system=system,
-            tools=tools,
-            base_url=self.base_url,
-            api_key=None if self.api_key is None else self.api_key.get_secret_value(),
-            max_tokens=self.max_tokens,
-            extra={**self.extra, **kwargs},
-        )
-        return Prepared.of(request, tools, self.validate_calls)
+        talk = _entries_of(messages, self.provider)
+        key = None if self.api_key is None else self.api_key.get_secret_value()
+        return prepare(self, self.provider, self.model, talk, tools, key, self.max_tokens, {**self.extra, **kwargs})
 
     def _stream(
         self,
@@ -188,11 +172,6 @@ class StreamkitChatModel(HoldsClients, BaseChatModel):
                 for chunk in chunks.feed(event):
                     yield chunk
         yield chunks.last()
-
-    def _http(self) -> Clients:
-        if self._clients is None:
-            self._clients = Clients(self.http_client, self.http_async_client, timeout=self.timeout)
-        return self._clients
 
     def _generate(
         self,

@@ -43,7 +43,7 @@ from .._errors import UsageError
 from .._turn_types import StreamEvent, Turn
 from .._types import InvalidToolCall, Provider, TextDelta, TokenUsage, ToolCall
 from ..adapters._base import call_id, dumps
-from ._chat import PROVIDERS, Prepared, build, read_tools, refuse_custom
+from ._chat import PROVIDERS, Prepared, prepare, read_tools, refuse_custom
 from ._clients import DEFAULT_TIMEOUT, Clients
 from ._invalid import InvalidCallsError
 from ._openai_messages import conversation
@@ -171,22 +171,13 @@ class StreamkitModel(Model):
         given = get_clean_message_list(
             list(messages), role_conversions=tool_role_conversions, flatten_messages_as_text=True
         )
-        system, entries = conversation(self.provider, given)
+        talk = conversation(self.provider, given)
         offered = read_tools([get_tool_json_schema(tool) for tool in tools or ()])
-        request = build(
-            self.provider,
-            str(self.model_id),
-            entries,
-            system=system,
-            tools=offered,
-            base_url=self.base_url,
-            api_key=self.api_key,
-            max_tokens=self.max_tokens,
-            extra={**self.extra, **kwargs},
-        )
+        extra = {**self.extra, **kwargs}
+        prepared = prepare(self, self.provider, str(self.model_id), talk, offered, self.api_key, self.max_tokens, extra)
         if stop and self.supports_stop_parameter:
-            _add_stop(self.provider, request.body, stop)
-        return Prepared.of(request, offered, self.validate_calls)
+            _add_stop(self.provider, prepared.request.body, stop)
+        return prepared
 
 
 def _add_stop(provider: str, body: dict[str, Any], stop: list[str]) -> None:

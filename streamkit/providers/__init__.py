@@ -58,6 +58,7 @@ _CLASSES = {
 _SLUGS = {name: slug for slug, name in _CLASSES.items()}
 
 
+@cache  # an import statement costs microseconds even when the module is loaded: once per slug
 def _load(slug: str) -> type[Decoder]:
     """A known slug's decoder class, by a plain import statement: no module is imported by a string."""
     if slug == "openai_chat":

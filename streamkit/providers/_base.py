@@ -48,8 +48,17 @@ _MAX_PATIENCE = 64
 _NEVER = re.compile(b"(?!)").fullmatch
 #: A JSON string token that is not empty, by its quotes and escapes; orjson then judges it.
 _TOKEN = rb'("(?=[^"])[^"\\\n]*(?:\\[^\n][^"\\\n]*)*")'
-#: Paddings put in a candidate unread string's place: it must change nothing the decoder reads.
-_PADS = (b"", b"streamkit0pad", b"error")
+#: The padding put in a candidate unread string's place, beside the probe: it must change nothing
+#: the decoder reads. The payload read as the delta already showed one value (often empty); this
+#: one is not empty, and is the value with a meaning (an error chunk's ``"object": "error"``).
+_PAD = b"error"
+_OTHER_PAD = b"streamkit0pad"  # when the payload's own padding is that value already
+#: Proofs already made, by the template's shape (the decoder's kind and options, the event, the
+#: prefix, the fragment's place, the suffix with its unread string left out): a response of a
+#: shape seen before (Anthropic's delta events hold no response id) learns its template with no
+#: probe.
+_PROOFS: dict[tuple[Any, ...], bool] = {}
+_MAX_PROOFS = 256
 _NO_TOKENS = TokenUsage()
 
 
@@ -65,10 +74,18 @@ def _unread(suffix: bytes) -> tuple[int, int] | None:
 
 
 @lru_cache(maxsize=256)
-def _shapes(before: int, rest: bytes) -> tuple[Callable[..., re.Match[bytes] | None], Callable[[bytes], list[bytes]]]:
+def _shapes(
+    before: int, suffix: bytes, hole: int | None
+) -> tuple[Callable[..., re.Match[bytes] | None], Callable[[bytes], list[bytes]]]:
     """A template's two patterns, which depend on its prefix only by length: a response's id,
     time and model sit in the prefix, so every new response has new prefix bytes, and a pattern
-    holding them would be compiled anew for each (some 350 µs). The prefix is checked apart."""
+    holding them would be compiled anew for each (some 350 µs). The prefix is checked apart.
+    ``suffix`` comes with its unread string left out (its opening quote at ``hole``), so the
+    cache holds one entry per shape, escaped once."""
+    if hole is None:
+        rest = re.escape(suffix[1:])
+    else:
+        rest = re.escape(suffix[1 : hole + 1]) + rb"[A-Za-z0-9]*" + re.escape(suffix[hole + 1 :])
     whole = re.compile(_TOKEN + rest).fullmatch
     lines = re.compile(b"^[^\n]{%d}" % before + _TOKEN + rest + b"$", re.MULTILINE).findall
     return whole, lines
@@ -97,13 +114,10 @@ class Template:
         self.event = event
         self.prefix = prefix
         self.start = len(prefix) - 1  # the token's opening quote
-        if hole is None:
-            rest = re.escape(suffix[1:])
-        else:
-            rest = re.escape(suffix[1 : hole[0] + 1]) + rb"[A-Za-z0-9]*" + re.escape(suffix[hole[1] :])
+        shape = suffix if hole is None else suffix[: hole[0] + 1] + suffix[hole[1] :]
         # The same shape, one payload a line: a whole batch is read with one search, once its
         # every line is seen to start with the prefix (``rows``).
-        self.match, self.lines = _shapes(self.start, rest)
+        self.match, self.lines = _shapes(self.start, shape, None if hole is None else hole[0])
         self.rows = b"\n" + prefix[:-1]
         #: Whether the string is a piece of text (``TextReceived``) rather than a call's fragment.
         self.is_text = type(sample) is TextReceived
@@ -291,12 +305,17 @@ class Decoder(ABC):
         Any other payload (or a token that is not one JSON string) takes the general path.
         """
         template = self._template
-        if template is not None:
+        names = batch.events
+        if template is None:
+            if len(batch.data) == 1:  # one event, as most boundary events come: no loop to set up
+                events = self._general(Frame(None if names is None else names[0], batch.data[0].decode()))
+                out += events
+                return ends(events)
+        else:
             texts = template.whole(batch)
             if texts is not None:
                 out += template.batch(texts)
                 return False
-        names = batch.events
         prefix, match = (template.prefix, template.match) if template is not None else (b"\x00", _NEVER)
         run: list[str] = []
         loads, bad = orjson.loads, orjson.JSONDecodeError
@@ -355,7 +374,8 @@ class Decoder(ABC):
         The fragment's string token is found in the payload and replaced by a probe; the
         general path must read the probe payload as the same call's fragment (the same choice's
         text) with the probe's text. A decoder that declares ``plain_fragments`` (``plain_text``)
-        changes no state on such a payload, so the proof costs nothing but time, once per run.
+        changes no state on such a payload, so the proof costs nothing but time: one probe, once
+        per shape (``_PROOFS``).
         """
         text = delta.text
         if text == _PROBE:
@@ -367,10 +387,14 @@ class Decoder(ABC):
             return  # escaped otherwise than orjson writes it: no template for this call
         prefix, suffix = data[: at + 1], data[at + len(token) - 1 :]
         hole = _unread(suffix)
-        if hole is not None and not self._proves(frame, delta, prefix, suffix, hole):
-            hole = None  # the string is read after all: the suffix is fixed bytes
-        if hole is not None or self._proves(frame, delta, prefix, suffix, None):
+        shape = (type(self), self.early_close, self.limits, frame.event, prefix, type(delta), delta.index, delta.choice)
+        if hole is not None and _proven(
+            (*shape, suffix[: hole[0] + 1] + suffix[hole[1] :], True),
+            lambda: self._proves(frame, delta, prefix, suffix, hole),
+        ):
             self._template = Template(frame.event, prefix, suffix, hole, delta)
+        elif _proven((*shape, suffix, False), lambda: self._proves(frame, delta, prefix, suffix, None)):
+            self._template = Template(frame.event, prefix, suffix, None, delta)  # the string is read
 
     def _proves(
         self,
@@ -381,21 +405,20 @@ class Decoder(ABC):
         hole: tuple[int, int] | None,
     ) -> bool:
         """Whether the general path reads the payload with the probe in the fragment's place
-        (and each probe padding in the unread string's) as the call's fragment of probe text."""
-        pads = (b"",) if hole is None else _PADS
+        (and another padding in the unread string's) as the call's fragment of probe text."""
         expected: list[Event] = [
             TextReceived(_PROBE, delta.choice, delta.index)
             if type(delta) is TextReceived
             else ArgumentsDelta(delta.index, _PROBE, delta.choice)  # type: ignore[arg-type]  # an int
         ]
-        for pad in pads:
-            after = suffix if hole is None else suffix[: hole[0] + 1] + pad + suffix[hole[1] :]
-            try:
-                if self.feed(Frame(frame.event, (prefix + _PROBE_JSON + after).decode())) != expected:
-                    return False
-            except StreamkitError:
-                return False
-        return True
+        after = suffix
+        if hole is not None:
+            pad = _OTHER_PAD if suffix[hole[0] + 1 : hole[1]] == _PAD else _PAD
+            after = suffix[: hole[0] + 1] + pad + suffix[hole[1] :]
+        try:
+            return self.feed(Frame(frame.event, (prefix + _PROBE_JSON + after).decode())) == expected
+        except StreamkitError:
+            return False
 
     @abstractmethod
     def feed_payload(self, payload: Any, event: str | None = None) -> list[Event]:
@@ -421,7 +444,8 @@ class Decoder(ABC):
         nothing more.
         """
         for item in events:
-            if _holds_value(item) and may_be_inexact(_value(item)):
+            kind = type(item)  # ``_holds_value``, written out: this runs for every event read
+            if (kind is ArgumentsValue or kind is CallReceived) and may_be_inexact(_value(item)):
                 break
         else:
             return events
@@ -488,9 +512,20 @@ def _with_value(item: Event, value: Any) -> Event:
     return replace(item, arguments=value)
 
 
+def _proven(shape: tuple[Any, ...], prove: Callable[[], bool]) -> bool:
+    """``prove()``, once per shape. The cache is bounded: full, it is emptied (one step, safe
+    with streams read in other threads), and the shapes still in use are proved again."""
+    proved = _PROOFS.get(shape)
+    if proved is None:
+        if len(_PROOFS) >= _MAX_PROOFS:
+            _PROOFS.clear()
+        proved = _PROOFS[shape] = prove()
+    return proved
+
+
 def ends(events: list[Event]) -> bool:
     """Whether a frame's events hold the end-of-stream marker."""
-    return any(type(event) is ResponseEnded for event in events)
+    return ResponseEnded in map(type, events)
 
 
 def field(obj: Any, key: str, kind: type[T], path: str, decoder: Decoder, event: str | None) -> T:

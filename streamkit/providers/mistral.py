@@ -24,7 +24,7 @@ from typing import Any
 
 from .._events import AnomalyNoted, Event
 from ._base import ErrorShape
-from .openai_chat import OpenAIChatDecoder
+from .openai_chat import OpenAIChatDecoder, _path
 
 __all__ = ("MistralDecoder",)
 
@@ -44,9 +44,10 @@ class MistralDecoder(OpenAIChatDecoder):
         out = super()._chunk(payload, event)
         return [e for e in out if type(e) is not AnomalyNoted or e.anomaly not in _NORMAL_HERE]
 
-    def _content(self, content: Any, where: str, event: str | None) -> str | None:
+    def _content(self, content: Any, choice: int, event: str | None) -> str | None:
         if not isinstance(content, list):
-            return super()._content(content, where, event)
+            return super()._content(content, choice, event)
+        where = f"{_path(choice)}.delta.content"
         pieces = []
         for number, chunk in enumerate(content):
             kind = chunk.get("type") if isinstance(chunk, dict) else None

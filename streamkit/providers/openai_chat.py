@@ -56,6 +56,12 @@ _CUTTING = frozenset({"length", "content_filter", "error"})
 _NOTHING: list[ev.Event] = []
 
 
+def _path(number: int, position: int | None = None) -> str:
+    """The JSON path of a chunk's choice (and of its tool-call entry), built for an error only:
+    a chunk read well formats none."""
+    return f"$.choices[{number}]" + ("" if position is None else f".delta.tool_calls[{position}]")
+
+
 class _Choice:
     """The calls of one choice: wire index -> the call now using it."""
 
@@ -168,23 +174,24 @@ class OpenAIChatDecoder(Decoder):
         return None
 
     def _choice(self, choice: Any, number: int, out: list[ev.Event], event: str | None) -> None:
-        where = f"$.choices[{number}]"
         if not isinstance(choice, dict):
-            raise self.error(f"{where} must be an object", event=event)
+            raise self.error(f"{_path(number)} must be an object", event=event)
         ci = choice.get("index", 0)
         if not isinstance(ci, int):
-            raise self.error(f"{where}.index must be int", event=event)
+            raise self.error(f"{_path(number)}.index must be int", event=event)
         delta = choice.get("delta")
         state = self._choices.get(ci)
         if isinstance(delta, dict):
-            reasoning = optional(delta, "reasoning_content", str, f"{where}.delta", self, event)
+            reasoning = delta.get("reasoning_content")
+            if reasoning is not None:
+                reasoning = optional(delta, "reasoning_content", str, f"{_path(number)}.delta", self, event)
             if reasoning:
                 state = self._state(ci)
                 if state.thinking is None:
                     state.thinking, state.thoughts = state.thoughts, state.thoughts + 1
                     out.append(ev.BlockStarted(state.thinking, "thinking", {}, ci))
                 out.append(ev.BlockDelta(state.thinking, "text", reasoning, ci))
-            content = self._content(delta.get("content"), f"{where}.delta.content", event)
+            content = self._content(delta.get("content"), number, event)
             tool_calls = delta.get("tool_calls")
             if state is not None and state.thinking is not None and (content or tool_calls):
                 out.append(ev.BlockEnded(state.thinking, ci))
@@ -195,14 +202,16 @@ class OpenAIChatDecoder(Decoder):
                 out.append(ev.TextReceived(content, ci))
             if tool_calls:
                 if not isinstance(tool_calls, list):
-                    raise self.error(f"{where}.delta.tool_calls must be a list", event=event)
+                    raise self.error(f"{_path(number)}.delta.tool_calls must be a list", event=event)
                 for position, entry in enumerate(tool_calls):
-                    self._entry(ci, entry, f"{where}.delta.tool_calls[{position}]", out, event)
+                    self._entry(ci, entry, (number, position), out, event)
         elif delta is not None:
-            raise self.error(f"{where}.delta must be an object", event=event)
+            raise self.error(f"{_path(number)}.delta must be an object", event=event)
         reason = choice.get("finish_reason")
         if reason is not None and not isinstance(reason, str):
-            raise self.error(f"{where}.finish_reason must be a string, got {type(reason).__name__}", event=event)
+            raise self.error(
+                f"{_path(number)}.finish_reason must be a string, got {type(reason).__name__}", event=event
+            )
         if reason is None:
             return
         state = self._state(ci)
@@ -215,11 +224,11 @@ class OpenAIChatDecoder(Decoder):
         state.pending = False
         out.append(ev.StopReceived(reason, self.finish_reasons.get(reason) in _CUTTING, ci))
 
-    def _content(self, content: Any, where: str, event: str | None) -> str | None:
+    def _content(self, content: Any, number: int, event: str | None) -> str | None:
         """The text in ``delta.content``: a string, or null (the same as ``""``)."""
         if content is None or isinstance(content, str):
             return content
-        raise self.error(f"{where} must be a string", event=event)
+        raise self.error(f"{_path(number)}.delta.content must be a string", event=event)
 
     def _state(self, ci: int) -> _Choice:
         """A choice's state, made only when an event for that choice follows, so that the
@@ -229,28 +238,28 @@ class OpenAIChatDecoder(Decoder):
             state = self._choices[ci] = _Choice()
         return state
 
-    def _entry(self, ci: int, entry: Any, where: str, out: list[ev.Event], event: str | None) -> None:
+    def _entry(self, ci: int, entry: Any, at: tuple[int, int], out: list[ev.Event], event: str | None) -> None:
         if not isinstance(entry, dict):
-            raise self.error(f"{where} must be an object", event=event)
+            raise self.error(f"{_path(*at)} must be an object", event=event)
         function = entry.get("function") or {}
         if not isinstance(function, dict):
-            raise self.error(f"{where}.function must be an object", event=event)
+            raise self.error(f"{_path(*at)}.function must be an object", event=event)
         call_id = entry.get("id")
         if call_id is not None and not isinstance(call_id, str):
-            raise self.error(f"{where}.id must be a string", event=event)
+            raise self.error(f"{_path(*at)}.id must be a string", event=event)
         id_placeholder = call_id in _PLACEHOLDER_IDS
         if id_placeholder:
             call_id = None
         name = function.get("name")
         if name is not None and not isinstance(name, str):
-            raise self.error(f"{where}.function.name must be a string", event=event)
+            raise self.error(f"{_path(*at)}.function.name must be a string", event=event)
         name_placeholder = name == ""
         name = name or None
         arguments = function.get("arguments")
         if call_id is None and name is None and arguments in (None, ""):
             return  # an entry that carries nothing (LM Studio sends such)
         state = self._state(ci)
-        index, new = self._slot(state, ci, entry.get("index"), call_id, name, where, out, event)
+        index, new = self._slot(state, ci, entry.get("index"), call_id, name, at, out, event)
         if id_placeholder:
             out.append(ev.AnomalyNoted(index, "id_placeholder", ci))
         if name_placeholder:
@@ -281,15 +290,15 @@ class OpenAIChatDecoder(Decoder):
         wire: Any,
         call_id: str | None,
         name: str | None,
-        where: str,
+        at: tuple[int, int],
         out: list[ev.Event],
         event: str | None,
     ) -> tuple[int, bool]:
         """Which call this entry belongs to, and whether it starts that call."""
         if wire is None:
-            return self._slot_without_index(state, ci, call_id, name, where, out, event)
+            return self._slot_without_index(state, ci, call_id, name, at, out, event)
         if not isinstance(wire, int) or isinstance(wire, bool):
-            raise self.error(f"{where}.index must be int, got {type(wire).__name__}", event=event)
+            raise self.error(f"{_path(*at)}.index must be int, got {type(wire).__name__}", event=event)
         index = state.slots.get(wire)
         if index is None:
             index = state.next_free(wire)
@@ -313,7 +322,7 @@ class OpenAIChatDecoder(Decoder):
         ci: int,
         call_id: str | None,
         name: str | None,
-        where: str,
+        at: tuple[int, int],
         out: list[ev.Event],
         event: str | None,
     ) -> tuple[int, bool]:
@@ -327,7 +336,7 @@ class OpenAIChatDecoder(Decoder):
             out.append(ev.AnomalyNoted(last, "index_missing", ci))
             return last, False
         if call_id is None and name is None:
-            raise self.error(f"{where} has no index, id or name and no call is open", event=event)
+            raise self.error(f"{_path(*at)} has no index, id or name and no call is open", event=event)
         if last is not None:
             out.append(ev.CallDisplaced(last, ci))
         index = state.next_free(0 if last is None else last + 1)
