@@ -22,7 +22,11 @@ side are worth reading.
   buffer at once and reuse one response id, which hides the work every socket reader pays per
   read and the cost of learning a new response's byte shapes. Then the fixed cost per turn:
   streamkit's µs per turn minus the hand loop's, for a 100 B x 1 turn and a turn of no text and
-  one ``{}`` call, one event per read.
+  one ``{}`` call, one event per read;
+- end to end over loopback HTTP (``benchmarks.endtoend``): an httpx client reading fresh realistic
+  turns from a server in another process, one SSE event per write, the client's CPU time with
+  ``client.stream`` and the hand loop over ``iter_bytes()`` against ``iter_tool_calls(response)``
+  and ``streamkit.stream``, sync and async.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ import orjson
 import streamkit
 from streamkit import Provider
 
+from . import endtoend
 from .inputs import Case, make_case
 from .strategies import chunked, floor
 from .turns import Turn, ahand_loop, hand_loop, make_turn, reads
@@ -357,7 +362,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     parser.add_argument("--repeat", type=int, default=7, help="runs per figure (median)")
     parser.add_argument("--streams", type=int, default=1000)
-    parts_known = ("floor", "sdk", "concurrency", "memory", "turns", "concurrent-turns")
+    parts_known = ("floor", "sdk", "concurrency", "memory", "turns", "concurrent-turns", "end-to-end")
     parser.add_argument("--only", nargs="*", choices=parts_known)
     args = parser.parse_args()
     parts = set(args.only or parts_known)
@@ -373,6 +378,8 @@ def main() -> None:
         turn_ratios(args.repeat)
     if "concurrent-turns" in parts:
         concurrent_turn_ratios(args.streams, args.repeat)
+    if "end-to-end" in parts:
+        endtoend.ratios(args.repeat)
 
 
 if __name__ == "__main__":

@@ -65,9 +65,10 @@ def _fragments(rng: random.Random, text: str) -> list[str]:
     return out
 
 
-def make_turn(wire: str, size: int, calls: int, *, tokens: int = 40, seed: int = 7) -> Turn:
-    """A fresh turn: ``tokens`` text deltas, then ``calls`` calls of about ``size`` bytes each."""
-    serial = next(_serial)
+def make_turn(wire: str, size: int, calls: int, *, tokens: int = 40, seed: int = 7, serial: int | None = None) -> Turn:
+    """A fresh turn: ``tokens`` text deltas, then ``calls`` calls of about ``size`` bytes each.
+    ``serial`` names the turn, for two processes to make the same one; by default the next."""
+    serial = next(_serial) if serial is None else serial
     rng = random.Random(f"{seed}:{wire}:{size}:{calls}:{serial}")
     arguments = tuple(_arguments(rng, size, number) for number in range(calls))
     texts = [rng.choice(_TOKENS) for _ in range(tokens)]

@@ -37,8 +37,6 @@ from ._ndjson import NDJSONDecoder
 from ._normalize import normalize
 from ._preview import NO_PREVIEW, PartialJSON
 from ._sse import SSEDecoder
-from ._turn import TurnStage
-from ._turn_types import StreamEvent
 from ._types import (
     ArgumentsFragment,
     ArgumentsPreview,
@@ -52,6 +50,8 @@ from ._types import (
 from .providers import Decoder, decoder_for
 
 if TYPE_CHECKING:
+    from ._turn import TurnStage
+    from ._turn_types import StreamEvent
     from ._validate import Toolset
 
 __all__ = ("MAX_PREVIEW_GROWTH", "Assembler", "StreamOptions", "check_options")
@@ -195,7 +195,8 @@ class Assembler:
         )
         self._max_depth = limits.max_depth
         self._partials: dict[tuple[int, int], PartialJSON] = {}  # open calls being previewed
-        self._turn = TurnStage(self.provider, budget)
+        self._budget = budget
+        self._turn: TurnStage | None = None  # made by the first turn event: most responses have none
         self._called = False  # a call was delivered: a normal stop then finishes as tool_calls
         self._received = False  # any input at all: an empty body gets its own message
         self._max_event_bytes = limits.max_event_bytes
@@ -224,9 +225,14 @@ class Assembler:
             taken = hot.take(data)
             if taken is not None:
                 return taken
-            held = self._cool()
-            if held:
-                data = held + data
+        return self._general(data)
+
+    def _general(self, data: bytes) -> list[StreamEvent]:
+        """``feed`` past the hot read (``_hot``, which a driver reading bytes tries first itself):
+        the bytes the hot read held, then ``data``, through the stages."""
+        held = self._cool()
+        if held:
+            data = held + data
         if data and not self._received:
             self._first_input()
         return self._deferred.run(self._read_bytes, data)
@@ -343,15 +349,22 @@ class Assembler:
         if kind is RawPreview:
             self._preview(item, out)
         elif kind in TURN_EVENTS:  # reasoning, signatures, server tools
-            out += self._turn.feed(item)
+            out += self._turn_stage().feed(item)
         elif kind is _events.ArgumentsDelta:  # only with fragments=True
             out.append(ArgumentsFragment(item.index, item.text, choice=item.choice))
         elif kind is _events.CallOpened:  # only with fragments=True
             out.append(CallStarted(item.index, item.id, item.name, choice=item.choice))
         else:
-            if kind is ResponseEnded:
+            if kind is ResponseEnded and self._turn is not None:
                 out += self._turn.close()
             out.append(self._finish(item))
+
+    def _turn_stage(self) -> TurnStage:
+        if self._turn is None:
+            from ._turn import TurnStage  # with the turn's values, at the first turn event
+
+            self._turn = TurnStage(self.provider, self._budget)
+        return self._turn
 
     def _preview(self, item: RawPreview, out: list[StreamEvent]) -> None:
         key = (item.choice, item.index)

@@ -20,7 +20,6 @@ from . import _pipeline, _redact
 from ._assembler import StreamOptions, check_options
 from ._errors import UsageError
 from ._response import Tee, acheck, aread_body, check, decoder_of, library, read_body, read_error
-from ._turn_types import StreamEvent
 from ._types import Call, Provider
 from .providers import Decoder
 
@@ -29,6 +28,7 @@ if TYPE_CHECKING:
     import httpx2
 
     from ._response import Request, Response
+    from ._turn_types import StreamEvent
 
 __all__ = ("AsyncEventStream", "EventStream", "astream", "stream")
 
@@ -58,7 +58,7 @@ class AsyncEventStream(_Opened):
     ) -> None:
         super().__init__(response, provider)
         body = aread_body(response, decoder_of(provider), tee, checked=True)
-        events = cast(AsyncGenerator[StreamEvent, None], _pipeline.aiter_events(body, provider, **options))
+        events = cast("AsyncGenerator[StreamEvent, None]", _pipeline.aiter_events(body, provider, **options))
         secrets = _redact.secrets(response.request)
         self._events = _redact.ascrubbed(events, secrets) if secrets else events
 
@@ -98,7 +98,7 @@ class EventStream(_Opened):
     ) -> None:
         super().__init__(response, provider)
         body = read_body(response, decoder_of(provider), tee, checked=True)
-        events = cast(Generator[StreamEvent, None, None], _pipeline.iter_events(body, provider, **options))
+        events = cast("Generator[StreamEvent, None, None]", _pipeline.iter_events(body, provider, **options))
         secrets = _redact.secrets(response.request)
         self._events = _redact.scrubbed(events, secrets) if secrets else events
 

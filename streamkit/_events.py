@@ -2,21 +2,20 @@
 
 A framer turns bytes into ``Frame``s; a provider decoder turns frames (or already-decoded
 payloads) into the events below; the accumulator turns those into ``RawCall``s at each call's
-end marker. Events are frozen, slotted dataclasses, built positionally on the hot path (one
-per argument fragment). Every per-call event carries the provider's ``index`` and the
+end marker. Events are slotted dataclasses (``_values.event``), built positionally on the hot
+path (one per argument fragment), frozen for the type checker: a frozen dataclass's ``__init__``
+sets each field through ``object.__setattr__``, about three times the cost of a plain one, and
+nothing assigns a field after it. Every per-call event carries the provider's ``index`` and the
 ``choice`` it belongs to.
-
-The two built once per SSE event, ``Frame`` and ``ArgumentsDelta``, are plain slotted classes
-instead: a frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``,
-about three times the cost of a plain one. They compare, hash and print like the dataclasses,
-and their fields are ``Final``: nothing assigns them after ``__init__``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Final, TypeAlias
+
+from ._values import event
 
 __all__ = (
     "AnomalyNoted",
@@ -51,42 +50,16 @@ __all__ = (
 )
 
 
-class _Plain:
-    """Equality, hash and repr over ``__match_args__``, as a frozen dataclass has them."""
-
-    __slots__ = ()
-    __match_args__: tuple[str, ...] = ()
-
-    def _values(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self.__match_args__)
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        assert isinstance(other, _Plain)
-        return self._values() == other._values()
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__match_args__)
-        return f"{type(self).__name__}({fields})"
-
-
-class Frame(_Plain):
+@event
+class Frame:
     """One framed message: an SSE event, an NDJSON line, an AWS event-stream message.
 
     ``event`` is the SSE event name (``None`` when the stream sent none) or the event-stream
     ``:event-type``; ``data`` is the payload text, not yet parsed.
     """
 
-    __slots__ = ("data", "event")
-    __match_args__ = ("event", "data")
-
-    def __init__(self, event: str | None, data: str) -> None:
-        self.event: Final = event
-        self.data: Final = data
+    event: str | None
+    data: str
 
 
 class Payloads:
@@ -109,7 +82,7 @@ class Payloads:
         return [Frame(name, value.decode()) for name, value in zip(names, self.data, strict=True)]
 
 
-@dataclass(frozen=True, slots=True)
+@event
 class CallOpened:
     """A call opened: its id and name, set once. With ``fragments=True`` the public
     ``CallStarted`` is made from it, once the accumulator has accepted it."""
@@ -120,32 +93,26 @@ class CallOpened:
     choice: int = 0
 
 
-class ArgumentsDelta(_Plain):
+@event
+class ArgumentsDelta:
     """One verbatim fragment of a call's argument text."""
 
-    __slots__ = ("choice", "index", "text")
-    __match_args__ = ("index", "text", "choice")
-
-    def __init__(self, index: int, text: str, choice: int = 0) -> None:
-        self.index: Final = index
-        self.text: Final = text
-        self.choice: Final = choice
+    index: int
+    text: str
+    choice: int = 0
 
 
-class ArgumentsBatch(_Plain):
+@event
+class ArgumentsBatch:
     """Consecutive verbatim fragments of one call's argument text, from one read: the same as
     an ``ArgumentsDelta`` for each, in order, with one lookup of the call for all of them."""
 
-    __slots__ = ("choice", "index", "texts")
-    __match_args__ = ("index", "texts", "choice")
-
-    def __init__(self, index: int, texts: list[str], choice: int = 0) -> None:
-        self.index: Final = index
-        self.texts: Final = texts
-        self.choice: Final = choice
+    index: int
+    texts: list[str]
+    choice: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@event
 class ArgumentsRepeated:
     """A fragment that repeats the call's identity: perhaps the whole arguments sent again.
 
@@ -158,7 +125,7 @@ class ArgumentsRepeated:
     choice: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@event
 class ArgumentsValue:
     """A call's whole arguments given at once as a value (an object, ``None``…), not text."""
 
@@ -167,7 +134,7 @@ class ArgumentsValue:
     choice: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@event
 class ArgumentsFinal:
     """A call's end marker that also carries the provider's final arguments text.
 
@@ -182,7 +149,7 @@ class ArgumentsFinal:
     choice: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@event
 class CallEnded:
     """The provider's end marker for one call: parse it now."""
 
@@ -190,7 +157,7 @@ class CallEnded:
     choice: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@event
 class CallDisplaced:
     """A later call took this call's place (its wire index, or the place of the next call
     without one): the call has ended, unless a stop or the call order already delivered it.
@@ -200,7 +167,7 @@ class CallDisplaced:
     choice: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@event
 class CallFollowed:
     """A later call of the same choice started. Under a decoder's sequential ``call_order`` a
     call with its arguments is then complete; the accumulator makes this event, no decoder."""
@@ -209,7 +176,7 @@ class CallFollowed:
     choice: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@event
 class CallReceived:
     """A whole call in one event: started, given its arguments and ended at once."""
 
@@ -220,7 +187,7 @@ class CallReceived:
     choice: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@event
 class AnomalyNoted:
     """A reconciliation rule fired for a call (a repeated id, a missing index…)."""
 
@@ -229,7 +196,7 @@ class AnomalyNoted:
     choice: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@event
 class TextReceived:
     """A piece of assistant text; ``index`` is its content block or output item, where the provider numbers them."""
 
@@ -238,7 +205,7 @@ class TextReceived:
     index: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@event
 class StopReceived:
     """The provider's stop or finish reason for one choice.
 
@@ -252,19 +219,19 @@ class StopReceived:
     choice: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@event
 class UsageReceived:
     """Token usage; later pieces are merged over earlier ones."""
 
     usage: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@event
 class ResponseEnded:
     """The provider's end-of-stream marker (``[DONE]``, ``message_stop``…)."""
 
 
-@dataclass(frozen=True, slots=True)
+@event
 class ErrorReceived:
     """The provider reported an error inside the stream."""
 
@@ -272,7 +239,7 @@ class ErrorReceived:
     message: str
 
 
-@dataclass(frozen=True, slots=True)
+@event
 class BlockStarted:
     """A block of opaque turn state opened: a reasoning block, a server-side tool's use.
 
@@ -287,7 +254,7 @@ class BlockStarted:
     choice: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@event
 class BlockDelta:
     """One verbatim fragment of an open block's ``part``: ``"text"``, ``"signature"`` or ``"input"``."""
 
@@ -297,7 +264,7 @@ class BlockDelta:
     choice: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@event
 class BlockEnded:
     """An open block's end: its fragments are joined, once, and it is handed out."""
 
@@ -305,7 +272,7 @@ class BlockEnded:
     choice: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@event
 class BlockReceived:
     """A whole block of turn state at once, exactly as received.
 
@@ -318,7 +285,7 @@ class BlockReceived:
     choice: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@event
 class CallDetail:
     """Provider state that belongs to one call (Gemini's ``thoughtSignature``, a Responses item id).
 
@@ -375,7 +342,7 @@ Event: TypeAlias = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@event
 class RawCall:
     """A call at its end marker, arguments joined but not parsed: the normalizer's input.
 
@@ -395,7 +362,7 @@ class RawCall:
     times: tuple[int, int] | None = None  # (first fragment, end marker), ns, when timed
 
 
-@dataclass(frozen=True, slots=True)
+@event
 class RawPreview:
     """A call's argument text so far, handed out while it streams when previews are asked for.
 

@@ -22,13 +22,17 @@ settled then too.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import orjson
 
 from ._accumulator import Accumulator, _Slot
 from ._sse import SSEDecoder
-from ._turn_types import StreamEvent
 from ._types import TextDelta
 from .providers._base import Decoder, Template
+
+if TYPE_CHECKING:
+    from ._turn_types import StreamEvent
 
 __all__ = ("HotRead", "arm", "text_delta")
 

@@ -17,7 +17,7 @@ from collections.abc import (
     Iterator,
     Mapping,
 )
-from typing import Any, Unpack, cast
+from typing import TYPE_CHECKING, Any, NoReturn, Unpack, cast
 
 from ._assembler import Assembler, StreamOptions, check_options
 from ._errors import (
@@ -26,13 +26,16 @@ from ._errors import (
 )
 from ._events import Frame
 from ._foreign import translated
+from ._hot import HotRead
 from ._sources import Payload, SourceAdapter
-from ._turn_types import StreamEvent, Turn
 from ._types import (
     Call,
     Provider,
 )
 from .providers import Decoder
+
+if TYPE_CHECKING:  # the turn's values are loaded by the first turn collected
+    from ._turn_types import StreamEvent, Turn
 
 __all__ = (
     "Source",
@@ -116,15 +119,29 @@ def iter_events(
 def _events_of(source: Iterable[Any], assembler: Assembler) -> Iterator[StreamEvent]:
     adapter = SourceAdapter(assembler.provider, assembler.framing)
     items = iter(source)
+    hot: HotRead | None = None
     try:
-        while (item := _next(items, assembler)) is not _END:
-            yield from _feed(assembler, adapter, item)
+        while True:
+            try:
+                item = next(items)
+            except StopIteration:
+                break
+            except Exception as exc:
+                _reraise(exc, assembler)
+            if hot is not None and type(item) is bytes:  # one frame for most reads: the hot read
+                adapter.count += 1
+                taken = hot.take(item)
+                if taken is not None:
+                    yield from taken
+                    continue
+            yield from _read(assembler, adapter, item, hot)
             if assembler.error is not None:
                 raise assembler.error
             if assembler.finished:
                 if adapter.drains_after_end:
                     _drain(items)
                 break
+            hot = _hot(assembler, adapter)
         yield from assembler.flush()
         if assembler.error is not None:
             raise assembler.error
@@ -144,13 +161,29 @@ async def _aevents_of(
     source: Source, assembler: Assembler, *, calls: bool = False
 ) -> AsyncGenerator[StreamEvent, None]:
     """The events of ``source``; with ``calls``, only the calls: one generator per stream,
-    reading an async source directly, so a read crosses no other generator."""
+    reading an async source directly, so a read crosses no other generator, and a read of bytes
+    the hot read takes no other frame."""
     adapter = SourceAdapter(assembler.provider, assembler.framing)
+    hot: HotRead | None = None
     try:
         items = _opened_items(source)
         try:
-            while (item := await _anext(items, assembler)) is not _END:
-                for value in _feed(assembler, adapter, item):
+            while True:
+                try:
+                    item = await items.__anext__()
+                except StopAsyncIteration:
+                    break
+                except Exception as exc:
+                    _reraise(exc, assembler)
+                if hot is not None and type(item) is bytes:  # as in _events_of
+                    adapter.count += 1
+                    taken = hot.take(item)
+                    if taken is not None:
+                        if not calls:  # text deltas: the hot read delivers no call
+                            for value in taken:
+                                yield value
+                        continue
+                for value in _read(assembler, adapter, item, hot):
                     if not calls or isinstance(value, Call):
                         yield value
                 if assembler.error is not None:
@@ -158,6 +191,7 @@ async def _aevents_of(
                 if assembler.finished:
                     await _read_to_end(items, adapter)
                     break
+                hot = _hot(assembler, adapter)
         finally:
             aclose = getattr(items, "aclose", None)
             if aclose is not None:
@@ -171,29 +205,27 @@ async def _aevents_of(
         assembler.close()
 
 
-#: What ``_next`` returns when the source is done.
-_END: Any = object()
+def _reraise(exc: Exception, assembler: Assembler) -> NoReturn:
+    """Raise, while the source's own exception ``exc`` is handled, what it raises in its place
+    (``translated``): the caller's own exception is raised again as it is."""
+    error = translated(exc, assembler)
+    if error is exc:
+        raise  # the exception being handled: its traceback and context unchanged
+    raise error from error.__cause__
 
 
-def _next(items: Iterator[Any], assembler: Assembler) -> Any:
-    """The source's next item, or ``_END``; a failure of the source's own iteration translated."""
-    try:
-        return next(items, _END)
-    except Exception as exc:
-        error = translated(exc, assembler)
-        if error is exc:
-            raise
-        raise error from error.__cause__
+def _read(assembler: Assembler, adapter: SourceAdapter, item: Any, hot: HotRead | None) -> list[StreamEvent]:
+    """What one item completes through the general path; a read the hot read ``hot`` turned
+    down (already counted) goes past it, not through it again."""
+    if hot is not None and type(item) is bytes:
+        return assembler._general(item)
+    return _feed(assembler, adapter, item)
 
 
-async def _anext(items: AsyncIterator[Any], assembler: Assembler) -> Any:
-    try:
-        return await anext(items, _END)
-    except Exception as exc:
-        error = translated(exc, assembler)
-        if error is exc:
-            raise
-        raise error from error.__cause__
+def _hot(assembler: Assembler, adapter: SourceAdapter) -> HotRead | None:
+    """The assembler's hot read, for the driver to hand each read of a bytes source to first:
+    what ``Assembler.feed`` would do, less two frames. Any other source's items are adapted."""
+    return assembler._hot if adapter.kind == "bytes" else None
 
 
 def iter_tool_calls(
@@ -245,6 +277,8 @@ def collect_turn(source: Iterable[Any], provider: Provider | Decoder, **options:
 
     A stream that fails raises, as ``iter_events`` does: a turn is only ever built whole.
     """
+    from ._turn_types import Turn
+
     check_source(source, "collect_turn")
     slug = provider if isinstance(provider, str) else provider.slug
     return Turn.from_events(iter_events(source, provider, **options), slug)
@@ -252,6 +286,8 @@ def collect_turn(source: Iterable[Any], provider: Provider | Decoder, **options:
 
 async def acollect_turn(source: Source, provider: Provider | Decoder, **options: Unpack[StreamOptions]) -> Turn:
     """The async twin of ``collect_turn``."""
+    from ._turn_types import Turn
+
     check_source(source, "acollect_turn", asynchronous=True)
     events = aiter_events(source, provider, **options)
     slug = provider if isinstance(provider, str) else provider.slug
@@ -261,7 +297,7 @@ async def acollect_turn(source: Source, provider: Provider | Decoder, **options:
 def _opened_items(source: Source) -> AsyncIterator[Any]:
     """An async source's own iterator (closed by the reader when it stops), or a plain one's
     items as an async generator. A failure to open it is raised by the first read, where
-    ``_anext`` reports it as the source's own, as it does a failure to read."""
+    the driver reports it as the source's own, as it does a failure to read."""
     if not isinstance(source, AsyncIterable):
         return _aiter(source)
     try:

@@ -60,33 +60,33 @@ class SourceAdapter:
     def __init__(self, provider: str, framing: str) -> None:
         self._provider = provider
         self._framing = framing
-        self._kind: str | None = None
-        self._count = 0
+        self.kind: str | None = None  # fixed by the first item
+        self.count = 0  # items read: a driver that reads bytes past ``adapt`` counts them here
 
     def adapt(self, item: object) -> SourceInput:
-        self._count += 1
+        self.count += 1
         if type(item) is bytes:  # the hot path
             kind, value = "bytes", item
         else:
-            kind, convert = _classify(item, self._count)
+            kind, convert = _classify(item, self.count)
             value = convert(item)
-        if kind != self._kind:
-            if self._kind is not None:
+        if kind != self.kind:
+            if self.kind is not None:
                 raise UsageError(
-                    f"item {self._count} of the source is {_KIND_NAMES[kind]}, but the source began with "
-                    f"{_KIND_NAMES[self._kind]}: one source yields one kind of item"
+                    f"item {self.count} of the source is {_KIND_NAMES[kind]}, but the source began with "
+                    f"{_KIND_NAMES[self.kind]}: one source yields one kind of item"
                 )
-            self._kind = kind
+            self.kind = kind
         if kind in ("object", "dict"):
             if self._framing == "eventstream":
-                return _unwrap_eventstream(value, self._count)
+                return _unwrap_eventstream(value, self.count)
             return Payload(value, _event_name(value))
         return value
 
     @property
     def drains_after_end(self) -> bool:
         """Whether the rest of the source is read after the end marker: SDK objects only."""
-        return self._kind == "object"
+        return self.kind == "object"
 
 
 _KIND_NAMES = {

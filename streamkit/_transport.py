@@ -15,12 +15,12 @@ from . import _observe, _pipeline, _redact
 from ._assembler import StreamOptions
 from ._errors import StreamkitError
 from ._response import aread_body, decoder_of, read_body, response_library
-from ._turn_types import StreamEvent, Turn
 from ._types import Call, Provider
 from .providers import Decoder
 
 if TYPE_CHECKING:
     from ._response import Response
+    from ._turn_types import StreamEvent, Turn
 
 __all__ = (
     "acollect_turn",

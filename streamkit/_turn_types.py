@@ -9,7 +9,7 @@ slotted, with a repr short enough for a log line.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, field
 from typing import Any, TypeAlias
 
 from ._errors import UsageError
@@ -28,6 +28,7 @@ from ._types import (
     ToolCall,
     _cut,
 )
+from ._values import value
 
 __all__ = (
     "CallState",
@@ -51,7 +52,7 @@ __all__ = (
 # never decoded, re-encoded or parsed.
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Thinking:
     """A reasoning block: its text and its signature, exactly as received.
 
@@ -70,7 +71,7 @@ class Thinking:
         return f"Thinking({_cut(self.text)!r}{signed})"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class RedactedThinking:
     """Reasoning the provider sent encrypted: Anthropic's ``redacted_thinking.data``, Bedrock's
     ``reasoningContent.redactedContent`` (base64 text, as received)."""
@@ -83,7 +84,7 @@ class RedactedThinking:
         return f"RedactedThinking({_cut(self.data, 20)!r})"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ReasoningItem:
     """An OpenAI Responses ``reasoning`` output item, whole, as ``response.output_item.done`` gave it."""
 
@@ -105,7 +106,7 @@ class ReasoningItem:
         return f"ReasoningItem(id={self.id!r})"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class MessageItem:
     """An OpenAI Responses ``message`` output item, whole (its ``id``, ``phase``, content)."""
 
@@ -117,7 +118,7 @@ class MessageItem:
         return f"MessageItem(id={self.item.get('id')!r})"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ServerToolUse:
     """A tool the provider ran itself (web search, code execution, MCP): never a ``ToolCall``.
 
@@ -143,7 +144,7 @@ class ServerToolUse:
         return f"ServerToolUse(id={self.id!r}, name={self.name!r})"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ServerToolResult:
     """The result of a server-side tool, as the provider sent it (``web_search_tool_result``…)."""
 
@@ -155,7 +156,7 @@ class ServerToolResult:
         return f"ServerToolResult(type={self.block.get('type')!r})"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class TextSignature:
     """Gemini's ``thoughtSignature`` on a text part: it belongs to the text just before it."""
 
@@ -167,7 +168,7 @@ class TextSignature:
         return f"TextSignature({_cut(self.signature, 20)!r})"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class CallState:
     """Provider state that belongs to the call at ``index``: Gemini's ``thoughtSignature`` on a
     ``functionCall`` part (key ``"thoughtSignature"``), a Responses ``function_call`` item id
@@ -231,7 +232,7 @@ def _joined(texts: list[TextDelta], choice: int) -> TextDelta:
     return TextDelta("".join(text.text for text in texts), choice=choice, index=index)
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Turn:
     """Everything one assistant turn produced, in order: what its next request must carry.
 

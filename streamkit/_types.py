@@ -8,11 +8,12 @@ objects and raw text are cut, never printed whole. A turn's own values (its opaq
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, field
 from types import MappingProxyType
 from typing import Any, Literal, TypeAlias, get_args
 
 from ._errors import UsageError
+from ._values import value
 
 __all__ = (
     "FINISHES",
@@ -92,7 +93,7 @@ def _keys(state: Mapping[str, str]) -> str:
     return f", state=[{','.join(state)}]" if state else ""
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ArgumentIssue:
     """One thing wrong with a call's arguments, in a form a model can act on.
 
@@ -124,7 +125,7 @@ class ArgumentIssue:
 TRANSIENT: Mapping[str, bool] = MappingProxyType({"transient": True})
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class CallTimes:
     """When a call's pieces arrived, in nanoseconds since the epoch (``time.time_ns()``), so
     a difference of two is a duration and each is an OpenTelemetry timestamp as it is.
@@ -144,7 +145,7 @@ class CallTimes:
     delivered: int
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ToolCall:
     """A completed tool call whose ``input`` was parsed strictly from complete arguments.
 
@@ -178,7 +179,7 @@ class ToolCall:
         return f"ToolCall(index={self.index}, id={self.id!r}, name={self.name!r}, input={args}{_keys(self.state)})"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class CustomToolCall:
     """A completed call to a custom tool (OpenAI Responses ``{"type": "custom"}``): its input is
     the model's free text (SQL, a patch, a grammar's sentence), never parsed as JSON.
@@ -210,7 +211,7 @@ class CustomToolCall:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class InvalidToolCall:
     """A call that cannot be executed: its raw text and every issue found with it.
 
@@ -263,7 +264,7 @@ OUTCOMES = ("ok", "failed", "refused", "cancelled", "not_run")
 _OUTCOME_OF = {"tool_error": "failed", "tool_cancelled": "cancelled", "not_run": "not_run"}
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ToolResult:
     """What running one call gave: its tool's output, or the error the model is told.
 
@@ -323,7 +324,7 @@ class ToolResult:
         return f"ToolResult(id={self.id!r}, name={self.name!r}, {shown})"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class CallRef:
     """A call known only by its id and tool name: what a framework keeps of a call it ran, to
     write its result with an adapter without the ``ToolCall`` itself.
@@ -336,7 +337,7 @@ class CallRef:
     name: str
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class TextDelta:
     """A piece of the assistant's text, in arrival order.
 
@@ -363,7 +364,7 @@ Finish: TypeAlias = Literal["stop", "tool_calls", "length", "content_filter", "e
 FINISHES: tuple[Finish, ...] = get_args(Finish)
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class TokenUsage:
     """Token counts in one vocabulary for every provider; ``None`` where the provider gave none.
 
@@ -380,7 +381,7 @@ class TokenUsage:
     reasoning_tokens: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ResponseEnd:
     """The response ended normally: the last event of a stream.
 
@@ -408,7 +409,7 @@ class ResponseEnd:
     anomalies: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ArgumentsPreview:
     """What a call's arguments show so far, while they stream (only with ``previews=True``).
 
@@ -436,7 +437,7 @@ class ArgumentsPreview:
         return f"ArgumentsPreview(index={self.index}, name={self.name!r}, partial={_cut(repr(self.partial))})"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class CallStarted:
     """A call opened (only with ``fragments=True``): what a UI needs to show it before it ends.
 
@@ -457,7 +458,7 @@ class CallStarted:
     choice: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ArgumentsFragment:
     """One raw piece of a call's argument text, as the provider streamed it (only with
     ``fragments=True``), for UIs that stream tool inputs.

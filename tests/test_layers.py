@@ -11,6 +11,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "streamkit"
 VOCABULARY = {"_errors", "_types", "_turn_types", "_events", "_limits", "_json", "_framing"}
+VOCABULARY |= {"_values"}  # how the vocabulary's dataclasses are made
 VOCABULARY |= {"_observe"}  # the telemetry hooks: a global every layer may read, importing nothing
 STAGES = {"_sse", "_ndjson", "_awsstream", "_accumulator", "_normalize", "_validate", "providers", "adapters", "_turn"}
 STAGES |= {"_sources", "_preview"}  # source items -> pipeline inputs; argument previews
@@ -80,6 +81,7 @@ def test_imports_flow_one_way(path: Path) -> None:
     used = imports(path) - {me}
     if me in VOCABULARY:
         allowed = {"_errors", "_types"} | ({"_turn_types"} if me != "_types" else set())  # a turn holds calls
+        allowed |= {"_values"}  # how its dataclasses are made
         if me == "_framing":
             allowed |= {"_events"}  # the framers' base cuts bytes into the frames defined there
     elif me in STAGES:
@@ -148,12 +150,13 @@ def test_each_subpackage_is_loaded_at_its_first_use(name: str) -> None:
 def test_the_vocabulary_loads_no_stage() -> None:
     loaded = _loaded_by("from streamkit import ToolCall, Turn, StreamkitError, Limits")
     ours = [name for name in loaded if name.startswith("streamkit")]
-    assert ours == ["streamkit", "streamkit._errors", "streamkit._limits", "streamkit._turn_types", "streamkit._types"]
+    vocabulary = ["streamkit._errors", "streamkit._limits", "streamkit._turn_types", "streamkit._types"]
+    assert ours == ["streamkit", *vocabulary, "streamkit._values"]
     assert not {"orjson", "logging", "hashlib"} & set(loaded)
 
 
 def test_the_pipeline_loads_the_decoder_of_its_stream_alone() -> None:
-    """No decoder, framer or validator is loaded before a stream needs it; a stream loads its own."""
+    """No decoder, framer, validator or turn stage is loaded before a stream needs it; a stream loads its own."""
     stream = "list(iter_tool_calls([b'data: [DONE]\\n\\n'], 'openai_chat'))"
     for statement, decoders in (
         ("from streamkit import iter_tool_calls", []),
@@ -162,6 +165,7 @@ def test_the_pipeline_loads_the_decoder_of_its_stream_alone() -> None:
         loaded = _loaded_by(statement)
         assert [name for name in loaded if name.startswith("streamkit.providers.") and "._" not in name] == decoders
         assert not {"streamkit._validate", "streamkit._awsstream", "urllib.parse", "jsonschema_rs"} & set(loaded)
+        assert not {"streamkit._turn", "streamkit._turn_types"} & set(loaded)  # loaded by a turn's first block
 
 
 @pytest.mark.parametrize(("module", "library", "other"), [("httpx", "httpx", "httpx2"), ("httpx2", "httpx2", "httpx")])
