@@ -36,7 +36,10 @@ _BLANK = [""]
 _UNKNOWN = "\x00unknown"  # a name not yet in the cache (no decoded name is this object)
 #: One event of the common named shape: its name and its data.
 _EVENT = re.compile(rb"event: ([^\n]*)\ndata: ([^\n]*)\n\n")
-_MAX_NAMES = 64  # event names cached per stream: a provider uses about ten
+#: Event names decoded, shared by every stream (a provider uses about ten, the same in each
+#: response): at most ``_MAX_NAMES`` of at most ``_MAX_NAME`` bytes, emptied when full.
+_NAMES: dict[bytes, str | None] = {}
+_MAX_NAMES, _MAX_NAME = 64, 64
 #: Data lines kept as strings before they are joined into one: a short line costs about 50
 #: bytes as a str object, so an event of many short lines would be held at ten times its size.
 _PACK_AT = 64
@@ -59,7 +62,7 @@ class SSEDecoder(Framer):
         self._data: list[str] = []  # the event's last data lines; never empty while _groups is not
         self._groups: list[str] = []  # the event's earlier data lines, joined _PACK_AT at a time
         self._event_size = 0  # bytes of the event's data lines so far, one more for each line end
-        self._names: dict[bytes, str | None] = {}  # event names read by _whole, decoded once
+        self._names = _NAMES  # event names read by _whole, decoded once
 
     def _flush(self) -> Flushed:
         """End of input: an unfinished event is discarded, as the spec requires, and the
@@ -120,8 +123,9 @@ class SSEDecoder(Framer):
         """A read that is exactly one whole event of a common shape, with nothing open before
         it (as a token-streaming server sends each event): its name and its data, which
         ``feed_batch`` would hand over as a batch of one; None, with nothing changed, for
-        anything else, which ``feed_batch`` then reads."""
-        if self._pending or self._at_start or self._skip_lf or self._data or self._event is not None:
+        anything else, which ``feed_batch`` then reads. The stream's first read may be one: an
+        event's first byte is no BOM's."""
+        if self._pending or self._skip_lf or self._data or self._event is not None:
             return None
         if len(chunk) > self._max_event_bytes or not chunk.endswith(b"\n\n") or b"\r" in chunk:
             return None
@@ -130,6 +134,7 @@ class SSEDecoder(Framer):
         one = _single(chunk, self._names)
         if one is not None:
             self._consumed += len(chunk)
+            self._at_start = False
         return one
 
     def passed(self, size: int) -> None:
@@ -401,10 +406,12 @@ def _single(head: bytes, names: dict[bytes, str | None]) -> tuple[str | None, by
 
 
 def _name(raw: bytes, names: dict[bytes, str | None]) -> str | None:
-    """An event name decoded, once per stream for the first ``_MAX_NAMES`` names."""
+    """An event name decoded, once while it stays in the cache."""
     event = names.get(raw, _UNKNOWN)
     if event is _UNKNOWN:
         event = raw.decode() or None
-        if len(names) < _MAX_NAMES:
+        if len(raw) <= _MAX_NAME:
+            if len(names) >= _MAX_NAMES:
+                names.clear()  # one step, safe with streams read in other threads
             names[raw] = event
     return event

@@ -264,7 +264,12 @@ class Decoder(ABC):
             payload = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             payload = self._unloaded(data, exc, frame.event)
-        return self.exact(self.feed_payload(payload, frame.event), payload, data)
+        events = self.feed_payload(payload, frame.event)
+        for item in events:
+            kind = type(item)  # ``_holds_value``, written out: this runs for every event read
+            if (kind is ArgumentsValue or kind is CallReceived) and may_be_inexact(_value(item)):
+                return self._exact(events, payload, data)
+        return events
 
     def read(self, items: Iterable[Frame | Payloads], out: list[Event]) -> None:
         """Append the events of a read's frames and payloads to ``out``, in order: the one loop
@@ -449,20 +454,12 @@ class Decoder(ABC):
             return self._load_exact(data, event)
         raise self._not_json(data, exc.msg, event) from None
 
-    def exact(self, events: list[Event], payload: Any, data: str) -> list[Event]:
+    def _exact(self, events: list[Event], payload: Any, data: str) -> list[Event]:
         """``events`` decoded from ``payload`` (orjson's read of ``data``), with each arguments
-        value read again exactly when orjson may have read an integer in it as a float.
-
-        Only the whole values a call's arguments arrive as are checked (Gemini's ``args``,
-        Ollama's ``arguments``, an object in OpenAI Chat's), so frames of text fragments cost
-        nothing more.
-        """
-        for item in events:
-            kind = type(item)  # ``_holds_value``, written out: this runs for every event read
-            if (kind is ArgumentsValue or kind is CallReceived) and may_be_inexact(_value(item)):
-                break
-        else:
-            return events
+        value read again exactly, for ``feed`` when orjson may have read an integer in one as a
+        float. Only the whole values a call's arguments arrive as are checked (Gemini's
+        ``args``, Ollama's ``arguments``, an object in OpenAI Chat's), so frames of text
+        fragments cost nothing more."""
         exact = self._load_exact(data, None)
         return [
             _with_value(item, twin(payload, exact, _value(item))) if _holds_value(item) else item for item in events
