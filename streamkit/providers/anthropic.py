@@ -99,12 +99,17 @@ class AnthropicDecoder(TypedEventDecoder):
     # The handlers read the fields of a well-formed event directly, and hand any other value to
     # ``field``, which gives it back (an ``int`` subclass) or raises the error naming its path.
 
-    def _block_start(self, payload: Any, event: str) -> list[ev.Event]:
-        index, block = payload.get("index"), payload.get("content_block")
+    def _indexed(self, payload: Any, key: str, event: str) -> tuple[int, dict[str, Any]]:
+        """The block's ``index`` and the object at ``key``."""
+        index, inner = payload.get("index"), payload.get(key)
         if type(index) is not int:
             index = field(payload, "index", int, "$", self, event)
-        if type(block) is not dict:
-            block = field(payload, "content_block", dict, "$", self, event)
+        if type(inner) is not dict:
+            inner = field(payload, key, dict, "$", self, event)
+        return index, inner
+
+    def _block_start(self, payload: Any, event: str) -> list[ev.Event]:
+        index, block = self._indexed(payload, "content_block", event)
         kind = block.get("type")
         if type(kind) is not str:
             kind = field(block, "type", str, "$.content_block", self, event)
@@ -145,11 +150,7 @@ class AnthropicDecoder(TypedEventDecoder):
         return _NOTHING
 
     def _delta(self, payload: Any, event: str) -> list[ev.Event]:
-        index, delta = payload.get("index"), payload.get("delta")
-        if type(index) is not int:
-            index = field(payload, "index", int, "$", self, event)
-        if type(delta) is not dict:
-            delta = field(payload, "delta", dict, "$", self, event)
+        index, delta = self._indexed(payload, "delta", event)
         kind = delta.get("type")
         if kind == "input_json_delta":
             text = field(delta, "partial_json", str, "$.delta", self, event)
