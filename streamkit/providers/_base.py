@@ -562,7 +562,7 @@ def count(usage: Mapping[str, Any], *path: str) -> int | None:
     """The token count at ``path`` in a usage object, when it is an integer there."""
     value: Any = usage
     for key in path:
-        if type(value) is not dict and not isinstance(value, Mapping):  # a dict skips the ABC's check
+        if type(value) is not dict and (value is None or not isinstance(value, Mapping)):  # skips the ABC's check
             return None
         value = value.get(key)
     return value if type(value) is int else None
