@@ -4,7 +4,9 @@ Profiles one run of a strategy on one generated case with pyinstrument (the ``be
 or with the standard library's cProfile when pyinstrument is missing, and prints the report.
 With ``--turns N``, it profiles ``iter_tool_calls`` over N fresh realistic turns instead
 (``benchmarks.turns``: SIZE bytes of arguments in each of ``--calls`` calls, one SSE event per
-read), where the fixed cost of a turn (its boundary events, its templates) shows.
+read), where the fixed cost of a turn (its boundary events, its templates) shows. With
+``--count-calls`` and ``--turns``, it counts instead the Python calls each read of one fresh turn makes in
+``Assembler.feed``, by the kind of event: what a boundary event costs beside a hot read.
 """
 
 from __future__ import annotations
@@ -12,13 +14,17 @@ from __future__ import annotations
 import argparse
 import cProfile
 import importlib.util
+import itertools
 import pstats
 import sys
 from collections.abc import Callable, Sequence
-from typing import cast
+from types import FrameType
+from typing import Any, cast
+
+import orjson
 
 import streamkit
-from streamkit import Provider
+from streamkit import Assembler, Provider
 
 from .inputs import WIRES, make_case
 from .strategies import STRATEGIES
@@ -34,9 +40,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("fragment", nargs="?", type=int, default=4, help="characters per fragment")
     parser.add_argument("--calls", type=int, default=1)
     parser.add_argument("--turns", type=int, default=0, help="profile this many fresh realistic turns instead")
+    parser.add_argument("--count-calls", action="store_true", help="with --turns: the Python calls of each read")
     args = parser.parse_args(argv)
     if args.turns:
-        _report(_turns(args.wire, args.size, args.calls, args.turns))
+        run = _turns(args.wire, args.size, args.calls, args.turns)  # warms up too
+        if args.count_calls:
+            _count_calls(args.wire, args.size, args.calls)
+        else:
+            _report(run)
         return 0
     strategy = next(s for s in STRATEGIES if s.name == args.strategy)
     missing = strategy.missing()
@@ -58,6 +69,43 @@ def _turns(wire: str, size: int, calls: int, count: int) -> Callable[[], object]
     batches = [reads(make_turn(wire, size, calls), 1) for _ in range(count + 1)]
     list(streamkit.iter_tool_calls(batches.pop(), cast(Provider, wire)))  # warm up: imports and caches
     return lambda: [list(streamkit.iter_tool_calls(chunks, cast(Provider, wire))) for chunks in batches]
+
+
+def _count_calls(wire: str, size: int, calls: int) -> None:
+    """Print the Python calls each read of one fresh turn makes in ``Assembler.feed`` (one event
+    per read), runs of equal rows folded into one."""
+    assembler = Assembler(cast(Provider, wire))
+    counted = 0
+
+    def count(frame: FrameType, event: str, arg: Any) -> None:
+        nonlocal counted
+        counted += event == "call"
+
+    rows: list[tuple[int, str]] = []
+    for chunk in reads(make_turn(wire, size, calls), 1):
+        counted = 0
+        sys.setprofile(count)
+        assembler.feed(chunk)
+        sys.setprofile(None)
+        rows.append((counted, _kind(chunk)))
+    print("reads  calls each  event")
+    for (calls_each, kind), run in itertools.groupby(rows):
+        print(f"{len(list(run)):5d}  {calls_each:10d}  {kind}")
+    print(f"{len(rows):5d}  {sum(row[0] for row in rows) / len(rows):10.1f}  (mean)")
+
+
+def _kind(chunk: bytes) -> str:
+    """An event's kind: Anthropic's ``type`` (and its delta's), OpenAI Chat's delta keys."""
+    data = chunk[chunk.index(b"data: ") + 6 :].strip()
+    if data == b"[DONE]":
+        return "[DONE]"
+    payload = orjson.loads(data)
+    if "type" in payload:
+        delta = payload.get("delta") or {}
+        return " ".join(filter(None, (payload["type"], delta.get("type"))))
+    choice = (payload.get("choices") or [{}])[0]
+    keys = [*(choice.get("delta") or {}), *(["finish_reason"] if choice.get("finish_reason") else [])]
+    return "chunk: " + (", ".join(keys) or "usage")
 
 
 def _report(run: Callable[[], object]) -> None:

@@ -532,6 +532,8 @@ class Accumulator:
             self._stops.add(event.choice)
             if event.choice == 0 or self.stop_reason is None:
                 self.stop_reason = event.stop_reason
+        if not self._open:
+            return _NOTHING
         # A cut truncates the call still being written; a followed one was complete (rule 9).
         keys = [key for key in self._open if key[0] == event.choice]
         cut = event.cut_open_calls
@@ -553,10 +555,9 @@ class Accumulator:
         return _NOTHING
 
     def _response_ended(self, event: ResponseEnded) -> Sequence[Output]:
-        out: list[Output] = [self._close(key, truncated=True) for key in list(self._open)]
+        closed = self.drain_open() if self._open else _NOTHING
         self.finished = True
-        out.append(event)
-        return out
+        return (*closed, event)
 
     def _error(self, event: ErrorReceived) -> Sequence[Output]:
         raise ProviderError(event.message, provider=self.provider, type=event.type)

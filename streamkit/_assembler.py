@@ -179,6 +179,10 @@ class Assembler:
         self.framing = self._decoder.framing
         self._framer = _FRAMERS[self._decoder.framing](max_event_bytes=limits.max_event_bytes)
         self._read: Callable[[bytes], Sequence[Frame | Payloads]] = self._framer.feed_batch
+        #: A read of exactly one whole event, framed with no batch (SSE, nothing open): None when not.
+        self._one: Callable[[bytes], tuple[str | None, bytes] | None] | None = (
+            self._framer.whole_event if type(self._framer) is SSEDecoder else None
+        )
         self._deferred: Deferred = Deferred(self._noted)
         budget = TurnBudget(limits.max_turn_bytes)  # shared by the stages that hold turn state
         self._accumulator = _make_accumulator(
@@ -240,8 +244,14 @@ class Assembler:
     def _read_bytes(self, data: bytes, out: list[StreamEvent]) -> None:
         if self._accumulator.finished:
             return
-        self._frames(self._read(data), out)
-        if not self._accumulator.finished:  # read whole: the next read may be a hot one
+        one = None if self._one is None else self._one(data)
+        if one is None:
+            self._frames(self._read(data), out)
+        else:  # one payload: a decoder error leaves no events before it to pass on
+            events = self._decoder.read_event(*one)
+            if events:
+                self._events(events, out)
+        if self._decoder.template is not None and not self._accumulator.finished:  # the next read may be hot
             self._hot = arm(self._framer, self._decoder, self._accumulator, self._max_event_bytes)
 
     def _cool(self) -> bytes:

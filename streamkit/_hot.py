@@ -181,7 +181,7 @@ def arm(framer: object, decoder: Decoder, accumulator: Accumulator, event_limit:
     hands over what it holds last, once the other two agreed."""
     if type(framer) is not SSEDecoder:
         return None
-    template = decoder.proved_template()
+    template = decoder.template
     if template is None:
         return None
     slot = None

@@ -71,7 +71,7 @@ def normalize(raw: RawCall, max_depth: int = DEFAULT_MAX_DEPTH) -> Call:
             )
         )
         parsed = None
-    elif untrusted := [_UNTRUSTED[a] for a in anomalies if a in _UNTRUSTED]:
+    elif anomalies and (untrusted := [_UNTRUSTED[a] for a in anomalies if a in _UNTRUSTED]):
         issues.extend(untrusted)
         parsed = None
     elif text:

@@ -36,7 +36,10 @@ _BLANK = [""]
 _UNKNOWN = "\x00unknown"  # a name not yet in the cache (no decoded name is this object)
 #: One event of the common named shape: its name and its data.
 _EVENT = re.compile(rb"event: ([^\n]*)\ndata: ([^\n]*)\n\n")
-_MAX_NAMES = 64  # event names cached per stream: a provider uses about ten
+#: Event names decoded, shared by every stream (a provider uses about ten, the same in each
+#: response): at most ``_MAX_NAMES`` of at most ``_MAX_NAME`` bytes, emptied when full.
+_NAMES: dict[bytes, str | None] = {}
+_MAX_NAMES, _MAX_NAME = 64, 64
 #: Data lines kept as strings before they are joined into one: a short line costs about 50
 #: bytes as a str object, so an event of many short lines would be held at ten times its size.
 _PACK_AT = 64
@@ -59,7 +62,7 @@ class SSEDecoder(Framer):
         self._data: list[str] = []  # the event's last data lines; never empty while _groups is not
         self._groups: list[str] = []  # the event's earlier data lines, joined _PACK_AT at a time
         self._event_size = 0  # bytes of the event's data lines so far, one more for each line end
-        self._names: dict[bytes, str | None] = {}  # event names read by _whole, decoded once
+        self._names = _NAMES  # event names read by _whole, decoded once
 
     def _flush(self) -> Flushed:
         """End of input: an unfinished event is discarded, as the spec requires, and the
@@ -115,6 +118,24 @@ class SSEDecoder(Framer):
         self._pending = bytearray()
         self._named = 0
         return held
+
+    def whole_event(self, chunk: bytes) -> tuple[str | None, bytes] | None:
+        """A read that is exactly one whole event of a common shape, with nothing open before
+        it (as a token-streaming server sends each event): its name and its data, which
+        ``feed_batch`` would hand over as a batch of one; None, with nothing changed, for
+        anything else, which ``feed_batch`` then reads. The stream's first read may be one: an
+        event's first byte is no BOM's."""
+        if self._pending or self._skip_lf or self._data or self._event is not None:
+            return None
+        if len(chunk) > self._max_event_bytes or not chunk.endswith(b"\n\n") or b"\r" in chunk:
+            return None
+        if self._deferred.failure is not None or not (chunk.isascii() or _utf8(chunk)):
+            return None
+        one = _single(chunk, self._names)
+        if one is not None:
+            self._consumed += len(chunk)
+            self._at_start = False
+        return one
 
     def passed(self, size: int) -> None:
         """Count ``size`` bytes of whole events read past the framer (its offsets stay exact)."""
@@ -331,11 +352,8 @@ def _whole(head: bytes, out: list[Frame | Payloads], names: dict[bytes, str | No
     region is proved UTF-8 once (the separators are ASCII, so they never split a character),
     and bytes that are not return False, for the line-by-line path to report.
     """
-    if not head.isascii():
-        try:
-            head.decode()
-        except UnicodeDecodeError:
-            return False
+    if not (head.isascii() or _utf8(head)):
+        return False
     if head.startswith(b"data: "):
         values = head[6:-2].split(b"\n\ndata: ")
         if head.count(b"\n") != 2 * len(values):
@@ -344,10 +362,10 @@ def _whole(head: bytes, out: list[Frame | Payloads], names: dict[bytes, str | No
         return True
     if head.startswith(b"event: "):
         if head.count(b"\n") == 3:  # one event (a read of one, as a token-streaming server sends)
-            cut = head.find(b"\n")
-            if not head.startswith(b"data: ", cut + 1):
+            one = _single(head, names)
+            if one is None:
                 return False
-            out.append(Payloads((_name(head[7:cut], names),), (head[cut + 7 : -2],)))
+            out.append(Payloads((one[0],), (one[1],)))
             return True
         pairs = _EVENT.findall(head)
         if not pairs:
@@ -364,11 +382,36 @@ def _whole(head: bytes, out: list[Frame | Payloads], names: dict[bytes, str | No
     return False
 
 
+def _utf8(head: bytes) -> bool:
+    """Whether bytes that are not all ASCII are UTF-8 (proved for a whole region at once: the
+    separators are ASCII, so they never split a character)."""
+    try:
+        head.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _single(head: bytes, names: dict[bytes, str | None]) -> tuple[str | None, bytes] | None:
+    """The name and data of ``head`` when it is exactly one event of a common shape (one
+    ``data: `` line, or one ``event: `` line and one ``data: `` line, then the blank line), as
+    ``_whole`` proves it; else None. ``head`` is proved UTF-8 and holds no CR."""
+    if head.startswith(b"data: "):
+        return (None, head[6:-2]) if head.count(b"\n") == 2 else None
+    cut = head.find(b"\n")
+    if not head.startswith(b"event: ") or head.count(b"\n") != 3 or not head.startswith(b"data: ", cut + 1):
+        return None
+    name = names.get(head[7:cut], _UNKNOWN)  # ``_name``'s cache, read here: every event has a name
+    return name if name is not _UNKNOWN else _name(head[7:cut], names), head[cut + 7 : -2]
+
+
 def _name(raw: bytes, names: dict[bytes, str | None]) -> str | None:
-    """An event name decoded, once per stream for the first ``_MAX_NAMES`` names."""
+    """An event name decoded, once while it stays in the cache."""
     event = names.get(raw, _UNKNOWN)
     if event is _UNKNOWN:
         event = raw.decode() or None
-        if len(names) < _MAX_NAMES:
+        if len(raw) <= _MAX_NAME:
+            if len(names) >= _MAX_NAMES:
+                names.clear()  # one step, safe with streams read in other threads
             names[raw] = event
     return event

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from streamkit import FramingError, LimitExceededError
 from streamkit._events import Frame
-from streamkit._sse import SSEDecoder
+from streamkit._sse import _MAX_NAMES, _NAMES, SSEDecoder
 
 from .helpers import one_byte, split_at
 
@@ -212,3 +212,52 @@ def test_a_long_event_of_many_short_lines_matches_httpx_sse_at_any_chunk_size(si
     chunks = [data[i : i + size] for i in range(0, len(data), size)]
     got = frames(chunks)
     assert got == oracle(data) and len(got) == 3
+
+
+def frames_by_event(chunks: list[bytes]) -> list[Frame]:
+    """``frames``, each read of one whole event taken by ``whole_event`` where it takes it."""
+    decoder = SSEDecoder()
+    out: list[Frame] = []
+    for chunk in chunks:
+        one = decoder.whole_event(chunk)
+        out += decoder.feed(chunk) if one is None else [Frame(one[0], one[1].decode())]
+    return out + decoder.flush()
+
+
+@pytest.mark.parametrize(
+    "chunks",
+    [
+        pytest.param([b"event: a\ndata: 1\n\n", b"data: 2\n\n", "data: é\n\n".encode()], id="one-event-reads"),
+        pytest.param([b"\xef\xbb\xbfdata: 1\n\n", b"data: 2\n\n"], id="bom-first"),
+        pytest.param([b"data: 1\r\n\r\n", b"data: 2\n\n"], id="crlf"),
+        pytest.param([b"data: 1\r", b"\ndata: 2\n\n"], id="split-crlf"),
+        pytest.param([b"data: 1\n", b"\n", b"data: 2\n\n"], id="event-open"),
+        pytest.param([b"data: 1\ndata: 2\n\n", b": ping\n\n", b"id: 3\ndata: 3\n\n"], id="other-shapes"),
+        pytest.param([b"event: a\ndata: 1\n\nevent: b\ndata: 2\n\n", b"event:\ndata: 3\n\n"], id="two-events"),
+        pytest.param([b"data: 1\n\ndata: 2", b"\n\n", b"event: x\ndata: 4\n\n"], id="partial"),
+        pytest.param([b"event: \ndata: 1\n\n", b"event: a\n\ndata: 2\n\n"], id="empty-name"),
+    ],
+)
+def test_a_read_of_one_whole_event_gives_what_feed_gives(chunks: list[bytes]) -> None:
+    assert frames_by_event(chunks) == frames(chunks)
+
+
+def test_a_read_of_one_event_is_refused_while_anything_is_open_or_bad() -> None:
+    decoder = SSEDecoder(max_event_bytes=32)
+    assert decoder.whole_event(b"data: 1\n\n") == (None, b"1")  # the first read: no BOM in it
+    assert decoder.feed(b"data: 2\n") == []
+    assert decoder.whole_event(b"data: 3\n\n") is None  # an event open
+    assert decoder.feed(b"\n") == [Frame(None, "2")]
+    assert decoder.whole_event(b"data: " + b"x" * 40 + b"\n\n") is None  # past the limit
+    assert decoder.whole_event(b"data: \xff\n\n") is None  # not UTF-8: feed reports it
+    with pytest.raises(FramingError, match="not valid UTF-8 at byte 24"):  # the offsets stayed exact
+        decoder.feed(b"data: \xff\n\n")
+
+
+def test_event_names_are_cached_across_streams_within_bounds() -> None:
+    for number in range(3 * _MAX_NAMES):
+        assert frames([f"event: e{number}\ndata: 1\n\n".encode()]) == [Frame(f"e{number}", "1")]
+        assert len(_NAMES) <= _MAX_NAMES
+    long = "n" * 100
+    assert frames([f"event: {long}\ndata: 1\n\n".encode()]) == [Frame(long, "1")]
+    assert long.encode() not in _NAMES

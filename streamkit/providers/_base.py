@@ -230,7 +230,9 @@ class Decoder(ABC):
     #: The same for a payload read as exactly one ``TextReceived``: a piece of the answer's
     #: text, which a token-streaming server sends as often as a call's fragments.
     plain_text: ClassVar[bool] = False
-    _template: Template | None = None
+    #: The byte template of the open call's plain fragments (or of the text), once proved: a
+    #: payload that matches it changes none of the decoder's state (``plain_fragments``).
+    template: Template | None = None
     _patience = 0  # learnings skipped after a template that matched nothing
     _wait = 0  # learnings still to skip
 
@@ -258,8 +260,16 @@ class Decoder(ABC):
         data = frame.data
         if not data or data.isspace():
             return []  # data-only keep-alives (an empty ``data:`` line) carry nothing
-        payload = self.load(data, frame.event)
-        return self.exact(self.feed_payload(payload, frame.event), payload, data)
+        try:  # ``load``, its common case written out: this runs for every event the general path reads
+            payload = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            payload = self._unloaded(data, exc, frame.event)
+        events = self.feed_payload(payload, frame.event)
+        for item in events:
+            kind = type(item)  # ``_holds_value``, written out: this runs for every event read
+            if (kind is ArgumentsValue or kind is CallReceived) and may_be_inexact(_value(item)):
+                return self._exact(events, payload, data)
+        return events
 
     def read(self, items: Iterable[Frame | Payloads], out: list[Event]) -> None:
         """Append the events of a read's frames and payloads to ``out``, in order: the one loop
@@ -275,7 +285,7 @@ class Decoder(ABC):
                     return
             else:
                 assert isinstance(item, Frame)
-                template = self._template
+                template = self.template
                 if template is not None and item.event == template.event:
                     # A read's first event, completed by it, comes as a Frame.
                     text = template.text(item.data.encode("utf-8", "surrogatepass"))
@@ -287,10 +297,15 @@ class Decoder(ABC):
                 if ends(events):
                     return
 
-    def proved_template(self) -> Template | None:
-        """The byte template of the open call's plain fragments, once proved: a payload that
-        matches it changes none of the decoder's state (``plain_fragments``)."""
-        return self._template
+    def read_event(self, event: str | None, data: bytes) -> list[Event]:
+        """The events of one payload (its bytes proved UTF-8) read alone, as ``read`` reads a
+        batch of one: a read of one event, as a token-streaming server sends, walks no batch."""
+        template = self.template
+        if template is not None and event == template.event:
+            text = template.text(data)
+            if text is not None:
+                return template.batch([text])
+        return self._general(Frame(event, data.decode()))
 
     def read_payload(self, payload: Any, event: str | None = None) -> list[Event]:
         """``feed_payload``, for a payload that did not come through ``read``."""
@@ -304,14 +319,13 @@ class Decoder(ABC):
         its string token is parsed, strictly; consecutive ones leave as one ``ArgumentsBatch``.
         Any other payload (or a token that is not one JSON string) takes the general path.
         """
-        template = self._template
         names = batch.events
-        if template is None:
-            if len(batch.data) == 1:  # one event, as most boundary events come: no loop to set up
-                events = self._general(Frame(None if names is None else names[0], batch.data[0].decode()))
-                out += events
-                return ends(events)
-        else:
+        if len(batch.data) == 1:  # one event, as most boundary events come: no loop to set up
+            events = self.read_event(None if names is None else names[0], batch.data[0])
+            out += events
+            return ends(events)
+        template = self.template
+        if template is not None:
             texts = template.whole(batch)
             if texts is not None:
                 out += template.batch(texts)
@@ -337,7 +351,7 @@ class Decoder(ABC):
             out += events
             if ends(events):
                 return True
-            template = self._template
+            template = self.template
             if template is not None:
                 prefix, match = template.prefix, template.match
         if run and template is not None:
@@ -346,7 +360,7 @@ class Decoder(ABC):
 
     def _general(self, frame: Frame) -> list[Event]:
         """``feed``: the general path, which forgets the template and may learn a new one."""
-        if self._template is not None:
+        if self.template is not None:
             self._forget()
         events = self.feed(frame)
         if len(events) == 1:
@@ -361,9 +375,9 @@ class Decoder(ABC):
     def _forget(self) -> None:
         """Drop the template. One that matched nothing makes the next learning wait longer, so a
         stream whose fragments never share a shape pays for learning rarely."""
-        template = self._template
+        template = self.template
         if template is not None:
-            self._template = None
+            self.template = None
             self._patience = 0 if template.hits else min(2 * self._patience + 1, _MAX_PATIENCE)
             self._wait = self._patience
 
@@ -392,9 +406,9 @@ class Decoder(ABC):
             (*shape, suffix[: hole[0] + 1] + suffix[hole[1] :], True),
             lambda: self._proves(frame, delta, prefix, suffix, hole),
         ):
-            self._template = Template(frame.event, prefix, suffix, hole, delta)
+            self.template = Template(frame.event, prefix, suffix, hole, delta)
         elif _proven((*shape, suffix, False), lambda: self._proves(frame, delta, prefix, suffix, None)):
-            self._template = Template(frame.event, prefix, suffix, None, delta)  # the string is read
+            self.template = Template(frame.event, prefix, suffix, None, delta)  # the string is read
 
     def _proves(
         self,
@@ -431,24 +445,21 @@ class Decoder(ABC):
         try:
             return orjson.loads(data)
         except orjson.JSONDecodeError as exc:
-            if big_integer_at(data, exc.msg, exc.pos):
-                return self._load_exact(data, event)
-            raise self._not_json(data, exc.msg, event) from None
+            return self._unloaded(data, exc, event)
 
-    def exact(self, events: list[Event], payload: Any, data: str) -> list[Event]:
+    def _unloaded(self, data: str, exc: orjson.JSONDecodeError, event: str | None) -> Any:
+        """What ``data``, which orjson refused, holds: read exactly when orjson refused an integer
+        beyond 64 bits, else the protocol error."""
+        if big_integer_at(data, exc.msg, exc.pos):
+            return self._load_exact(data, event)
+        raise self._not_json(data, exc.msg, event) from None
+
+    def _exact(self, events: list[Event], payload: Any, data: str) -> list[Event]:
         """``events`` decoded from ``payload`` (orjson's read of ``data``), with each arguments
-        value read again exactly when orjson may have read an integer in it as a float.
-
-        Only the whole values a call's arguments arrive as are checked (Gemini's ``args``,
-        Ollama's ``arguments``, an object in OpenAI Chat's), so frames of text fragments cost
-        nothing more.
-        """
-        for item in events:
-            kind = type(item)  # ``_holds_value``, written out: this runs for every event read
-            if (kind is ArgumentsValue or kind is CallReceived) and may_be_inexact(_value(item)):
-                break
-        else:
-            return events
+        value read again exactly, for ``feed`` when orjson may have read an integer in one as a
+        float. Only the whole values a call's arguments arrive as are checked (Gemini's
+        ``args``, Ollama's ``arguments``, an object in OpenAI Chat's), so frames of text
+        fragments cost nothing more."""
         exact = self._load_exact(data, None)
         return [
             _with_value(item, twin(payload, exact, _value(item))) if _holds_value(item) else item for item in events
@@ -551,7 +562,7 @@ def count(usage: Mapping[str, Any], *path: str) -> int | None:
     """The token count at ``path`` in a usage object, when it is an integer there."""
     value: Any = usage
     for key in path:
-        if not isinstance(value, Mapping):
+        if type(value) is not dict and (value is None or not isinstance(value, Mapping)):  # skips the ABC's check
             return None
         value = value.get(key)
     return value if type(value) is int else None
@@ -559,5 +570,8 @@ def count(usage: Mapping[str, Any], *path: str) -> int | None:
 
 def total(*values: int | None) -> int | None:
     """The sum of the counts given; ``None`` when none was."""
-    given = [value for value in values if value is not None]
-    return sum(given) if given else None
+    result: int | None = None
+    for value in values:
+        if value is not None:
+            result = value if result is None else result + value
+    return result

@@ -96,20 +96,32 @@ class AnthropicDecoder(TypedEventDecoder):
         usage = optional(message, "usage", dict, "$.message", self, event)
         return [ev.UsageReceived(usage)] if usage else _NOTHING
 
+    # The handlers read the fields of a well-formed event directly, and hand any other value to
+    # ``field``, which gives it back (an ``int`` subclass) or raises the error naming its path.
+
+    def _indexed(self, payload: Any, key: str, event: str) -> tuple[int, dict[str, Any]]:
+        """The block's ``index`` and the object at ``key``."""
+        index, inner = payload.get("index"), payload.get(key)
+        if type(index) is not int:
+            index = field(payload, "index", int, "$", self, event)
+        if type(inner) is not dict:
+            inner = field(payload, key, dict, "$", self, event)
+        return index, inner
+
     def _block_start(self, payload: Any, event: str) -> list[ev.Event]:
-        index = field(payload, "index", int, "$", self, event)
-        block = field(payload, "content_block", dict, "$", self, event)
-        kind = field(block, "type", str, "$.content_block", self, event)
+        index, block = self._indexed(payload, "content_block", event)
+        kind = block.get("type")
+        if type(kind) is not str:
+            kind = field(block, "type", str, "$.content_block", self, event)
         self._kinds.pop(index, None)  # an index started again is the new block's
         if kind == "tool_use":
             self._kinds[index] = _CALL
-            out: list[ev.Event] = [
-                ev.CallOpened(
-                    index,
-                    field(block, "id", str, "$.content_block", self, event),
-                    field(block, "name", str, "$.content_block", self, event),
-                )
-            ]
+            call_id, name = block.get("id"), block.get("name")
+            if type(call_id) is not str:
+                call_id = field(block, "id", str, "$.content_block", self, event)
+            if type(name) is not str:
+                name = field(block, "name", str, "$.content_block", self, event)
+            out: list[ev.Event] = [ev.CallOpened(index, call_id, name)]
             placeholder = block.get("input")
             if placeholder:  # a gateway that sends the whole input up front, not as deltas
                 out += [ev.ArgumentsValue(index, placeholder), ev.AnomalyNoted(index, "input_in_start")]
@@ -138,8 +150,7 @@ class AnthropicDecoder(TypedEventDecoder):
         return _NOTHING
 
     def _delta(self, payload: Any, event: str) -> list[ev.Event]:
-        index = field(payload, "index", int, "$", self, event)
-        delta = field(payload, "delta", dict, "$", self, event)
+        index, delta = self._indexed(payload, "delta", event)
         kind = delta.get("type")
         if kind == "input_json_delta":
             text = field(delta, "partial_json", str, "$.delta", self, event)
@@ -155,7 +166,9 @@ class AnthropicDecoder(TypedEventDecoder):
         return _NOTHING  # citation deltas carry no call data
 
     def _block_stop(self, payload: Any, event: str) -> list[ev.Event]:
-        index = field(payload, "index", int, "$", self, event)
+        index = payload.get("index")
+        if type(index) is not int:
+            index = field(payload, "index", int, "$", self, event)
         kind = self._kinds.get(index)
         if kind is None:
             return _NOTHING  # a text block's stop, or an unknown block's
