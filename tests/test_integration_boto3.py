@@ -10,6 +10,7 @@ at the block's stop, as Strands Agents and pydantic-ai's Bedrock model do.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -313,7 +314,15 @@ def test_pydantic_ais_bedrock_model_runs_only_the_whole_calls(
         async for _ in events:
             pass
 
-    assert agent.run_sync("Go", event_stream_handler=drain).output == "It is sunny in Paris."
+    # run_sync runs on the thread's current loop, making one it never closes when there is none:
+    # give it one and close it, or its unclosed-loop warning fails whichever test collects it.
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        assert agent.run_sync("Go", event_stream_handler=drain).output == "It is sunny in Paris."
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
     assert done == ran
     sent = json.loads(server.requests[1].body)["messages"]
     uses = [block["toolUse"]["name"] for block in sent[1]["content"] if "toolUse" in block]
