@@ -6,10 +6,12 @@ import io
 import itertools
 import logging
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
+import anyio
 import pytest
 
 from streamkit import Provider
@@ -20,6 +22,25 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 REAL_STREAMS = ROOT.parent / "shared" / "real-streams"
 WIRE_SUFFIXES = (".sse", ".ndjson", ".bin")
+#: The longest a test waits for anything to happen (a tool to start, a run to be cancelled).
+WAIT_SECONDS = 30.0
+
+
+class Waitable(Protocol):
+    def wait(self) -> Awaitable[object]: ...
+
+
+async def waited(event: Waitable, what: str, seconds: float = WAIT_SECONDS) -> None:
+    """Wait for ``event``, never for ever: a test that would hang fails, naming what it waited for.
+
+    asyncio's and anyio's events alike, under asyncio or trio. A wait meant to last until the
+    task is cancelled is one of these too: if the cancellation never comes, the test says so.
+    """
+    try:
+        with anyio.fail_after(seconds):
+            await event.wait()
+    except TimeoutError:
+        raise AssertionError(f"waited {seconds:g} s for {what}") from None
 
 
 def slug(name: str) -> Provider:

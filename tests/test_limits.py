@@ -596,7 +596,7 @@ _COUNTS = {"max_open_calls", "max_calls", "max_choices"}
 def measured() -> dict[str, dict[str, object]]:
     root = Path(__file__).resolve().parent.parent
     done = subprocess.run(
-        [sys.executable, "-m", "tests.ceilings"], cwd=root, capture_output=True, text=True, timeout=600, check=True
+        [sys.executable, "-m", "tests.ceilings"], cwd=root, capture_output=True, text=True, timeout=150, check=True
     )
     rows = [json.loads(line) for line in done.stdout.splitlines()]
     for row in rows:  # the figures, shown with pytest -s

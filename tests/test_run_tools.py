@@ -34,7 +34,7 @@ from streamkit import (
 from streamkit.adapters import anthropic
 from streamkit.adapters._base import TRUNCATED_MESSAGE, error_payload
 
-from .helpers import FIXTURES
+from .helpers import FIXTURES, waited
 from .server import LoopbackServer, Reply
 
 pytestmark = pytest.mark.anyio
@@ -80,7 +80,7 @@ async def test_results_come_in_call_order_whatever_order_the_tools_finish_in() -
     stock_done = anyio.Event()
 
     async def get_weather(city: str) -> str:
-        await stock_done.wait()  # finishes last, though called first
+        await waited(stock_done, "get_stock to finish")  # finishes last, though called first
         return f"21C in {city}"
 
     threads: list[threading.Thread] = []
@@ -134,7 +134,7 @@ async def test_a_tool_starts_when_its_call_ends_while_the_model_still_streams() 
     async def model() -> None:
         async with send:
             await send.send(data[:first_end])
-            await started.wait()
+            await waited(started, "the first tool to start")
             log.append("the rest of the turn sent")
             await send.send(data[first_end:])
 
@@ -241,12 +241,12 @@ async def test_at_most_concurrency_tools_run_at_once() -> None:
         peak = max(peak, len(running))
         if len(running) == 2:
             two_running.set()
-        await release.wait()
+        await waited(release, "the release of the tools")
         running.remove(n)
         return n * 10
 
     async def opener() -> None:
-        await two_running.wait()
+        await waited(two_running, "two tools running")
         for _ in range(20):  # give a third tool every chance to start, were it allowed to
             await anyio.lowlevel.checkpoint()
         assert started == [0, 1]
@@ -288,7 +288,7 @@ async def test_cancelling_the_caller_cancels_every_tool_it_started() -> None:
     with anyio.fail_after(GUARD):
         async with anyio.create_task_group() as group:
             group.start_soon(caller)
-            await both_started.wait()
+            await waited(both_started, "both tools to start")
             group.cancel_scope.cancel()
     assert sorted(seen) == ["Oslo cancelled", "Oslo started", "Paris cancelled", "Paris started"]
     assert outcome == []
@@ -317,7 +317,7 @@ async def test_a_stream_that_fails_cancels_the_tools_and_raises_its_own_error_wi
         async with send:
             head = data.index(b"event: content_block_start", data.index(b'"content_block_stop"'))
             await send.send(data[:head])
-            await started.wait()
+            await waited(started, "the first tool to start")
             await send.send(data[head:])
 
     with anyio.fail_after(GUARD):
@@ -516,7 +516,7 @@ async def test_when_the_stream_fails_a_started_tool_is_cancelled_and_a_queued_on
     async def source() -> AsyncIterator[StreamEvent]:
         yield WEATHER
         yield STOCK  # waits for the one slot concurrency=1 allows
-        await started.wait()
+        await waited(started, "the first tool to start")
         raise ProviderError(type="overloaded_error", message="Overloaded")
 
     with anyio.fail_after(GUARD), pytest.raises(ProviderError) as info:
