@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from streamkit import Provider
+from tests.models import ANTHROPIC
 
 __all__ = ("WIRES", "Case", "make_case", "make_arguments")
 
@@ -154,7 +155,7 @@ def _fragments(text: str, size: int) -> list[str]:
 def _openai_chat(texts: tuple[str, ...], fragment: int, rng: random.Random) -> tuple[list[str], list[int]]:
     head = (
         '{"id":"chatcmpl-BENCH7Q2x","object":"chat.completion.chunk","created":1764000000,'
-        '"model":"gpt-4.1-2025-04-14","service_tier":"default","system_fingerprint":"fp_b3f1157249",'
+        '"model":"gpt-5.4","service_tier":"default","system_fingerprint":"fp_b3f1157249",'
         '"choices":[{"index":0,"delta":'
     )
     alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
@@ -190,7 +191,7 @@ def _anthropic(texts: tuple[str, ...], fragment: int, rng: random.Random) -> tup
         "id": "msg_01BENCHxk3Lq9VnT4",
         "type": "message",
         "role": "assistant",
-        "model": "claude-sonnet-4-5-20250929",
+        "model": ANTHROPIC,
         "content": [],
         "stop_reason": None,
         "stop_sequence": None,

@@ -33,6 +33,7 @@ import httpx
 import streamkit
 from streamkit import ToolCall, ToolResult
 from tests.eventstream_encode import event as aws_event
+from tests.models import ANTHROPIC
 from tests.server import LoopbackServer, Reply
 
 #: Characters per token, for the pace: about four in English text and JSON.
@@ -74,7 +75,7 @@ def anthropic_turn(fragment: int = 7) -> list[tuple[bytes, int]]:
         "id": "msg_01XFDUDYJgAACzvnptvVoYEL",
         "type": "message",
         "role": "assistant",
-        "model": "claude-sonnet-4-20250514",
+        "model": ANTHROPIC,
         "content": [],
         "stop_reason": None,
         "stop_sequence": None,

@@ -19,6 +19,7 @@ from agno.tools import tool
 
 from streamkit import ToolCall, ToolResult
 from streamkit.integrations.agno import StreamkitModel
+from tests.models import ANTHROPIC
 
 __all__ = ("agno_agent",)
 
@@ -42,7 +43,7 @@ async def agno_agent(
     """``Agent.arun`` on the turn: agno runs the tools after the whole message."""
     ended: list[float] = []
     base = url.removesuffix("/v1/messages")
-    model = _Timed(id="claude-sonnet-4", provider="anthropic", base_url=base, api_key="k", http_async_client=client)
+    model = _Timed(id=ANTHROPIC, provider="anthropic", base_url=base, api_key="k", http_async_client=client)
     model.clock, model.ended = clock, ended
     functions = [tool(name=name, stop_after_tool_call=True)(function) for name, function in tools.items()]
     agent = Agent(model=model, tools=functions, telemetry=False)

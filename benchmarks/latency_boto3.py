@@ -23,10 +23,11 @@ import httpx
 
 from streamkit import ToolCall, ToolResult
 from streamkit.integrations.boto3 import install
+from tests.models import ANTHROPIC
 
 __all__ = ("PATHS", "installed", "plain", "strands")
 
-MODEL = "claude-sonnet-4"
+MODEL = ANTHROPIC
 #: The server's Bedrock path: the turn in ConverseStream's form.
 PATHS = {f"/model/{MODEL}/converse-stream": "bedrock"}
 MESSAGES = [{"role": "user", "content": [{"text": "Weather in three cities"}]}]

@@ -31,6 +31,7 @@ from crewai.tools import BaseTool, tool
 from pydantic import PrivateAttr
 
 from streamkit.integrations.crewai import StreamkitLLM
+from tests.models import ANTHROPIC
 
 __all__ = ("crew",)
 
@@ -79,7 +80,7 @@ async def crew(
     weather = _weather(tools["get_weather"], asyncio.get_running_loop(), outputs)
     with httpx.Client() as http:
         base = url.removesuffix("/v1/messages")
-        llm = _Timed(provider="anthropic", model="claude-sonnet-4", base_url=base, api_key="k", http_client=http)
+        llm = _Timed(provider="anthropic", model=ANTHROPIC, base_url=base, api_key="k", http_client=http)
         llm._watch = _Watch(clock)
         agent = Agent(role="forecaster", goal="answer", backstory="a forecaster", llm=llm, tools=[weather], max_iter=2)
         task = Task(description="Weather in three cities", expected_output="the weather", agent=agent)

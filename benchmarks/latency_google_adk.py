@@ -22,6 +22,7 @@ from pydantic import PrivateAttr
 
 from streamkit import ToolCall, ToolResult
 from streamkit.integrations.google_adk import StreamkitLlm
+from tests.models import ANTHROPIC
 
 __all__ = ("adk_runner",)
 
@@ -60,7 +61,7 @@ async def adk_runner(
 ) -> tuple[list[ToolResult], float]:
     """``Runner.run_async`` on the turn, streaming: ADK runs the tools after the whole response."""
     base = url.removesuffix("/v1/messages")
-    model = _Timed(provider="anthropic", model="claude-sonnet-4", base_url=base, api_key="k", http_async_client=client)
+    model = _Timed(provider="anthropic", model=ANTHROPIC, base_url=base, api_key="k", http_async_client=client)
     model._watch = _Watch(clock)
     runner = InMemoryRunner(agent=LlmAgent(name="forecaster", model=model, tools=list(tools.values())), app_name="b")
     session = await runner.session_service.create_session(app_name="b", user_id="u")

@@ -19,6 +19,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from streamkit import ToolCall, ToolResult
 from streamkit.integrations._chat import User, build
 from streamkit.integrations.langchain import EarlyToolsMiddleware, StreamkitChatModel, turn_of
+from tests.models import ANTHROPIC
 
 
 def _base_url(url: str) -> str:
@@ -41,9 +42,7 @@ async def _agent(
     clock: Callable[[], float],
     middleware: list[AgentMiddleware[Any, Any, Any]],
 ) -> tuple[list[ToolResult], float]:
-    model = StreamkitChatModel(
-        provider="anthropic", model="claude-sonnet-4-5", base_url=_base_url(url), http_async_client=client
-    )
+    model = StreamkitChatModel(provider="anthropic", model=ANTHROPIC, base_url=_base_url(url), http_async_client=client)
     agent = create_agent(model, tools=_tools(tools), middleware=middleware)
     calls: dict[str, ToolCall] = {}
     results: list[ToolResult] = []

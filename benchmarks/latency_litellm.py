@@ -22,6 +22,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # before LiteLLM 
 import litellm
 
 from streamkit.integrations import litellm as integration
+from tests.models import ANTHROPIC
 
 integration.register()
 litellm.suppress_debug_info = True
@@ -39,7 +40,7 @@ async def litellm_early(
 
     async with anyio.create_task_group() as group:
         response = await litellm.acompletion(
-            model="streamkit/anthropic/claude-sonnet-4",
+            model=f"streamkit/anthropic/{ANTHROPIC}",
             messages=[{"role": "user", "content": "Weather in Paris, Tokyo and New York?"}],
             stream=True,
             api_base=url.removesuffix("/v1/messages"),

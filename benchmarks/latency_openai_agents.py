@@ -18,6 +18,7 @@ from agents.items import TResponseStreamEvent
 
 from streamkit import ToolCall, ToolResult
 from streamkit.integrations.openai_agents import DATA_KEY, StreamkitModel
+from tests.models import ANTHROPIC
 
 __all__ = ("openai_agents",)
 
@@ -26,7 +27,7 @@ class _Timed(StreamkitModel):
     """A ``StreamkitModel`` that notes when its stream ended."""
 
     def __init__(self, clock: Callable[[], float], client: httpx.AsyncClient, base_url: str) -> None:
-        super().__init__("anthropic", "claude-sonnet-4-20250514", client=client, base_url=base_url)
+        super().__init__("anthropic", ANTHROPIC, client=client, base_url=base_url)
         self.clock = clock
         self.ended = 0.0
 

@@ -22,6 +22,7 @@ from pydantic_ai.providers.anthropic import AnthropicProvider
 
 from streamkit import ToolCall, ToolResult
 from streamkit.integrations.pydantic_ai import StartToolsEarly
+from tests.models import ANTHROPIC
 
 __all__ = ("run",)
 
@@ -33,7 +34,7 @@ async def run(
     outputs: dict[str, Any] = {}
     async with httpx2.AsyncClient(timeout=30) as http:
         provider = AnthropicProvider(api_key="test-key", base_url=url.removesuffix("/v1/messages"), http_client=http)
-        model = AnthropicModel("claude-sonnet-4-5", provider=provider)
+        model = AnthropicModel(ANTHROPIC, provider=provider)
         agent: Agent[None, str] = Agent(model, capabilities=[StartToolsEarly()])
 
         @agent.tool

@@ -19,6 +19,7 @@ from smolagents.memory import ActionStep
 
 from streamkit import ToolCall, ToolResult
 from streamkit.integrations.smolagents import StreamkitModel
+from tests.models import ANTHROPIC
 
 __all__ = ("smolagents_agent",)
 
@@ -45,7 +46,7 @@ class _Timed(StreamkitModel):
     """A ``StreamkitModel`` that notes when its first response ended."""
 
     def __init__(self, clock: Callable[[], float], base_url: str, http: httpx.Client) -> None:
-        super().__init__("anthropic", "claude-sonnet-4", base_url=base_url, api_key="k", http_client=http)
+        super().__init__("anthropic", ANTHROPIC, base_url=base_url, api_key="k", http_client=http)
         self.clock = clock
         self.ended: list[float] = []
 

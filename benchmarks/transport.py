@@ -26,6 +26,7 @@ import openai
 from streamkit._limits import Limits
 from streamkit.integrations._reemit import Session
 from streamkit.integrations.httpx2 import Transport
+from tests.models import OPENAI
 
 from .inputs import Case, make_case
 
@@ -51,7 +52,7 @@ def _client(data: bytes, reemit: bool) -> openai.OpenAI:
 
 def _chunks_run(client: openai.OpenAI, want: str) -> None:
     joined: dict[int, list[str]] = {}
-    for chunk in client.chat.completions.create(model="gpt-4.1", messages=[], stream=True):
+    for chunk in client.chat.completions.create(model=OPENAI, messages=[], stream=True):
         for choice in chunk.choices:
             for call in choice.delta.tool_calls or ():
                 joined.setdefault(call.index, []).append(call.function.arguments or "")
@@ -59,7 +60,7 @@ def _chunks_run(client: openai.OpenAI, want: str) -> None:
 
 
 def _helper_run(client: openai.OpenAI, want: str) -> None:
-    with client.chat.completions.stream(model="gpt-4.1", messages=[]) as stream:
+    with client.chat.completions.stream(model=OPENAI, messages=[]) as stream:
         for _ in stream:
             pass
         completion = stream.get_final_completion()

@@ -21,6 +21,8 @@ from typing import Any
 
 import orjson
 
+from tests.models import ANTHROPIC
+
 __all__ = ("HandLoop", "Turn", "ahand_loop", "hand_loop", "make_turn", "reads")
 
 _TOKENS = ("The", " weather", " in", " Paris", " is", " mild", ",", " let", " me", " check", " déjà", " 数据", ".")
@@ -80,7 +82,7 @@ def _openai_chat(rng: random.Random, serial: int, texts: list[str], arguments: t
     response = "".join(rng.choice(_ALPHABET) for _ in range(29))
     head = (
         f'{{"id":"chatcmpl-{response}","object":"chat.completion.chunk","created":{1764000000 + serial},'
-        '"model":"gpt-4.1-2025-04-14","service_tier":"default","system_fingerprint":"fp_b3f1157249",'
+        '"model":"gpt-5.4","service_tier":"default","system_fingerprint":"fp_b3f1157249",'
         '"choices":[{"index":0,"delta":'
     )
 
@@ -120,7 +122,7 @@ def _anthropic(rng: random.Random, serial: int, texts: list[str], arguments: tup
         "id": "msg_01" + "".join(rng.choice(_ALPHABET) for _ in range(22)),
         "type": "message",
         "role": "assistant",
-        "model": "claude-sonnet-4-5-20250929",
+        "model": ANTHROPIC,
         "content": [],
         "stop_reason": None,
         "stop_sequence": None,

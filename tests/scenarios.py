@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .models import ANTHROPIC
 from .server import Reply
 from .wire import AnthropicWire, OpenAIChatWire, Wire, call
 
@@ -38,7 +39,7 @@ def _begin(wire: Wire) -> bytes:
     if isinstance(wire, OpenAIChatWire):
         return wire.begin()
     message: dict[str, Any] = {"id": "msg_1", "type": "message", "role": "assistant", "content": []}
-    message["model"] = "claude-sonnet-4-5"
+    message["model"] = ANTHROPIC
     message |= {"stop_reason": None, "usage": {"input_tokens": 1, "output_tokens": 1}}
     return _sse({"type": "message_start", "message": message}, "message_start")
 

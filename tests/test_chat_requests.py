@@ -18,6 +18,7 @@ from streamkit import CallRef, InvalidToolCall, TextDelta, Thinking, ToolCall, T
 from streamkit.integrations._chat import PROVIDERS, Results, Tool, User, build
 
 from .helpers import FIXTURES
+from .models import ANTHROPIC, GEMINI, OPENAI
 from .server import LoopbackServer, Reply
 
 WEATHER = Tool("get_weather", "The weather in a city.", {"type": "object", "properties": {"city": {"type": "string"}}})
@@ -36,7 +37,7 @@ def test_the_providers() -> None:
 def test_openai_chat() -> None:
     request = build(
         "openai_chat",
-        "gpt-4o",
+        OPENAI,
         conversation("openai_chat"),
         system="Be brief.",
         tools=[WEATHER],
@@ -46,7 +47,7 @@ def test_openai_chat() -> None:
     assert request.url == "https://api.openai.com/v1/chat/completions"
     assert request.headers == {"Authorization": "Bearer sk-1"}
     assert request.body == {
-        "model": "gpt-4o",
+        "model": OPENAI,
         "messages": [
             {"role": "system", "content": "Be brief."},
             {"role": "user", "content": "Weather in Paris?"},
@@ -83,7 +84,7 @@ def test_openai_chat() -> None:
 def test_openai_responses() -> None:
     request = build(
         "openai_responses",
-        "gpt-5",
+        OPENAI,
         conversation("openai_responses"),
         system="Be brief.",
         tools=[WEATHER],
@@ -93,7 +94,7 @@ def test_openai_responses() -> None:
     assert request.url == "http://127.0.0.1:9/v1/responses"
     assert request.headers == {}
     assert request.body == {
-        "model": "gpt-5",
+        "model": OPENAI,
         "input": [
             {"role": "user", "content": "Weather in Paris?"},
             {"type": "message", "role": "assistant", "content": "Checking."},
@@ -118,7 +119,7 @@ def test_openai_responses() -> None:
 def test_anthropic_joins_the_results_and_the_next_user_text_into_one_message() -> None:
     request = build(
         "anthropic",
-        "claude-sonnet-4-5",
+        ANTHROPIC,
         conversation("anthropic"),
         system="Be brief.",
         tools=[WEATHER],
@@ -128,7 +129,7 @@ def test_anthropic_joins_the_results_and_the_next_user_text_into_one_message() -
     assert request.url == "https://api.anthropic.com/v1/messages"
     assert request.headers == {"x-api-key": "sk-ant", "anthropic-version": "2023-06-01"}
     assert request.body == {
-        "model": "claude-sonnet-4-5",
+        "model": ANTHROPIC,
         "max_tokens": 4096,
         "messages": [
             {"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]},
@@ -157,7 +158,7 @@ def test_anthropic_joins_the_results_and_the_next_user_text_into_one_message() -
 def test_gemini() -> None:
     request = build(
         "gemini",
-        "gemini-2.5-flash",
+        GEMINI,
         conversation("gemini"),
         system="Be brief.",
         tools=[WEATHER],
@@ -165,7 +166,7 @@ def test_gemini() -> None:
         max_tokens=100,
     )
     assert request.url == (
-        "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+        "https://generativelanguage.googleapis.com/v1beta/models/gemini-3.8-flash:streamGenerateContent?alt=sse"
     )
     assert request.headers == {"x-goog-api-key": "g-key"}
     assert request.body == {
@@ -246,7 +247,7 @@ async def test_a_thinking_turn_goes_back_with_its_signature(server: LoopbackServ
     server.routes["/v1/messages"] = Reply([(FIXTURES / "anthropic" / "thinking_then_call.sse").read_bytes()])
     first = build(
         "anthropic",
-        "claude-sonnet-4-5",
+        ANTHROPIC,
         [User("Weather in Paris?")],
         tools=[WEATHER],
         base_url=server.url(""),
@@ -260,9 +261,7 @@ async def test_a_thinking_turn_goes_back_with_its_signature(server: LoopbackServ
     thinking = [item for item in turn.items if isinstance(item, Thinking)]
     calls = [item for item in turn.items if isinstance(item, ToolCall)]
     assert thinking and thinking[0].signature and calls
-    following = build(
-        "anthropic", "claude-sonnet-4-5", [User("Weather in Paris?"), turn, Results(((calls[0], "sunny"),))]
-    )
+    following = build("anthropic", ANTHROPIC, [User("Weather in Paris?"), turn, Results(((calls[0], "sunny"),))])
     sent = json.loads(server.requests[0].body)
     assert sent == first.body and server.requests[0].headers["x-api-key"] == "sk-ant"
     assistant = following.body["messages"][1]["content"]

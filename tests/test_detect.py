@@ -10,6 +10,7 @@ import pytest
 from streamkit._detect import detect_provider
 
 from .helpers import Fixture, fixtures, replay, sse
+from .models import OPENAI
 
 SSE_FIXTURES = [f for f in fixtures() if f.path.suffix == ".sse"]
 OTHER_FIXTURES = [f for f in fixtures() if f.path.suffix != ".sse"]
@@ -34,7 +35,7 @@ def test_an_ndjson_error_line_alone_does_not_tell() -> None:
     [
         (sse({"choices": [], "model": "mistral-large-latest"}), "mistral"),
         (sse({"choices": [], "model": "mistralai/Mixtral-8x7B"}), "mistral"),
-        (sse({"choices": [], "model": "gpt-4o"}), "openai_chat"),
+        (sse({"choices": [], "model": OPENAI}), "openai_chat"),
         (b": keep-alive\n\ndata: [DONE]\n\n" + sse({"type": "ping"}), "anthropic"),
         (b"event: response.created\ndata: {}\n\n", "openai_responses"),
         (sse({"error": {"message": "x"}}, {"promptFeedback": {"blockReason": "SAFETY"}}), "gemini"),

@@ -26,6 +26,8 @@ agno = pytest.importorskip("agno")
 
 from streamkit.integrations.agno import ERROR_KEY, TURN_KEY, StreamkitModel  # noqa: E402
 
+from .models import OPENAI  # noqa: E402
+
 pytestmark = pytest.mark.anyio
 RESULTS = {"get_weather": "sunny in {city}", "get_stock": "{ticker}: 190", "read_file": "the text of {path}"}
 MODES = pytest.mark.parametrize("mode", ["run", "run-stream", "arun", "arun-stream"])
@@ -174,10 +176,10 @@ def test_bad_arguments_are_usage_errors() -> None:
     from agno.models.message import Message
 
     with pytest.raises(UsageError, match="provider='openai'"):
-        StreamkitModel(id="gpt-4o", provider="openai")
+        StreamkitModel(id=OPENAI, provider="openai")
     with pytest.raises(UsageError, match="id, the provider's model name"):
         StreamkitModel(provider="openai_chat")
-    model = StreamkitModel(id="gpt-4o", provider="openai_chat", api_key="k")
+    model = StreamkitModel(id=OPENAI, provider="openai_chat", api_key="k")
     with pytest.raises(UsageError, match=r"messages\[0\] carries media"):
         model.invoke(
             [Message(role="user", content="?", images=[Image(url="http://x/y.png")])], Message(role="assistant")

@@ -25,9 +25,11 @@ import dspy
 
 from streamkit.integrations import litellm as integration
 
+from .models import ANTHROPIC, OPENAI
+
 integration.register()
 
-MODELS = {"openai_chat": "streamkit/openai_chat/gpt-4o", "anthropic": "streamkit/anthropic/claude-sonnet-4-5"}
+MODELS = {"openai_chat": f"streamkit/openai_chat/{OPENAI}", "anthropic": f"streamkit/anthropic/{ANTHROPIC}"}
 
 
 def text_turn(provider: str, text: str, *, cut: bool = False) -> bytes:

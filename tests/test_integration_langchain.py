@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from .helpers import FIXTURES
+from .helpers import FIXTURES, waited
 from .server import LoopbackServer, Reply, Turns
 
 pytest.importorskip("langchain.agents")
@@ -40,13 +40,15 @@ from streamkit.adapters._base import TRUNCATED_MESSAGE
 from streamkit.integrations._chat import User, build
 from streamkit.integrations.langchain import TURN_KEY, StreamkitChatModel, turn_of
 
+from .models import ANTHROPIC, GEMINI, OPENAI
+
 pytestmark = pytest.mark.anyio
 BASES = {"anthropic": "", "openai_chat": "/v1", "openai_responses": "/v1", "gemini": ""}
 MODELS = {
-    "anthropic": "claude-sonnet-4-5",
-    "openai_chat": "gpt-4o",
-    "openai_responses": "gpt-4o",
-    "gemini": "gemini-2.5",
+    "anthropic": ANTHROPIC,
+    "openai_chat": OPENAI,
+    "openai_responses": OPENAI,
+    "gemini": GEMINI,
 }
 Ran = list[tuple[str, dict[str, Any]]]
 
@@ -62,7 +64,7 @@ def fixture(name: str) -> Reply:
 
 
 def openai_chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-    body = {"id": "c2", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+    body = {"id": "c2", "object": "chat.completion.chunk", "created": 1, "model": OPENAI}
     body["choices"] = [{"index": 0, "delta": delta, "finish_reason": finish}]
     return b"data: " + json.dumps(body).encode() + b"\n\n"
 
@@ -511,7 +513,7 @@ async def test_a_stream_that_fails_cancels_the_tools_it_started(server: Loopback
         seen.append(city)
         gate.set()  # the error comes once the tool has begun
         try:
-            await asyncio.Event().wait()
+            await waited(asyncio.Event(), "the tool to be cancelled")
         except asyncio.CancelledError:
             seen.append("cancelled")
             raise
@@ -532,7 +534,7 @@ def gemini_chunk(part: dict[str, Any], finish: str | None = "STOP") -> bytes:
     candidate: dict[str, Any] = {"content": {"role": "model", "parts": [part]}, "index": 0}
     if finish is not None:
         candidate["finishReason"] = finish
-    return b"data: " + json.dumps({"candidates": [candidate], "modelVersion": "gemini-2.5"}).encode() + b"\r\n\r\n"
+    return b"data: " + json.dumps({"candidates": [candidate], "modelVersion": GEMINI}).encode() + b"\r\n\r\n"
 
 
 #: A Gemini call carries no id: the one LangChain sees is derived from its index, name and input,
@@ -602,7 +604,8 @@ async def test_a_run_closed_mid_stream_cancels_its_tool_and_the_next_run_gets_it
         seen.append(f"{city} started")
         started.set()
         try:
-            await asyncio.Event().wait() if len(seen) == 1 else None  # the first run's tool waits
+            if len(seen) == 1:  # the first run's tool waits
+                await waited(asyncio.Event(), "the first run's tool to be cancelled")
         except asyncio.CancelledError:
             seen.append(f"{city} cancelled")
             raise

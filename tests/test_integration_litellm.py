@@ -29,6 +29,8 @@ litellm = pytest.importorskip("litellm")
 
 from streamkit.integrations import litellm as integration  # noqa: E402
 
+from .models import ANTHROPIC, GEMINI, OPENAI  # noqa: E402
+
 pytestmark = pytest.mark.anyio  # LiteLLM's own warnings are ignored in pyproject.toml
 CHAT = "/v1/chat/completions"
 MESSAGES = "/v1/messages"
@@ -47,7 +49,7 @@ def fixture(name: str) -> bytes:
 
 
 def chat_chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-    body = {"id": "c2", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+    body = {"id": "c2", "object": "chat.completion.chunk", "created": 1, "model": OPENAI}
     body["choices"] = [{"index": 0, "delta": delta, "finish_reason": finish}]
     return b"data: " + json.dumps(body).encode() + b"\n\n"
 
@@ -73,8 +75,8 @@ TOOLS = [
 
 #: (model, route, fixture) of each case.
 PARALLEL = {
-    "all_index_zero": ("streamkit/openai_chat/gpt-4o", CHAT, "openai_chat/parallel_calls_all_index_zero.sse"),
-    "index_missing": ("streamkit/openai_chat/gpt-4o", CHAT, "openai_chat/index_missing.sse"),
+    "all_index_zero": (f"streamkit/openai_chat/{OPENAI}", CHAT, "openai_chat/parallel_calls_all_index_zero.sse"),
+    "index_missing": (f"streamkit/openai_chat/{OPENAI}", CHAT, "openai_chat/index_missing.sse"),
 }
 BOTH = [("get_stock", {"ticker": "AAPL"}), ("get_weather", {"city": "Paris"})]
 CUT = {
@@ -174,7 +176,7 @@ def told(error: dict[str, Any], kind: str) -> bool:
 async def test_own_loop_never_runs_a_cut_call_and_tells_the_model(server: LoopbackServer) -> None:
     server.routes[CHAT] = Reply([fixture("openai_chat/length_truncated.sse")])
     ran: list[tuple[str, Any]] = []
-    first, second = await own_loop(server, "streamkit/openai_chat/gpt-4o", CHAT, ran)
+    first, second = await own_loop(server, f"streamkit/openai_chat/{OPENAI}", CHAT, ran)
     assert ran == []
     assert streamed_calls(first) == []
     assert first[-1].choices[0].finish_reason == "length"
@@ -217,7 +219,7 @@ async def test_own_loop_runs_the_valid_calls_and_tells_the_model_of_each_invalid
     name, runs, results = SCENARIOS[case]
     server.routes[MESSAGES] = Reply([fixture(name)])
     ran: list[tuple[str, Any]] = []
-    turns = await own_loop(server, "streamkit/anthropic/claude-sonnet-4-5", MESSAGES, ran)
+    turns = await own_loop(server, f"streamkit/anthropic/{ANTHROPIC}", MESSAGES, ran)
     assert ran == runs
     assert len(turns) == 2 and len(server.requests) == 2
     assistant, answer = sent(server, 1)["messages"][1:]
@@ -233,7 +235,7 @@ async def test_own_loop_runs_the_valid_calls_and_tells_the_model_of_each_invalid
 async def test_own_loop_sends_the_thinking_back_byte_for_byte(server: LoopbackServer) -> None:
     server.routes[MESSAGES] = Reply([fixture("anthropic/thinking_then_call.sse")])
     ran: list[tuple[str, Any]] = []
-    turns = await own_loop(server, "streamkit/anthropic/claude-sonnet-4-5", MESSAGES, ran)
+    turns = await own_loop(server, f"streamkit/anthropic/{ANTHROPIC}", MESSAGES, ran)
     blocks = [getattr(chunk.choices[0].delta, "thinking_blocks", None) for chunk in turns[0] if chunk.choices]
     assert [block for block in blocks if block] == [[THINKING_TURN["content"][0]], [THINKING_TURN["content"][1]]]
     assert ran == [("get_weather", {"city": "Paris"})]
@@ -246,7 +248,7 @@ async def test_own_loop_sends_the_thinking_back_byte_for_byte(server: LoopbackSe
 async def test_unstreamed_the_message_holds_the_whole_calls(server: LoopbackServer) -> None:
     server.routes[CHAT] = Reply([fixture("openai_chat/parallel_calls_all_index_zero.sse")])
     response = await litellm.acompletion(
-        model="streamkit/openai_chat/gpt-4o", messages=[{"role": "user", "content": "?"}], api_base=server.url("/v1")
+        model=f"streamkit/openai_chat/{OPENAI}", messages=[{"role": "user", "content": "?"}], api_base=server.url("/v1")
     )
     [choice] = response.choices
     assert choice.finish_reason == "tool_calls"
@@ -259,7 +261,7 @@ async def test_unstreamed_the_message_holds_the_whole_calls(server: LoopbackServ
 async def test_unstreamed_a_cut_call_is_withheld_and_described(server: LoopbackServer) -> None:
     server.routes[CHAT] = Reply([fixture("openai_chat/length_truncated.sse")])
     response = await litellm.acompletion(
-        model="streamkit/openai_chat/gpt-4o", messages=[{"role": "user", "content": "?"}], api_base=server.url("/v1")
+        model=f"streamkit/openai_chat/{OPENAI}", messages=[{"role": "user", "content": "?"}], api_base=server.url("/v1")
     )
     [choice] = response.choices
     assert (choice.finish_reason, choice.message.tool_calls) == ("length", None)
@@ -268,7 +270,7 @@ async def test_unstreamed_a_cut_call_is_withheld_and_described(server: LoopbackS
 
 def test_the_sync_calls(server: LoopbackServer) -> None:
     server.routes[MESSAGES] = Reply([fixture("anthropic/thinking_then_call.sse")])
-    given = {"model": "streamkit/anthropic/claude-sonnet-4-5", "api_base": server.url(""), "api_key": "k"}
+    given = {"model": f"streamkit/anthropic/{ANTHROPIC}", "api_base": server.url(""), "api_key": "k"}
     messages = [{"role": "user", "content": "?"}]
     chunks = list(litellm.completion(messages=messages, stream=True, **given))
     assert streamed_calls(chunks) == [[whole(0, "toolu_01A", "get_weather", '{"city":"Paris"}')]]
@@ -295,12 +297,12 @@ async def test_each_model_keeps_one_client_across_calls(
     server.routes[MESSAGES] = Reply([FINAL[MESSAGES]])
     handler = integration.StreamkitLLM()  # its own clients, apart from the registered handler's
     given = {"messages": [{"role": "user", "content": "?"}], "optional_params": {}, "api_key": "k"}
-    chat = {**given, "model": "openai_chat/gpt-4o", "api_base": server.url("/v1")}
+    chat = {**given, "model": f"openai_chat/{OPENAI}", "api_base": server.url("/v1")}
     for _ in range(3):
         response = await handler.acompletion(**chat, model_response=litellm.ModelResponse())
         assert response.choices[0].message.content == "done"
     assert (len(server.requests), len(made)) == (3, 1)
-    messages = {**given, "model": "anthropic/claude-sonnet-4-5", "api_base": server.url("")}
+    messages = {**given, "model": f"anthropic/{ANTHROPIC}", "api_base": server.url("")}
     await handler.acompletion(**messages, model_response=litellm.ModelResponse())
     assert len(made) == 2  # another model, another client
     assert not any(client.is_closed for client in made)
@@ -313,7 +315,7 @@ def test_without_api_key_and_api_base_the_providers_variables_are_read(monkeypat
     monkeypatch.setenv("GOOGLE_API_KEY", "from-google")
     monkeypatch.setenv("MISTRAL_BASE_URL", "http://mistral.test/v1")
     messages = [{"role": "user", "content": "?"}]
-    gemini = integration._Call({"model": "gemini/gemini-2.5-flash", "messages": messages})
+    gemini = integration._Call({"model": f"gemini/{GEMINI}", "messages": messages})
     assert gemini.request.headers["x-goog-api-key"] == "from-google"
     mistral = integration._Call({"model": "mistral/mistral-large-latest", "messages": messages})
     assert mistral.request.url == "http://mistral.test/v1/chat/completions"
@@ -380,7 +382,7 @@ async def test_agents_run_each_parallel_call_once(server: LoopbackServer, case: 
 async def test_agents_never_run_a_cut_call(server: LoopbackServer, streamed: bool) -> None:
     server.routes[CHAT] = Reply([fixture("openai_chat/length_truncated.sse")])
     ran: list[tuple[str, Any]] = []
-    assert await run(agent(server, "streamkit/openai_chat/gpt-4o", CHAT, ran), streamed) == ""
+    assert await run(agent(server, f"streamkit/openai_chat/{OPENAI}", CHAT, ran), streamed) == ""
     assert ran == []
     assert len(server.requests) == 1
 
@@ -388,9 +390,9 @@ async def test_agents_never_run_a_cut_call(server: LoopbackServer, streamed: boo
 #: Under the Agents SDK's Runner over LitellmModel("streamkit/..."): (model, route, fixture), the
 #: tools that run, the final output, and the calls the next request never mentions.
 AGENT_SCENARIOS = {
-    "cut": ("streamkit/openai_chat/gpt-4o", CHAT, "openai_chat/length_truncated.sse", [], "", 1),
+    "cut": (f"streamkit/openai_chat/{OPENAI}", CHAT, "openai_chat/length_truncated.sse", [], "", 1),
     "cut-after-a-whole-value": (
-        "streamkit/openai_chat/gpt-4o",
+        f"streamkit/openai_chat/{OPENAI}",
         CHAT,
         "openai_chat/length_cut_after_a_whole_value.sse",
         [],
@@ -398,7 +400,7 @@ AGENT_SCENARIOS = {
         1,
     ),
     "invalid-json-schema-unknown-beside-a-valid-call": (
-        "streamkit/openai_chat/gpt-4o",
+        f"streamkit/openai_chat/{OPENAI}",
         CHAT,
         "openai_chat/invalid_calls_then_a_valid_one.sse",
         [("get_stock", {"ticker": "AAPL"})],
@@ -406,7 +408,7 @@ AGENT_SCENARIOS = {
         2,
     ),
     "complete-then-cut": (
-        "streamkit/anthropic/claude-sonnet-4-5",
+        f"streamkit/anthropic/{ANTHROPIC}",
         MESSAGES,
         "anthropic/max_tokens_truncated.sse",
         [("get_weather", {"city": "Paris"})],
@@ -446,7 +448,7 @@ async def test_agents_send_the_thinking_back_byte_for_byte(server: LoopbackServe
     # The Agents SDK sends thinking blocks back only with a reasoning effort, which LiteLLM lets
     # through to a custom provider only when allowed.
     settings = {"reasoning": Reasoning(effort="low"), "extra_args": {"allowed_openai_params": ["reasoning_effort"]}}
-    made = agent(server, "streamkit/anthropic/claude-sonnet-4-5", MESSAGES, ran, **settings)
+    made = agent(server, f"streamkit/anthropic/{ANTHROPIC}", MESSAGES, ran, **settings)
     assert await run(made, streamed) == "Hello ☃"
     assert ran == [("get_weather", {"city": "Paris"})]
     first, second = sent(server, 0), sent(server, 1)
@@ -460,7 +462,7 @@ async def test_agents_send_the_thinking_back_byte_for_byte(server: LoopbackServe
 # -- what is read from LiteLLM's arguments --------------------------------------------------------
 
 
-def read(messages: list[Any], model: str = "anthropic/claude-sonnet-4-5", **optional: Any) -> Any:
+def read(messages: list[Any], model: str = f"anthropic/{ANTHROPIC}", **optional: Any) -> Any:
     given = {"model": model, "messages": messages, "optional_params": optional, "api_base": "http://h", "api_key": "k"}
     return integration._Call(given)
 
@@ -478,8 +480,8 @@ def test_a_conversation_in_the_providers_shape() -> None:
         },
         {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
     ]
-    call = read(messages, "gemini/gemini-2.5-flash", max_tokens=50, extra_body={"labels": {"a": "b"}})
-    assert call.request.url == "http://h/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+    call = read(messages, f"gemini/{GEMINI}", max_tokens=50, extra_body={"labels": {"a": "b"}})
+    assert call.request.url == "http://h/v1beta/models/gemini-3.8-flash:streamGenerateContent?alt=sse"
     assert call.request.headers == {"x-goog-api-key": "k"}
     assert call.request.body == {
         "contents": [
@@ -502,7 +504,12 @@ def test_a_conversation_in_the_providers_shape() -> None:
 @pytest.mark.parametrize(
     ("messages", "model", "optional", "message"),
     [
-        ([], "openai/gpt-4o", {}, "a streamkit model is streamkit/<provider>/<model>, the provider one of anthropic, "),
+        (
+            [],
+            f"openai/{OPENAI}",
+            {},
+            "a streamkit model is streamkit/<provider>/<model>, the provider one of anthropic, ",
+        ),
         ([], "anthropic", {}, "got streamkit/anthropic$"),
         ([{"role": "critic", "content": "x"}], "anthropic/m", {}, r"messages\[0\] has the role 'critic'"),
         (

@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from .helpers import waited
+from .models import ANTHROPIC, OPENAI
 from .scenarios import FINAL_TEXT, RESULTS, SCENARIOS, Ran, Told, replies, told
 from .server import LoopbackServer, Reply, Turns
 
@@ -26,7 +28,7 @@ pytestmark = pytest.mark.anyio
 
 PATHS = {"openai_chat": "/v1/chat/completions", "anthropic": "/v1/messages"}
 BASES = {"openai_chat": "/v1", "anthropic": ""}
-MODELS = {"openai_chat": "gpt-4o", "anthropic": "claude-sonnet-4-5"}
+MODELS = {"openai_chat": OPENAI, "anthropic": ANTHROPIC}
 Runner = Callable[[LoopbackServer, str, Ran], Awaitable[str]]
 
 
@@ -71,10 +73,10 @@ async def _pydantic_ai_agent(
     async with httpx2.AsyncClient(timeout=30) as client:
         model: Any
         if provider == "openai_chat":
-            model = OpenAIChatModel("gpt-4o", provider=OpenAIProvider(server.url("/v1"), "k", http_client=client))
+            model = OpenAIChatModel(OPENAI, provider=OpenAIProvider(server.url("/v1"), "k", http_client=client))
         else:
             model = AnthropicModel(
-                "claude-sonnet-4-5",
+                ANTHROPIC,
                 provider=AnthropicProvider(api_key="k", base_url=server.url(""), http_client=client),
             )
         if early:
@@ -299,7 +301,7 @@ async def test_a_run_closed_mid_stream_cancels_its_tool_and_the_next_run_gets_it
     began = asyncio.Event()
     async with EARLY[early](server, provider, [_slow_weather(started, cancelled, 10, began)], early=True) as run:
         first = asyncio.ensure_future(run("Go"))
-        await began.wait()  # the tool started while the stream is paused
+        await waited(began, "the tool to start while the stream is paused")
         assert not server.connections[0].finished.is_set()
         first.cancel()
         with pytest.raises(asyncio.CancelledError):

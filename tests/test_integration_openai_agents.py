@@ -29,20 +29,22 @@ from openai.types.responses import ResponseFunctionToolCall
 import streamkit
 from streamkit.integrations.openai_agents import StreamkitModel, StreamkitModelProvider
 
+from .models import ANTHROPIC, GEMINI, OPENAI
+
 pytestmark = pytest.mark.anyio
 
 Ran = list[tuple[str, dict[str, Any]]]
 PATHS = {
     "openai_chat": "/v1/chat/completions",
     "anthropic": "/v1/messages",
-    "gemini": "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
+    "gemini": "/v1beta/models/gemini-3.8-flash:streamGenerateContent",
     "openai_responses": "/v1/responses",
 }
 MODELS = {
-    "openai_chat": "gpt-4o",
-    "anthropic": "claude-sonnet-4-5",
-    "gemini": "gemini-2.5-flash",
-    "openai_responses": "gpt-5",
+    "openai_chat": OPENAI,
+    "anthropic": ANTHROPIC,
+    "gemini": GEMINI,
+    "openai_responses": OPENAI,
 }
 
 
@@ -59,7 +61,7 @@ def _sse(payload: dict[str, Any], event: str | None = None) -> bytes:
 def final_reply(provider: str, text: str = "done") -> Reply:
     """A last turn of plain text, in the provider's own stream format."""
     if provider == "openai_chat":
-        chunk = {"id": "c9", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+        chunk = {"id": "c9", "object": "chat.completion.chunk", "created": 1, "model": OPENAI}
         first = {
             **chunk,
             "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": None}],
@@ -68,7 +70,7 @@ def final_reply(provider: str, text: str = "done") -> Reply:
         return Reply([_sse(first) + _sse(last) + b"data: [DONE]\n\n"])
     if provider == "anthropic":
         message: dict[str, Any] = {"id": "msg_9", "type": "message", "role": "assistant", "content": []}
-        message |= {"model": "claude-sonnet-4-5", "stop_reason": None, "usage": {"input_tokens": 5, "output_tokens": 1}}
+        message |= {"model": ANTHROPIC, "stop_reason": None, "usage": {"input_tokens": 5, "output_tokens": 1}}
         events = [
             _sse({"type": "message_start", "message": message}, "message_start"),
             _sse(
@@ -92,7 +94,7 @@ def final_reply(provider: str, text: str = "done") -> Reply:
         end: dict[str, Any] = {"id": "resp_9", "object": "response", "status": "completed", "output": [], "usage": None}
         return Reply([_sse({**delta, "delta": text}) + _sse({"type": "response.completed", "response": end})])
     candidate = {"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP"}
-    return Reply([_sse({"candidates": [candidate], "modelVersion": "gemini-2.5-flash"})])
+    return Reply([_sse({"candidates": [candidate], "modelVersion": GEMINI})])
 
 
 def fixture_reply(provider: str, name: str) -> Reply:
@@ -271,7 +273,7 @@ async def test_on_cut_tell_runs_the_whole_calls_and_tells_the_model_of_the_cut_o
     server.routes[PATHS["anthropic"]] = fixture_reply("anthropic", "max_tokens_truncated")
     ran: Ran = []
     made = StreamkitModelProvider(
-        "anthropic", default_model="claude-sonnet-4-5", client=client, base_url=server.url(""), on_cut="tell"
+        "anthropic", default_model=ANTHROPIC, client=client, base_url=server.url(""), on_cut="tell"
     )
     config = RunConfig(model_provider=made, tracing_disabled=True)
     assert await run(make_agent(server, "anthropic", ran), "Weather, then a note", config) == "done"
@@ -296,7 +298,7 @@ async def test_on_cut_tell_runs_the_whole_calls_and_tells_the_model_of_the_cut_o
 
 def chat_call(arguments: str, finish: str) -> Reply:
     """An OpenAI Chat turn of one ``get_weather`` call with these arguments, ended by ``finish``."""
-    chunk = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+    chunk = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": OPENAI}
     call = {"index": 0, "id": "call_A", "type": "function", "function": {"name": "get_weather", "arguments": arguments}}
     first = {
         **chunk,
@@ -471,7 +473,7 @@ async def test_a_history_made_elsewhere_is_sent_as_text_and_calls(
     ],
 )
 def test_an_item_it_cannot_send_is_a_usage_error(item: dict[str, Any], message: str) -> None:
-    made = StreamkitModel("anthropic", "claude-sonnet-4-5")
+    made = StreamkitModel("anthropic", ANTHROPIC)
     with pytest.raises(streamkit.UsageError, match=message):
         made.request(None, [item], ModelSettings(), [])
 
@@ -518,7 +520,7 @@ def test_a_call_whose_arguments_are_not_json_goes_back_with_streamkits_error() -
         {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": '{"city": '},
         {"type": "function_call_output", "call_id": "call_1", "output": "An error occurred while running the tool."},
     ]
-    made = StreamkitModel("openai_chat", "gpt-4o")
+    made = StreamkitModel("openai_chat", OPENAI)
     body = made.request(None, history, ModelSettings(temperature=0.0), []).body
     assert body["temperature"] == 0.0
     messages = body["messages"]

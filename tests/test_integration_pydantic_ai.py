@@ -51,6 +51,8 @@ from streamkit.integrations.pydantic_ai import (  # noqa: E402
     wrap,
 )
 
+from .models import ANTHROPIC, GEMINI, OPENAI  # noqa: E402
+
 pytestmark = pytest.mark.anyio
 
 Ran = list[tuple[str, dict[str, Any]]]
@@ -58,7 +60,7 @@ PATHS = {
     "openai_chat": "/v1/chat/completions",
     "openai_responses": "/v1/responses",
     "anthropic": "/v1/messages",
-    "gemini": "/v1/models/gemini-2.5-flash:streamGenerateContent",
+    "gemini": "/v1/models/gemini-3.8-flash:streamGenerateContent",
 }
 
 
@@ -91,7 +93,7 @@ def sse(*events: tuple[str | None, dict[str, Any]]) -> bytes:
 
 
 def chat_chunk(delta: dict[str, Any], finish: str | None = None) -> tuple[None, dict[str, Any]]:
-    body = {"id": "c2", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+    body = {"id": "c2", "object": "chat.completion.chunk", "created": 1, "model": OPENAI}
     return None, body | {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
 
@@ -100,7 +102,7 @@ FINAL = {
     + b"data: [DONE]\n\n",
     "anthropic": sse(
         ("message_start", {"type": "message_start", "message": {
-            "id": "msg_2", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [],
+            "id": "msg_2", "type": "message", "role": "assistant", "model": ANTHROPIC, "content": [],
             "stop_reason": None, "usage": {"input_tokens": 5, "output_tokens": 1}}}),
         ("content_block_start", {"type": "content_block_start", "index": 0,
                                  "content_block": {"type": "text", "text": ""}}),
@@ -113,33 +115,33 @@ FINAL = {
     ),
     "openai_responses": sse(
         ("response.created", {"type": "response.created", "sequence_number": 0, "response": {
-            "id": "resp_2", "object": "response", "created_at": 1, "status": "in_progress", "model": "gpt-4.1",
+            "id": "resp_2", "object": "response", "created_at": 1, "status": "in_progress", "model": OPENAI,
             "output": []}}),
         ("response.output_text.delta", {"type": "response.output_text.delta", "sequence_number": 1,
                                         "item_id": "msg_2", "output_index": 0, "content_index": 0, "delta": "done"}),
         ("response.completed", {"type": "response.completed", "sequence_number": 2, "response": {
-            "id": "resp_2", "object": "response", "created_at": 1, "status": "completed", "model": "gpt-4.1",
+            "id": "resp_2", "object": "response", "created_at": 1, "status": "completed", "model": OPENAI,
             "output": [{"type": "message", "id": "msg_2", "status": "completed", "role": "assistant",
                         "content": [{"type": "output_text", "text": "done", "annotations": []}]}],
             "usage": {"input_tokens": 5, "output_tokens": 1, "total_tokens": 6}}}),
     ),
     "gemini": sse((None, {"candidates": [{"content": {"role": "model", "parts": [{"text": "done"}]},
                                           "finishReason": "STOP", "index": 0}],
-                          "modelVersion": "gemini-2.5-flash", "responseId": "r2"})),
+                          "modelVersion": GEMINI, "responseId": "r2"})),
 }  # fmt: skip
 
 
 def model_for(provider: str, server: LoopbackServer, client: Any) -> Model:
     if provider == "openai_chat":
-        return OpenAIChatModel("gpt-4o", provider=OpenAIProvider(server.url("/v1"), "test-key", http_client=client))
+        return OpenAIChatModel(OPENAI, provider=OpenAIProvider(server.url("/v1"), "test-key", http_client=client))
     if provider == "openai_responses":
         openai = OpenAIProvider(server.url("/v1"), "test-key", http_client=client)
-        return OpenAIResponsesModel("o4-mini", provider=openai)
+        return OpenAIResponsesModel(OPENAI, provider=openai)
     if provider == "anthropic":
         anthropic = AnthropicProvider(api_key="test-key", base_url=server.url(""), http_client=client)
-        return AnthropicModel("claude-sonnet-4-5", provider=anthropic)
+        return AnthropicModel(ANTHROPIC, provider=anthropic)
     google = GoogleProvider(api_key="test-key", base_url=server.url(""), http_client=client)
-    return GoogleModel("gemini-2.5-flash", provider=google)
+    return GoogleModel(GEMINI, provider=google)
 
 
 def agent_for(model: Model, ran: Ran) -> Agent[None, str]:
@@ -268,7 +270,7 @@ def anthropic_cut(arguments: str) -> bytes:
             "id": "msg_1",
             "type": "message",
             "role": "assistant",
-            "model": "claude-sonnet-4-5",
+            "model": ANTHROPIC,
             "content": [],
             "stop_reason": None,
             "usage": {"input_tokens": 9, "output_tokens": 1},
@@ -409,7 +411,7 @@ async def test_each_call_enters_whole_with_dict_arguments(server: LoopbackServer
 
 
 def test_wrap_takes_the_four_models_only() -> None:
-    assert isinstance(wrap(OpenAIChatModel("gpt-4o", provider=OpenAIProvider(api_key="k"))), StreamkitModel)
+    assert isinstance(wrap(OpenAIChatModel(OPENAI, provider=OpenAIProvider(api_key="k"))), StreamkitModel)
     with pytest.raises(UsageError, match="OpenAIChatModel, OpenAIResponsesModel, AnthropicModel, GoogleModel"):
         wrap(Agent("test").model)  # type: ignore[arg-type]
 
@@ -457,7 +459,7 @@ async def test_start_tools_early_runs_each_tool_once_while_the_model_streams(
 
 
 def test_start_tools_early_wraps_the_model_once_keeping_its_limits() -> None:
-    model = OpenAIChatModel("gpt-4o", provider=OpenAIProvider(api_key="k"))
+    model = OpenAIChatModel(OPENAI, provider=OpenAIProvider(api_key="k"))
     limits = Limits(max_calls=3)
     wrapped = StartToolsEarly().get_wrapper_model(wrap(model, limits=limits))
     assert isinstance(wrapped, StreamkitModel)

@@ -25,6 +25,8 @@ smolagents = pytest.importorskip("smolagents")
 
 from streamkit.integrations.smolagents import InvalidCallsError, StreamkitModel  # noqa: E402
 
+from .models import ANTHROPIC, OPENAI  # noqa: E402
+
 FINAL = {"answer": "done"}
 STREAMED = pytest.mark.parametrize("streamed", [False, True], ids=["generate", "generate_stream"])
 
@@ -161,7 +163,7 @@ def test_generate_stream_gives_each_call_one_delta_at_an_index_of_its_own(server
     from smolagents.models import agglomerate_stream_deltas
 
     case = CASES["openai_chat-two-at-index-0"]
-    model = StreamkitModel("openai_chat", "gpt-4o", base_url=serve(server, case), api_key="k")
+    model = StreamkitModel("openai_chat", OPENAI, base_url=serve(server, case), api_key="k")
     deltas = list(model.generate_stream([said("user", "?")]))
     calls = [
         (d.index, d.id, d.function and d.function.name, d.function and d.function.arguments)
@@ -179,7 +181,7 @@ def test_generate_stream_gives_each_call_one_delta_at_an_index_of_its_own(server
 
 def test_generate_outside_an_agent_raises_for_the_withheld_calls(server: LoopbackServer) -> None:
     case = CASES["anthropic-complete-then-cut"]
-    model = StreamkitModel("anthropic", "claude-sonnet-4-5", base_url=serve(server, case), api_key="k")
+    model = StreamkitModel("anthropic", ANTHROPIC, base_url=serve(server, case), api_key="k")
     message = model.generate([said("user", "?")])
     assert message.tool_calls is None
     with pytest.raises(InvalidCallsError) as raised:
@@ -202,7 +204,7 @@ def test_the_request_carries_the_system_prompt_tools_and_stop_sequences(server: 
         return city
 
     server.routes = Turns(PATHS["anthropic"], Reply([calling("anthropic", "t1", "get_weather", {"city": "Oslo"})]))
-    model = StreamkitModel("anthropic", "claude-sonnet-4-5", base_url=server.url(""), api_key="k", max_tokens=99)
+    model = StreamkitModel("anthropic", ANTHROPIC, base_url=server.url(""), api_key="k", max_tokens=99)
     messages = [said("system", "Be brief."), said("user", "Oslo?")]
     message = model.generate(messages, stop_sequences=["Observation:"], tools_to_call_from=[get_weather])
     assert [(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or ()] == [
@@ -223,7 +225,7 @@ def test_the_request_carries_the_system_prompt_tools_and_stop_sequences(server: 
 
 def test_bad_arguments_are_usage_errors() -> None:
     with pytest.raises(UsageError, match="provider='openai'"):
-        StreamkitModel("openai", "gpt-4o")
-    model = StreamkitModel("openai_chat", "gpt-4o", api_key="k")
+        StreamkitModel("openai", OPENAI)
+    model = StreamkitModel("openai_chat", OPENAI, api_key="k")
     with pytest.raises(UsageError, match="response_format"):
         model.generate([said("user", "?")], response_format={"type": "json_object"})

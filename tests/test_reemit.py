@@ -294,7 +294,7 @@ def test_a_stream_no_provider_names_passes_through_untouched() -> None:
 
 def test_the_path_names_the_provider_when_the_stream_does_not() -> None:
     assert path_provider("/v1/chat/completions") == "openai_chat"
-    assert path_provider("/v1beta/models/gemini-2.5-flash:streamGenerateContent") == "gemini"
+    assert path_provider("/v1beta/models/gemini-3.8-flash:streamGenerateContent") == "gemini"
     assert path_provider("/v1/messages") == "anthropic"
     assert path_provider("/v1/embeddings") is None
     pings = b'event: ping\ndata: {"type": "ping"}\n\n' * 3

@@ -26,12 +26,14 @@ from pydantic_ai.providers.openai import OpenAIProvider  # noqa: E402
 
 from streamkit.integrations.httpx2 import AsyncTransport  # noqa: E402
 
+from .models import OPENAI  # noqa: E402
+
 pytestmark = pytest.mark.anyio
 PATH = "/v1/chat/completions"
 
 
 def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-    body = {"id": "c2", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+    body = {"id": "c2", "object": "chat.completion.chunk", "created": 1, "model": OPENAI}
     body["choices"] = [{"index": 0, "delta": delta, "finish_reason": finish}]
     return b"data: " + json.dumps(body).encode() + b"\n\n"
 
@@ -52,7 +54,7 @@ async def run(server: LoopbackServer, ran: list[tuple[str, dict[str, str]]], tra
 
 def agent(server: LoopbackServer, ran: list[tuple[str, dict[str, str]]], client: Any) -> Agent[None, str]:
     provider = OpenAIProvider(base_url=server.url("/v1"), api_key="test-key", http_client=client)
-    made: Agent[None, str] = Agent(OpenAIChatModel("gpt-4o", provider=provider))
+    made: Agent[None, str] = Agent(OpenAIChatModel(OPENAI, provider=provider))
 
     @made.tool_plain
     def get_weather(city: str) -> str:

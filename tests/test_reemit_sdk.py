@@ -21,6 +21,7 @@ from streamkit._types import Call
 from streamkit.integrations.httpx2 import invalid_calls
 
 from .helpers import FIXTURES
+from .models import ANTHROPIC, GEMINI, OPENAI
 from .server import LoopbackServer, Reply, split_awkwardly
 
 openai = pytest.importorskip("openai", minversion="3")
@@ -95,7 +96,7 @@ CHAT = Api(
     "/v1/chat/completions",
     "/v1",
     ("openai", "OpenAI", "AsyncOpenAI"),
-    lambda client: client.chat.completions.stream(model="gpt-4o", messages=[]),
+    lambda client: client.chat.completions.stream(model=OPENAI, messages=[]),
     lambda stream: stream.get_final_completion(),
     lambda stream: stream.current_completion_snapshot,
 )
@@ -103,7 +104,7 @@ RESPONSES = Api(
     "/v1/responses",
     "/v1",
     ("openai", "OpenAI", "AsyncOpenAI"),
-    lambda client: client.responses.stream(model="o4-mini", input="Weather in Paris?"),
+    lambda client: client.responses.stream(model=OPENAI, input="Weather in Paris?"),
     lambda stream: stream.get_final_response(),
     lambda stream: None,
 )
@@ -111,7 +112,7 @@ MESSAGES = Api(
     "/v1/messages",
     "",
     ("anthropic", "Anthropic", "AsyncAnthropic"),
-    lambda client: client.messages.stream(model="claude-sonnet-4-5", max_tokens=1024, messages=[]),
+    lambda client: client.messages.stream(model=ANTHROPIC, max_tokens=1024, messages=[]),
     lambda stream: stream.get_final_message(),
     lambda stream: stream.current_message_snapshot,
 )
@@ -427,7 +428,7 @@ def test_openai_chat_partial_json_parser_never_sees_a_cut_call(server: LoopbackS
         CHAT.path,
         CHAT.base,
         CHAT.clients,
-        lambda client: client.chat.completions.stream(model="gpt-4o", messages=[], tools=[tool]),
+        lambda client: client.chat.completions.stream(model=OPENAI, messages=[], tools=[tool]),
         CHAT.final,
         CHAT.snapshot,
     )
@@ -528,14 +529,14 @@ def test_google_genai_gets_each_call_whole_with_its_signature(
 
     from streamkit.integrations.httpx2 import Transport
 
-    server.routes["/v1/models/gemini-2.5-flash:streamGenerateContent"] = fixture(f"gemini/{case}.sse")
+    server.routes["/v1/models/gemini-3.8-flash:streamGenerateContent"] = fixture(f"gemini/{case}.sse")
     log: list[Any] = []
     got = []
     with httpx2.Client(transport=Transport(on_call=log.append)) as http:
         retry = genai.types.HttpRetryOptions(attempts=1)
         options = genai.types.HttpOptions(base_url=server.url(""), httpx_client=http, retry_options=retry)
         client = genai.Client(api_key="k", http_options=options)
-        for chunk in client.models.generate_content_stream(model="gemini-2.5-flash", contents="hi"):
+        for chunk in client.models.generate_content_stream(model=GEMINI, contents="hi"):
             log.append("chunk")
             for part in chunk.candidates[0].content.parts or []:
                 if part.function_call:
@@ -552,7 +553,7 @@ def test_google_genai_async_client_takes_the_async_transport(server: LoopbackSer
 
     from streamkit.integrations.httpx2 import AsyncTransport
 
-    server.routes["/v1/models/gemini-2.5-flash:streamGenerateContent"] = fixture("gemini/vertex_streamed_arguments.sse")
+    server.routes["/v1/models/gemini-3.8-flash:streamGenerateContent"] = fixture("gemini/vertex_streamed_arguments.sse")
 
     async def calls() -> list[tuple[Any, ...]]:
         got = []
@@ -560,7 +561,7 @@ def test_google_genai_async_client_takes_the_async_transport(server: LoopbackSer
             retry = genai.types.HttpRetryOptions(attempts=1)
             options = genai.types.HttpOptions(base_url=server.url(""), httpx_async_client=http, retry_options=retry)
             client = genai.Client(api_key="k", http_options=options)
-            async for chunk in await client.aio.models.generate_content_stream(model="gemini-2.5-flash", contents="hi"):
+            async for chunk in await client.aio.models.generate_content_stream(model=GEMINI, contents="hi"):
                 parts = chunk.candidates[0].content.parts or []
                 got += [(part.function_call.name, part.function_call.args) for part in parts if part.function_call]
         return got

@@ -20,6 +20,7 @@ from streamkit import (
 )
 
 from .helpers import FIXTURES, sse
+from .models import OPENAI as OPENAI_MODEL
 from .server import LoopbackServer, Reply, split_awkwardly
 
 ANTHROPIC = (FIXTURES / "anthropic" / "text_then_two_calls.sse").read_bytes()
@@ -45,7 +46,7 @@ def test_the_openai_chat_stream_helper(server: LoopbackServer) -> None:
     openai = pytest.importorskip("openai")
     server.routes["/v1/chat/completions"] = Reply(split_awkwardly(OPENAI))
     client = openai.OpenAI(base_url=server.url("/v1"), api_key="sk-test", max_retries=0)
-    with client, client.chat.completions.stream(model="gpt-4o", messages=[]) as sdk_stream:
+    with client, client.chat.completions.stream(model=OPENAI_MODEL, messages=[]) as sdk_stream:
         got = list(streamkit.iter_tool_calls(sdk_stream, "openai_chat"))
     assert got == [
         ToolCall(0, "call_A", "get_weather", {"city": "Paris"}),
@@ -73,7 +74,7 @@ def openai_chunk(*calls: dict[str, Any], finish: str | None = None) -> dict[str,
         "id": "chatcmpl-1",
         "object": "chat.completion.chunk",
         "created": 1,
-        "model": "gpt-4o",
+        "model": OPENAI_MODEL,
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
     }
 
@@ -102,7 +103,7 @@ def test_an_openai_error_event_is_a_provider_error_after_the_calls_before_it(ser
     openai = pytest.importorskip("openai")
     client = openai_client(server, sse(*OPENAI_CALLS, OPENAI_ERROR))
     with client:
-        stream = client.chat.completions.create(model="gpt-4o", messages=[], stream=True)
+        stream = client.chat.completions.create(model=OPENAI_MODEL, messages=[], stream=True)
         got, error = outcome(stream, "openai_chat", early_close=True)
     assert got == [PARIS]
     assert isinstance(error, ProviderError) and isinstance(error.__cause__, openai.APIError)
@@ -121,7 +122,7 @@ async def test_an_openai_error_event_through_the_async_client(server: LoopbackSe
     client = openai.AsyncOpenAI(base_url=server.url("/v1"), api_key="sk-test", max_retries=0)
     got: list[object] = []
     async with client:
-        stream = await client.chat.completions.create(model="gpt-4o", messages=[], stream=True)
+        stream = await client.chat.completions.create(model=OPENAI_MODEL, messages=[], stream=True)
         with pytest.raises(ProviderError) as info:
             async for item in streamkit.aiter_events(stream, "openai_chat", early_close=True):
                 got.append(item)  # noqa: PERF401 - kept one by one: the iteration raises

@@ -16,6 +16,7 @@ import pytest
 pytest.importorskip("uvicorn")
 
 from .helpers import ROOT
+from .models import ANTHROPIC, OPENAI
 from .server import LoopbackServer, Reply
 from .serving import (
     ANTHROPIC_TOOLS,
@@ -52,7 +53,7 @@ def messages(served: Proxy, upstream: LoopbackServer, case: str) -> Any:
     client = CLIENTS.add(
         anthropic.Anthropic(base_url=served.url, api_key=PROXY_KEY, max_retries=0, default_headers=headers)
     )
-    return client.messages.stream(model="claude-sonnet-4-5", max_tokens=100, messages=[], tools=ANTHROPIC_TOOLS)
+    return client.messages.stream(model=ANTHROPIC, max_tokens=100, messages=[], tools=ANTHROPIC_TOOLS)
 
 
 def test_anthropic_calls_come_whole_and_the_sdk_parses_them(served: Proxy, upstream: LoopbackServer) -> None:
@@ -116,7 +117,7 @@ def test_anthropic_wrong_proxy_key_is_refused_in_anthropics_shape(served: Proxy,
 def responses(served: Proxy, upstream: LoopbackServer, case: str) -> list[Any]:
     upstream.routes["/v1/responses"] = reply("openai_responses", case)
     client = CLIENTS.add(openai.OpenAI(base_url=served.url + "/v1", api_key=PROXY_KEY, max_retries=0))
-    return list(client.responses.create(model="gpt-5.1", input="hi", tools=RESPONSES_TOOLS, stream=True))
+    return list(client.responses.create(model=OPENAI, input="hi", tools=RESPONSES_TOOLS, stream=True))
 
 
 def test_responses_calls_come_whole_and_the_sdk_reads_them(served: Proxy, upstream: LoopbackServer) -> None:
@@ -171,7 +172,7 @@ def custom(served: Proxy, upstream: LoopbackServer, case: str) -> list[Any]:
     data = (ROOT / "fixtures" / "openai_responses" / f"{case}.sse").read_bytes()
     upstream.routes["/v1/responses"] = Reply([event + b"\n\n" for event in data.split(b"\n\n") if event.strip()])
     client = CLIENTS.add(openai.OpenAI(base_url=served.url + "/v1", api_key=PROXY_KEY, max_retries=0))
-    return list(client.responses.create(model="gpt-5.1", input="hi", tools=CUSTOM_TOOLS, stream=True))
+    return list(client.responses.create(model=OPENAI, input="hi", tools=CUSTOM_TOOLS, stream=True))
 
 
 def test_responses_custom_calls_come_whole_beside_function_calls(served: Proxy, upstream: LoopbackServer) -> None:

@@ -25,6 +25,7 @@ from streamkit.serve._fragments import ServeSession
 pytest.importorskip("uvicorn")
 
 from .helpers import ROOT, split_at
+from .models import OPENAI
 from .server import LoopbackServer, Reply
 from .serving import (
     ANTHROPIC_TOOLS,
@@ -265,7 +266,7 @@ def custom_events(served: Proxy, upstream: LoopbackServer, case: str) -> list[An
     upstream.routes["/v1/responses"] = Reply([event + b"\n\n" for event in data.split(b"\n\n") if event.strip()])
     tools = json.loads((ROOT / "fixtures" / "openai_responses" / "custom_tools.json").read_text(encoding="utf-8"))
     client = CLIENTS.add(openai.OpenAI(base_url=served.url + "/v1", api_key=PROXY_KEY, max_retries=0))
-    return list(client.responses.create(model="gpt-5.1", input="hi", tools=tools, stream=True))
+    return list(client.responses.create(model=OPENAI, input="hi", tools=tools, stream=True))
 
 
 def test_responses_custom_call_streams_as_its_own_input_deltas(served: Proxy, upstream: LoopbackServer) -> None:

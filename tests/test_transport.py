@@ -29,7 +29,8 @@ from streamkit._cli import _dumps, to_json_line
 from streamkit._redact import EXCERPT_CHARS, MIN_RUN
 from streamkit._response import ERROR_BODY_LIMIT
 
-from .helpers import FIXTURES, Fixture, fixtures, one_byte, plain_logger, slug
+from .helpers import FIXTURES, Fixture, fixtures, one_byte, plain_logger, slug, waited
+from .models import OPENAI as OPENAI_MODEL
 from .server import LoopbackServer, Reply, split_awkwardly
 
 pytestmark = pytest.mark.anyio
@@ -156,9 +157,9 @@ ERROR_BODIES = [
     (
         "openai_chat",
         429,
-        {"error": {"message": "Rate limit reached for gpt-4o", "type": "rate_limit_exceeded", "param": None}},
+        {"error": {"message": "Rate limit reached for gpt-5.4", "type": "rate_limit_exceeded", "param": None}},
         "rate_limit_exceeded",
-        "Rate limit reached for gpt-4o",
+        "Rate limit reached for gpt-5.4",
     ),
     (
         "anthropic",
@@ -501,7 +502,7 @@ async def test_a_cancelled_task_in_a_task_group_releases_the_connection(
     async with one_slot(http) as client:
         async with anyio.create_task_group() as group:
             group.start_soon(consume, client)
-            await started.wait()
+            await waited(started, "the stream to start")
             group.cancel_scope.cancel()
         await assert_released(server, client)
 
@@ -571,7 +572,7 @@ async def test_the_openai_sdk_stream_is_a_source(server: LoopbackServer) -> None
     server.routes["/v1/chat/completions"] = Reply(drip(OPENAI))
     client = openai.AsyncOpenAI(base_url=server.url("/v1"), api_key=SECRET, max_retries=0)
     async with client:
-        sdk_stream = await client.chat.completions.create(model="gpt-4o", messages=[], stream=True)
+        sdk_stream = await client.chat.completions.create(model=OPENAI_MODEL, messages=[], stream=True)
         events = [item async for item in streamkit.aiter_events(sdk_stream, "openai_chat")]
     assert events[-3:] == [
         ToolCall(0, "call_A", "get_weather", {"city": "Paris"}),

@@ -3,7 +3,7 @@
 ::
 
     streamkit.integrations.litellm.register()
-    response = await litellm.acompletion(model="streamkit/anthropic/claude-sonnet-4-5", messages=..., tools=...)
+    response = await litellm.acompletion(model="streamkit/anthropic/claude-sonnet-5-5", messages=..., tools=...)
 
 ``register`` adds a ``CustomLLM`` to ``litellm.custom_provider_map`` under the name
 ``streamkit``. For a model ``streamkit/<provider>/<model>`` (``provider`` one of

@@ -112,7 +112,7 @@ class StreamkitModel(Model):
     Args:
         provider: the slug of the API to call: ``anthropic``, ``gemini``, ``openai_chat``,
             ``openai_responses`` or ``mistral``.
-        model: the provider's model name (``claude-sonnet-4-5``, ``gemini-2.5-flash``, ``gpt-4o``).
+        model: the provider's model name (``claude-sonnet-5-5``, ``gemini-3.8-flash``, ``gpt-5.4``).
         client: the ``httpx.AsyncClient`` to send with (its timeouts, proxies and pool); by
             default the model makes one and closes it in ``close()``.
         base_url: the API's base URL, as its official SDK takes it (OpenAI's with ``/v1``).

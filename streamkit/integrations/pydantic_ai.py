@@ -2,7 +2,7 @@
 
 ::
 
-    agent = Agent(wrap(OpenAIChatModel("gpt-4.1")))
+    agent = Agent(wrap(OpenAIChatModel("gpt-5.4")))
 
 ``wrap`` takes an ``OpenAIChatModel``, ``OpenAIResponsesModel``, ``AnthropicModel`` or
 ``GoogleModel`` and returns a ``StreamkitModel``, a pydantic-ai ``WrapperModel``. The request is
@@ -427,7 +427,7 @@ class StartToolsEarly(AbstractCapability[Any]):
 
     ::
 
-        agent = Agent(AnthropicModel("claude-sonnet-4-5"), capabilities=[StartToolsEarly()])
+        agent = Agent(AnthropicModel("claude-sonnet-5-5"), capabilities=[StartToolsEarly()])
 
     It wraps the agent's model as ``wrap`` does (``limits`` is passed on). When a valid call of a
     function tool ends in the stream, the tool is started at once through pydantic-ai's own
