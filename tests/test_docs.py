@@ -1,7 +1,8 @@
 """Every Python example in the README and the docs runs as written.
 
 Each ```` ```python ```` block is run on its own, from the repository root, as a user would run
-it: a block with a top-level ``await`` runs in an event loop. The official SDKs and the raw
+it: a complete program, as a script runs (one that awaits defines ``main`` and calls
+``asyncio.run(main())``; a top-level ``await`` fails, as it does in a script). The official SDKs and the raw
 HTTP examples find their server through the environment variables the SDKs read themselves
 (``ANTHROPIC_BASE_URL``, ``OPENAI_BASE_URL``, ``GOOGLE_GEMINI_BASE_URL``,
 ``AWS_ENDPOINT_URL_BEDROCK_RUNTIME``), here pointing at the loopback server, which answers each
@@ -18,15 +19,15 @@ Quickstart output is what its first command prints.
 from __future__ import annotations
 
 import ast
-import asyncio
 import contextlib
 import gc
-import inspect
 import io
 import re
 import shlex
+import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,15 +141,12 @@ def providers(monkeypatch: pytest.MonkeyPatch) -> Iterator[LoopbackServer]:
 
 
 def run(example: Example) -> str:
-    """Run the block as a script (top-level ``await`` in an event loop) and return its output."""
-    code = compile(example.code, example.name, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    """Run the block as a script runs it, and return its output."""
+    code = compile(example.code, example.name, "exec")
     namespace: dict[str, Any] = {"__name__": "__main__"}
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        if code.co_flags & inspect.CO_COROUTINE:
-            asyncio.run(eval(code, namespace))
-        else:
-            exec(code, namespace)
+        exec(code, namespace)
     del namespace
     gc.collect()  # what the example left open is reported here, against this example
     return out.getvalue()
@@ -157,20 +155,24 @@ def run(example: Example) -> str:
 EXAMPLES = examples()
 
 
-def run_as_test_file(example: Example, where: Path) -> None:
-    """Run the block as a user's test file, by pytest in a fresh process with streamkit's plugin."""
-    imported = {
+def imported(code: str) -> set[str]:
+    """The top-level modules a block imports (absolute imports only, as an example's are)."""
+    return {
         name.split(".")[0]
-        for node in ast.walk(ast.parse(example.code))
+        for node in ast.walk(ast.parse(code))
         for name in (
             [alias.name for alias in node.names]
             if isinstance(node, ast.Import)
             else [node.module or ""]
-            if isinstance(node, ast.ImportFrom)
+            if isinstance(node, ast.ImportFrom) and node.level == 0
             else []
         )
     }
-    for name in sorted(imported & (SDKS | FRAMEWORKS)):
+
+
+def run_as_test_file(example: Example, where: Path) -> None:
+    """Run the block as a user's test file, by pytest in a fresh process with streamkit's plugin."""
+    for name in sorted(imported(example.code) & (SDKS | FRAMEWORKS)):
         pytest.importorskip(name, reason="the sdk-tests and framework-tests extras")
     test_file = where / "test_example.py"
     test_file.write_text(example.code, encoding="utf-8")
@@ -185,7 +187,7 @@ def run_as_test_file(example: Example, where: Path) -> None:
         "streamkit.testing",
         str(test_file),
     ]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=150)
     assert done.returncode == 0, f"{example.name}:\n{done.stdout}{done.stderr}"
     promised = re.search(r"(\d+) tests? pass", example.mark or "")  # "test file: 7 tests pass"
     if promised is not None:
@@ -193,13 +195,42 @@ def run_as_test_file(example: Example, where: Path) -> None:
         assert re.match(rf"{promised[1]} passed in ", summary), f"{example.name}: {summary}"
 
 
+def with_the_example_served(example: Example) -> None:
+    """Run the block against ``streamkit serve --example``, started as the page says, on a free port."""
+    pytest.importorskip("uvicorn", reason="the serve extra")
+    pytest.importorskip("openai", reason="the sdk-tests extra")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, "-m", "streamkit", "serve", "--example", "--port", str(port)]
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+                break
+            assert server.poll() is None and time.monotonic() < deadline, "streamkit serve --example did not start"
+            time.sleep(0.05)
+        assert "http://127.0.0.1:8080" in example.code  # the page's own address, here on a free port
+        moved = Example(example.page, example.line, example.code.replace(":8080", f":{port}"), None, example.output)
+        printed = run(moved)
+    finally:
+        server.terminate()
+        server.wait(30)
+    if example.output is not None:
+        assert printed == example.output
+
+
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.name for e in EXAMPLES])
 def test_the_example_runs(example: Example, providers: LoopbackServer, tmp_path: Path) -> None:
     if example.mark is not None and example.mark.startswith("not run:"):
-        compile(example.code, example.name, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+        compile(example.code, example.name, "exec")
         return
     if example.mark is not None and example.mark.startswith("test file:"):
         run_as_test_file(example, tmp_path)
+        return
+    if example.mark == "with: streamkit serve --example":
+        with_the_example_served(example)
         return
     assert example.mark is None, f"{example.name}: unknown mark {example.mark!r}"
     try:
