@@ -46,7 +46,7 @@ import orjson
 from . import _live
 from ._awsstream import PRELUDE_BYTES
 from ._detect import HEAD_BYTES, detect_provider
-from ._errors import StreamError, UsageError
+from ._errors import IncompleteStreamError, StreamError, UsageError
 from ._limits import Limits
 from ._live import read_bytes, say
 from ._pipeline import iter_events
@@ -138,6 +138,33 @@ def _chunks(blocks: Iterable[bytes], size: int | None) -> Iterator[bytes]:
         yield bytes(pending)
 
 
+class _Head:
+    """The blocks passed on as they come, the first ``HEAD_BYTES`` of them kept for a hint."""
+
+    def __init__(self, blocks: Iterable[bytes]) -> None:
+        self._blocks = blocks
+        self.data = b""
+
+    def __iter__(self) -> Iterator[bytes]:
+        for block in self._blocks:
+            if len(self.data) < HEAD_BYTES:
+                self.data += block[: HEAD_BYTES - len(self.data)]
+            yield block
+
+
+def _provider_hint(head: bytes, provider: str, error: StreamError) -> str:
+    """For a stream that gave nothing: whose stream it looks like, or how to find out."""
+    detected = detect_provider(head)
+    if detected is not None and detected != provider:
+        return (
+            f" (the input looks like {detected}'s stream, not {provider}'s:"
+            f" pass --provider {detected} or --provider auto)"
+        )
+    if head.strip() and detected is None and isinstance(error, IncompleteStreamError):  # nothing known, to the end
+        return f" (is the input {provider}'s stream? --provider auto tells the provider from the first events)"
+    return ""
+
+
 def _detect(blocks: Iterator[bytes]) -> tuple[str | None, bytes]:
     """The provider named by the first events, and the bytes read to tell (``HEAD_BYTES`` at most)."""
     head = b""
@@ -182,16 +209,20 @@ def _replay(args: argparse.Namespace, lines: _Lines, err: Any, limits: Limits) -
             say(err, f"streamkit: detected provider {provider}")
             blocks = itertools.chain((head,), blocks)
         seen: list[StreamEvent] = []
+        kept = _Head(blocks)
+        emitted = 0
         try:
-            for item in iter_events(_chunks(blocks, args.chunk_size), provider, tools=toolset, limits=limits):
+            for item in iter_events(_chunks(kept, args.chunk_size), provider, tools=toolset, limits=limits):
                 lines.emit(item)
+                emitted += 1
                 if args.history:
                     seen.append(item)
         except StreamError as exc:
             with contextlib.suppress(BrokenPipeError):  # the reader left: the status still says failed
                 for call in exc.unfinished:
                     lines.emit(call)
-            say(err, f"streamkit: error: {exc}")
+            hint = _provider_hint(kept.data, provider, exc) if not emitted and args.provider != AUTO else ""
+            say(err, f"streamkit: error: {exc}{hint}")
             return EXIT_STREAM_ERROR
         except UsageError as exc:  # a tools file iter_events refused, or the input unreadable midway
             say(err, f"streamkit: error: {exc}")

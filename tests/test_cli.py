@@ -40,6 +40,26 @@ def test_unknown_provider_is_a_usage_error() -> None:
     assert result.stderr.startswith("streamkit: error: unknown provider 'nope'; known providers: anthropic,")
 
 
+@pytest.mark.parametrize("wrong", ["gemini", "openai_chat", "mistral", "cohere"])
+def test_a_recording_read_as_another_providers_says_whose_it_looks_like(wrong: str) -> None:
+    result = replay(["replay", str(CASE), "--provider", wrong])
+    assert (result.code, result.stdout) == (1, "")
+    assert result.stderr == (
+        f"streamkit: error: {wrong}: the stream ended before the provider's end-of-stream marker (the input "
+        f"looks like anthropic's stream, not {wrong}'s: pass --provider anthropic or --provider auto)\n"
+    )
+
+
+def test_a_stream_no_provider_is_told_from_points_to_auto(tmp_path: Path) -> None:
+    odd = tmp_path / "odd.sse"
+    odd.write_bytes(b": keep-alive\n\n" * 3)  # bytes, and never an event anyone would know
+    result = replay(["replay", str(odd), "--provider", "anthropic"])
+    assert result.code == 1
+    assert result.stderr.endswith(
+        "(is the input anthropic's stream? --provider auto tells the provider from the first events)\n"
+    )
+
+
 def test_unreadable_file_is_a_usage_error(tmp_path: Path) -> None:
     result = replay(["replay", str(tmp_path / "missing.sse"), "--provider", "anthropic"])
     assert result.code == 2 and "cannot read" in result.stderr and result.stdout == ""
