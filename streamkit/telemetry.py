@@ -23,8 +23,17 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Iterable, Sequence
 from typing import Any, TypeVar
 
-from opentelemetry import metrics, trace
-from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode
+try:
+    from opentelemetry import metrics, trace
+    from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode
+except ModuleNotFoundError as exc:  # the one hint a user needs, not a bare import error
+    if not (exc.name or "").startswith("opentelemetry"):
+        raise
+    raise ModuleNotFoundError(
+        "streamkit.telemetry needs OpenTelemetry's API, which is not installed: "
+        "pip install 'streamkit-toolcalls[otel]'",
+        name=exc.name,
+    ) from None
 
 from . import _observe, _redact
 from ._types import Call, CustomToolCall, InvalidToolCall, ResponseEnd, ToolCall, ToolResult

@@ -28,6 +28,7 @@ import streamkit
 from streamkit import IncompleteStreamError, telemetry
 
 from .helpers import FIXTURES, Clock
+from .models import ANTHROPIC
 from .server import LoopbackServer, Reply, Turns
 
 
@@ -307,9 +308,7 @@ async def test_the_pydantic_ai_early_starter_runs_each_tool_in_an_execute_tool_s
     server.routes = Turns("/v1/messages", Reply([turn.read_bytes()]), Reply([answer.read_bytes()]))
     async with httpx2.AsyncClient(timeout=60) as client:
         provider = AnthropicProvider(api_key="test-key", base_url=server.url(""), http_client=client)
-        agent: Agent[None, str] = Agent(
-            AnthropicModel("claude-sonnet-4-5", provider=provider), capabilities=[StartToolsEarly()]
-        )
+        agent: Agent[None, str] = Agent(AnthropicModel(ANTHROPIC, provider=provider), capabilities=[StartToolsEarly()])
 
         @agent.tool_plain
         def get_weather(city: str, units: str) -> str:
@@ -439,3 +438,17 @@ def test_the_boto3_hook_names_the_server_and_ends_its_span(
         assert calls == ["tooluse_wX3kQ9aRTcW1", "tooluse_Bq7m2LpZSe0v"]
     else:
         assert (attributes["streamkit.abandoned"], calls) == (True, [])
+
+
+def test_without_opentelemetry_the_import_names_the_extra() -> None:
+    """``opentelemetry`` made unimportable in a fresh interpreter, as where the extra is not installed."""
+    code = (
+        "import sys; sys.modules['opentelemetry'] = None\n"
+        "try:\n    from streamkit import telemetry\n"
+        "except ModuleNotFoundError as exc:\n    print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout == (
+        "streamkit.telemetry needs OpenTelemetry's API, which is not installed: "
+        "pip install 'streamkit-toolcalls[otel]'\n"
+    )
