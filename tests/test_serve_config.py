@@ -21,6 +21,7 @@ from streamkit.serve import Route, load_config, parse_config
 from streamkit.serve._command import add_command, config_of
 
 from .helpers import replay
+from .models import ANTHROPIC, OPENAI
 
 ROUTE = {"format": "openai_chat", "upstream": "http://127.0.0.1:11434/v1"}
 
@@ -47,8 +48,8 @@ def test_a_config_file_is_read_whole(tmp_path: Path) -> None:
             emit="fragments",
         ),
     )
-    assert config.route("anthropic", "claude-sonnet-4-5") is config.routes[0]
-    assert config.route("anthropic", "gpt-4o") is None
+    assert config.route("anthropic", ANTHROPIC) is config.routes[0]
+    assert config.route("anthropic", OPENAI) is None
     assert parse_config(config.to_dict()) == config  # what the workers read back
 
 
@@ -106,11 +107,59 @@ def test_a_bad_config_is_refused_with_where_and_why(data: dict[str, object], mes
             ["serve", "--example", "--proxy-key-env", "STREAMKIT_TEST_UNSET"],
             "the proxy key variable STREAMKIT_TEST_UNSET is not set (or empty)",
         ),
+        (
+            [
+                "serve",
+                "--upstream",
+                "openai_chat=http://x/v1",
+                "--upstream-key-env",
+                "openai_chat=STREAMKIT_TEST_UNSET",
+            ],
+            "the openai_chat route's key variable STREAMKIT_TEST_UNSET is not set (or empty)",
+        ),
     ],
 )
 def test_serve_usage_errors_are_one_line_with_exit_2(args: list[str], message: str) -> None:
     result = replay(args)
     assert (result.code, result.stdout, result.stderr) == (2, "", f"streamkit: error: {message}\n")
+
+
+def test_a_missing_key_with_workers_is_one_line_before_any_worker_starts(tmp_path: Path) -> None:
+    """The docs' TOML with two workers and its key unset: the parent says so once and exits."""
+    path = tmp_path / "serve.toml"
+    path.write_text(
+        '[server]\nworkers = 2\n[[route]]\nformat = "anthropic"\nupstream = "https://api.anthropic.com/v1"\n'
+        'key_env = "STREAMKIT_TEST_UNSET"\n'
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "streamkit", "serve", "--config", str(path), "--port", str(_free_port())],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={key: value for key, value in os.environ.items() if key != "STREAMKIT_TEST_UNSET"},
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2,
+        "",
+        "streamkit: error: the anthropic route's key variable STREAMKIT_TEST_UNSET is not set (or empty)\n",
+    )
+
+
+def test_a_port_in_use_is_one_line_before_uvicorn_starts() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "streamkit", "serve", "--example", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2,
+        "",
+        f"streamkit: error: cannot listen on 127.0.0.1:{port}: Address already in use "
+        "(another server holds it: stop it, or pass --port)\n",
+    )
 
 
 def _free_port() -> int:
@@ -149,11 +198,27 @@ def test_the_readme_command_serves_the_example_to_the_openai_sdk() -> None:
             (0, "call_A", "get_weather", '{"city":"Paris"}'),
             (1, "call_B", "get_stock", '{"ticker":"AAPL"}'),
         ]
+        # The SDK's default, a whole answer, reads the same two calls.
+        whole = client.chat.completions.create(model="example", messages=[{"role": "user", "content": "hi"}])
+        assert [(c.id, c.function.name, c.function.arguments) for c in whole.choices[0].message.tool_calls or ()] == [
+            ("call_A", "get_weather", '{"city": "Paris"}'),  # a whole body keeps the upstream's own bytes
+            ("call_B", "get_stock", '{"ticker": "AAPL"}'),
+        ]
+        with pytest.raises(openai.NotFoundError) as refused:  # the example serves its one model
+            client.chat.completions.create(model="gpt-x", messages=[{"role": "user", "content": "hi"}])
+        assert "no route serves model 'gpt-x'; the openai_chat routes serve 'example'" in str(refused.value)
+        raw = httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", json={"model": "example", "messages": []})
+        assert len(raw.headers.get_list("date")) == 1
     finally:
         server.send_signal(signal.SIGTERM)
         _, errors = server.communicate(timeout=20)
     assert server.returncode == -signal.SIGTERM  # uvicorn shuts down, then re-raises the signal it caught
     assert "Waiting for application shutdown.\n" in errors and "Finished server process" in errors
+    assert errors.splitlines()[0] == (
+        f"streamkit serve: the example answers at http://127.0.0.1:{port}/v1 (model 'example', any key); try: "
+        f"curl -s http://127.0.0.1:{port}/v1/chat/completions -H 'content-type: application/json' "
+        """-d '{"model": "example", "messages": [{"role": "user", "content": "Weather in Paris, and AAPL?"}]}'"""
+    )
     logged = [json.loads(line) for line in errors.splitlines() if line.startswith("{")]
     proxied = next(line for line in logged if line["format"] == "openai_chat" and line.get("model") == "example")
     assert {key: proxied[key] for key in ("status", "upstream_status", "calls", "invalid", "outcome")} == {

@@ -65,7 +65,7 @@ class App:
         self.config = config
         self.metrics = Metrics()
         self._proxy_keys = [key.encode() for key in config.proxy_keys()]
-        self._upstreams = [Upstream(route, _upstream_key(route), transport) for route in config.routes]
+        self._upstreams = [Upstream(route, route.upstream_key(), transport) for route in config.routes]
         self._secrets = [key.decode() for key in self._proxy_keys]
         if config.telemetry:
             telemetry_module().enable(tracer_provider, meter_provider, secrets=self._secrets)
@@ -120,13 +120,20 @@ class App:
             return
         route = self.config.route(fmt.slug, request.get("model"))
         if route is None:
-            await exchange.refuse(404, "not_found_error", f"no route serves model {request.get('model')!r}")
+            await exchange.refuse(404, "not_found_error", self._unrouted(fmt.slug, request.get("model")))
             return
         upstream = self._upstreams[self.config.routes.index(route)]
         if not self._authorized(exchange.headers, route):
             await exchange.refuse(401, "authentication_error", "a missing or wrong proxy key")
             return
         await upstream.forward(exchange, request, body)
+
+    def _unrouted(self, slug: str, model: object) -> str:
+        """Why no route took the request, and which models would have been taken."""
+        served = [pattern for route in self.config.routes if route.format == slug for pattern in route.models]
+        if not served:
+            return f"no route serves {slug} requests"
+        return f"no route serves model {model!r}; the {slug} routes serve {', '.join(map(repr, served))}"
 
     def _authorized(self, headers: dict[str, str], route: Route) -> bool:
         """Whether the request carries a proxy key, compared in constant time; always true without keys."""
@@ -152,15 +159,6 @@ def telemetry_module() -> ModuleType:
             "telemetry needs OpenTelemetry's API, which is not installed: pip install 'streamkit-toolcalls[otel]'"
         ) from None
     return telemetry
-
-
-def _upstream_key(route: Route) -> str | None:
-    if route.key_env is None:
-        return None
-    value = os.environ.get(route.key_env, "")
-    if not value:
-        raise UsageError(f"the {route.format} route's key variable {route.key_env} is not set (or empty)")
-    return value
 
 
 async def _answer(send: Send, status: int, body: bytes, kind: str = "application/json") -> None:

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import errno
 import logging
 import os
+import socket
 from typing import Any, TextIO
 
 from .._errors import UsageError
 from .._limits import Limits
 from ._config import EMIT_MODES, INVALID_POLICIES, Config, load_config, parse_config
-from ._example import example_route
+from ._example import example_hint, example_route
 from ._formats import FORMATS
 
 __all__ = ("add_command", "config_of", "log_to", "run")
@@ -107,7 +109,8 @@ def _pair(item: str, flag: str) -> tuple[str, str]:
 def run(args: argparse.Namespace, err: TextIO, limits: Limits) -> int:
     try:
         config = config_of(args, limits)
-        config.proxy_keys()  # a missing variable is told now, not by each worker
+        config.check_environment()  # a missing variable is told now, once, not by each worker
+        _check_port(config.host, config.port)  # before uvicorn, which would print its start-up first
         import uvicorn
 
         from ._app import telemetry_module
@@ -125,6 +128,8 @@ def run(args: argparse.Namespace, err: TextIO, limits: Limits) -> int:
     from ._app import CONFIG_VARIABLE
 
     os.environ[CONFIG_VARIABLE] = orjson.dumps(config.to_dict()).decode()
+    if config.example:
+        print(example_hint(config.host, config.port), file=err, flush=True)
     uvicorn.run(
         "streamkit.serve._app:factory",
         factory=True,
@@ -136,6 +141,19 @@ def run(args: argparse.Namespace, err: TextIO, limits: Limits) -> int:
         log_level="info",
     )
     return EXIT_OK
+
+
+def _check_port(host: str, port: int) -> None:
+    """A ``UsageError`` when ``host:port`` cannot be listened on (taken, or not this machine's)."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+            probe.bind(address)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        hint = " (another server holds it: stop it, or pass --port)" if exc.errno == errno.EADDRINUSE else ""
+        raise UsageError(f"cannot listen on {host}:{port}: {reason}{hint}") from None
 
 
 def log_to(stream: TextIO) -> None:

@@ -68,6 +68,15 @@ class Route:
     max_connections: int = 1024
     emit: Emit = "whole"
 
+    def upstream_key(self) -> str | None:
+        """The upstream's key, read from the environment now; ``None`` for a route without one."""
+        if self.key_env is None:
+            return None
+        value = os.environ.get(self.key_env, "")
+        if not value:
+            raise UsageError(f"the {self.format} route's key variable {self.key_env} is not set (or empty)")
+        return value
+
     def serves(self, model: object) -> bool:
         if not self.models:
             return True
@@ -111,6 +120,12 @@ class Config:
         if not value:
             raise UsageError(f"the proxy key variable {self.proxy_key_env} is not set (or empty)")
         return tuple(key for key in value.split(",") if key)
+
+    def check_environment(self) -> None:
+        """Every key variable read now, in the parent: a missing one is told once, before a worker starts."""
+        self.proxy_keys()
+        for route in self.routes:
+            route.upstream_key()
 
     def to_dict(self) -> dict[str, Any]:
         """The config as plain values (for the workers); ``parse_config`` reads it back."""

@@ -50,9 +50,19 @@ Headers = list[tuple[bytes, bytes]]
 
 #: The most of an upstream's error body passed on.
 MAX_ERROR_BYTES = 64 * 1024
-#: Response headers never passed on: the proxy frames the body itself.
+#: Response headers never passed on: the proxy frames the body itself, and the server (uvicorn)
+#: writes its own ``date`` and ``server``.
 _DROPPED = frozenset(
-    {"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive", "set-cookie", "server"}
+    {
+        "content-length",
+        "content-encoding",
+        "transfer-encoding",
+        "connection",
+        "keep-alive",
+        "set-cookie",
+        "server",
+        "date",
+    }
 )
 _KEY_HEADERS = ("authorization", "x-api-key")
 
