@@ -245,6 +245,20 @@ def report(results: dict[str, Any]) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+#: The plot's legend: what each strategy is, for a reader who has not read strategies.py.
+LEGEND = {
+    "floor": "the floor: split, parse each call once, no checks",
+    "deferred": "streamkit: each call parsed once, at its end",
+    "early/every": "streamkit with previews on every fragment",
+    "early/4KiB": "streamkit with a preview every 4 KiB",
+    "early/x1.25": "streamkit with previews at 1.25x growth",
+    "httpx-sse": "httpx-sse and a hand-written loop",
+    "openai-sdk": "the openai SDK's accumulator",
+    "anthropic-sdk": "the anthropic SDK's accumulator",
+    "langchain": "LangChain's chunk merging",
+}
+
+
 def plot(results: dict[str, Any], path: Path) -> str | None:
     """Log-log time per stream against argument size, one line per strategy; None when done."""
     try:
@@ -270,7 +284,13 @@ def plot(results: dict[str, Any], path: Path) -> str | None:
             if points:
                 style = "-" if strategy in ("floor", "deferred") else "--"
                 axis.plot(
-                    *zip(*points, strict=True), style, color=colors[strategy], marker="o", markersize=3, label=strategy
+                    *zip(*points, strict=True),
+                    style,
+                    color=colors[strategy],
+                    marker="o",
+                    markersize=3,
+                    linewidth=2.5 if strategy == "deferred" else 1.2,
+                    label=LEGEND.get(strategy, strategy),
                 )
         axis.set_xscale("log")
         axis.set_yscale("log")

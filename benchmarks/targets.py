@@ -35,16 +35,19 @@ import argparse
 import asyncio
 import math
 import statistics
+import sys
 import time
 import tracemalloc
 from collections.abc import AsyncIterator, Callable, Iterator
 from functools import partial
+from pathlib import Path
 from typing import Any, cast
 
 import orjson
 
 import streamkit
 from streamkit import Provider
+from tests.models import ANTHROPIC, OPENAI
 
 from . import endtoend
 from .inputs import Case, make_case
@@ -118,7 +121,7 @@ def _openai_sdk(case: Case) -> Callable[[], object]:
     client = openai.OpenAI(base_url="http://bench.invalid/v1", api_key="sk-bench", http_client=http, max_retries=0)
 
     def run() -> object:
-        with client.chat.completions.stream(model="gpt-4.1", messages=[]) as stream:
+        with client.chat.completions.stream(model=OPENAI, messages=[]) as stream:
             completion = stream.get_final_completion()
         return [orjson.loads(call.function.arguments) for call in completion.choices[0].message.tool_calls or ()]
 
@@ -136,7 +139,7 @@ def _anthropic_sdk(case: Case) -> Callable[[], object]:
     client = anthropic.Anthropic(base_url="http://bench.invalid", api_key="sk-bench", http_client=http, max_retries=0)
 
     def run() -> object:
-        with client.messages.stream(model="claude-sonnet-4-5", max_tokens=8192, messages=[]) as stream:
+        with client.messages.stream(model=ANTHROPIC, max_tokens=8192, messages=[]) as stream:
             message = stream.get_final_message()
         return [block.input for block in message.content if block.type == "tool_use"]
 
@@ -294,20 +297,63 @@ def _turn_case(
     return statistics.median(mine) / batch, statistics.median(other) / batch
 
 
-def turn_ratios(repeat: int) -> None:
+def turn_ratios(repeat: int, plot: Path | None = None) -> None:
+    """The table of realistic turns; progress on stderr, one line a row; the figure too with ``plot``."""
     print("## realistic turns, fresh response ids, the hand loop given the same reads (CPU per turn)")
     print("| wire | turn | reads | streamkit µs | hand loop µs | ratio |")
     print("|---|---|---|---|---|---|")
+    rows: list[tuple[str, str, str, float]] = []
+    total = len(WIRES) * len(TURNS) * len(REGIMES)
+    began = time.monotonic()
     for wire in WIRES:
         for label, size, calls in TURNS:
             for regime, per_read, read in REGIMES:
+                done = len(rows)
+                left = f", about {(time.monotonic() - began) / done * (total - done):.0f} s left" if done else ""
+                print(f"turns: {done + 1}/{total}, {wire} {label}, {regime} a read{left}", file=sys.stderr, flush=True)
                 mine, other = _turn_case(wire, size, calls, (per_read, read), repeat)
+                rows.append((wire, label, regime, mine / other))
                 print(
                     f"| {wire} | {label} | {regime} | {mine * 1e6:.0f} | {other * 1e6:.0f} | {mine / other:.2f} |",
                     flush=True,
                 )
     print()
+    if plot is not None:
+        plot_turns(rows, plot)
+        print(f"the figure: {plot}", file=sys.stderr)
     fixed_costs(repeat)
+
+
+#: The wires as the README's table names them.
+WIRE_NAMES = {"openai_chat": "OpenAI Chat", "anthropic": "Anthropic"}
+
+
+def plot_turns(rows: list[tuple[str, str, str, float]], path: Path) -> None:
+    """streamkit's CPU per turn as a multiple of the hand loop's, one event a read: the README's table."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shown = [row for row in rows if row[2] == REGIMES[0][0]]
+    labels = [label for label, _, _ in TURNS]
+    figure, axis = plt.subplots(figsize=(7.5, 3.6))
+    width = 0.38
+    for number, wire in enumerate(WIRES):
+        ratios = [next(r[3] for r in shown if r[0] == wire and r[1] == label) for label in labels]
+        places = [i + (number - 0.5) * width for i in range(len(labels))]
+        bars = axis.bar(places, ratios, width, label=f"streamkit, {WIRE_NAMES[wire]}", color=f"C{number}")
+        axis.bar_label(bars, labels=[f"{r:.2f}x" for r in ratios], fontsize=8, padding=2)
+    axis.axhline(1.0, color="black", linewidth=1, linestyle="--", label="the hand-written loop (1x)")
+    axis.set_xticks(range(len(labels)), labels)
+    axis.set_ylabel("CPU per turn, x the hand loop")
+    axis.set_title("A realistic turn read one SSE event at a time (lower is faster)", fontsize=10)
+    axis.legend(fontsize=8, loc="upper right")
+    axis.set_ylim(0, max(r[3] for r in shown) * 1.3)
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=80)
+    plt.close(figure)
 
 
 def fixed_costs(repeat: int) -> None:
@@ -364,6 +410,7 @@ def main() -> None:
     parser.add_argument("--streams", type=int, default=1000)
     parts_known = ("floor", "sdk", "concurrency", "memory", "turns", "concurrent-turns", "end-to-end")
     parser.add_argument("--only", nargs="*", choices=parts_known)
+    parser.add_argument("--plot", type=Path, default=None, help="draw the turns' figure to this PNG (needs matplotlib)")
     args = parser.parse_args()
     parts = set(args.only or parts_known)
     if "floor" in parts:
@@ -375,7 +422,7 @@ def main() -> None:
     if "memory" in parts:
         memory()
     if "turns" in parts:
-        turn_ratios(args.repeat)
+        turn_ratios(args.repeat, args.plot)
     if "concurrent-turns" in parts:
         concurrent_turn_ratios(args.streams, args.repeat)
     if "end-to-end" in parts:
