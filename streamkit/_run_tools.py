@@ -26,7 +26,7 @@ from ._errors import UsageError
 from ._turn_types import StreamEvent
 from ._types import Call, CustomToolCall, InvalidToolCall, JSONObject, ToolCall, ToolResult
 from ._validate import unknown_tool
-from .adapters._base import error_payload, failure_payload
+from .adapters._base import error_payload, failure_payload, named, output_json
 
 if TYPE_CHECKING:
     import anyio
@@ -203,7 +203,7 @@ class _Run:
             raised = result.exception
             if raised is not None and not isinstance(raised, Exception | anyio.get_cancelled_exc_class()):
                 # KeyboardInterrupt, SystemExit, a test's failure: the caller's to handle, not the model's
-                self.stop(raised, f"{_named(call)} raised {type(raised).__name__}")
+                self.stop(raised, f"{named(call)} raised {type(raised).__name__}")
 
     async def outcome(self, call: ToolCall | CustomToolCall, slot: int) -> ToolResult:
         """What running the call's tool gave: its output, or what it raised (never re-raised, but
@@ -234,7 +234,7 @@ class _Run:
             return ToolResult(call, error=_failure(exc), exception=exc)  # the tool's own: what it awaited was cancelled
         except BaseException as exc:  # kept on the result; one that is no Exception then stops the run
             return ToolResult(call, error=_failure(exc), exception=exc)
-        return ToolResult(call, output)
+        return _returned(call, output)
 
 
 _STREAM_FAILED = "the stream failed"
@@ -291,6 +291,20 @@ def _refused(call: Call, tools: Mapping[str, Tool]) -> ToolResult | None:
     return None
 
 
+def _returned(call: ToolCall | CustomToolCall, output: Any) -> ToolResult:
+    """The result of a tool that returned: its output, or, when JSON cannot carry the output (a
+    set, an object of the application's own), a failure the model is told, in the words the
+    adapters would refuse it with, that error kept on the result."""
+    if not isinstance(output, str):
+        try:
+            output_json(call, output)
+        except UsageError as exc:
+            return ToolResult(
+                call, error={"ok": False, "errors": [{"kind": "tool_error", "message": str(exc)}]}, exception=exc
+            )
+    return ToolResult(call, output)
+
+
 def _failure(exc: BaseException) -> JSONObject:
     """What the model is told about a tool that raised, even when the exception's text cannot be read."""
     try:
@@ -314,11 +328,6 @@ def _stopped(call: Call, begun: bool, threaded: bool, why: str) -> ToolResult:
     else:
         kind, message = "not_run", f"the tool was not run: {why} before it could start"
     return ToolResult(call, error={"ok": False, "errors": [{"kind": kind, "message": message}]})
-
-
-def _named(call: Call) -> str:
-    """How a message names a call: its tool and its id (its index when the provider gave none)."""
-    return f"{call.name} (call {call.id})" if call.id else f"{call.name} (call at index {call.index})"
 
 
 def _is_async(tool: Tool) -> bool:

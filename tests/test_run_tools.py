@@ -725,3 +725,30 @@ async def test_a_base_exception_from_the_stream_reaches_the_caller_as_itself() -
         await streamkit.run_tools(source(), {"get_weather": get_weather})
     assert info.value is raised
     assert info.value.tool_results == (ToolResult(WEATHER, error=CANCELLED),)  # type: ignore[attr-defined]
+
+
+async def test_a_tool_output_json_cannot_carry_is_its_failure_naming_the_tool_the_call_and_the_type() -> None:
+    class Forecast:  # an object of the application's own
+        pass
+
+    def get_weather(city: str) -> set[str]:
+        return {"sun", "rain"}
+
+    async def get_stock(ticker: str) -> dict[str, object]:
+        return {"ticker": ticker, "history": Forecast()}
+
+    results = await streamkit.run_tools([WEATHER, STOCK], {"get_weather": get_weather, "get_stock": get_stock})
+    advice = (
+        "which JSON cannot carry: a tool returns a string, or JSON values (dict, list, str, int, float, bool, None)"
+    )
+    assert [(r.outcome, r.error) for r in results] == [
+        ("failed", tool_error(f"the output of get_weather (call call_A) is of type set, {advice}")),
+        (
+            "failed",
+            tool_error(f"the output of get_stock (call call_B) holds a value of type Forecast at $.history, {advice}"),
+        ),
+    ]
+    assert all(isinstance(r.exception, UsageError) for r in results)
+    for adapter in streamkit.ADAPTERS.values():  # every adapter writes them as the error results they are
+        assert adapter.tool_results_message(results)
+    assert anthropic.tool_results_message(results)[0]["content"][0]["is_error"] is True
