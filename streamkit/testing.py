@@ -138,7 +138,8 @@ def cut_after_bytes(n: int) -> Fault:
 
 
 def cut_after_events(n: int) -> Fault:
-    """The body ends cleanly after its ``n``-th event (SSE event, NDJSON line, EventStream message)."""
+    """The body ends cleanly after its ``n``-th event (an SSE event with data, a non-blank NDJSON
+    line, an EventStream message; ``event_ends`` finds them)."""
     return Fault("cut_events", _count(n, "cut_after_events"))
 
 
@@ -171,7 +172,13 @@ def _count(n: object, name: str) -> int:
 
 
 def event_ends(body: bytes, suffix: str) -> list[int]:
-    """The offset just after each event of a recorded body, by its file's kind."""
+    """The offset just after each event of a recorded body that a client gets, by its file's kind.
+
+    An SSE event is a block with a ``data`` field, ended by a blank line: a block of comments
+    only (OpenRouter's ``: OPENROUTER PROCESSING``), or of other fields only, dispatches nothing
+    (https://html.spec.whatwg.org/multipage/server-sent-events.html#dispatchMessage). An NDJSON
+    event is a line that is not blank; an EventStream event, a message.
+    """
     ends: list[int] = []
     if suffix == ".bin":  # EventStream: each message starts with its total length, 4 bytes big-endian
         at = 0
@@ -180,19 +187,28 @@ def event_ends(body: bytes, suffix: str) -> list[int]:
             ends.append(min(at, len(body)))
         return ends
     if suffix == ".ndjson":
-        return [i + 1 for i, byte in enumerate(body) if byte == 0x0A]
-    line_start = block_start = 0
+        line_start = 0
+        for match in re.finditer(rb"\n", body):
+            if body[line_start : match.start()].strip(b" \t\r"):
+                ends.append(match.end())
+            line_start = match.end()
+        return ends
+    line_start = 3 if body.startswith(_BOM) else 0
+    has_data = False
     for match in _LINE_END.finditer(body):
-        if match.start() == line_start and line_start > block_start:  # a blank line ends a block
-            ends.append(match.end())
-            block_start = match.end()
-        elif match.start() == line_start:
-            block_start = match.end()  # blank lines between events
+        if match.start() == line_start:  # a blank line ends a block
+            if has_data:
+                ends.append(match.end())
+            has_data = False
+        elif _DATA_FIELD.match(body, line_start, match.start()):
+            has_data = True
         line_start = match.end()
     return ends
 
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")
+_DATA_FIELD = re.compile(rb"data(?::|$)")  # the field name, then a colon or the end of the line
+_BOM = b"\xef\xbb\xbf"
 
 
 # -- what one response sends ----------------------------------------------------------------------
@@ -231,16 +247,25 @@ def _fault_offset(body: bytes, suffix: str, fault: Fault) -> int:
 
 
 def check_fault(path: Path, fault: Fault | None) -> None:
-    """A ``UsageError`` for a fault that would strike past the end of ``path``: it would be no fault."""
+    """A ``UsageError`` for a fault that would leave every event of ``path`` whole: the client would
+    see the recording as it is, and a test under it would pass without testing anything."""
     if fault is None or fault.kind == "error":
         return
     body = path.read_bytes()
+    ends = event_ends(body, path.suffix)
     if fault.kind == "cut_events":
-        count = len(event_ends(body, path.suffix))
-        if fault.at > count:
-            raise UsageError(f"{fault}: {path.name} has {count} events, so the fault would never strike")
-    elif fault.at > len(body):
-        raise UsageError(f"{fault}: {path.name} has {len(body)} bytes, so the fault would never strike")
+        if fault.at >= len(ends):
+            raise UsageError(
+                f"{fault}: {path.name} has {len(ends)} events, so the fault would never strike: "
+                f"it must come before the last event ends (n < {len(ends)})"
+            )
+        return
+    last = ends[-1] if ends else 0
+    if fault.at >= last:
+        raise UsageError(
+            f"{fault}: {path.name} has {len(body)} bytes, its last event ending at byte {last}, so the fault "
+            f"would never strike: it must come before the last event ends (n < {last})"
+        )
 
 
 @dataclass(frozen=True)

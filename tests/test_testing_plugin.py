@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -87,20 +88,66 @@ def test_bad_faults_are_usage_errors_naming_the_value() -> None:
         upstream_error(200)
 
 
+ROUTER = FIXTURES / "openai_chat" / "openrouter_processing_comments.sse"
+
+
+def test_comments_and_blocks_without_data_are_not_events() -> None:
+    body = b": OPENROUTER PROCESSING\n\nevent: ping\n\ndata: 1\n\n: keep-alive\r\n\r\ndata\nid: 7\n\n: done\n\n"
+    assert event_ends(body, ".sse") == [body.index(b": keep"), body.index(b": done")]
+    assert event_ends(b"\xef\xbb\xbfdata: 1\n\n", ".sse") == [12]  # a leading BOM is no part of the field name
+    assert event_ends(b'{"a":1}\n\n \t\r\n{"b":2}\n', ".ndjson") == [8, 21]  # blank lines are skipped
+    data = ROUTER.read_bytes()
+    assert len(event_ends(data, ".sse")) == data.count(b"\ndata: ") + data.startswith(b"data: ")
+
+
+def test_cut_after_events_counts_only_the_events_a_client_gets() -> None:
+    data = ROUTER.read_bytes()
+    first = data.index(b"\n\n", data.index(b"data: ")) + 2  # after two comment blocks, the first event
+    replay = Replay([ROUTER], chunking("whole"), cut_after_events(1))
+    with httpx.Client(transport=replay.transport()) as client:
+        assert client.post("https://x.test/").content == data[:first]
+
+
 @pytest.mark.parametrize(
     ("fault", "message"),
     [
-        (cut_after_events(19), "cut:events:19: text_then_two_calls.sse has 18 events, so the fault would never strike"),
         (
-            drop_after_bytes(10**6),
-            "drop:1000000: text_then_two_calls.sse has 2104 bytes, so the fault would never strike",
+            cut_after_events(18),
+            "cut:events:18: text_then_two_calls.sse has 18 events, so the fault would never strike: "
+            "it must come before the last event ends (n < 18)",
         ),
-        (stall(10**6, 1), "stall:1000000:1s: text_then_two_calls.sse has 2104 bytes"),
+        (
+            cut_after_events(19),
+            "cut:events:19: text_then_two_calls.sse has 18 events, so the fault would never strike",
+        ),
+        (
+            cut_after_bytes(2104),
+            "cut:bytes:2104: text_then_two_calls.sse has 2104 bytes, its last event ending at byte 2104, so the "
+            "fault would never strike: it must come before the last event ends (n < 2104)",
+        ),
+        (
+            drop_after_bytes(2104),
+            "drop:2104: text_then_two_calls.sse has 2104 bytes, its last event ending at byte 2104",
+        ),
+        (drop_after_bytes(10**6), "drop:1000000: text_then_two_calls.sse has 2104 bytes, its last event ending at"),
+        (stall(2104, 1), "stall:2104:1s: text_then_two_calls.sse has 2104 bytes, its last event ending at byte 2104"),
     ],
 )
-def test_a_fault_past_the_end_of_a_file_is_a_usage_error_naming_it(fault: Fault, message: str) -> None:
-    with pytest.raises(UsageError, match=message):
+def test_a_fault_that_would_leave_every_event_whole_is_a_usage_error_naming_it(fault: Fault, message: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(message)):
         Replay([SSE], chunking("whole"), fault)
+
+
+def test_a_fault_among_bytes_after_the_last_event_is_refused(tmp_path: Path) -> None:
+    trailing = tmp_path / "trailing.sse"
+    trailing.write_bytes(BODY + b": bye\n\n")
+    with pytest.raises(UsageError, match=re.escape("has 2111 bytes, its last event ending at byte 2104")):
+        Replay([trailing], chunking("whole"), cut_after_bytes(2105))
+    comments = tmp_path / "comments.sse"
+    comments.write_bytes(b": OPENROUTER PROCESSING\n\n")
+    with pytest.raises(UsageError, match=re.escape("cut:events:0: comments.sse has 0 events, so the fault")):
+        Replay([comments], chunking("whole"), cut_after_events(0))
+    Replay([SSE], chunking("whole"), cut_after_bytes(2103))  # the last event's blank line cut: it never ends
 
 
 @given(
