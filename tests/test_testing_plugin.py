@@ -4,11 +4,14 @@ real loopback server, and the plugin itself run by pytest in a subprocess, as a 
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -33,7 +36,7 @@ from streamkit.testing import (
     upstream_error,
 )
 
-from .helpers import FIXTURES, ROOT
+from .helpers import FIXTURES, ROOT, WAIT_SECONDS
 
 SSE = FIXTURES / "anthropic" / "text_then_two_calls.sse"
 BODY = SSE.read_bytes()
@@ -233,6 +236,85 @@ def test_the_loopback_server_serves_the_reads_and_keeps_the_requests() -> None:
         assert replay.url.startswith("http://127.0.0.1:")
         [request] = replay.requests
         assert request.url == replay.url + "/v1/messages" and request.json() == {"messages": [1]}
+    finally:
+        replay.close()
+
+
+def test_the_loopback_server_keeps_a_chunked_request_body() -> None:
+    def body() -> Iterator[bytes]:  # no length: httpx sends it chunked
+        yield b'{"messages": '
+        yield b"[1, 2]}"
+
+    replay = replay_of()
+    try:
+        with httpx.Client() as client:
+            response = client.post(replay.url + "/v1/messages", content=body())
+        assert (response.status_code, response.content) == (200, BODY)
+        [request] = replay.requests
+        assert request.headers["Transfer-Encoding"] == "chunked"
+        assert (request.body, request.json()) == (b'{"messages": [1, 2]}', {"messages": [1, 2]})
+    finally:
+        replay.close()
+
+
+def raw_exchange(url: str, request: bytes) -> tuple[int, bytes]:
+    """Send ``request`` as it is, end the sending side, and read the whole answer: status, body."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=WAIT_SECONDS) as connection:
+        connection.sendall(request)
+        connection.shutdown(socket.SHUT_WR)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), body
+
+
+HEAD = b"POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+
+
+def test_a_chunked_body_with_extensions_and_trailers_is_read_whole() -> None:
+    replay = replay_of()
+    try:
+        chunks = b'4;name=value\r\n{"a"\r\n3\r\n:1}\r\n0\r\nX-Checksum: 1\r\n\r\n'
+        status, _ = raw_exchange(replay.url, HEAD + b"Transfer-Encoding: chunked\r\n\r\n" + chunks)
+        assert status == 200
+        assert [request.json() for request in replay.requests] == [{"a": 1}]
+    finally:
+        replay.close()
+
+
+CHUNKED = b"Transfer-Encoding: chunked"
+
+
+@pytest.mark.parametrize(
+    ("headers", "body", "status", "why"),
+    [
+        pytest.param(
+            CHUNKED, b"zz\r\nab\r\n0\r\n\r\n", 400, "the chunk size line b'zz' is not a hexadecimal", id="size"
+        ),
+        pytest.param(CHUNKED, b"4\r\nabcdXY0\r\n\r\n", 400, "the chunk of 4 bytes is not followed by CRLF", id="CRLF"),
+        pytest.param(CHUNKED, b"2\nab\r\n0\r\n\r\n", 400, "the line b'2\\n' ends without CR", id="LF"),
+        pytest.param(CHUNKED, b"5\r\nab", 400, "the body ended inside a chunk of 5 bytes, after 2", id="cut chunk"),
+        pytest.param(CHUNKED, b"2\r\nab\r\n", 400, "the body ended before its last chunk (size 0)", id="no last"),
+        pytest.param(CHUNKED, b"0\r\nX-Checksum: 1\r\n", 400, "the body ended inside its trailer", id="trailer"),
+        pytest.param(b"Transfer-Encoding: gzip, chunked", b"", 501, "'gzip, chunked' is not read here", id="gzip"),
+        pytest.param(CHUNKED + b"\r\nContent-Length: 2", b"0\r\n\r\n", 400, "both transfer-encoding", id="both"),
+        pytest.param(b"Content-Length: ten", b"", 400, "content-length 'ten' is not a whole number", id="length"),
+        pytest.param(b"Content-Length: 10", b"ab", 400, "the body ended after 2 of its 10 bytes", id="short"),
+    ],
+)
+def test_a_request_body_framed_wrongly_is_refused_and_not_kept(
+    headers: bytes, body: bytes, status: int, why: str
+) -> None:
+    replay = replay_of()
+    try:
+        got, answer = raw_exchange(replay.url, HEAD + headers + b"\r\n\r\n" + body)
+        assert got == status
+        message = json.loads(answer)["error"]["message"]
+        assert message.startswith("streamkit.testing: the body of POST /v1/messages cannot be read: ")
+        assert why in message and message.endswith("; the request was not kept")
+        assert replay.requests == []
     finally:
         replay.close()
 
