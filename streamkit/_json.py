@@ -16,14 +16,37 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterable
 from typing import Any
 
-__all__ = ("INEXACT_FLOAT", "big_integer_at", "has_lone_surrogate", "loads_exact", "may_be_inexact", "twin")
+__all__ = (
+    "INEXACT_FLOAT",
+    "big_integer_at",
+    "has_lone_surrogate",
+    "json_path",
+    "loads_exact",
+    "may_be_inexact",
+    "twin",
+)
 
 #: orjson reads an integer beyond the 64-bit range as a float; such a float is at least this big.
 INEXACT_FLOAT = 9.2e18
 # An integer literal (no fraction, no exponent).
 _INTEGER = re.compile(r"-?[0-9]+(?![0-9.eE])")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def json_path(parts: Iterable[Any]) -> str:
+    """A JSON path in the ``$.items[2].qty`` form; odd keys are quoted: ``$["first name"]``."""
+    out = ["$"]
+    for part in parts:
+        if isinstance(part, int):
+            out.append(f"[{part}]")
+        elif isinstance(part, str) and _IDENTIFIER.match(part):
+            out.append(f".{part}")
+        else:
+            out.append(f"[{json.dumps(str(part), ensure_ascii=False)}]")
+    return "".join(out)
 
 
 def big_integer_at(text: str, message: str, position: int) -> bool:

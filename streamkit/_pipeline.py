@@ -76,7 +76,7 @@ _ACCEPTED = "an iterable of stream items (bytes chunks, text lines, SSE events, 
 #: Sources that are iterable yet no stream: read one character, byte or key at a time, each
 #: would end in a misleading stream error.
 _NOT_SOURCES = {
-    str: "pass its lines (text.splitlines(keepends=True)) or [text.encode()]",
+    str: "pass [text.encode()], or its lines with their ends (text.splitlines(keepends=True))",
     bytes: "pass [body], a list of chunks",
     bytearray: "pass [body], a list of chunks",
     memoryview: "pass [body], a list of chunks",

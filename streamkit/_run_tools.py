@@ -5,8 +5,12 @@ tool the moment the call is complete, at its own end marker, instead of after th
 response. Nothing runs that should not: an invalid call (a truncated one among them) is
 answered with the error the adapters send for it, a call to a tool not given with an
 ``unknown_tool`` error, and a call id seen before is not run again. The tools run in one anyio
-task group, so asyncio and trio alike: when the stream fails or the caller is cancelled, every
-tool started is cancelled before the error goes on.
+task group, so asyncio and trio alike: when the stream fails, a tool raises what is no
+``Exception`` (``KeyboardInterrupt``, a test's failure) or the caller is cancelled, every tool
+started is cancelled before the error goes on, and none is waited for: a sync tool's thread
+cannot be stopped, so it is left to run on, its call marked cancelled. Nothing is raised out of
+the group itself (it would wrap it in an exception group): a failure is kept, and raised as
+itself once the group has ended.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from ._errors import UsageError
 from ._turn_types import StreamEvent
 from ._types import Call, CustomToolCall, InvalidToolCall, JSONObject, ToolCall, ToolResult
 from ._validate import unknown_tool
-from .adapters._base import error_payload, failure_payload
+from .adapters._base import error_payload, failure_payload, named, output_json
 
 if TYPE_CHECKING:
     import anyio
@@ -71,10 +75,14 @@ async def run_tools(
     Raises:
         StreamkitError: the stream's own error, after cancelling the tools still running; every
             call seen has its one outcome on the error's ``tool_results`` attribute: the
-            results made (a sync tool cannot be interrupted and is left to finish), the tools
-            started and then cancelled (``outcome == "cancelled"``: they may have had effects),
-            and the ones never started (``"not_run"``). A cancellation of the caller cancels
-            every tool too.
+            results made, the tools started and then cancelled (``outcome == "cancelled"``:
+            they may have had effects; a sync tool's thread cannot be stopped, and is left
+            running, not waited for), and the ones never started (``"not_run"``).
+        BaseException: what a tool raised that is no ``Exception`` (``KeyboardInterrupt``,
+            ``SystemExit``, pytest's ``fail()``), as itself, never wrapped, once the other tools
+            are cancelled; its ``tool_results`` attribute holds every call's outcome as for a
+            stream's error (the raising tool's is ``"failed"``, with the exception on it). A
+            cancellation of the caller cancels every tool, and returns at once.
         UsageError: a bad argument, or an item that is not a streamkit value.
     """
     import anyio  # imported where it is used: ``import streamkit`` does without it
@@ -82,23 +90,19 @@ async def run_tools(
     _check(tools, concurrency, pass_call, early)
     run = _Run(tools, anyio.CapacityLimiter(concurrency), pass_call, early)
     iterator = _aiter(events)
-    failure: Exception | None = None
-    async with anyio.create_task_group() as group:
-        try:
-            await run.read(iterator, group)
-            await run.start_held(group)
-        except Exception as exc:
-            failure = exc
-            group.cancel_scope.cancel()
-    if failure is not None:
-        done = run.results()
-        failure.tool_results = tuple(done)  # type: ignore[attr-defined]
-        stopped = sum(result.outcome in ("cancelled", "not_run") for result in done)
-        failure.add_note(
-            f"streamkit.run_tools: the tools still running were cancelled; {len(done) - stopped} result(s) made, "
-            f"{stopped} call(s) cancelled or not run"
-        )
-        raise failure
+    try:
+        async with anyio.create_task_group() as group:
+            run.scope = group.cancel_scope
+            try:
+                await run.read(iterator, group)
+                await run.start_held(group)
+            except anyio.get_cancelled_exc_class():
+                raise  # the caller's cancellation, or the run's own stop: the group takes it
+            except BaseException as exc:
+                run.stop(exc, _STREAM_FAILED)
+    finally:
+        if run.failure is not None:  # raised even when the caller was cancelled at the same time
+            raise run.failed()
     return run.results()
 
 
@@ -115,14 +119,40 @@ class _Run:
         self.calls: list[Call] = []
         self.slots: list[ToolResult | None] = []
         self.begun: set[int] = set()
+        self.threads: set[int] = set()  # the slots whose sync tool was handed to its thread and is not back
         self.held: list[int] = []  # the slots of calls that start once the stream has ended
         self.seen: set[tuple[object, ...]] = set()
+        self.scope: anyio.CancelScope | None = None  # the task group's, once it is made
+        self.failure: BaseException | None = None  # what stopped the run, raised once the group has ended
+        self.why = ""  # what stopped it, in words: "the stream failed", "get_x (call c1) raised ..."
+
+    def stop(self, failure: BaseException, why: str) -> None:
+        """Cancel every tool still running, keeping ``failure`` (the first one) to raise."""
+        if self.failure is None:
+            self.failure, self.why = failure, why
+            assert self.scope is not None
+            self.scope.cancel()
+
+    def failed(self) -> BaseException:
+        """What stopped the run, with every call's outcome on its ``tool_results``, and a note that
+        counts them."""
+        failure = self.failure
+        assert failure is not None
+        done = self.results()
+        failure.tool_results = tuple(done)  # type: ignore[attr-defined]
+        stopped = sum(result.outcome in ("cancelled", "not_run") for result in done)
+        cause = "" if self.why == _STREAM_FAILED else f"{self.why}; "
+        failure.add_note(
+            f"streamkit.run_tools: {cause}the tools still running were cancelled; {len(done) - stopped} result(s) "
+            f"made, {stopped} call(s) cancelled or not run"
+        )
+        return failure
 
     def results(self) -> list[ToolResult]:
         """One result per call, in call order: a call left without one was stopped before its tool
-        returned, told apart by whether its tool had begun."""
+        returned, told apart by whether its tool had begun and whether its thread runs on."""
         return [
-            result if result is not None else _stopped(call, slot in self.begun)
+            result if result is not None else _stopped(call, slot in self.begun, slot in self.threads, self.why)
             for slot, (call, result) in enumerate(zip(self.calls, self.slots, strict=True))
         ]
 
@@ -159,6 +189,8 @@ class _Run:
     async def run(self, call: ToolCall | CustomToolCall, slot: int, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         """Run one call's tool into its slot. The stream is read on once the tool has begun (an
         async tool up to its first wait, a sync one handed to its thread), or is queued for its turn."""
+        import anyio
+
         queued = self.limiter.available_tokens < 1
         if queued:
             task_status.started()
@@ -166,7 +198,46 @@ class _Run:
             if not queued:
                 task_status.started()
             self.begun.add(slot)
-            self.slots[slot] = await _observe.traced(call, _outcome(self.tools[call.name], call, self.pass_call))
+            result = await _observe.traced(call, self.outcome(call, slot))
+            self.slots[slot] = result
+            raised = result.exception
+            if raised is not None and not isinstance(raised, Exception | anyio.get_cancelled_exc_class()):
+                # KeyboardInterrupt, SystemExit, a test's failure: the caller's to handle, not the model's
+                self.stop(raised, f"{named(call)} raised {type(raised).__name__}")
+
+    async def outcome(self, call: ToolCall | CustomToolCall, slot: int) -> ToolResult:
+        """What running the call's tool gave: its output, or what it raised (never re-raised, but
+        for the cancellation of ``run_tools`` itself)."""
+        import anyio
+
+        tool = self.tools[call.name]
+        if self.pass_call or isinstance(call, CustomToolCall):  # a custom tool takes its text as it is
+            bound = functools.partial(tool, call if self.pass_call else call.input)
+        else:
+            bound = functools.partial(tool, **call.input)
+        try:
+            if _is_async(tool):
+                output = await bound()
+            else:
+                import anyio.to_thread
+
+                # A thread cannot be stopped: when run_tools is cancelled it is left to run on, and
+                # not waited for; its slot stays in ``threads`` so that its call says so.
+                self.threads.add(slot)
+                output = await anyio.to_thread.run_sync(bound, abandon_on_cancel=True)
+                self.threads.discard(slot)
+                if inspect.isawaitable(output):
+                    output = await output
+        except anyio.get_cancelled_exc_class() as exc:
+            if anyio.current_effective_deadline() == -math.inf:
+                raise  # run_tools itself is cancelled: the slot is marked as the tool stopped
+            return ToolResult(call, error=_failure(exc), exception=exc)  # the tool's own: what it awaited was cancelled
+        except BaseException as exc:  # kept on the result; one that is no Exception then stops the run
+            return ToolResult(call, error=_failure(exc), exception=exc)
+        return _returned(call, output)
+
+
+_STREAM_FAILED = "the stream failed"
 
 
 def _check(tools: object, concurrency: object, pass_call: object, early: object) -> None:
@@ -220,30 +291,17 @@ def _refused(call: Call, tools: Mapping[str, Tool]) -> ToolResult | None:
     return None
 
 
-async def _outcome(tool: Tool, call: ToolCall | CustomToolCall, pass_call: bool) -> ToolResult:
-    import anyio
-
-    if pass_call or isinstance(call, CustomToolCall):  # a custom tool takes its text as it is
-        bound = functools.partial(tool, call if pass_call else call.input)
-    else:
-        bound = functools.partial(tool, **call.input)
-    try:
-        if _is_async(tool):
-            output = await bound()
-        else:
-            import anyio.to_thread
-
-            # A thread cannot be stopped: anyio waits for it even when cancelled, and its output
-            # is kept before the cancellation is taken.
-            output = await anyio.to_thread.run_sync(bound)
-            if inspect.isawaitable(output):
-                output = await output
-    except anyio.get_cancelled_exc_class() as exc:
-        if anyio.current_effective_deadline() == -math.inf:
-            raise  # run_tools itself is cancelled: the slot is marked as the tool stopped
-        return ToolResult(call, error=_failure(exc), exception=exc)  # the tool's own: what it awaited was cancelled
-    except Exception as exc:
-        return ToolResult(call, error=_failure(exc), exception=exc)
+def _returned(call: ToolCall | CustomToolCall, output: Any) -> ToolResult:
+    """The result of a tool that returned: its output, or, when JSON cannot carry the output (a
+    set, an object of the application's own), a failure the model is told, in the words the
+    adapters would refuse it with, that error kept on the result."""
+    if not isinstance(output, str):
+        try:
+            output_json(call, output)
+        except UsageError as exc:
+            return ToolResult(
+                call, error={"ok": False, "errors": [{"kind": "tool_error", "message": str(exc)}]}, exception=exc
+            )
     return ToolResult(call, output)
 
 
@@ -256,15 +314,19 @@ def _failure(exc: BaseException) -> JSONObject:
         return {"ok": False, "errors": [{"kind": "tool_error", "message": message}]}
 
 
-def _stopped(call: Call, begun: bool) -> ToolResult:
-    """The result of a call whose tool was stopped by the stream's failure, begun or not."""
-    if begun:
-        kind, message = (
-            "tool_cancelled",
-            "the tool was started, then cancelled when the stream failed: it may have had effects",
+def _stopped(call: Call, begun: bool, threaded: bool, why: str) -> ToolResult:
+    """The result of a call whose tool was stopped by ``why`` (the stream's failure, or another
+    tool's): not begun, begun and cancelled, or left running in its worker thread."""
+    if threaded:
+        kind = "tool_cancelled"
+        message = (
+            f"the tool was started in a worker thread, which cannot be stopped, and was left running when {why}: "
+            "it may have had effects, and may still have them"
         )
+    elif begun:
+        kind, message = "tool_cancelled", f"the tool was started, then cancelled when {why}: it may have had effects"
     else:
-        kind, message = "not_run", "the tool was not run: the stream failed before it could start"
+        kind, message = "not_run", f"the tool was not run: {why} before it could start"
     return ToolResult(call, error={"ok": False, "errors": [{"kind": kind, "message": message}]})
 
 

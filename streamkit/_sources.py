@@ -4,8 +4,12 @@ A stream reaches streamkit in whatever form the caller already holds, and each i
 recognized by its shape alone, so no SDK is ever imported:
 
 - ``bytes`` (and ``bytearray``, ``memoryview``): wire bytes, chunked anyhow;
-- ``str``: text lines, as ``response.iter_lines()`` or a file gives them; a line without its
-  line end gets one, so ``""`` is the blank line that ends an SSE event;
+- ``str``: text lines, as a text file or ``text.splitlines(keepends=True)`` gives them; a line
+  that ends with a line end, any that ``str.splitlines`` knows (U+2028 among them), is taken as
+  it is, so lines cut inside a JSON string join back into the bytes they were cut from; a line
+  without one gets ``\n``, so ``""`` is the blank line that ends an SSE event. Lines whose ends
+  were stripped where a JSON string holds U+2028, U+2029 or U+0085 (httpx's ``iter_lines()``
+  cuts there) cannot be joined back without guessing which end was lost: pass bytes instead;
 - an object with string ``data`` and ``event`` attributes (httpx-sse's ``ServerSentEvent``):
   one SSE frame; its default event name ``"message"`` means no name, as in the SSE spec;
 - a ``dict``: one already-decoded payload, as sent on the wire;
@@ -122,8 +126,12 @@ def _same(item: Any) -> Any:
     return item
 
 
+#: Every character ``str.splitlines`` ends a line at: a line that ends with one kept its end.
+_LINE_ENDS = ("\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+
 def _line(text: str) -> bytes:
-    if not text.endswith(("\n", "\r")):
+    if not text.endswith(_LINE_ENDS):
         text += "\n"
     return text.encode("utf-8")
 

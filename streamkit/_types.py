@@ -273,7 +273,8 @@ class ToolResult:
 
     Attributes:
         call: the call, as it came from the stream.
-        output: what the tool returned (``None`` for an error).
+        output: what the tool returned (``None`` for an error): a string, or a value JSON can
+            carry (``run_tools`` makes any other output a failure, as the adapters refuse it).
         error: for a call that did not run or failed, the object the model is told:
             ``{"ok": false, "errors": [{"kind": ..., "message": ...}]}``, for an invalid call
             exactly what ``error_result_message`` sends; the kind is an ``ArgumentIssue`` kind

@@ -26,6 +26,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeAlias, overload
 
 from ._errors import UsageError
+from ._json import json_path as _path
 from ._tooldefs import TextFormat, definitions
 from ._types import ArgumentIssue, Call, CustomToolCall, InvalidToolCall, JSONObject, ToolCall
 
@@ -37,7 +38,6 @@ __all__ = ("Toolset", "as_toolset", "unknown_tool")
 #: The longest error message kept: a message that quotes a 16 KiB value is cut here.
 MAX_MESSAGE_CHARS = 300
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 #: A custom tool's check of its text: the issue found, or ``None`` for text that matches.
 TextCheck: TypeAlias = Callable[[str], ArgumentIssue | None]
 #: The anomaly of a custom call whose tool declares a grammar that cannot be checked here.
@@ -356,16 +356,3 @@ class _Positions:
 
 def _quote(name: object) -> str:
     return json.dumps(str(name), ensure_ascii=False)
-
-
-def _path(parts: Iterable[Any]) -> str:
-    """A JSON path in the ``$.items[2].qty`` form; odd keys are quoted: ``$["first name"]``."""
-    out = ["$"]
-    for part in parts:
-        if isinstance(part, int):
-            out.append(f"[{part}]")
-        elif isinstance(part, str) and _IDENTIFIER.match(part):
-            out.append(f".{part}")
-        else:
-            out.append(f"[{_quote(part)}]")
-    return "".join(out)

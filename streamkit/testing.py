@@ -138,7 +138,8 @@ def cut_after_bytes(n: int) -> Fault:
 
 
 def cut_after_events(n: int) -> Fault:
-    """The body ends cleanly after its ``n``-th event (SSE event, NDJSON line, EventStream message)."""
+    """The body ends cleanly after its ``n``-th event (an SSE event with data, a non-blank NDJSON
+    line, an EventStream message; ``event_ends`` finds them)."""
     return Fault("cut_events", _count(n, "cut_after_events"))
 
 
@@ -171,7 +172,13 @@ def _count(n: object, name: str) -> int:
 
 
 def event_ends(body: bytes, suffix: str) -> list[int]:
-    """The offset just after each event of a recorded body, by its file's kind."""
+    """The offset just after each event of a recorded body that a client gets, by its file's kind.
+
+    An SSE event is a block with a ``data`` field, ended by a blank line: a block of comments
+    only (OpenRouter's ``: OPENROUTER PROCESSING``), or of other fields only, dispatches nothing
+    (https://html.spec.whatwg.org/multipage/server-sent-events.html#dispatchMessage). An NDJSON
+    event is a line that is not blank; an EventStream event, a message.
+    """
     ends: list[int] = []
     if suffix == ".bin":  # EventStream: each message starts with its total length, 4 bytes big-endian
         at = 0
@@ -180,19 +187,28 @@ def event_ends(body: bytes, suffix: str) -> list[int]:
             ends.append(min(at, len(body)))
         return ends
     if suffix == ".ndjson":
-        return [i + 1 for i, byte in enumerate(body) if byte == 0x0A]
-    line_start = block_start = 0
+        line_start = 0
+        for match in re.finditer(rb"\n", body):
+            if body[line_start : match.start()].strip(b" \t\r"):
+                ends.append(match.end())
+            line_start = match.end()
+        return ends
+    line_start = 3 if body.startswith(_BOM) else 0
+    has_data = False
     for match in _LINE_END.finditer(body):
-        if match.start() == line_start and line_start > block_start:  # a blank line ends a block
-            ends.append(match.end())
-            block_start = match.end()
-        elif match.start() == line_start:
-            block_start = match.end()  # blank lines between events
+        if match.start() == line_start:  # a blank line ends a block
+            if has_data:
+                ends.append(match.end())
+            has_data = False
+        elif _DATA_FIELD.match(body, line_start, match.start()):
+            has_data = True
         line_start = match.end()
     return ends
 
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")
+_DATA_FIELD = re.compile(rb"data(?::|$)")  # the field name, then a colon or the end of the line
+_BOM = b"\xef\xbb\xbf"
 
 
 # -- what one response sends ----------------------------------------------------------------------
@@ -231,16 +247,25 @@ def _fault_offset(body: bytes, suffix: str, fault: Fault) -> int:
 
 
 def check_fault(path: Path, fault: Fault | None) -> None:
-    """A ``UsageError`` for a fault that would strike past the end of ``path``: it would be no fault."""
+    """A ``UsageError`` for a fault that would leave every event of ``path`` whole: the client would
+    see the recording as it is, and a test under it would pass without testing anything."""
     if fault is None or fault.kind == "error":
         return
     body = path.read_bytes()
+    ends = event_ends(body, path.suffix)
     if fault.kind == "cut_events":
-        count = len(event_ends(body, path.suffix))
-        if fault.at > count:
-            raise UsageError(f"{fault}: {path.name} has {count} events, so the fault would never strike")
-    elif fault.at > len(body):
-        raise UsageError(f"{fault}: {path.name} has {len(body)} bytes, so the fault would never strike")
+        if fault.at >= len(ends):
+            raise UsageError(
+                f"{fault}: {path.name} has {len(ends)} events, so the fault would never strike: "
+                f"it must come before the last event ends (n < {len(ends)})"
+            )
+        return
+    last = ends[-1] if ends else 0
+    if fault.at >= last:
+        raise UsageError(
+            f"{fault}: {path.name} has {len(body)} bytes, its last event ending at byte {last}, so the fault "
+            f"would never strike: it must come before the last event ends (n < {last})"
+        )
 
 
 @dataclass(frozen=True)
@@ -385,6 +410,18 @@ class _Server:
         self.thread.join(5)
 
 
+#: The longest line of a chunked request body's framing (a chunk size, a trailer field).
+_MAX_LINE = 64 * 1024
+
+
+class _Unreadable(Exception):
+    """A request body whose framing cannot be read: what is wrong, and the status that says so."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     replay: Replay
@@ -399,8 +436,11 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer()
 
     def _answer(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        body = self.rfile.read(length) if length else b""
+        try:
+            body = self._body()
+        except _Unreadable as exc:
+            self._refuse(exc.status, f"the body of {self.command} {self.path} cannot be read: {exc}")
+            return
         host = self.headers.get("host", "127.0.0.1")
         request = RecordedRequest(self.command, f"http://{host}{self.path}", dict(self.headers.items()), body)
         plan = self.replay.next_plan(request)
@@ -409,6 +449,72 @@ class _Handler(BaseHTTPRequestHandler):
             self._write(plan)
         except (BrokenPipeError, ConnectionResetError):  # the client stopped reading: its test's business
             self.close_connection = True
+
+    def _body(self) -> bytes:
+        """The request's body, by its Content-Length or read chunk by chunk (RFC 9112 §7.1); framing
+        that cannot be read whole is ``_Unreadable``, never a body guessed at."""
+        encoding, length = self.headers.get("transfer-encoding"), self.headers.get("content-length")
+        if encoding is not None and length is not None:
+            raise _Unreadable("it has both transfer-encoding and content-length")
+        if encoding is not None:
+            if encoding.strip().lower() != "chunked":
+                raise _Unreadable(f"transfer-encoding {encoding!r} is not read here, only 'chunked'", 501)
+            return self._chunked()
+        if length is None:
+            return b""
+        if not (length.strip().isascii() and length.strip().isdigit()):
+            raise _Unreadable(f"content-length {length!r} is not a whole number")
+        size = int(length)
+        body = self.rfile.read(size)
+        if len(body) < size:
+            raise _Unreadable(f"the body ended after {len(body)} of its {size} bytes")
+        return body
+
+    def _chunked(self) -> bytes:
+        body = bytearray()
+        while True:
+            line = self._line("before its last chunk (size 0)")
+            size_text = line.split(b";", 1)[0].strip()  # a chunk extension (";name=value") means nothing here
+            if not size_text or size_text.strip(b"0123456789abcdefABCDEF"):
+                raise _Unreadable(f"the chunk size line {line!r} is not a hexadecimal number")
+            size = int(size_text, 16)
+            if size == 0:
+                break
+            chunk = self.rfile.read(size)
+            if len(chunk) < size:
+                raise _Unreadable(f"the body ended inside a chunk of {size} bytes, after {len(chunk)}")
+            if self.rfile.read(2) != b"\r\n":
+                raise _Unreadable(f"the chunk of {size} bytes is not followed by CRLF")
+            body += chunk
+        while self._line("inside its trailer"):  # trailer fields, up to the blank line
+            pass
+        return bytes(body)
+
+    def _line(self, where: str) -> bytes:
+        """One line of the chunked framing, without its CRLF."""
+        line = self.rfile.readline(_MAX_LINE + 1)
+        if not line.endswith(b"\r\n"):
+            if len(line) > _MAX_LINE:
+                raise _Unreadable(f"a line of its chunked framing is longer than {_MAX_LINE} bytes")
+            raise _Unreadable(
+                f"the body ended {where}" if not line.endswith(b"\n") else f"the line {line!r} ends without CR"
+            )
+        return line[:-2]
+
+    def _refuse(self, status: int, message: str) -> None:
+        """Answer a request whose body cannot be read, saying why, and keep nothing of it."""
+        text = f"streamkit.testing: {message}; the request was not kept"
+        body = json.dumps({"error": {"type": "unreadable_request", "message": text}}).encode()
+        self.close_connection = True  # the framing is lost: nothing after it can be read
+        try:
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.send_header("connection", "close")
+            self.end_headers()
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
 
     def _write(self, plan: _Plan) -> None:
         self.send_response(plan.status)

@@ -112,7 +112,10 @@ async def agen() -> AsyncGenerator[bytes, None]:
     [
         (None, "got None"),
         (42, "got int"),
-        ("data: {}\n\n", "got a str: pass its lines (text.splitlines(keepends=True)) or [text.encode()]"),
+        (
+            "data: {}\n\n",
+            "got a str: pass [text.encode()], or its lines with their ends (text.splitlines(keepends=True))",
+        ),
         (b"data: {}\n\n", "got a bytes: pass [body], a list of chunks"),
         ({"type": "message_start"}, "got a dict: pass [payload], a list of payloads"),
     ],

@@ -334,31 +334,6 @@ async def test_a_stream_that_fails_cancels_the_tools_and_raises_its_own_error_wi
     )
 
 
-async def test_a_sync_tool_left_running_by_a_failure_finishes_and_its_result_is_kept() -> None:
-    entered = threading.Event()
-    leave = threading.Event()
-    done: list[str] = []
-
-    def write_file(path: str) -> str:
-        entered.set()
-        leave.wait(GUARD)
-        done.append(path)
-        return f"wrote {path}"
-
-    call = ToolCall(0, "call_A", "write_file", {"path": "notes.txt"})
-
-    async def source() -> AsyncIterator[StreamEvent]:
-        yield call
-        await anyio.to_thread.run_sync(entered.wait, GUARD)
-        leave.set()
-        raise ProviderError(type="overloaded_error", message="Overloaded")
-
-    with anyio.fail_after(GUARD), pytest.raises(ProviderError) as info:
-        await streamkit.run_tools(source(), {"write_file": write_file})
-    assert done == ["notes.txt"]
-    assert info.value.tool_results == (ToolResult(call, "wrote notes.txt"),)  # type: ignore[attr-defined]
-
-
 async def test_a_truncated_call_never_runs_and_the_model_is_told_it_was_cut_off() -> None:
     ran: list[dict[str, Any]] = []
 
@@ -589,3 +564,191 @@ async def test_a_held_tool_never_runs_when_the_stream_fails() -> None:
 async def test_early_must_be_a_flag_or_tool_names(early: object) -> None:
     with pytest.raises(UsageError, match="early must be True, False or a collection of tool names"):
         await streamkit.run_tools([], {}, early=early)  # type: ignore[arg-type]
+
+
+# -- what a tool raises that is not its failure, and cancellation ---------------------------------
+
+
+class Stop(BaseException):
+    """A BaseException of the application's own (as KeyboardInterrupt or pytest's Failed are)."""
+
+
+def stopping(kind: str) -> BaseException:
+    if kind == "pytest.fail":
+        try:
+            pytest.fail("the tool's own check failed")
+        except pytest.fail.Exception as exc:
+            return exc
+    return {"KeyboardInterrupt": KeyboardInterrupt("stop"), "Stop": Stop("stop")}[kind]
+
+
+@pytest.mark.parametrize("threaded", [True, False], ids=["sync", "async"])
+@pytest.mark.parametrize("kind", ["Stop", "pytest.fail", "KeyboardInterrupt"])
+async def test_a_base_exception_from_a_tool_reaches_the_caller_as_itself_with_every_result(
+    kind: str, threaded: bool
+) -> None:
+    """One tool returned, one raises a BaseException, one is still running: the caller gets that
+    very exception, unwrapped, with every call's one outcome on its ``tool_results``."""
+    raised = stopping(kind)
+    weather_done = anyio.Event()
+    waiting = anyio.Event()
+    send = ToolCall(2, "call_C", "send_mail", {"to": "ann"})
+
+    async def get_weather(city: str) -> str:
+        weather_done.set()
+        return f"21C in {city}"
+
+    def get_stock(ticker: str) -> str:  # a sync tool: it raises in its worker thread
+        raise raised
+
+    async def get_stock_async(ticker: str) -> str:
+        raise raised
+
+    async def send_mail(to: str) -> str:
+        waiting.set()
+        await anyio.sleep_forever()
+        return "never"
+
+    async def source() -> AsyncIterator[StreamEvent]:
+        yield WEATHER
+        yield send
+        await waited(weather_done, "get_weather to return")
+        await waited(waiting, "send_mail to start")
+        yield STOCK
+        await anyio.sleep_forever()  # the model is still streaming
+
+    tools = {
+        "get_weather": get_weather,
+        "get_stock": get_stock if threaded else get_stock_async,
+        "send_mail": send_mail,
+    }
+    with anyio.fail_after(GUARD), pytest.raises(type(raised)) as info:
+        await streamkit.run_tools(source(), tools)
+    assert info.value is raised
+    why = f"get_stock (call call_B) raised {type(raised).__name__}"
+    message = f"the tool was started, then cancelled when {why}: it may have had effects"
+    stopped = {"ok": False, "errors": [{"kind": "tool_cancelled", "message": message}]}
+    assert info.value.tool_results == (  # type: ignore[attr-defined]
+        ToolResult(WEATHER, "21C in Paris"),
+        ToolResult(send, error=stopped),
+        ToolResult(STOCK, error=tool_error(f"{type(raised).__name__}: {raised}"), exception=raised),
+    )
+    assert info.value.tool_results[2].exception is raised  # type: ignore[attr-defined]
+    assert info.value.__notes__[-1] == (
+        f"streamkit.run_tools: {why}; the tools still running were cancelled; 2 result(s) made, "
+        "1 call(s) cancelled or not run"
+    )
+
+
+async def test_a_cancelled_caller_gets_control_back_while_a_sync_tool_still_runs() -> None:
+    """A sync tool's thread cannot be stopped, but the caller does not wait for it: run_tools
+    returns to its cancelled caller while the tool is still blocked (it is released only after)."""
+    entered, leave, finished = threading.Event(), threading.Event(), threading.Event()
+
+    def write_file(path: str) -> str:
+        entered.set()
+        leave.wait(GUARD)
+        finished.set()
+        return f"wrote {path}"
+
+    async def source() -> AsyncIterator[StreamEvent]:
+        yield ToolCall(0, "call_A", "write_file", {"path": "notes.txt"})
+        await anyio.sleep_forever()  # the model is still streaming
+
+    outcome: list[object] = []
+
+    async def caller() -> None:
+        outcome.append(await streamkit.run_tools(source(), {"write_file": write_file}))
+
+    try:
+        with anyio.fail_after(GUARD):
+            async with anyio.create_task_group() as group:
+                group.start_soon(caller)
+                await anyio.to_thread.run_sync(entered.wait, GUARD)
+                group.cancel_scope.cancel()
+            assert (outcome, finished.is_set()) == ([], False)  # back while the tool still runs
+    finally:
+        leave.set()
+    await anyio.to_thread.run_sync(finished.wait, GUARD)
+
+
+async def test_a_sync_tool_running_when_the_stream_fails_is_left_to_its_thread() -> None:
+    """The stream's error comes at once: the sync tool, still blocked in its thread, is not
+    waited for, and its call is marked cancelled, told apart as still running."""
+    entered, leave, finished = threading.Event(), threading.Event(), threading.Event()
+
+    def write_file(path: str) -> str:
+        entered.set()
+        leave.wait(GUARD)
+        finished.set()
+        return f"wrote {path}"
+
+    call = ToolCall(0, "call_A", "write_file", {"path": "notes.txt"})
+
+    async def source() -> AsyncIterator[StreamEvent]:
+        yield call
+        await anyio.to_thread.run_sync(entered.wait, GUARD)
+        raise ProviderError(type="overloaded_error", message="Overloaded")
+
+    try:
+        with anyio.fail_after(GUARD), pytest.raises(ProviderError) as info:
+            await streamkit.run_tools(source(), {"write_file": write_file})
+        assert not finished.is_set()
+    finally:
+        leave.set()
+    await anyio.to_thread.run_sync(finished.wait, GUARD)
+    message = (
+        "the tool was started in a worker thread, which cannot be stopped, and was left running when the "
+        "stream failed: it may have had effects, and may still have them"
+    )
+    assert info.value.tool_results == (  # type: ignore[attr-defined]
+        ToolResult(call, error={"ok": False, "errors": [{"kind": "tool_cancelled", "message": message}]}),
+    )
+    assert info.value.tool_results[0].outcome == "cancelled"  # type: ignore[attr-defined]
+
+
+async def test_a_base_exception_from_the_stream_reaches_the_caller_as_itself() -> None:
+    raised = Stop("the source stopped")
+    started = anyio.Event()
+
+    async def get_weather(city: str) -> str:
+        started.set()
+        await anyio.sleep_forever()
+        return "never"
+
+    async def source() -> AsyncIterator[StreamEvent]:
+        yield WEATHER
+        await waited(started, "the tool to start")
+        raise raised
+
+    with anyio.fail_after(GUARD), pytest.raises(Stop) as info:
+        await streamkit.run_tools(source(), {"get_weather": get_weather})
+    assert info.value is raised
+    assert info.value.tool_results == (ToolResult(WEATHER, error=CANCELLED),)  # type: ignore[attr-defined]
+
+
+async def test_a_tool_output_json_cannot_carry_is_its_failure_naming_the_tool_the_call_and_the_type() -> None:
+    class Forecast:  # an object of the application's own
+        pass
+
+    def get_weather(city: str) -> set[str]:
+        return {"sun", "rain"}
+
+    async def get_stock(ticker: str) -> dict[str, object]:
+        return {"ticker": ticker, "history": Forecast()}
+
+    results = await streamkit.run_tools([WEATHER, STOCK], {"get_weather": get_weather, "get_stock": get_stock})
+    advice = (
+        "which JSON cannot carry: a tool returns a string, or JSON values (dict, list, str, int, float, bool, None)"
+    )
+    assert [(r.outcome, r.error) for r in results] == [
+        ("failed", tool_error(f"the output of get_weather (call call_A) is of type set, {advice}")),
+        (
+            "failed",
+            tool_error(f"the output of get_stock (call call_B) holds a value of type Forecast at $.history, {advice}"),
+        ),
+    ]
+    assert all(isinstance(r.exception, UsageError) for r in results)
+    for adapter in streamkit.ADAPTERS.values():  # every adapter writes them as the error results they are
+        assert adapter.tool_results_message(results)
+    assert anthropic.tool_results_message(results)[0]["content"][0]["is_error"] is True

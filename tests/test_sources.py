@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import pytest
@@ -46,7 +46,7 @@ def payloads(data: bytes) -> list[dict[str, Any]]:
 def test_text_lines_mean_what_the_bytes_mean(fixture: Fixture) -> None:
     data = fixture.path.read_bytes()
     expected = outcome([data], fixture.provider)
-    lines = re.split(r"\r\n|\r|\n", data.decode("utf-8"))  # as response.iter_lines() gives them
+    lines = re.split(r"\r\n|\r|\n", data.decode("utf-8"))  # lines without their ends, cut at SSE line ends only
     assert lines.pop() == ""  # a transcript ends with a line end
     assert outcome(lines, fixture.provider) == expected
     kept = io.StringIO(data.decode("utf-8"), newline="")  # a text file: lines keep their line ends
@@ -313,3 +313,104 @@ def test_the_chunk_inside_a_lone_data_member_is_taken() -> None:
     _, data = case("openai_chat/text_then_two_calls")
     objects = [PydanticLike({"data": p}, {"data": {}}) for p in payloads(data)]
     assert outcome(objects, "openai_chat") == outcome([data], "openai_chat")
+
+
+# -- Unicode line separators inside JSON strings -------------------------------------------------
+
+#: JSON carries U+2028, U+2029 and U+0085 raw inside strings; ``str.splitlines`` (and so httpx's
+#: ``iter_lines()``) ends a line at each of them.
+SEPARATED = "one\u2028two\u2029three\u0085four"
+SEPARATED_CHAT = [
+    {"choices": [{"index": 0, "delta": {"role": "assistant", "content": SEPARATED}, "finish_reason": None}]},
+    {
+        "choices": [
+            {
+                "index": 0,
+                "delta": {
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": "call_A",
+                            "type": "function",
+                            "function": {
+                                "name": "note",
+                                "arguments": json.dumps({"text": SEPARATED}, ensure_ascii=False),
+                            },
+                        }
+                    ]
+                },
+                "finish_reason": None,
+            }
+        ]
+    },
+    {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+]
+SEPARATED_SSE = "".join(f"data: {json.dumps(p, ensure_ascii=False)}\n\n" for p in SEPARATED_CHAT).encode() + (
+    b"data: [DONE]\n\n"
+)
+SEPARATED_OLLAMA = "".join(
+    json.dumps(p, ensure_ascii=False) + "\n"
+    for p in [
+        {"message": {"role": "assistant", "content": SEPARATED}, "done": False},
+        {
+            "message": {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"function": {"name": "note", "arguments": {"text": SEPARATED}}}],
+            },
+            "done": False,
+        },
+        {"message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "stop"},
+    ]
+).encode()
+
+
+def httpx_response_source(data: bytes) -> Iterator[object]:
+    """What ``iter_events(response, ...)`` reads from a streamed ``httpx.Response`` of ``data``."""
+    httpx = pytest.importorskip("httpx")
+    transport = httpx.MockTransport(
+        lambda request: httpx.Response(200, content=data, headers={"content-type": "text/event-stream"})
+    )
+    with httpx.Client(transport=transport) as client, client.stream("POST", "http://model.test/") as response:
+        yield from streamkit.iter_events(response, "openai_chat")
+
+
+SEPARATED_SOURCES: dict[str, Callable[[bytes], Iterable[Any]]] = {
+    "bytes whole": lambda data: [data],
+    "bytes one at a time": lambda data: [data[i : i + 1] for i in range(len(data))],
+    "[text.encode()]": lambda data: [data.decode("utf-8").encode()],
+    "text.splitlines(keepends=True)": lambda data: data.decode("utf-8").splitlines(keepends=True),
+    "text file": lambda data: io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"),
+    "lines split at SSE line ends": lambda data: re.split(r"\r\n|\r|\n", data.decode("utf-8"))[:-1],
+}
+
+
+@pytest.mark.parametrize("form", sorted(SEPARATED_SOURCES))
+def test_unicode_line_separators_in_json_strings_survive_every_recommended_source(form: str) -> None:
+    for provider, data in (("openai_chat", SEPARATED_SSE), ("ollama", SEPARATED_OLLAMA)):
+        expected = outcome([data], provider)
+        assert expected[1] is None
+        assert streamkit.TextDelta(SEPARATED) in expected[0]
+        assert [(c.name, c.input) for c in expected[0] if isinstance(c, ToolCall)] == [("note", {"text": SEPARATED})]
+        assert outcome(SEPARATED_SOURCES[form](data), provider) == expected
+
+
+def test_unicode_line_separators_survive_the_other_recommended_sources() -> None:
+    expected = outcome([SEPARATED_SSE], "openai_chat")
+    assert outcome(payloads(SEPARATED_SSE), "openai_chat") == expected  # dicts
+    assert outcome([StainlessLike(p) for p in payloads(SEPARATED_SSE)], "openai_chat") == expected  # SDK objects
+    assert list(httpx_response_source(SEPARATED_SSE)) == expected[0]  # an httpx.Response
+    httpx_sse = pytest.importorskip("httpx_sse")
+    httpx = pytest.importorskip("httpx")
+    transport = httpx.MockTransport(
+        lambda request: httpx.Response(200, content=SEPARATED_SSE, headers={"content-type": "text/event-stream"})
+    )
+    with httpx.Client(transport=transport) as client, httpx_sse.connect_sse(client, "GET", "http://x.test/") as es:
+        assert outcome(es.iter_sse(), "openai_chat") == expected  # httpx-sse's ServerSentEvents
+
+
+def test_a_line_keeps_any_end_str_splitlines_cuts_at() -> None:
+    ends = [chr(c) for c in range(0x2030) if len(f"a{chr(c)}b".splitlines()) == 2]
+    adapter = SourceAdapter("openai_chat", "sse")
+    assert [adapter.adapt(f"data: x{end}") for end in ends] == [f"data: x{end}".encode() for end in ends]
+    assert [adapter.adapt("data: x"), adapter.adapt("")] == [b"data: x\n", b"\n"]

@@ -4,10 +4,14 @@ real loopback server, and the plugin itself run by pytest in a subprocess, as a 
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import os
+import re
+import socket
 import subprocess
 import sys
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -32,7 +36,7 @@ from streamkit.testing import (
     upstream_error,
 )
 
-from .helpers import FIXTURES, ROOT
+from .helpers import FIXTURES, ROOT, WAIT_SECONDS
 
 SSE = FIXTURES / "anthropic" / "text_then_two_calls.sse"
 BODY = SSE.read_bytes()
@@ -87,20 +91,66 @@ def test_bad_faults_are_usage_errors_naming_the_value() -> None:
         upstream_error(200)
 
 
+ROUTER = FIXTURES / "openai_chat" / "openrouter_processing_comments.sse"
+
+
+def test_comments_and_blocks_without_data_are_not_events() -> None:
+    body = b": OPENROUTER PROCESSING\n\nevent: ping\n\ndata: 1\n\n: keep-alive\r\n\r\ndata\nid: 7\n\n: done\n\n"
+    assert event_ends(body, ".sse") == [body.index(b": keep"), body.index(b": done")]
+    assert event_ends(b"\xef\xbb\xbfdata: 1\n\n", ".sse") == [12]  # a leading BOM is no part of the field name
+    assert event_ends(b'{"a":1}\n\n \t\r\n{"b":2}\n', ".ndjson") == [8, 21]  # blank lines are skipped
+    data = ROUTER.read_bytes()
+    assert len(event_ends(data, ".sse")) == data.count(b"\ndata: ") + data.startswith(b"data: ")
+
+
+def test_cut_after_events_counts_only_the_events_a_client_gets() -> None:
+    data = ROUTER.read_bytes()
+    first = data.index(b"\n\n", data.index(b"data: ")) + 2  # after two comment blocks, the first event
+    replay = Replay([ROUTER], chunking("whole"), cut_after_events(1))
+    with httpx.Client(transport=replay.transport()) as client:
+        assert client.post("https://x.test/").content == data[:first]
+
+
 @pytest.mark.parametrize(
     ("fault", "message"),
     [
-        (cut_after_events(19), "cut:events:19: text_then_two_calls.sse has 18 events, so the fault would never strike"),
         (
-            drop_after_bytes(10**6),
-            "drop:1000000: text_then_two_calls.sse has 2104 bytes, so the fault would never strike",
+            cut_after_events(18),
+            "cut:events:18: text_then_two_calls.sse has 18 events, so the fault would never strike: "
+            "it must come before the last event ends (n < 18)",
         ),
-        (stall(10**6, 1), "stall:1000000:1s: text_then_two_calls.sse has 2104 bytes"),
+        (
+            cut_after_events(19),
+            "cut:events:19: text_then_two_calls.sse has 18 events, so the fault would never strike",
+        ),
+        (
+            cut_after_bytes(2104),
+            "cut:bytes:2104: text_then_two_calls.sse has 2104 bytes, its last event ending at byte 2104, so the "
+            "fault would never strike: it must come before the last event ends (n < 2104)",
+        ),
+        (
+            drop_after_bytes(2104),
+            "drop:2104: text_then_two_calls.sse has 2104 bytes, its last event ending at byte 2104",
+        ),
+        (drop_after_bytes(10**6), "drop:1000000: text_then_two_calls.sse has 2104 bytes, its last event ending at"),
+        (stall(2104, 1), "stall:2104:1s: text_then_two_calls.sse has 2104 bytes, its last event ending at byte 2104"),
     ],
 )
-def test_a_fault_past_the_end_of_a_file_is_a_usage_error_naming_it(fault: Fault, message: str) -> None:
-    with pytest.raises(UsageError, match=message):
+def test_a_fault_that_would_leave_every_event_whole_is_a_usage_error_naming_it(fault: Fault, message: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(message)):
         Replay([SSE], chunking("whole"), fault)
+
+
+def test_a_fault_among_bytes_after_the_last_event_is_refused(tmp_path: Path) -> None:
+    trailing = tmp_path / "trailing.sse"
+    trailing.write_bytes(BODY + b": bye\n\n")
+    with pytest.raises(UsageError, match=re.escape("has 2111 bytes, its last event ending at byte 2104")):
+        Replay([trailing], chunking("whole"), cut_after_bytes(2105))
+    comments = tmp_path / "comments.sse"
+    comments.write_bytes(b": OPENROUTER PROCESSING\n\n")
+    with pytest.raises(UsageError, match=re.escape("cut:events:0: comments.sse has 0 events, so the fault")):
+        Replay([comments], chunking("whole"), cut_after_events(0))
+    Replay([SSE], chunking("whole"), cut_after_bytes(2103))  # the last event's blank line cut: it never ends
 
 
 @given(
@@ -186,6 +236,85 @@ def test_the_loopback_server_serves_the_reads_and_keeps_the_requests() -> None:
         assert replay.url.startswith("http://127.0.0.1:")
         [request] = replay.requests
         assert request.url == replay.url + "/v1/messages" and request.json() == {"messages": [1]}
+    finally:
+        replay.close()
+
+
+def test_the_loopback_server_keeps_a_chunked_request_body() -> None:
+    def body() -> Iterator[bytes]:  # no length: httpx sends it chunked
+        yield b'{"messages": '
+        yield b"[1, 2]}"
+
+    replay = replay_of()
+    try:
+        with httpx.Client() as client:
+            response = client.post(replay.url + "/v1/messages", content=body())
+        assert (response.status_code, response.content) == (200, BODY)
+        [request] = replay.requests
+        assert request.headers["Transfer-Encoding"] == "chunked"
+        assert (request.body, request.json()) == (b'{"messages": [1, 2]}', {"messages": [1, 2]})
+    finally:
+        replay.close()
+
+
+def raw_exchange(url: str, request: bytes) -> tuple[int, bytes]:
+    """Send ``request`` as it is, end the sending side, and read the whole answer: status, body."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=WAIT_SECONDS) as connection:
+        connection.sendall(request)
+        connection.shutdown(socket.SHUT_WR)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), body
+
+
+HEAD = b"POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+
+
+def test_a_chunked_body_with_extensions_and_trailers_is_read_whole() -> None:
+    replay = replay_of()
+    try:
+        chunks = b'4;name=value\r\n{"a"\r\n3\r\n:1}\r\n0\r\nX-Checksum: 1\r\n\r\n'
+        status, _ = raw_exchange(replay.url, HEAD + b"Transfer-Encoding: chunked\r\n\r\n" + chunks)
+        assert status == 200
+        assert [request.json() for request in replay.requests] == [{"a": 1}]
+    finally:
+        replay.close()
+
+
+CHUNKED = b"Transfer-Encoding: chunked"
+
+
+@pytest.mark.parametrize(
+    ("headers", "body", "status", "why"),
+    [
+        pytest.param(
+            CHUNKED, b"zz\r\nab\r\n0\r\n\r\n", 400, "the chunk size line b'zz' is not a hexadecimal", id="size"
+        ),
+        pytest.param(CHUNKED, b"4\r\nabcdXY0\r\n\r\n", 400, "the chunk of 4 bytes is not followed by CRLF", id="CRLF"),
+        pytest.param(CHUNKED, b"2\nab\r\n0\r\n\r\n", 400, "the line b'2\\n' ends without CR", id="LF"),
+        pytest.param(CHUNKED, b"5\r\nab", 400, "the body ended inside a chunk of 5 bytes, after 2", id="cut chunk"),
+        pytest.param(CHUNKED, b"2\r\nab\r\n", 400, "the body ended before its last chunk (size 0)", id="no last"),
+        pytest.param(CHUNKED, b"0\r\nX-Checksum: 1\r\n", 400, "the body ended inside its trailer", id="trailer"),
+        pytest.param(b"Transfer-Encoding: gzip, chunked", b"", 501, "'gzip, chunked' is not read here", id="gzip"),
+        pytest.param(CHUNKED + b"\r\nContent-Length: 2", b"0\r\n\r\n", 400, "both transfer-encoding", id="both"),
+        pytest.param(b"Content-Length: ten", b"", 400, "content-length 'ten' is not a whole number", id="length"),
+        pytest.param(b"Content-Length: 10", b"ab", 400, "the body ended after 2 of its 10 bytes", id="short"),
+    ],
+)
+def test_a_request_body_framed_wrongly_is_refused_and_not_kept(
+    headers: bytes, body: bytes, status: int, why: str
+) -> None:
+    replay = replay_of()
+    try:
+        got, answer = raw_exchange(replay.url, HEAD + headers + b"\r\n\r\n" + body)
+        assert got == status
+        message = json.loads(answer)["error"]["message"]
+        assert message.startswith("streamkit.testing: the body of POST /v1/messages cannot be read: ")
+        assert why in message and message.endswith("; the request was not kept")
+        assert replay.requests == []
     finally:
         replay.close()
 

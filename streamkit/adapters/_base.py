@@ -5,6 +5,13 @@ provider's wire shape only here, at the exit. Arguments that a provider wants as
 (OpenAI Chat and Responses, Cohere, Mistral) are serialized by ``arguments_text``, once per
 call and nowhere else; an invalid call's raw text is written back exactly as received.
 
+A tool's output is written or refused in one place, ``output_json``: what ``dumps`` writes
+(JSON's values, and what orjson writes of a tuple, a dataclass, a date, an enum or a UUID) is
+taken, and every adapter is handed it as the plain JSON values that text reads back as
+(``plain_output``), so a provider that takes an object (Gemini, Bedrock) gets the same value the
+others get as text; anything else (a set, an object of the application's own) is a
+``UsageError`` naming the tool, the call, the type and where in the output it is.
+
 Ids: a provider may require an id form that another does not produce (Mistral: 9 letters and
 digits; Anthropic and Bedrock: letters, digits, ``_`` and ``-``), and Gemini may give no id at
 all. The mapping below is a pure function of the call, so a call and its result always get the
@@ -22,6 +29,7 @@ from typing import Any, NamedTuple, Protocol, TypeAlias
 
 import orjson
 
+from .. import _json
 from .._errors import UsageError
 from .._types import Call, CallRef, CustomToolCall, InvalidToolCall, JSONObject, ToolCall, ToolResult
 
@@ -43,7 +51,10 @@ __all__ = (
     "input_object",
     "mistral_id",
     "name_of",
+    "named",
     "one_result",
+    "output_json",
+    "plain_output",
     "result_text",
     "result_writers",
     "results",
@@ -74,7 +85,64 @@ def dumps(value: Any, *, sort_keys: bool = False) -> str:
     try:
         return orjson.dumps(value, option=orjson.OPT_SORT_KEYS if sort_keys else None).decode()
     except TypeError:  # an integer beyond 64 bits: the standard library writes it exactly
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys)
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys, default=_as_orjson)
+
+
+def _as_orjson(value: Any) -> Any:
+    """What orjson writes of a value the standard library does not know (a dataclass, a date)."""
+    return orjson.loads(orjson.dumps(value))
+
+
+#: What a message refusing an output tells the tool's author to return instead.
+_RETURN_JSON = "a tool returns a string, or JSON values (dict, list, str, int, float, bool, None)"
+
+
+def output_json(call: Call | CallRef, output: Any) -> str:
+    """A tool's output as JSON text, or a ``UsageError`` naming the tool, the call, and the type
+    (and where in the output it is) of what JSON cannot carry: the one place an output is judged."""
+    try:
+        return dumps(output)
+    except (TypeError, ValueError, RecursionError) as exc:
+        where = _unwritable(output, [], set())
+        raise UsageError(f"the output of {named(call)} {where}, which JSON cannot carry: {_RETURN_JSON}") from exc
+
+
+def plain_output(call: Call | CallRef, output: Any) -> Any:
+    """A tool's output as every adapter writes it: a string as it is, anything else as the plain
+    JSON values its ``output_json`` text reads back as (integers exact)."""
+    if isinstance(output, str):
+        return output
+    text = output_json(call, output)
+    try:
+        plain = orjson.loads(text)
+    except orjson.JSONDecodeError:  # an integer of 309 digits or more
+        return _json.loads_exact(text)
+    return _json.loads_exact(text) if _json.may_be_inexact(plain) else plain
+
+
+def _unwritable(value: Any, path: list[Any], open_: set[int]) -> str:
+    """Where in ``value`` the first thing ``dumps`` cannot write is, and what it is."""
+    if id(value) in open_:
+        return f"refers to itself at {_json.json_path(path)}"
+    if isinstance(value, dict | list | tuple):
+        open_.add(id(value))
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, item in items:
+            if isinstance(value, dict) and not _writes({key: None}):
+                return f"holds a dict key of type {type(key).__name__} at {_json.json_path(path)}"
+            if not _writes(item):
+                return _unwritable(item, [*path, key], open_)
+        open_.discard(id(value))
+    kind = type(value).__name__
+    return f"is of type {kind}" if not path else f"holds a value of type {kind} at {_json.json_path(path)}"
+
+
+def _writes(value: Any) -> bool:
+    try:
+        dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        return False
+    return True
 
 
 def arguments_text(call: Call) -> str:
@@ -97,6 +165,13 @@ def input_object(call: Call) -> JSONObject:
 def name_of(call: Call | CallRef) -> str:
     """The tool's name; ``""`` for an invalid call the provider never named."""
     return call.name or ""
+
+
+def named(call: Call | CallRef) -> str:
+    """How a message names a call: its tool, and its id (its index when the provider gave none)."""
+    if call.id:
+        return f"{call.name} (call {call.id})"
+    return call.name if isinstance(call, CallRef) else f"{call.name} (call at index {call.index})"
 
 
 def result_text(result: Any) -> str:
@@ -211,11 +286,12 @@ def results(
                 out.append(failed(call, item.error))
             else:
                 assert not isinstance(call, InvalidToolCall)  # a ToolResult of an invalid call has an error
-                out.append(written(call, item.output))
+                out.append(written(call, plain_output(call, item.output)))
         elif len(item) == 3 and item[2]:
-            out.append(failed(item[0], failure_payload(item[1])))
+            told = item[1] if isinstance(item[1], BaseException) else plain_output(item[0], item[1])
+            out.append(failed(item[0], failure_payload(told)))
         else:
-            out.append(written(item[0], item[1]))
+            out.append(written(item[0], plain_output(item[0], item[1])))
     return out
 
 

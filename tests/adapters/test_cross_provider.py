@@ -6,6 +6,8 @@ result, arguments serialized once, and clear errors for bad input.
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
 import inspect
 import json
 from typing import Any
@@ -225,3 +227,77 @@ def test_bad_input_is_a_usage_error(slug: str) -> None:
         adapter.tool_results_message([])
     with pytest.raises(UsageError, match=r"outcomes\[0\] must be"):
         adapter.error_result_message(HAND_MADE["mistral"][0])  # a valid call is not an error
+
+
+# --- outputs: written alike by every adapter, or refused alike ----------------------------------
+
+
+class Opaque:
+    """An object of the application's own, which no JSON writer knows."""
+
+
+@dataclasses.dataclass
+class Reading:
+    city: str
+    taken: datetime.date
+
+
+UNWRITABLE = [
+    pytest.param({"b", "a"}, "is of type set", id="set"),
+    pytest.param(Opaque(), "is of type Opaque", id="object"),
+    pytest.param({"tags": [1, {2}]}, "holds a value of type set at $.tags[1]", id="nested set"),
+    pytest.param({"at": {(1, 2): "x"}}, "holds a dict key of type tuple at $.at", id="tuple key"),
+]
+
+
+def _written(target: str, results: list[dict[str, Any]]) -> Any:
+    """The one output a results message carries, read back as JSON where the provider takes text."""
+    if target == "openai_responses":
+        return _loads(results[0]["output"])
+    if target in ("openai_chat", "mistral", "ollama"):
+        return _loads(results[0]["content"])
+    if target == "cohere":
+        return _loads(results[0]["content"][0]["document"]["data"])
+    (message,) = results
+    if target == "anthropic":
+        return _loads(message["content"][0]["content"])
+    if target == "gemini":
+        return message["parts"][0]["functionResponse"]["response"]
+    (block,) = message["content"][0]["toolResult"]["content"]
+    return block.get("json", block.get("text"))
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+@pytest.mark.parametrize(("output", "where"), UNWRITABLE)
+def test_an_output_json_cannot_carry_is_refused_alike_naming_the_tool_the_call_and_the_type(
+    slug: str, output: object, where: str
+) -> None:
+    adapter = ADAPTERS[slug]
+    weather = ToolCall(0, "call_A", "get_weather", {"city": "Paris"})
+    for outcomes in ([(weather, output)], [ToolResult(weather, output)], [(weather, output, True)]):
+        with pytest.raises(UsageError) as info:
+            adapter.tool_results_message(outcomes)
+        assert str(info.value) == (
+            f"the output of get_weather (call call_A) {where}, which JSON cannot carry: a tool returns a string, "
+            "or JSON values (dict, list, str, int, float, bool, None)"
+        )
+    no_id = ToolCall(3, None, "get_weather", {"city": "Paris"})
+    with pytest.raises(UsageError, match=r"^the output of get_weather \(call at index 3\) "):
+        adapter.tool_result_message(no_id, output)
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_an_output_orjson_writes_is_written_alike_by_every_adapter(slug: str) -> None:
+    weather = ToolCall(0, "call_A", "get_weather", {"city": "Paris"})
+    output = {"reading": Reading("Paris", datetime.date(2025, 1, 2)), "range": (18, 24), "big": 2**70}
+    plain = {"reading": {"city": "Paris", "taken": "2025-01-02"}, "range": [18, 24], "big": 2**70}
+    written = _written(slug, ADAPTERS[slug].tool_result_message(weather, output))
+    assert written == plain
+    assert json.loads(json.dumps(written)) == plain  # plain JSON values, whichever way the provider takes them
+
+
+def test_an_output_that_refers_to_itself_is_refused_naming_where() -> None:
+    looped: list[Any] = [1]
+    looped.append({"again": looped})
+    with pytest.raises(UsageError, match=r"^the output of f \(call call_A\) refers to itself at \$\[1\]\.again, "):
+        openai_chat.tool_result_message(ToolCall(0, "call_A", "f", {}), looped)
