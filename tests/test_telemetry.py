@@ -5,6 +5,7 @@ not even an import, while telemetry is off."""
 from __future__ import annotations
 
 import importlib
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -230,6 +231,67 @@ def test_the_request_a_stream_answers_names_its_server(recorded: Recorded, serve
     [span] = recorded.finished()
     assert (span.attributes or {})["server.address"] == "127.0.0.1"
     assert (span.attributes or {})["server.port"] == server.port
+
+
+KEY = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
+#: What an in-stream error quotes of the key: all of it, or its start (OpenAI's "Incorrect API key").
+ECHOES = {"whole key": KEY, "its start": KEY[:11] + "\u2026"}
+_SAID = "openai_chat reported an error invalid_request_error: Incorrect API key provided: "
+SCRUBBED = {"whole key": _SAID + "[REDACTED]", "its start": _SAID + "[REDACTED]\u2026"}
+
+
+def key_error(echo: str) -> bytes:
+    """An OpenAI Chat stream whose error echoes the request's key."""
+    error = {"message": f"Incorrect API key provided: {echo}", "type": "invalid_request_error"}
+    return b"data: " + json.dumps({"error": error}).encode() + b"\n\n"
+
+
+def failed_span(out: Recorded) -> tuple[dict[str, Any], str | None]:
+    [span] = out.finished()
+    assert span.status.status_code is StatusCode.ERROR
+    return dict(span.attributes or {}), span.status.description
+
+
+@pytest.fixture
+def content_recorded() -> Iterator[Recorded]:
+    out = Recorded()
+    telemetry.enable(out.tracer_provider, out.meter_provider, capture_content=True)
+    try:
+        yield out
+    finally:
+        telemetry.disable()
+
+
+@pytest.mark.parametrize("echo", sorted(ECHOES))
+def test_stream_tells_telemetry_its_requests_secrets_and_server(
+    content_recorded: Recorded, server: LoopbackServer, http: ModuleType, echo: str
+) -> None:
+    server.routes["/v1/chat/completions"] = Reply([key_error(ECHOES[echo])])
+    with (
+        http.Client(headers={"Authorization": f"Bearer {KEY}"}) as client,
+        pytest.raises(streamkit.ProviderError),
+        streamkit.stream(client, "openai_chat", server.url("/v1/chat/completions")) as events,
+    ):
+        list(events)
+    attributes, status = failed_span(content_recorded)
+    assert status == SCRUBBED[echo]
+    assert (attributes["server.address"], attributes["server.port"]) == ("127.0.0.1", server.port)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("echo", sorted(ECHOES))
+async def test_astream_tells_telemetry_its_requests_secrets_and_server(
+    content_recorded: Recorded, server: LoopbackServer, http: ModuleType, echo: str
+) -> None:
+    server.routes["/v1/chat/completions"] = Reply([key_error(ECHOES[echo])])
+    async with http.AsyncClient(headers={"Authorization": f"Bearer {KEY}"}) as client:
+        with pytest.raises(streamkit.ProviderError):
+            async with streamkit.astream(client, "openai_chat", server.url("/v1/chat/completions")) as events:
+                async for _ in events:
+                    pass
+    attributes, status = failed_span(content_recorded)
+    assert status == SCRUBBED[echo]
+    assert (attributes["server.address"], attributes["server.port"]) == ("127.0.0.1", server.port)
 
 
 def test_when_off_a_stream_imports_no_opentelemetry_and_records_nothing() -> None:
