@@ -26,7 +26,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 import streamkit
-from streamkit import IncompleteStreamError, telemetry
+from streamkit import IncompleteStreamError, _observe, telemetry
 
 from .helpers import FIXTURES, Clock
 from .models import ANTHROPIC
@@ -191,6 +191,86 @@ def test_a_stream_left_early_ends_its_span_as_abandoned(recorded: Recorded) -> N
     [span] = recorded.finished()
     assert (span.attributes or {})["streamkit.abandoned"] is True
     assert len(span.events) == 1
+
+
+TURN_BYTES = (FIXTURES / "anthropic" / "text_then_two_calls.sse").read_bytes()
+#: Streams that fail on argument text: bytes that are not UTF-8 amid a call's arguments (the error
+#: shows the bytes around them), and an event whose data is not JSON (the error quotes its start).
+FAILING = {
+    "not UTF-8": (TURN_BYTES.replace(b"Pa", b"Secret plan\xff", 1), "FramingError"),
+    "not JSON": (
+        TURN_BYTES.replace(b'{"type":"content_block_stop","index":1}', b'{"city": "Secret plan for Paris"', 1),
+        "ProviderProtocolError",
+    ),
+}
+
+
+def text_in(span: ReadableSpan) -> str:
+    """Every string the span carries: its status, its attributes and its events'."""
+    values = [span.status.description or ""]
+    for attributes in [span.attributes, *(event.attributes for event in span.events)]:
+        values += [str(value) for value in (attributes or {}).values()]
+    return "\n".join(values)
+
+
+@pytest.mark.parametrize("case", sorted(FAILING))
+def test_without_consent_a_failed_span_says_the_errors_class_and_fields_never_its_text(
+    recorded: Recorded, case: str
+) -> None:
+    body, kind = FAILING[case]
+    with pytest.raises(streamkit.StreamError) as raised:
+        list(streamkit.iter_tool_calls([body], "anthropic"))
+    assert "Secret plan" in str(raised.value)  # the message quotes the stream, for the caller
+    [span] = recorded.finished()
+    assert (span.status.status_code, span.status.description) == (StatusCode.ERROR, None)
+    attributes = dict(span.attributes or {})
+    assert attributes["error.type"] == kind
+    if kind == "FramingError":
+        assert attributes["streamkit.error.offset"] == raised.value.offset  # type: ignore[attr-defined]
+    assert "Secret" not in text_in(span)
+
+
+@pytest.mark.parametrize("case", sorted(FAILING))
+def test_with_consent_a_failed_span_says_the_errors_message(content_recorded: Recorded, case: str) -> None:
+    body, _ = FAILING[case]
+    with pytest.raises(streamkit.StreamError) as raised:
+        list(streamkit.iter_tool_calls([body], "anthropic"))
+    [span] = content_recorded.finished()
+    assert span.status.description == str(raised.value)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("consent", [False, True], ids=["without consent", "with consent"])
+async def test_a_tool_that_fails_says_its_message_only_with_consent(consent: bool) -> None:
+    out = Recorded()
+    telemetry.enable(out.tracer_provider, out.meter_provider, capture_content=consent)
+
+    def get_stock(ticker: str) -> str:
+        raise RuntimeError(f"no quote for {ticker}")
+
+    async def early_run() -> None:  # an early starter's run of the tool, which raises
+        raise RuntimeError("no quote for MSFT")
+
+    try:
+        events = streamkit.aiter_events([TURN_BYTES], "anthropic")
+        await streamkit.run_tools(events, {"get_weather": lambda city, units: "sunny", "get_stock": get_stock})
+        with pytest.raises(RuntimeError):
+            await _observe.traced(streamkit.ToolCall(0, "toolu_C", "get_stock", {"ticker": "MSFT"}), early_run())
+    finally:
+        telemetry.disable()
+    failed = [span for span in out.finished() if span.name == "execute_tool get_stock"]
+    assert [(span.status.status_code, span.attributes["error.type"]) for span in failed] == [  # type: ignore[index]
+        (StatusCode.ERROR, "RuntimeError"),
+        (StatusCode.ERROR, "RuntimeError"),
+    ]
+    if consent:
+        said = [span.status.description for span in failed]
+        assert said == ["RuntimeError: no quote for AAPL", "RuntimeError: no quote for MSFT"]
+        [exception] = failed[1].events  # the raised one's
+        assert (exception.attributes or {})["exception.message"] == "no quote for MSFT"
+    else:
+        assert [span.status.description for span in failed] == [None, None]
+        assert [text for span in failed if "AAPL" in (text := text_in(span)) or "MSFT" in text] == []
 
 
 @pytest.mark.anyio
