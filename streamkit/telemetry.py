@@ -37,7 +37,7 @@ except ModuleNotFoundError as exc:  # the one hint a user needs, not a bare impo
 
 from . import _observe, _redact
 from ._errors import StreamkitError
-from ._types import Call, CustomToolCall, InvalidToolCall, ResponseEnd, ToolCall, ToolResult
+from ._types import Call, CallTimes, CustomToolCall, InvalidToolCall, ResponseEnd, ToolCall, ToolResult
 
 __all__ = (
     "CALL_EVENT",
@@ -86,7 +86,10 @@ _ERROR_FIELDS = (
     ("streamkit.error.limit_value", "value"),
     ("http.response.status_code", "status_code"),  # HTTPStatusError
 )
-_LINKS_KEPT = 4096  # calls remembered for their execute_tool links; the oldest go first
+#: Calls remembered for their ``execute_tool`` links, the oldest forgotten first: each costs
+#: about 600 bytes (its ``CallTimes``, the entry, and its stream's span context when it is the
+#: stream's only call), so the whole at most about 2.4 MiB, whatever the calls' arguments.
+_LINKS_KEPT = 4096
 
 
 def enable(
@@ -137,20 +140,26 @@ class _Telemetry:
         self.streaming = meter.create_histogram(
             STREAMING_METRIC, unit="s", description="Time from a tool call's first fragment to its end marker."
         )
-        self.links: OrderedDict[int, tuple[Call, SpanContext]] = OrderedDict()
+        #: The span of each call recently delivered, for its ``execute_tool`` span's link: keyed by
+        #: the identity of the call's ``CallTimes`` (each call gets its own; a copy of the call made
+        #: with ``replace`` keeps it), which is held so that the identity is never reused. Never the
+        #: call itself, whose arguments would outlive its stream.
+        self.links: OrderedDict[int, tuple[CallTimes, SpanContext]] = OrderedDict()
 
     def stream(self, provider: str, request: _observe.Request | None) -> _Stream:
         return _Stream(self, provider, request)
 
-    def remember(self, call: Call, context: SpanContext) -> None:
-        # Keyed by identity, the call held with it: an id is never reused while it is here.
-        self.links[id(call)] = (call, context)
+    def remember(self, call: ToolCall | CustomToolCall, context: SpanContext) -> None:
+        times = call.times
+        if times is None:  # a call made by hand after the stream: never delivered, never linked
+            return
+        self.links[id(times)] = (times, context)
         if len(self.links) > _LINKS_KEPT:
             self.links.popitem(last=False)
 
     def link_of(self, call: ToolCall | CustomToolCall) -> list[Link]:
-        held = self.links.get(id(call))
-        if held is None or held[0] is not call:
+        held = None if call.times is None else self.links.get(id(call.times))
+        if held is None or held[0] is not call.times:
             return []
         return [Link(held[1], {"gen_ai.tool.call.id": call.id or ""})]
 
@@ -251,7 +260,7 @@ class _Stream:
         if not self.first_call_seen and call.times is not None and outcome != "cut":
             self.first_call_seen = True
             self.telemetry.first_call.record((call.times.delivered - self.started) / 1e9, self.metric_attributes)
-        if self.span is not None:
+        if self.span is not None and not isinstance(call, InvalidToolCall):  # never run: never linked
             self.telemetry.remember(call, self.span.get_span_context())
 
     def end(self, end: ResponseEnd) -> None:

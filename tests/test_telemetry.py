@@ -10,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import aclosing
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -580,6 +581,59 @@ def test_the_boto3_hook_names_the_server_and_ends_its_span(
         assert calls == ["tooluse_wX3kQ9aRTcW1", "tooluse_Bq7m2LpZSe0v"]
     else:
         assert (attributes["streamkit.abandoned"], calls) == (True, [])
+
+
+#: Run in a fresh interpreter: the bytes still allocated (``tracemalloc``) once the calls of
+#: ``streams`` streams of one call of ``size`` characters are dropped, telemetry on.
+KEPT = """
+import gc, json, sys, tracemalloc
+from opentelemetry.sdk.trace import TracerProvider
+import streamkit
+from streamkit import telemetry
+
+def body(size, n):
+    events = [
+        ("message_start", {"type": "message_start", "message": {"id": "msg"}}),
+        ("content_block_start", {"type": "content_block_start", "index": 0,
+            "content_block": {"type": "tool_use", "id": f"toolu_{n}", "name": "write", "input": {}}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": json.dumps({"text": "x" * size})}}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use"}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+    return b"".join(f"event: {name}\\ndata: {json.dumps(data)}\\n\\n".encode() for name, data in events)
+
+telemetry.enable(TracerProvider())
+streams, size = int(sys.argv[1]), int(sys.argv[2])
+list(streamkit.iter_tool_calls([body(16, 0)], "anthropic"))  # every module loaded
+tracemalloc.start()
+for n in range(streams):
+    calls = list(streamkit.iter_tool_calls([body(size, n)], "anthropic"))
+    assert [call.input["text"] for call in calls] == ["x" * size]
+del calls
+gc.collect()
+print(tracemalloc.get_traced_memory()[0])
+"""
+
+
+def kept_after(streams: int, size: int) -> int:
+    root = Path(__file__).resolve().parent.parent  # this checkout's streamkit, imported first
+    args = [sys.executable, "-c", KEPT, str(streams), str(size)]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=120, check=True, cwd=root)
+    return int(done.stdout)
+
+
+def test_finished_streams_leave_none_of_their_arguments_behind() -> None:
+    """24 streams of one 512 KiB call (12 MiB of arguments) leave under 64 KiB behind: each
+    call's link for its ``execute_tool`` span (its times, its span's context), never the call."""
+    assert kept_after(24, 512 * 1024) < 64 * 1024
+
+
+def test_the_links_kept_for_execute_tool_spans_stay_within_their_bound() -> None:
+    """More calls than the links kept: the oldest are forgotten, each kept one costs its few hundred bytes."""
+    kept = telemetry._LINKS_KEPT
+    assert kept_after(kept + 400, 16) < kept * 768
 
 
 def test_without_opentelemetry_the_import_names_the_extra() -> None:
