@@ -237,6 +237,21 @@ def test_a_provider_exception_is_botocores_after_the_calls_before_it(bedrock: Be
     assert read(events).calls == [("tooluse_Er0000000001", "get_weather", {"city": "Lima"})]
 
 
+def test_a_provider_exception_inside_a_call_reports_that_call_as_cut(server: LoopbackServer, clients: Clients) -> None:
+    seen: list[ToolCall | InvalidToolCall] = []
+    bedrock = installed(server, clients, on_call=seen.append)
+    bedrock.server.routes[PATH] = Reply([(FIXTURES / "bedrock" / "error_midstream.bin").read_bytes()])
+    response = bedrock.client.converse_stream(modelId="test-model", messages=MESSAGES)
+    with pytest.raises(EventStreamError, match="throttlingException"):
+        list(response["stream"])
+    assert [(type(call).__name__, call.name) for call in seen] == [
+        ("ToolCall", "get_weather"),
+        ("InvalidToolCall", "get_stock"),
+    ]
+    [cut] = invalid_calls(response)
+    assert (cut is seen[1], cut.id, cut.raw, cut.truncated) == (True, "tooluse_Er0000000002", '{"ticker": "AA', True)
+
+
 def test_install_takes_a_bedrock_runtime_client_and_uninstall_undoes_it(
     server: LoopbackServer, clients: Clients
 ) -> None:

@@ -636,6 +636,31 @@ def test_the_links_kept_for_execute_tool_spans_stay_within_their_bound() -> None
     assert kept_after(kept + 400, 16) < kept * 768
 
 
+def test_a_provider_exception_under_the_boto3_hook_fails_its_span_with_the_call_it_cut(
+    recorded: Recorded, server: LoopbackServer
+) -> None:
+    pytest.importorskip("boto3")
+    from botocore.exceptions import EventStreamError
+
+    from streamkit.integrations.boto3 import install
+
+    from .test_integration_boto3 import bedrock_client
+
+    server.routes["/model/m/converse-stream"] = Reply([(FIXTURES / "bedrock" / "error_midstream.bin").read_bytes()])
+    client = bedrock_client(server)
+    install(client)
+    stream = client.converse_stream(modelId="m", messages=[{"role": "user", "content": [{"text": "Go"}]}])["stream"]
+    with pytest.raises(EventStreamError):
+        list(stream)
+    client.close()
+    [span] = recorded.finished()
+    attributes = dict(span.attributes or {})
+    assert span.status.status_code is StatusCode.ERROR
+    assert (attributes["error.type"], "streamkit.abandoned" in attributes) == ("ProviderError", False)
+    outcomes = [(event.attributes or {})["streamkit.tool_call.outcome"] for event in span.events]
+    assert outcomes == ["valid", "cut"]
+
+
 def test_without_opentelemetry_the_import_names_the_extra() -> None:
     """``opentelemetry`` made unimportable in a fresh interpreter, as where the extra is not installed."""
     code = (
