@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from streamkit import IncompleteStreamError, InvalidToolCall, ProviderProtocolError, ToolCall, UsageError
+from streamkit import IncompleteStreamError, InvalidToolCall, ProviderProtocolError, ToolCall, UsageError, collect_turn
 
 from .helpers import FIXTURES
 from .server import LoopbackServer, Reply, Turns
@@ -213,6 +213,31 @@ def test_a_plain_turn_is_what_botocore_gives(bedrock: Bedrock) -> None:
     assert events == bedrock.botocore_events("text_only")
     assert read(events) == Read(text="It is sunny in Paris.", stop="end_turn")
     assert invalid_calls(response) == []
+
+
+def test_redacted_reasoning_then_a_call_passes_through_as_botocore_parsed_it(bedrock: Bedrock) -> None:
+    """An OpenAI model on Bedrock: its redacted reasoning (bytes, as botocore decodes the blob) goes
+    through untouched, and its call comes whole, as botocore's own parse gives it."""
+    events, response = bedrock.converse("redacted_reasoning_then_tool_use")
+    original = bedrock.botocore_events("redacted_reasoning_then_tool_use")
+    [redacted] = [
+        event for event in original if "reasoningContent" in event.get("contentBlockDelta", {}).get("delta", {})
+    ]
+    assert isinstance(redacted["contentBlockDelta"]["delta"]["reasoningContent"]["redactedContent"], bytes)
+    assert outside_calls(events, {1}) == outside_calls(original, {1})
+    assert read(events) == Read(calls=[("call_9f2c41d07be3", "get_weather", {"city": "Oslo"})], stop="tool_use")
+    assert read(original) == read(events)
+    assert invalid_calls(response) == []
+
+
+def test_botocores_events_make_the_turn_the_wire_makes(bedrock: Bedrock) -> None:
+    """The same turn from botocore's parsed events (a blob as bytes) as from the bytes on the wire
+    (the blob as base64 text): ``RedactedThinking`` holds the base64 text either way."""
+    name = "redacted_reasoning_then_tool_use"
+    parsed = collect_turn(bedrock.botocore_events(name), "bedrock")
+    wire = collect_turn([(FIXTURES / "bedrock" / f"{name}.bin").read_bytes()], "bedrock")
+    assert parsed.items == wire.items
+    assert [type(item).__name__ for item in wire.items] == ["RedactedThinking", "ToolCall"]
 
 
 def test_a_stream_cut_mid_call_gives_the_calls_before_then_fails_as_a_dropped_read(bedrock: Bedrock) -> None:
