@@ -377,3 +377,20 @@ def test_an_event_the_decoder_refuses_fails_the_stream_after_what_came_before() 
     with pytest.raises(ResponseStreamingError, match=r"one key, the event type; got keys \['a', 'b'\]") as info:
         next(stream)
     assert isinstance(info.value.__cause__, ProviderProtocolError)
+
+
+def test_a_call_cut_after_its_block_stop_is_left_out_with_its_block() -> None:
+    """The stop reason that says the output limit cut the call comes after its ``contentBlockStop``."""
+    options = Options(None, None, None, None, asynchronous=False)
+    given: Events = [
+        {"messageStart": {"role": "assistant"}},
+        {"contentBlockStart": {"contentBlockIndex": 0, "start": {"toolUse": {"toolUseId": "t1", "name": "f"}}}},
+        {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"toolUse": {"input": '{"a": "b'}}}},
+        {"contentBlockStop": {"contentBlockIndex": 0}},
+        {"messageStop": {"stopReason": "max_tokens"}},
+        {"metadata": {"usage": {"inputTokens": 1, "outputTokens": 2, "totalTokens": 3}}},
+    ]
+    stream = ToolCallStream(given, options)
+    assert list(stream) == [given[0], *given[4:]]
+    [cut] = stream.invalid_calls
+    assert (cut.id, cut.raw, cut.truncated) == ("t1", '{"a": "b', True)

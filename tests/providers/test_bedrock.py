@@ -148,6 +148,12 @@ def test_max_tokens_cuts_the_open_call() -> None:
     assert out[1:] == [ResponseEnd("max_tokens", USAGE)]
 
 
+def test_max_tokens_after_the_cut_calls_block_stop_still_cuts_it() -> None:
+    out = events(START + start(0) + args(0, '{"a": "b') + stop(0) + message_stop("max_tokens") + METADATA, "bedrock")
+    call = out[0]
+    assert isinstance(call, InvalidToolCall) and call.truncated and call.raw == '{"a": "b'
+
+
 def test_metadata_before_message_stop_ends_at_message_stop() -> None:
     assembler = Assembler("bedrock")
     assert assembler.feed(START + METADATA) == []
