@@ -2,7 +2,8 @@
 
 ``Assembler`` wires the stages for one response and is itself sans-IO (``feed``/``flush``). Stages
 never call each other: it hands each stage's output to the next, the moment it appears, so a
-call is delivered as soon as its end marker has been read. Errors are enriched here, at the
+call is delivered as soon as its end marker has been read (one whose text stops mid-JSON, at the
+stop reason that says whether it was cut: the accumulator's rule 11). Errors are enriched here, at the
 boundary: the provider slug, and the raw text of every call still open when the stream failed;
 the framing rule (``streamkit._framing.Deferred``) returns what was finished first.
 """
