@@ -5,7 +5,8 @@ Rules (every rule about which sequences of events are legal lives in this module
 1. A call is keyed by ``(choice, index)`` and is in one state of ``TRANSITIONS``: ``IDLE``
    (never started), ``OPEN`` (started, no arguments yet), ``TEXT`` (text fragments came),
    ``VALUE`` (a whole arguments value came), ``FOLLOWED`` (text came, then a later call of its
-   choice started) or ``DELIVERED`` (handed out). ``TRANSITIONS[state][event type]`` is the
+   choice started), ``ENDED`` (its end marker came, its text stops mid-JSON: rule 11) or
+   ``DELIVERED`` (handed out). ``TRANSITIONS[state][event type]`` is the
    state a call event leads to; a pair missing from the table is a ``ProviderProtocolError``
    naming the state, the event, the call index and the provider. Decoders only translate and
    route: they never judge an order, but may declare one as data (``call_order``).
@@ -54,6 +55,16 @@ Rules (every rule about which sequences of events are legal lives in this module
    (an Anthropic-format server reusing a block index after its ``content_block_stop``): noted
    as ``index_reused``, it never touches the call delivered before. Anything else for a
    delivered key is a protocol error.
+11. A provider may send a call's end marker before the stop reason that says the output limit
+   cut it (Anthropic: ``content_block_stop``, then ``message_delta`` with ``max_tokens``). So a
+   call ended by its own marker (not by following, rule 9) before its choice's stop reason goes
+   out with ``RawCall.stop_pending``; if its text stops mid-JSON (the normalizer's parse says so,
+   and the composer hands it back with ``hold``) it waits, ``ENDED``, for that stop reason: one
+   that stops the output where it is (``cutting``: the decoder's reasons for ``length``,
+   ``content_filter`` or ``error``) delivers it cut off (``truncated``), as if the stop had come
+   first; any other stop, or a new call on its key, delivers it as it is (``invalid_json``). Until
+   then it counts as open: the end-of-stream marker, or an error, closes it as cut off (rule 5). A
+   call whose text parses is never held.
 
 The events about a turn's opaque state (reasoning blocks, signatures, server-side tools) are
 not calls: they pass through unchanged, in order, for the turn stage (which owns their rules).
@@ -70,6 +81,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any, cast, get_args
 
 from ._errors import LimitExceededError, ProviderError, ProviderProtocolError
@@ -123,8 +135,9 @@ OPEN = "OPEN"  # started; no arguments yet
 TEXT = "TEXT"  # started; text fragments came
 VALUE = "VALUE"  # started; a whole arguments value came
 FOLLOWED = "FOLLOWED"  # text came, then a later call of its choice started: complete in sequential order
+ENDED = "ENDED"  # its end marker came, its text stops mid-JSON: it waits for its stop reason (rule 11)
 DELIVERED = "DELIVERED"  # handed out as a RawCall: the key starts again only as a new call (rule 10)
-STATES = (IDLE, OPEN, TEXT, VALUE, FOLLOWED, DELIVERED)
+STATES = (IDLE, OPEN, TEXT, VALUE, FOLLOWED, ENDED, DELIVERED)
 
 #: The events that belong to one call, keyed by ``(choice, index)``: the table's columns.
 CALL_EVENTS: tuple[type, ...] = get_args(CallEvent)
@@ -182,6 +195,14 @@ TRANSITIONS: dict[str, dict[type, str]] = {
         CallFollowed: FOLLOWED,
         CallDisplaced: DELIVERED,
     },
+    ENDED: {  # held back by ``hold``; its choice's stop reason delivers it (rule 11)
+        CallOpened: OPEN,  # as for DELIVERED, once the held call is delivered as it is
+        ArgumentsFinal: ENDED,  # a repeated end marker
+        CallEnded: ENDED,  # a repeated end marker: listed on the response (rule 4)
+        CallFollowed: ENDED,  # ended already: following adds nothing
+        CallDisplaced: DELIVERED,  # a new call took its place: delivered as it is
+        AnomalyNoted: ENDED,  # too late to matter: dropped
+    },
     DELIVERED: {
         CallOpened: OPEN,  # only as a new call with a new id (rule 10)
         ArgumentsFinal: DELIVERED,  # OpenAI Responses' second end marker: a repeat
@@ -201,6 +222,7 @@ _WHY = {
     TEXT: "a whole arguments value after text fragments",
     VALUE: "text after a whole arguments value",
     FOLLOWED: "a whole arguments value after text fragments",
+    ENDED: "the call ended, and waits for the stop reason",
     DELIVERED: "the call was already delivered",
 }
 
@@ -208,7 +230,20 @@ _WHY = {
 class _Slot:
     """One open call. Its text is ``packed`` (UTF-8, once packing began) then ``parts``."""
 
-    __slots__ = ("anomalies", "id", "index", "name", "opened", "packed", "parts", "phase", "size", "state", "value")
+    __slots__ = (
+        "anomalies",
+        "held",
+        "id",
+        "index",
+        "name",
+        "opened",
+        "packed",
+        "parts",
+        "phase",
+        "size",
+        "state",
+        "value",
+    )
 
     def __init__(self, index: int, id: str | None, name: str | None) -> None:  # noqa: A002
         self.phase = OPEN  # the call's state in ``TRANSITIONS``
@@ -222,6 +257,7 @@ class _Slot:
         self.anomalies: list[str] = []
         self.state: dict[str, str] | None = None  # the provider's per-call state, once some arrives
         self.opened = 0  # when the call opened (``time.time_ns``), when the accumulator keeps times
+        self.held: RawCall | None = None  # ENDED: the call as it went out at its end marker (rule 11)
 
     def note(self, anomaly: str) -> bool:
         if anomaly in self.anomalies:
@@ -288,9 +324,11 @@ class Accumulator:
         timed: bool = False,
         sequential: bool = False,
         early_close: bool = False,
+        cutting: frozenset[str] = frozenset(),
     ) -> None:
         self.provider = provider
         self._fragments = fragments
+        self._cutting = cutting  # the stop reasons that stop the output where it is (rule 11)
         self._sequential = sequential  # the decoder's call_order is "sequential" (rule 9)
         self._early_close = early_close
         self._clock: Callable[[], int] | None = time.time_ns if timed else None
@@ -318,8 +356,18 @@ class Accumulator:
         return _HANDLERS[type(event)](self, event)
 
     def drain_open(self) -> list[RawCall]:
-        """Close every open call as cut off, for an error that carries their raw text."""
+        """Close every open call as cut off, for an error that carries their raw text (a call that
+        waits for its stop reason too: the stream ended before it came, rule 11)."""
         return [self._close(key, truncated=True) for key in list(self._open)]
+
+    def hold(self, raw: RawCall) -> None:
+        """Rule 11: ``raw`` (``stop_pending``) has text that stops mid-JSON; it waits, ``ENDED``,
+        for its choice's stop reason to say whether the output limit cut it."""
+        key = (raw.choice, raw.index)
+        self._delivered.discard(key)
+        slot = self._open[key] = _Slot(raw.index, raw.id, raw.name)
+        slot.phase = ENDED
+        slot.held = raw
 
     def state_of(self, index: int, choice: int = 0) -> str:
         """The call's state in ``TRANSITIONS``."""
@@ -354,6 +402,11 @@ class Accumulator:
     ) -> Sequence[Output]:
         """Open the call, or set its identity once; ``sent`` names the event the stream sent,
         for the errors (a ``CallReceived`` opens its call too)."""
+        waiting = None
+        if slot is not None and slot.phase is ENDED:  # ENDED -> OPEN: as for DELIVERED (rules 10, 11)
+            if event.id is None or (key[0], event.id) in self._ids:
+                raise self._illegal(ENDED, CallOpened, event.index)
+            waiting, slot = slot, None
         if slot is not None:
             self._merge_identity(key, slot, event.id, event.name, sent)
             return _NOTHING
@@ -361,7 +414,17 @@ class Accumulator:
         if again and (event.id is None or (key[0], event.id) in self._ids):
             raise self._illegal(DELIVERED, CallOpened, event.index)
         out = self._follow(key) if self._sequential else _NOTHING
-        self._check_new(key, event.id, sent)
+        if waiting is not None:  # the new call takes its key: it goes as it is, first
+            out = (self._close(key, truncated=False), *out)
+            again = True
+            try:
+                self._check_new(key, event.id, sent)
+            except LimitExceededError:  # still waiting: the error carries it, cut off
+                self._open[key] = waiting
+                self._delivered.discard(key)
+                raise
+        else:
+            self._check_new(key, event.id, sent)
         self._delivered.discard(key)
         self._open[key] = slot = _Slot(event.index, event.id, event.name)
         if self._clock is not None:
@@ -463,7 +526,7 @@ class Accumulator:
         return _NOTHING
 
     def _final(self, key: tuple[int, int], slot: _Slot | None, event: ArgumentsFinal) -> Sequence[Output]:
-        if slot is None:  # DELIVERED -> DELIVERED: the second end marker
+        if slot is None or slot.phase is ENDED:  # DELIVERED or ENDED: the second end marker
             return _NOTHING
         final, text = event.text, _UNSET
         out: Sequence[Output] = _NOTHING
@@ -475,13 +538,13 @@ class Accumulator:
         elif final:  # no fragments at all: the final text has nothing to contradict
             out = self.feed(ArgumentsDelta(event.index, final, event.choice))  # counted, previewed
             self._note(slot, "arguments_in_done")
-        return (*out, self._close(key, truncated=False, text=text))
+        return (*out, self._close(key, truncated=False, text=text, marker=True))
 
     def _end(self, key: tuple[int, int], slot: _Slot | None, event: CallEnded) -> Sequence[Output]:
-        if slot is None:  # DELIVERED -> DELIVERED: a repeated end marker
+        if slot is None or slot.phase is ENDED:  # DELIVERED or ENDED: a repeated end marker
             self._note_response("end_repeated")
             return _NOTHING
-        return (self._close(key, truncated=False),)
+        return (self._close(key, truncated=False, marker=True),)
 
     def _received(self, key: tuple[int, int], slot: _Slot | None, event: CallReceived) -> Sequence[Output]:
         opened: Sequence[Output] = _NOTHING
@@ -534,10 +597,15 @@ class Accumulator:
                 self.stop_reason = event.stop_reason
         if not self._open:
             return _NOTHING
-        # A cut truncates the call still being written; a followed one was complete (rule 9).
+        # A cut truncates the call still being written; a followed one was complete (rule 9); one
+        # that ended mid-JSON was cut if the stop reason stops the output where it is (rule 11).
         keys = [key for key in self._open if key[0] == event.choice]
-        cut = event.cut_open_calls
-        return [self._close(key, truncated=cut and self._open[key].phase is not FOLLOWED) for key in keys]
+        cut, limit = event.cut_open_calls, event.stop_reason in self._cutting
+        out: list[Output] = []
+        for key in keys:
+            phase = self._open[key].phase
+            out.append(self._close(key, truncated=limit if phase is ENDED else cut and phase is not FOLLOWED))
+        return out
 
     def _usage(self, event: UsageReceived) -> Sequence[Output]:
         # Merged into one dict in place: copying the merged dict on every event would cost time
@@ -606,17 +674,21 @@ class Accumulator:
             else:
                 raise self._error_for(slot.index, event, f"tool name changed from {slot.name!r} to {name!r}")
 
-    def _close(self, key: tuple[int, int], *, truncated: bool, text: Any = _UNSET) -> RawCall:
-        """Deliver the call; ``text`` is its joined text when the caller has already joined it."""
+    def _close(self, key: tuple[int, int], *, truncated: bool, text: Any = _UNSET, marker: bool = False) -> RawCall:
+        """Deliver the call; ``text`` is its joined text when the caller has already joined it;
+        ``marker``: its own end marker ended it (which a stop reason may yet revise: rule 11)."""
         slot = self._open.pop(key)
         self._delivered.add(key)
+        if slot.held is not None:  # ENDED: out again, cut off or as it is
+            return replace(slot.held, truncated=truncated, stop_pending=False)
         arguments = slot.value
         if arguments is _UNSET:
             arguments = slot.text() if text is _UNSET else text
         state = NO_STATE if slot.state is None else slot.state
         times = None if self._clock is None else (slot.opened, self._clock())
         anomalies = tuple(slot.anomalies)
-        return RawCall(slot.index, slot.id, slot.name, arguments, key[0], truncated, anomalies, state, times)
+        pending = marker and slot.phase is TEXT and key[0] not in self._stops  # rule 11
+        return RawCall(slot.index, slot.id, slot.name, arguments, key[0], truncated, anomalies, state, times, pending)
 
     def _note_response(self, anomaly: str) -> None:
         if anomaly not in self.anomalies:
@@ -695,6 +767,7 @@ class PreviewingAccumulator(Accumulator):
         timed: bool = False,
         sequential: bool = False,
         early_close: bool = False,
+        cutting: frozenset[str] = frozenset(),
     ) -> None:
         super().__init__(
             provider,
@@ -704,6 +777,7 @@ class PreviewingAccumulator(Accumulator):
             timed=timed,
             sequential=sequential,
             early_close=early_close,
+            cutting=cutting,
         )
         self._every = every
         self._growth = growth

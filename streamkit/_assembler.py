@@ -2,7 +2,8 @@
 
 ``Assembler`` wires the stages for one response and is itself sans-IO (``feed``/``flush``). Stages
 never call each other: it hands each stage's output to the next, the moment it appears, so a
-call is delivered as soon as its end marker has been read. Errors are enriched here, at the
+call is delivered as soon as its end marker has been read (one whose text stops mid-JSON, at the
+stop reason that says whether it was cut: the accumulator's rule 11). Errors are enriched here, at the
 boundary: the provider slug, and the raw text of every call still open when the stream failed;
 the framing rule (``streamkit._framing.Deferred``) returns what was finished first.
 """
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Never, TypedDict
 
 from . import _events, _observe
 from ._accumulator import Accumulator, PreviewingAccumulator
-from ._ending import finish_of, tokens_of
+from ._ending import cutting_reasons, finish_of, tokens_of
 from ._errors import (
     IncompleteStreamError,
     StreamError,
@@ -34,7 +35,7 @@ from ._framing import Deferred, Framer
 from ._hot import HotRead, arm, text_delta
 from ._limits import DEFAULT_LIMITS, Limits, TurnBudget
 from ._ndjson import NDJSONDecoder
-from ._normalize import normalize
+from ._normalize import normalize, stops_mid_json
 from ._preview import NO_PREVIEW, PartialJSON
 from ._sse import SSEDecoder
 from ._types import (
@@ -196,6 +197,7 @@ class Assembler:
             timed=bool(times) or self._watch is not None,
             sequential=self._decoder.call_order == "sequential",
             early_close=self._decoder.early_close,
+            cutting=cutting_reasons(self._decoder.finish_reasons),
         )
         self._max_depth = limits.max_depth
         self._partials: dict[tuple[int, int], PartialJSON] = {}  # open calls being previewed
@@ -367,7 +369,9 @@ class Assembler:
         else:
             if kind is ResponseEnded and self._turn is not None:
                 out += self._turn.close()
-            out.append(self._finish(item))
+            value = self._finish(item)
+            if value is not None:
+                out.append(value)
 
     def _turn_stage(self) -> TurnStage:
         if self._turn is None:
@@ -385,12 +389,16 @@ class Assembler:
         if value is not NO_PREVIEW:
             out.append(ArgumentsPreview(item.index, item.id, item.name, value, choice=item.choice))
 
-    def _finish(self, item: Any) -> StreamEvent:
+    def _finish(self, item: Any) -> StreamEvent | None:
+        """The value ``item`` makes; ``None`` for a call that waits for its stop reason."""
         if type(item) is RawCall:
-            self._called = True
             if self._partials:
                 self._partials.pop((item.choice, item.index), None)
             call = normalize(item, self._max_depth)
+            if item.stop_pending and stops_mid_json(call):  # it may have been cut: the stop says
+                self._accumulator.hold(item)
+                return None
+            self._called = True
             if len(call.anomalies) > len(item.anomalies):  # the normalizer noted one (null_arguments)
                 _log_anomalies(self.provider, call, len(item.anomalies))
             if self._toolset is not None:
@@ -473,13 +481,15 @@ def _make_accumulator(
     timed: bool,
     sequential: bool,
     early_close: bool,
+    cutting: frozenset[str],
 ) -> Accumulator:
-    """The accumulator the options ask for, with the decoder's order policy (its ``call_order``)."""
+    """The accumulator the options ask for, with the decoder's order policy (its ``call_order``)
+    and the stop reasons that cut a call off (from its ``finish_reasons``)."""
     order = {"sequential": sequential, "early_close": early_close}
     if not previews:
         if every is not None or growth is not None:
             raise UsageError("preview_every and preview_growth need previews=True")
-        return Accumulator(provider, limits, budget, fragments=fragments, timed=timed, **order)
+        return Accumulator(provider, limits, budget, fragments=fragments, timed=timed, cutting=cutting, **order)
     every = 1 if every is None else every
     growth = 1.0 if growth is None else growth
     if isinstance(every, bool) or not isinstance(every, int) or every < 1:
@@ -487,5 +497,13 @@ def _make_accumulator(
     if isinstance(growth, bool) or not isinstance(growth, int | float) or not 1.0 <= growth <= MAX_PREVIEW_GROWTH:
         raise UsageError(f"preview_growth must be a number from 1.0 to {MAX_PREVIEW_GROWTH:g}, got {growth!r}")
     return PreviewingAccumulator(
-        provider, limits, budget, every=every, growth=float(growth), fragments=fragments, timed=timed, **order
+        provider,
+        limits,
+        budget,
+        every=every,
+        growth=float(growth),
+        fragments=fragments,
+        timed=timed,
+        cutting=cutting,
+        **order,
     )

@@ -5,18 +5,18 @@ The client is an httpx or an httpx2 one (``AsyncClient`` for ``astream``, ``Clie
 
 They send a request with the caller's client and yield the assembled stream; the response is
 checked (``_response``) before its body is decoded. On exit the response is closed and its
-connection released. Credentials never reach a message or a repr: the values of the auth
-headers, and ``key=`` and its kin in URLs, are redacted.
+connection released. Credentials never reach a message, a repr or a telemetry span: the values
+of the auth headers, and ``key=`` and its kin in URLs, are redacted.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, NamedTuple, Unpack, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, Unpack, cast
 
-from . import _pipeline, _redact
+from . import _observe, _pipeline, _redact
 from ._assembler import StreamOptions, check_options
 from ._errors import UsageError
 from ._response import Tee, acheck, aread_body, check, decoder_of, library, read_body, read_error
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from ._turn_types import StreamEvent
 
 __all__ = ("AsyncEventStream", "EventStream", "astream", "stream")
+
+T = TypeVar("T")
 
 
 class _Opened:
@@ -47,6 +49,12 @@ class _Opened:
         return f"<{type(self).__name__} provider={self.provider!r} status={self.status_code} url={self._url!r}>"
 
 
+def _answering(response: Response, secrets: list[str], make: Callable[[], T]) -> T:
+    """``make()``, whose stream telemetry then knows as the answer to ``response``'s request: its
+    server, and the secrets scrubbed from what the span records (an in-stream error that echoes the key)."""
+    return _observe.within(_observe.Request.of(response.request, secrets), make)
+
+
 class AsyncEventStream(_Opened):
     """An open streamed response, as an async iterator of ``StreamEvent``s (read it once).
 
@@ -58,8 +66,11 @@ class AsyncEventStream(_Opened):
     ) -> None:
         super().__init__(response, provider)
         body = aread_body(response, decoder_of(provider), tee, checked=True)
-        events = cast("AsyncGenerator[StreamEvent, None]", _pipeline.aiter_events(body, provider, **options))
         secrets = _redact.secrets(response.request)
+        events = cast(
+            "AsyncGenerator[StreamEvent, None]",
+            _answering(response, secrets, lambda: _pipeline.aiter_events(body, provider, **options)),
+        )
         self._events = _redact.ascrubbed(events, secrets) if secrets else events
 
     def __aiter__(self) -> AsyncIterator[StreamEvent]:
@@ -98,8 +109,11 @@ class EventStream(_Opened):
     ) -> None:
         super().__init__(response, provider)
         body = read_body(response, decoder_of(provider), tee, checked=True)
-        events = cast("Generator[StreamEvent, None, None]", _pipeline.iter_events(body, provider, **options))
         secrets = _redact.secrets(response.request)
+        events = cast(
+            "Generator[StreamEvent, None, None]",
+            _answering(response, secrets, lambda: _pipeline.iter_events(body, provider, **options)),
+        )
         self._events = _redact.scrubbed(events, secrets) if secrets else events
 
     def __iter__(self) -> Iterator[StreamEvent]:

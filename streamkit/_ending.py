@@ -25,9 +25,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ._types import Finish, TokenUsage
+from ._types import CUTTING_FINISHES, Finish, TokenUsage
 
-__all__ = ("finish_of", "tokens_of")
+__all__ = ("cutting_reasons", "finish_of", "tokens_of")
 
 _STOP: Finish = "stop"
 _CALLS: Finish = "tool_calls"
@@ -39,6 +39,11 @@ def finish_of(reasons: Mapping[str, Finish], stop_reason: str | None, called: bo
     ``finish_reasons``); ``called``: a call was delivered."""
     finish = reasons.get(stop_reason, _OTHER) if stop_reason is not None else _OTHER
     return _CALLS if finish == _STOP and called else finish
+
+
+def cutting_reasons(reasons: Mapping[str, Finish]) -> frozenset[str]:
+    """The provider's stop reasons (its decoder's ``finish_reasons``) that cut off a call being written."""
+    return frozenset(reason for reason, finish in reasons.items() if finish in CUTTING_FINISHES)
 
 
 def tokens_of(read: Callable[[Mapping[str, Any]], TokenUsage], usage: Mapping[str, Any] | None) -> TokenUsage | None:

@@ -360,6 +360,9 @@ class RawCall:
     anomalies: tuple[str, ...] = ()
     state: Mapping[str, str] = field(default_factory=dict)
     times: tuple[int, int] | None = None  # (first fragment, end marker), ns, when timed
+    #: Its own end marker ended it before its choice's stop reason: if its text stops mid-JSON,
+    #: the composer hands it back to wait for that stop reason (the accumulator's rule 11).
+    stop_pending: bool = field(default=False, compare=False)
 
 
 @event

@@ -39,7 +39,7 @@ from ._json import INEXACT_FLOAT, big_integer_at, has_lone_surrogate, loads_exac
 from ._limits import DEFAULT_MAX_DEPTH
 from ._types import ArgumentIssue, Call, CustomToolCall, InvalidToolCall, JSONObject, ToolCall, takes_text
 
-__all__ = ("normalize", "parse_arguments", "raw_text")
+__all__ = ("normalize", "parse_arguments", "raw_text", "stops_mid_json")
 
 #: Anomalies after which the arguments cannot be trusted, whatever they parse to: the issue each gives.
 _UNTRUSTED = {
@@ -218,10 +218,23 @@ def raw_text(arguments: Any) -> str:
         return f"<a {type(arguments).__name__} that cannot be shown as JSON>"
 
 
+#: orjson's message for a text that stops before its JSON document ends.
+_ENDS_EARLY = "unexpected end of data"
+_ENDS_EARLY_MESSAGE = f"the arguments are not valid JSON: {_ENDS_EARLY}"
+
+
 def _decode_issue(text: str, exc: orjson.JSONDecodeError) -> ArgumentIssue:
     if exc.msg.startswith("unexpected content after document"):
         return _concatenated(exc.pos)
     return ArgumentIssue("invalid_json", f"the arguments are not valid JSON: {exc.msg}", position=exc.pos)
+
+
+def stops_mid_json(call: Call) -> bool:
+    """Whether ``call`` is invalid because its JSON text stops before its document ends: what a
+    cut by the output limit leaves, which the stop reason may still say (the accumulator's rule 11)."""
+    return isinstance(call, InvalidToolCall) and any(
+        issue.kind == "invalid_json" and issue.message == _ENDS_EARLY_MESSAGE for issue in call.errors
+    )
 
 
 def _concatenated(position: int) -> ArgumentIssue:

@@ -16,6 +16,7 @@ from ._errors import UsageError
 from ._values import value
 
 __all__ = (
+    "CUTTING_FINISHES",
     "FINISHES",
     "TEXT_CALL",
     "ISSUE_KINDS",
@@ -363,6 +364,8 @@ class TextDelta:
 Finish: TypeAlias = Literal["stop", "tool_calls", "length", "content_filter", "error", "other"]
 """Why a response ended, in one vocabulary for every provider (``ResponseEnd.finish``)."""
 FINISHES: tuple[Finish, ...] = get_args(Finish)
+#: The finishes that stop the output where it is: a call still being written is cut off.
+CUTTING_FINISHES: frozenset[Finish] = frozenset({"length", "content_filter", "error"})
 
 
 @value

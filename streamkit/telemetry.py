@@ -36,7 +36,8 @@ except ModuleNotFoundError as exc:  # the one hint a user needs, not a bare impo
     ) from None
 
 from . import _observe, _redact
-from ._types import Call, CustomToolCall, InvalidToolCall, ResponseEnd, ToolCall, ToolResult
+from ._errors import StreamkitError
+from ._types import Call, CallTimes, CustomToolCall, InvalidToolCall, ResponseEnd, ToolCall, ToolResult
 
 __all__ = (
     "CALL_EVENT",
@@ -74,7 +75,21 @@ TIME_TO_FIRST_CHUNK_METRIC = "gen_ai.client.operation.time_to_first_chunk"
 T = TypeVar("T")
 
 _SCOPE = "streamkit"
-_LINKS_KEPT = 4096  # calls remembered for their execute_tool links; the oldest go first
+#: What a failed span says of a streamkit error beside its class, whatever ``capture_content``
+#: says: the fields that hold a number or one of streamkit's own names, never text the stream
+#: or the caller gave (its message, an excerpt, the provider's error text).
+_ERROR_FIELDS = (
+    ("streamkit.error.offset", "offset"),  # FramingError: the byte
+    ("streamkit.error.index", "index"),  # the call index
+    ("streamkit.error.state", "state"),  # the call's or block's state in its table
+    ("streamkit.error.limit", "limit"),  # LimitExceededError: the limit's name and value
+    ("streamkit.error.limit_value", "value"),
+    ("http.response.status_code", "status_code"),  # HTTPStatusError
+)
+#: Calls remembered for their ``execute_tool`` links, the oldest forgotten first: each costs
+#: about 600 bytes (its ``CallTimes``, the entry, and its stream's span context when it is the
+#: stream's only call), so the whole at most about 2.4 MiB, whatever the calls' arguments.
+_LINKS_KEPT = 4096
 
 
 def enable(
@@ -125,20 +140,26 @@ class _Telemetry:
         self.streaming = meter.create_histogram(
             STREAMING_METRIC, unit="s", description="Time from a tool call's first fragment to its end marker."
         )
-        self.links: OrderedDict[int, tuple[Call, SpanContext]] = OrderedDict()
+        #: The span of each call recently delivered, for its ``execute_tool`` span's link: keyed by
+        #: the identity of the call's ``CallTimes`` (each call gets its own; a copy of the call made
+        #: with ``replace`` keeps it), which is held so that the identity is never reused. Never the
+        #: call itself, whose arguments would outlive its stream.
+        self.links: OrderedDict[int, tuple[CallTimes, SpanContext]] = OrderedDict()
 
     def stream(self, provider: str, request: _observe.Request | None) -> _Stream:
         return _Stream(self, provider, request)
 
-    def remember(self, call: Call, context: SpanContext) -> None:
-        # Keyed by identity, the call held with it: an id is never reused while it is here.
-        self.links[id(call)] = (call, context)
+    def remember(self, call: ToolCall | CustomToolCall, context: SpanContext) -> None:
+        times = call.times
+        if times is None:  # a call made by hand after the stream: never delivered, never linked
+            return
+        self.links[id(times)] = (times, context)
         if len(self.links) > _LINKS_KEPT:
             self.links.popitem(last=False)
 
     def link_of(self, call: ToolCall | CustomToolCall) -> list[Link]:
-        held = self.links.get(id(call))
-        if held is None or held[0] is not call:
+        held = None if call.times is None else self.links.get(id(call.times))
+        if held is None or held[0] is not call.times:
             return []
         return [Link(held[1], {"gen_ai.tool.call.id": call.id or ""})]
 
@@ -155,19 +176,46 @@ class _Telemetry:
             attributes["gen_ai.tool.call.arguments"] = self.scrub(_json(call.input), ())
         name = f"execute_tool {call.name}"
         with self.tracer.start_as_current_span(
-            name, kind=SpanKind.INTERNAL, attributes=attributes, links=self.link_of(call)
+            name,
+            kind=SpanKind.INTERNAL,
+            attributes=attributes,
+            links=self.link_of(call),
+            record_exception=False,  # its message may quote the arguments: ``failed`` says what it may
+            set_status_on_exception=False,
         ) as span:
-            result = await run  # an exception is recorded on the span, and its status set, as it leaves
+            try:
+                result = await run
+            except BaseException as exc:
+                if self.capture:
+                    span.record_exception(exc, {"exception.message": self.scrub(str(exc), ())})
+                self.failed(span, exc, f"{type(exc).__name__}: {exc}", ())
+                raise
             if not isinstance(result, ToolResult):
                 if self.capture:
                     span.set_attribute("gen_ai.tool.call.result", self.scrub(_json(result), ()))
             elif result.error is not None:
                 kind = type(result.exception).__qualname__ if result.exception is not None else "tool_error"
                 span.set_attribute("error.type", kind)
-                span.set_status(Status(StatusCode.ERROR, _first_message(result.error)))
+                span.set_status(Status(StatusCode.ERROR, self.content(_first_message(result.error), ())))
             elif self.capture:
                 span.set_attribute("gen_ai.tool.call.result", self.scrub(_json(result.output), ()))
         return result
+
+    def failed(self, span: trace.Span, error: BaseException, message: str, secrets: Sequence[str]) -> None:
+        """Mark ``span`` failed by ``error``: its class and the fields of it that hold no content
+        (``_ERROR_FIELDS``); its message, which may quote what the stream or the tool was given,
+        only with ``capture_content``, scrubbed."""
+        span.set_attribute("error.type", type(error).__qualname__)
+        if isinstance(error, StreamkitError):
+            for attribute, name in _ERROR_FIELDS:
+                value = getattr(error, name, None)
+                if isinstance(value, int | str) and not isinstance(value, bool):
+                    span.set_attribute(attribute, value)
+        span.set_status(Status(StatusCode.ERROR, self.content(message, secrets)))
+
+    def content(self, text: str, secrets: Sequence[str]) -> str | None:
+        """``text`` scrubbed, for a span, with ``capture_content``; else nothing."""
+        return self.scrub(text, secrets) if self.capture else None
 
     def scrub(self, text: str, secrets: Sequence[str]) -> str:
         every = (*self.secrets, *secrets)
@@ -212,7 +260,7 @@ class _Stream:
         if not self.first_call_seen and call.times is not None and outcome != "cut":
             self.first_call_seen = True
             self.telemetry.first_call.record((call.times.delivered - self.started) / 1e9, self.metric_attributes)
-        if self.span is not None:
+        if self.span is not None and not isinstance(call, InvalidToolCall):  # never run: never linked
             self.telemetry.remember(call, self.span.get_span_context())
 
     def end(self, end: ResponseEnd) -> None:
@@ -239,8 +287,7 @@ class _Stream:
         span = self.span
         if span is None:
             return
-        span.set_attribute("error.type", type(error).__qualname__)
-        span.set_status(Status(StatusCode.ERROR, self.telemetry.scrub(str(error), self.secrets)))
+        self.telemetry.failed(span, error, str(error), self.secrets)
         self._close()
 
     def close(self) -> None:

@@ -9,6 +9,7 @@ event bodies follow the shapes of AWS's ConverseStream reference and of recorded
 
 from __future__ import annotations
 
+import base64
 import json
 import struct
 import zlib
@@ -225,6 +226,20 @@ def fixtures() -> dict[str, bytes]:
                 _stop(2),
                 _message_stop("tool_use"),
                 _metadata(50, 30),
+            ]
+        ),
+        # An OpenAI model on Bedrock: its reasoning redacted (``redactedContent``, a blob: base64
+        # text in the JSON body, bytes once boto3 has parsed it), then a call in tiny fragments.
+        "redacted_reasoning_then_tool_use": b"".join(
+            [
+                _message_start(),
+                _reasoning(0, redactedContent=base64.b64encode(bytes(range(200, 256)) * 2).decode()),
+                _stop(0),
+                _start(1, "call_9f2c41d07be3", "get_weather"),
+                *[_input(1, piece) for piece in ["", '{"', "city", '":"', "Oslo", '"}']],
+                _stop(1),
+                _message_stop("tool_use"),
+                _metadata(120, 48),
             ]
         ),
         # A call whose input is not JSON (a trailing comma), then a valid one.

@@ -188,8 +188,24 @@ _INTO: dict[str, list[Event]] = {
     "TEXT": [CallOpened(0, "c", "f"), ArgumentsDelta(0, '{"a"')],
     "VALUE": [CallOpened(0, "c", "f"), ArgumentsValue(0, {"a": 1})],
     "FOLLOWED": [CallOpened(0, "c", "f"), ArgumentsDelta(0, '{"a"'), CallFollowed(0)],
+    "ENDED": [CallOpened(0, "c", "f"), ArgumentsDelta(0, '{"a"'), CallEnded(0)],  # then held (rule 11)
     "DELIVERED": [CallOpened(0, "c", "f"), CallEnded(0)],
 }
+
+
+def into(state: str) -> Accumulator:
+    """An accumulator with call 0 in ``state``: for ENDED, its text stopping mid-JSON is handed
+    back to wait for the stop reason, as the composer does."""
+    acc = Accumulator("test")
+    for event in _INTO[state]:
+        out = acc.feed(event)
+    if state == "ENDED":
+        [raw] = out
+        assert isinstance(raw, RawCall) and raw.stop_pending
+        acc.hold(raw)
+    return acc
+
+
 #: One event of each type for call 0, consistent with the events above where it is legal.
 _SAMPLES: dict[type, Event] = {
     CallOpened: CallOpened(0, "c", "f"),
@@ -206,7 +222,10 @@ _SAMPLES: dict[type, Event] = {
 }
 #: Where a state takes an event only with other values: a delivered key starts again only as a
 #: new call, with a new id (rule 10).
-_SAMPLES_IN: dict[tuple[str, type], Event] = {("DELIVERED", CallOpened): CallOpened(0, "c2", "f")}
+_SAMPLES_IN: dict[tuple[str, type], Event] = {
+    ("DELIVERED", CallOpened): CallOpened(0, "c2", "f"),
+    ("ENDED", CallOpened): CallOpened(0, "c2", "f"),
+}
 
 
 def test_the_table_names_every_state_and_only_call_events() -> None:
@@ -219,9 +238,7 @@ def test_the_table_names_every_state_and_only_call_events() -> None:
 @pytest.mark.parametrize("state", STATES)
 @pytest.mark.parametrize("kind", CALL_EVENTS, ids=lambda kind: kind.__name__)
 def test_every_pair_is_the_tables_transition_or_the_typed_error_naming_both(state: str, kind: type) -> None:
-    acc = Accumulator("test")
-    for event in _INTO[state]:
-        acc.feed(event)
+    acc = into(state)
     assert acc.state_of(0) == state
     after = TRANSITIONS[state].get(kind)
     if after is None:
@@ -427,3 +444,48 @@ def test_early_close_never_delivers_a_call_before_its_arguments() -> None:
     # Delivered at the next call's start, before the stop:
     early = sequential(CallOpened(0, "a", "f"), ArgumentsDelta(0, "{}"), CallOpened(1, "b", "g"), early_close=True)
     assert early == [RawCall(0, "a", "f", "{}")]
+
+
+def test_a_call_waiting_for_its_stop_reason_is_never_lost_to_the_limit_a_new_call_on_its_key_passes() -> None:
+    """Rule 11 and the limits: a new call on the key of a call that waits, refused by
+    ``max_calls``, leaves the waiting call open, so that the error carries it."""
+    acc = Accumulator("test", Limits(max_calls=1))
+    acc.feed(CallOpened(0, "c1", "f"))
+    acc.feed(ArgumentsDelta(0, '{"a": 1'))
+    [raw] = acc.feed(CallEnded(0))
+    assert isinstance(raw, RawCall) and raw.stop_pending
+    acc.hold(raw)
+    with pytest.raises(LimitExceededError, match="max_calls"):
+        acc.feed(CallOpened(0, "c2", "g"))
+    assert acc.state_of(0) == "ENDED"
+    assert [(call.id, call.arguments, call.truncated) for call in acc.drain_open()] == [("c1", '{"a": 1', True)]
+
+
+@pytest.mark.parametrize(("reason", "truncated"), [("max_tokens", True), ("end_turn", False)])
+def test_a_waiting_call_is_cut_only_by_a_stop_reason_that_cuts(reason: str, truncated: bool) -> None:
+    acc = Accumulator("test", cutting=frozenset({"max_tokens"}))
+    acc.feed(CallOpened(0, "c1", "f"))
+    acc.feed(ArgumentsDelta(0, '{"a": 1'))
+    [raw] = acc.feed(CallEnded(0))
+    assert isinstance(raw, RawCall)
+    acc.hold(raw)
+    assert acc.feed(CallEnded(0)) == ()  # a repeated end marker while it waits
+    [out] = acc.feed(StopReceived(reason, cut_open_calls=True))
+    assert isinstance(out, RawCall)
+    assert (out.arguments, out.truncated, out.stop_pending) == ('{"a": 1', truncated, False)
+    assert acc.anomalies == ["end_repeated"]
+
+
+def test_a_call_ended_after_its_choices_stop_reason_or_by_following_never_waits() -> None:
+    acc = Accumulator("test", sequential=True, early_close=True)
+    acc.feed(CallOpened(0, "c1", "f"))
+    acc.feed(ArgumentsDelta(0, '{"a": 1'))
+    [followed] = acc.feed(CallOpened(1, "c2", "f"))  # early_close: delivered at the next call's start
+    assert isinstance(followed, RawCall) and not followed.stop_pending
+    acc = Accumulator("test")
+    acc.feed(CallOpened(0, "c1", "f"))
+    acc.feed(StopReceived("max_tokens", cut_open_calls=False))  # closes call 0; a later call of choice 0
+    acc.feed(CallOpened(1, "c2", "f"))
+    acc.feed(ArgumentsDelta(1, '{"a": 1'))
+    [late] = acc.feed(CallEnded(1))
+    assert isinstance(late, RawCall) and not late.stop_pending

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from streamkit import IncompleteStreamError, InvalidToolCall, ProviderProtocolError, ToolCall, UsageError
+from streamkit import IncompleteStreamError, InvalidToolCall, ProviderProtocolError, ToolCall, UsageError, collect_turn
 
 from .helpers import FIXTURES
 from .server import LoopbackServer, Reply, Turns
@@ -215,6 +215,31 @@ def test_a_plain_turn_is_what_botocore_gives(bedrock: Bedrock) -> None:
     assert invalid_calls(response) == []
 
 
+def test_redacted_reasoning_then_a_call_passes_through_as_botocore_parsed_it(bedrock: Bedrock) -> None:
+    """An OpenAI model on Bedrock: its redacted reasoning (bytes, as botocore decodes the blob) goes
+    through untouched, and its call comes whole, as botocore's own parse gives it."""
+    events, response = bedrock.converse("redacted_reasoning_then_tool_use")
+    original = bedrock.botocore_events("redacted_reasoning_then_tool_use")
+    [redacted] = [
+        event for event in original if "reasoningContent" in event.get("contentBlockDelta", {}).get("delta", {})
+    ]
+    assert isinstance(redacted["contentBlockDelta"]["delta"]["reasoningContent"]["redactedContent"], bytes)
+    assert outside_calls(events, {1}) == outside_calls(original, {1})
+    assert read(events) == Read(calls=[("call_9f2c41d07be3", "get_weather", {"city": "Oslo"})], stop="tool_use")
+    assert read(original) == read(events)
+    assert invalid_calls(response) == []
+
+
+def test_botocores_events_make_the_turn_the_wire_makes(bedrock: Bedrock) -> None:
+    """The same turn from botocore's parsed events (a blob as bytes) as from the bytes on the wire
+    (the blob as base64 text): ``RedactedThinking`` holds the base64 text either way."""
+    name = "redacted_reasoning_then_tool_use"
+    parsed = collect_turn(bedrock.botocore_events(name), "bedrock")
+    wire = collect_turn([(FIXTURES / "bedrock" / f"{name}.bin").read_bytes()], "bedrock")
+    assert parsed.items == wire.items
+    assert [type(item).__name__ for item in wire.items] == ["RedactedThinking", "ToolCall"]
+
+
 def test_a_stream_cut_mid_call_gives_the_calls_before_then_fails_as_a_dropped_read(bedrock: Bedrock) -> None:
     data = (FIXTURES / "bedrock" / "cut_mid_message.bin").read_bytes()
     bedrock.server.routes[PATH] = Reply([data])
@@ -235,6 +260,21 @@ def test_a_provider_exception_is_botocores_after_the_calls_before_it(bedrock: Be
     with pytest.raises(EventStreamError, match="throttlingException"):
         events.extend(response["stream"])
     assert read(events).calls == [("tooluse_Er0000000001", "get_weather", {"city": "Lima"})]
+
+
+def test_a_provider_exception_inside_a_call_reports_that_call_as_cut(server: LoopbackServer, clients: Clients) -> None:
+    seen: list[ToolCall | InvalidToolCall] = []
+    bedrock = installed(server, clients, on_call=seen.append)
+    bedrock.server.routes[PATH] = Reply([(FIXTURES / "bedrock" / "error_midstream.bin").read_bytes()])
+    response = bedrock.client.converse_stream(modelId="test-model", messages=MESSAGES)
+    with pytest.raises(EventStreamError, match="throttlingException"):
+        list(response["stream"])
+    assert [(type(call).__name__, call.name) for call in seen] == [
+        ("ToolCall", "get_weather"),
+        ("InvalidToolCall", "get_stock"),
+    ]
+    [cut] = invalid_calls(response)
+    assert (cut is seen[1], cut.id, cut.raw, cut.truncated) == (True, "tooluse_Er0000000002", '{"ticker": "AA', True)
 
 
 def test_install_takes_a_bedrock_runtime_client_and_uninstall_undoes_it(
@@ -337,3 +377,20 @@ def test_an_event_the_decoder_refuses_fails_the_stream_after_what_came_before() 
     with pytest.raises(ResponseStreamingError, match=r"one key, the event type; got keys \['a', 'b'\]") as info:
         next(stream)
     assert isinstance(info.value.__cause__, ProviderProtocolError)
+
+
+def test_a_call_cut_after_its_block_stop_is_left_out_with_its_block() -> None:
+    """The stop reason that says the output limit cut the call comes after its ``contentBlockStop``."""
+    options = Options(None, None, None, None, asynchronous=False)
+    given: Events = [
+        {"messageStart": {"role": "assistant"}},
+        {"contentBlockStart": {"contentBlockIndex": 0, "start": {"toolUse": {"toolUseId": "t1", "name": "f"}}}},
+        {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"toolUse": {"input": '{"a": "b'}}}},
+        {"contentBlockStop": {"contentBlockIndex": 0}},
+        {"messageStop": {"stopReason": "max_tokens"}},
+        {"metadata": {"usage": {"inputTokens": 1, "outputTokens": 2, "totalTokens": 3}}},
+    ]
+    stream = ToolCallStream(given, options)
+    assert list(stream) == [given[0], *given[4:]]
+    [cut] = stream.invalid_calls
+    assert (cut.id, cut.raw, cut.truncated) == ("t1", '{"a": "b', True)

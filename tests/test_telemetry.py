@@ -5,10 +5,12 @@ not even an import, while telemetry is off."""
 from __future__ import annotations
 
 import importlib
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import aclosing
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -25,7 +27,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 import streamkit
-from streamkit import IncompleteStreamError, telemetry
+from streamkit import IncompleteStreamError, _observe, telemetry
 
 from .helpers import FIXTURES, Clock
 from .models import ANTHROPIC
@@ -192,6 +194,86 @@ def test_a_stream_left_early_ends_its_span_as_abandoned(recorded: Recorded) -> N
     assert len(span.events) == 1
 
 
+TURN_BYTES = (FIXTURES / "anthropic" / "text_then_two_calls.sse").read_bytes()
+#: Streams that fail on argument text: bytes that are not UTF-8 amid a call's arguments (the error
+#: shows the bytes around them), and an event whose data is not JSON (the error quotes its start).
+FAILING = {
+    "not UTF-8": (TURN_BYTES.replace(b"Pa", b"Secret plan\xff", 1), "FramingError"),
+    "not JSON": (
+        TURN_BYTES.replace(b'{"type":"content_block_stop","index":1}', b'{"city": "Secret plan for Paris"', 1),
+        "ProviderProtocolError",
+    ),
+}
+
+
+def text_in(span: ReadableSpan) -> str:
+    """Every string the span carries: its status, its attributes and its events'."""
+    values = [span.status.description or ""]
+    for attributes in [span.attributes, *(event.attributes for event in span.events)]:
+        values += [str(value) for value in (attributes or {}).values()]
+    return "\n".join(values)
+
+
+@pytest.mark.parametrize("case", sorted(FAILING))
+def test_without_consent_a_failed_span_says_the_errors_class_and_fields_never_its_text(
+    recorded: Recorded, case: str
+) -> None:
+    body, kind = FAILING[case]
+    with pytest.raises(streamkit.StreamError) as raised:
+        list(streamkit.iter_tool_calls([body], "anthropic"))
+    assert "Secret plan" in str(raised.value)  # the message quotes the stream, for the caller
+    [span] = recorded.finished()
+    assert (span.status.status_code, span.status.description) == (StatusCode.ERROR, None)
+    attributes = dict(span.attributes or {})
+    assert attributes["error.type"] == kind
+    if kind == "FramingError":
+        assert attributes["streamkit.error.offset"] == raised.value.offset  # type: ignore[attr-defined]
+    assert "Secret" not in text_in(span)
+
+
+@pytest.mark.parametrize("case", sorted(FAILING))
+def test_with_consent_a_failed_span_says_the_errors_message(content_recorded: Recorded, case: str) -> None:
+    body, _ = FAILING[case]
+    with pytest.raises(streamkit.StreamError) as raised:
+        list(streamkit.iter_tool_calls([body], "anthropic"))
+    [span] = content_recorded.finished()
+    assert span.status.description == str(raised.value)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("consent", [False, True], ids=["without consent", "with consent"])
+async def test_a_tool_that_fails_says_its_message_only_with_consent(consent: bool) -> None:
+    out = Recorded()
+    telemetry.enable(out.tracer_provider, out.meter_provider, capture_content=consent)
+
+    def get_stock(ticker: str) -> str:
+        raise RuntimeError(f"no quote for {ticker}")
+
+    async def early_run() -> None:  # an early starter's run of the tool, which raises
+        raise RuntimeError("no quote for MSFT")
+
+    try:
+        events = streamkit.aiter_events([TURN_BYTES], "anthropic")
+        await streamkit.run_tools(events, {"get_weather": lambda city, units: "sunny", "get_stock": get_stock})
+        with pytest.raises(RuntimeError):
+            await _observe.traced(streamkit.ToolCall(0, "toolu_C", "get_stock", {"ticker": "MSFT"}), early_run())
+    finally:
+        telemetry.disable()
+    failed = [span for span in out.finished() if span.name == "execute_tool get_stock"]
+    assert [(span.status.status_code, span.attributes["error.type"]) for span in failed] == [  # type: ignore[index]
+        (StatusCode.ERROR, "RuntimeError"),
+        (StatusCode.ERROR, "RuntimeError"),
+    ]
+    if consent:
+        said = [span.status.description for span in failed]
+        assert said == ["RuntimeError: no quote for AAPL", "RuntimeError: no quote for MSFT"]
+        [exception] = failed[1].events  # the raised one's
+        assert (exception.attributes or {})["exception.message"] == "no quote for MSFT"
+    else:
+        assert [span.status.description for span in failed] == [None, None]
+        assert [text for span in failed if "AAPL" in (text := text_in(span)) or "MSFT" in text] == []
+
+
 @pytest.mark.anyio
 async def test_run_tools_makes_an_execute_tool_span_per_call_linked_to_the_call(recorded: Recorded) -> None:
     async def get_weather(city: str, units: str) -> str:
@@ -230,6 +312,67 @@ def test_the_request_a_stream_answers_names_its_server(recorded: Recorded, serve
     [span] = recorded.finished()
     assert (span.attributes or {})["server.address"] == "127.0.0.1"
     assert (span.attributes or {})["server.port"] == server.port
+
+
+KEY = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
+#: What an in-stream error quotes of the key: all of it, or its start (OpenAI's "Incorrect API key").
+ECHOES = {"whole key": KEY, "its start": KEY[:11] + "\u2026"}
+_SAID = "openai_chat reported an error invalid_request_error: Incorrect API key provided: "
+SCRUBBED = {"whole key": _SAID + "[REDACTED]", "its start": _SAID + "[REDACTED]\u2026"}
+
+
+def key_error(echo: str) -> bytes:
+    """An OpenAI Chat stream whose error echoes the request's key."""
+    error = {"message": f"Incorrect API key provided: {echo}", "type": "invalid_request_error"}
+    return b"data: " + json.dumps({"error": error}).encode() + b"\n\n"
+
+
+def failed_span(out: Recorded) -> tuple[dict[str, Any], str | None]:
+    [span] = out.finished()
+    assert span.status.status_code is StatusCode.ERROR
+    return dict(span.attributes or {}), span.status.description
+
+
+@pytest.fixture
+def content_recorded() -> Iterator[Recorded]:
+    out = Recorded()
+    telemetry.enable(out.tracer_provider, out.meter_provider, capture_content=True)
+    try:
+        yield out
+    finally:
+        telemetry.disable()
+
+
+@pytest.mark.parametrize("echo", sorted(ECHOES))
+def test_stream_tells_telemetry_its_requests_secrets_and_server(
+    content_recorded: Recorded, server: LoopbackServer, http: ModuleType, echo: str
+) -> None:
+    server.routes["/v1/chat/completions"] = Reply([key_error(ECHOES[echo])])
+    with (
+        http.Client(headers={"Authorization": f"Bearer {KEY}"}) as client,
+        pytest.raises(streamkit.ProviderError),
+        streamkit.stream(client, "openai_chat", server.url("/v1/chat/completions")) as events,
+    ):
+        list(events)
+    attributes, status = failed_span(content_recorded)
+    assert status == SCRUBBED[echo]
+    assert (attributes["server.address"], attributes["server.port"]) == ("127.0.0.1", server.port)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("echo", sorted(ECHOES))
+async def test_astream_tells_telemetry_its_requests_secrets_and_server(
+    content_recorded: Recorded, server: LoopbackServer, http: ModuleType, echo: str
+) -> None:
+    server.routes["/v1/chat/completions"] = Reply([key_error(ECHOES[echo])])
+    async with http.AsyncClient(headers={"Authorization": f"Bearer {KEY}"}) as client:
+        with pytest.raises(streamkit.ProviderError):
+            async with streamkit.astream(client, "openai_chat", server.url("/v1/chat/completions")) as events:
+                async for _ in events:
+                    pass
+    attributes, status = failed_span(content_recorded)
+    assert status == SCRUBBED[echo]
+    assert (attributes["server.address"], attributes["server.port"]) == ("127.0.0.1", server.port)
 
 
 def test_when_off_a_stream_imports_no_opentelemetry_and_records_nothing() -> None:
@@ -438,6 +581,84 @@ def test_the_boto3_hook_names_the_server_and_ends_its_span(
         assert calls == ["tooluse_wX3kQ9aRTcW1", "tooluse_Bq7m2LpZSe0v"]
     else:
         assert (attributes["streamkit.abandoned"], calls) == (True, [])
+
+
+#: Run in a fresh interpreter: the bytes still allocated (``tracemalloc``) once the calls of
+#: ``streams`` streams of one call of ``size`` characters are dropped, telemetry on.
+KEPT = """
+import gc, json, sys, tracemalloc
+from opentelemetry.sdk.trace import TracerProvider
+import streamkit
+from streamkit import telemetry
+
+def body(size, n):
+    events = [
+        ("message_start", {"type": "message_start", "message": {"id": "msg"}}),
+        ("content_block_start", {"type": "content_block_start", "index": 0,
+            "content_block": {"type": "tool_use", "id": f"toolu_{n}", "name": "write", "input": {}}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": json.dumps({"text": "x" * size})}}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use"}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+    return b"".join(f"event: {name}\\ndata: {json.dumps(data)}\\n\\n".encode() for name, data in events)
+
+telemetry.enable(TracerProvider())
+streams, size = int(sys.argv[1]), int(sys.argv[2])
+list(streamkit.iter_tool_calls([body(16, 0)], "anthropic"))  # every module loaded
+tracemalloc.start()
+for n in range(streams):
+    calls = list(streamkit.iter_tool_calls([body(size, n)], "anthropic"))
+    assert [call.input["text"] for call in calls] == ["x" * size]
+del calls
+gc.collect()
+print(tracemalloc.get_traced_memory()[0])
+"""
+
+
+def kept_after(streams: int, size: int) -> int:
+    root = Path(__file__).resolve().parent.parent  # this checkout's streamkit, imported first
+    args = [sys.executable, "-c", KEPT, str(streams), str(size)]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=120, check=True, cwd=root)
+    return int(done.stdout)
+
+
+def test_finished_streams_leave_none_of_their_arguments_behind() -> None:
+    """24 streams of one 512 KiB call (12 MiB of arguments) leave under 64 KiB behind: each
+    call's link for its ``execute_tool`` span (its times, its span's context), never the call."""
+    assert kept_after(24, 512 * 1024) < 64 * 1024
+
+
+def test_the_links_kept_for_execute_tool_spans_stay_within_their_bound() -> None:
+    """More calls than the links kept: the oldest are forgotten, each kept one costs its few hundred bytes."""
+    kept = telemetry._LINKS_KEPT
+    assert kept_after(kept + 400, 16) < kept * 768
+
+
+def test_a_provider_exception_under_the_boto3_hook_fails_its_span_with_the_call_it_cut(
+    recorded: Recorded, server: LoopbackServer
+) -> None:
+    pytest.importorskip("boto3")
+    from botocore.exceptions import EventStreamError
+
+    from streamkit.integrations.boto3 import install
+
+    from .test_integration_boto3 import bedrock_client
+
+    server.routes["/model/m/converse-stream"] = Reply([(FIXTURES / "bedrock" / "error_midstream.bin").read_bytes()])
+    client = bedrock_client(server)
+    install(client)
+    stream = client.converse_stream(modelId="m", messages=[{"role": "user", "content": [{"text": "Go"}]}])["stream"]
+    with pytest.raises(EventStreamError):
+        list(stream)
+    client.close()
+    [span] = recorded.finished()
+    attributes = dict(span.attributes or {})
+    assert span.status.status_code is StatusCode.ERROR
+    assert (attributes["error.type"], "streamkit.abandoned" in attributes) == ("ProviderError", False)
+    outcomes = [(event.attributes or {})["streamkit.tool_call.outcome"] for event in span.events]
+    assert outcomes == ["valid", "cut"]
 
 
 def test_without_opentelemetry_the_import_names_the_extra() -> None:

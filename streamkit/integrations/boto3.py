@@ -21,9 +21,10 @@ tool's schema given as ``tools``, a tool not offered) is left out with its block
 goes to ``on_call`` and ``invalid_calls(response)``, and ``messageStop`` keeps the provider's
 ``stopReason``. Text, reasoning, server tools and ``metadata`` pass through as they came. An
 exception event is raised by botocore itself (``EventStreamError``) after the calls completed
-before it; a stream streamkit cannot decode (a limit passed, an event out of order) or one that
-ends with a call still open raises botocore's ``ResponseStreamingError`` there, as a connection
-cut while reading does, with streamkit's error as its cause.
+before it, the call it cut reported as cut off (to ``on_call`` and ``invalid_calls``); a stream
+streamkit cannot decode (a limit passed, an event out of order) or one that ends with a call
+still open raises botocore's ``ResponseStreamingError`` there, as a connection cut while reading
+does, with streamkit's error as its cause.
 
 For a loop of your own, ``streamkit.iter_tool_calls(response["stream"], "bedrock")`` reads the
 same events into calls without ``install``.
@@ -41,6 +42,7 @@ from botocore.exceptions import ResponseStreamingError
 from .. import _observe
 from .._assembler import Assembler
 from .._errors import StreamError, UsageError
+from .._foreign import translated
 from .._limits import Limits
 from .._types import CallStarted, InvalidToolCall, ToolCall
 from .._validate import Toolset
@@ -145,7 +147,7 @@ class ToolCallStream:
     def _run(self) -> Generator[Event, None, None]:
         assembler = self._assembler
         try:
-            for event in self._inner:
+            for event in self._events_read():
                 yield from self._read(event, assembler.feed_payload(event))
                 if assembler.error is not None:
                     raise assembler.error
@@ -156,6 +158,22 @@ class ToolCallStream:
         finally:  # however it ends: botocore leaves the connection open when its stream raises
             self._close_inner()
             assembler.close()
+
+    def _events_read(self) -> Iterator[Event]:
+        """botocore's events; what its stream raises (an exception event, a read that failed)
+        fails the stream as the pipeline's drivers fail it (``translated``: the span ends failed),
+        the calls it cut are reported as the others are, and botocore's exception goes on."""
+        events = iter(self._inner)
+        while True:
+            try:
+                event = next(events)
+            except StopIteration:
+                return
+            except Exception as exc:
+                failure = translated(exc, self._assembler)
+                self._read(None, list(getattr(failure, "unfinished", ())))
+                raise
+            yield event
 
     def _read(self, event: Event | None, values: list[Any]) -> list[Event]:
         """The events to give for ``event`` (``None``: the end), which made ``values``."""

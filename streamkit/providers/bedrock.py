@@ -17,9 +17,10 @@ ends the response. Quirks:
   arrive as ``exception:<type>`` frames and become a ``ProviderError`` with that type.
 - A stream that ends after ``messageStop`` without ``metadata`` ended normally, with no usage.
 
-Reasoning is carried beside the calls: ``delta.reasoningContent`` ``text`` and ``signature``
-fragments are joined into one ``Thinking`` at the block's ``contentBlockStop``;
-``redactedContent`` (base64 text in the JSON body) is a ``RedactedThinking`` as received. They go
+Reasoning is carried beside the calls. ``delta.reasoningContent`` is a union of three shapes:
+``text`` and ``signature`` fragments (strings), joined into one ``Thinking`` at the block's
+``contentBlockStop``, and ``redactedContent``, a blob: base64 text in the JSON body, bytes in the
+events boto3 parses (encoded back to the same base64 text), each a ``RedactedThinking``. They go
 back as ``reasoningContent.reasoningText`` / ``redactedContent`` blocks, unchanged.
 Docs: https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ReasoningTextBlock.html,
 https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ReasoningContentBlockDelta.html
@@ -32,6 +33,7 @@ Docs: https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Conver
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -155,9 +157,9 @@ class BedrockDecoder(Decoder):
 
     def _reasoning(self, index: int, reasoning: dict[str, Any], event: str) -> list[ev.Event]:
         where = "$.delta.reasoningContent"
-        redacted = optional(reasoning, "redactedContent", str, where, self, event)
+        redacted = reasoning.get("redactedContent")
         if redacted is not None:
-            return [ev.BlockReceived("redacted_thinking", {"data": redacted})]
+            return [ev.BlockReceived("redacted_thinking", {"data": self._blob(redacted, where, event)})]
         out: list[ev.Event] = []
         if index not in self._kinds:  # no start: the first reasoning delta opens the block
             self._kinds[index] = _THINKING
@@ -167,6 +169,17 @@ class BedrockDecoder(Decoder):
             if given:
                 out.append(ev.BlockDelta(index, part, given))
         return out
+
+    def _blob(self, value: Any, where: str, event: str) -> str:
+        """``redactedContent``, a blob, as the base64 text the JSON body carries: boto3 gives it
+        decoded (bytes), and it is encoded back, the same text as on the wire."""
+        if isinstance(value, bytes | bytearray):
+            return base64.b64encode(value).decode("ascii")
+        if not isinstance(value, str):
+            raise self.error(
+                f"{where}.redactedContent must be base64 text or bytes, got {type(value).__name__}", event=event
+            )
+        return value
 
     def _block_stop(self, payload: Any, event: str) -> list[ev.Event]:
         index = field(payload, "contentBlockIndex", int, "$", self, event)

@@ -45,14 +45,12 @@ from types import MappingProxyType
 from typing import Any, ClassVar
 
 from .. import _events as ev
-from .._types import Finish, TokenUsage
+from .._types import CUTTING_FINISHES, Finish, TokenUsage
 from ._base import Decoder, ErrorShape, count, optional
 
 __all__ = ("OpenAIChatDecoder",)
 
 _PLACEHOLDER_IDS = frozenset({"", "null"})
-#: The finishes whose reasons cut the choice's open calls off rather than end them.
-_CUTTING = frozenset({"length", "content_filter", "error"})
 _NOTHING: list[ev.Event] = []
 
 
@@ -222,7 +220,7 @@ class OpenAIChatDecoder(Decoder):
         # stop reason, and a later one ends only the calls opened since.
         state.finished = True
         state.pending = False
-        out.append(ev.StopReceived(reason, self.finish_reasons.get(reason) in _CUTTING, ci))
+        out.append(ev.StopReceived(reason, self.finish_reasons.get(reason) in CUTTING_FINISHES, ci))
 
     def _content(self, content: Any, number: int, event: str | None) -> str | None:
         """The text in ``delta.content``: a string, or null (the same as ``""``)."""

@@ -79,6 +79,61 @@ def test_a_block_without_stop_is_truncated_by_the_stop_reason() -> None:
     assert out[1] == ResponseEnd("max_tokens", {"input_tokens": 5})
 
 
+def stopped(reason: str) -> list[dict[str, Any]]:
+    return [{"type": "message_delta", "delta": {"stop_reason": reason}}, {"type": "message_stop"}]
+
+
+def test_a_call_whose_text_stops_mid_json_waits_at_its_stop_for_the_stop_reason() -> None:
+    """The output limit cut the call, and its ``content_block_stop`` came before the stop reason
+    that says so: it is a cut, as when the stop reason comes first; a call that parses is not held."""
+    from streamkit import Assembler
+
+    assembler = Assembler("anthropic")
+    head = sse(MSG, start(0, id="t0", name="f"), pj(0, "{}"), stop(0), start(1, id="t1", name="g"), named=True)
+    assert assembler.feed(head) == [ToolCall(0, "t0", "f", {})]
+    assert assembler.feed(sse(pj(1, '{"a": "sunny an'), stop(1), named=True)) == []  # held
+    out = assembler.feed(sse(*stopped("max_tokens"), named=True))
+    [cut] = out[:1]
+    assert isinstance(cut, InvalidToolCall)
+    assert (cut.id, cut.raw, [issue.kind for issue in cut.errors]) == ("t1", '{"a": "sunny an', ["truncated"])
+    assert out[1:] == [ResponseEnd("max_tokens", {"input_tokens": 5})]
+
+
+@pytest.mark.parametrize("reason", ["tool_use", "end_turn"])
+def test_a_call_whose_text_stops_mid_json_is_invalid_json_when_no_limit_cut_it(reason: str) -> None:
+    out = events(
+        sse(MSG, start(0, id="t", name="f"), pj(0, '{"a": 1'), stop(0), *stopped(reason), named=True), "anthropic"
+    )
+    call = out[0]
+    assert isinstance(call, InvalidToolCall)
+    assert [(issue.kind, issue.position) for issue in call.errors] == [("invalid_json", 7)]
+
+
+def test_a_call_waiting_for_its_stop_reason_is_cut_when_the_stream_ends_without_one() -> None:
+    out = events(
+        sse(MSG, start(0, id="t", name="f"), pj(0, '{"a": 1'), stop(0), {"type": "message_stop"}, named=True),
+        "anthropic",
+    )
+    call = out[0]
+    assert isinstance(call, InvalidToolCall) and [issue.kind for issue in call.errors] == ["truncated"]
+    assert out[1] == ResponseEnd(None, {"input_tokens": 5})
+
+
+def test_a_call_waiting_for_its_stop_reason_is_in_the_error_that_ends_the_stream() -> None:
+    error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    with pytest.raises(ProviderError) as info:
+        events(sse(MSG, start(0, id="t", name="f"), pj(0, '{"a": 1'), stop(0), error, named=True), "anthropic")
+    [call] = info.value.unfinished
+    assert (call.raw, [issue.kind for issue in call.errors]) == ('{"a": 1', ["truncated"])
+
+
+def test_a_block_index_reused_while_its_call_waits_delivers_that_call_first() -> None:
+    out = run(start(0, id="t1", name="f"), pj(0, '{"a": 1'), stop(0), start(0, id="t2", name="g"), pj(0, "{}"), stop(0))
+    first, second = out[:2]
+    assert isinstance(first, InvalidToolCall) and first.id == "t1" and first.errors[0].kind == "invalid_json"
+    assert second == ToolCall(0, "t2", "g", {}, anomalies=("index_reused",))
+
+
 def test_error_event_after_completed_calls() -> None:
     data = sse(
         MSG,

@@ -27,7 +27,7 @@ from streamkit import (
     ToolCall,
     iter_events,
 )
-from streamkit._turn_types import StreamEvent
+from streamkit._turn_types import RedactedThinking, StreamEvent
 
 from ..damage import damage
 from ..eventstream_encode import encode_message, error, event, exception
@@ -106,11 +106,52 @@ def test_reasoning_deltas_are_a_thinking_value_not_a_call() -> None:
     assert out == [Thinking("hmm"), ResponseEnd("tool_use", USAGE)]
 
 
+def test_every_shape_of_a_reasoning_delta_decodes() -> None:
+    """``ReasoningContentBlockDelta`` is a union: ``text``, ``signature`` (strings) or
+    ``redactedContent`` (a blob: base64 text in the JSON body)."""
+    out = run(
+        delta(0, reasoningContent={"text": "Let me "}),
+        delta(0, reasoningContent={"text": "think."}),
+        delta(0, reasoningContent={"signature": "c2lnbmVk"}),
+        stop(0),
+        delta(1, reasoningContent={"redactedContent": "AAEC/w=="}),
+        stop(1),
+    )
+    assert out == [Thinking("Let me think.", "c2lnbmVk"), RedactedThinking("AAEC/w=="), ResponseEnd("tool_use", USAGE)]
+
+
+def test_redacted_reasoning_from_boto3_is_its_base64_text() -> None:
+    items: list[dict[str, Any]] = [
+        {"messageStart": {"role": "assistant"}},
+        {
+            "contentBlockDelta": {
+                "contentBlockIndex": 0,
+                "delta": {"reasoningContent": {"redactedContent": b"\0\1\2\xff"}},
+            }
+        },
+        {"contentBlockStop": {"contentBlockIndex": 0}},
+        {"messageStop": {"stopReason": "end_turn"}},
+    ]
+    assert from_dicts(iter(items)) == [RedactedThinking("AAEC/w=="), ResponseEnd("end_turn")]
+
+
+def test_redacted_reasoning_of_another_type_is_a_protocol_error() -> None:
+    match = r"\$\.delta\.reasoningContent\.redactedContent must be base64 text or bytes, got int"
+    with pytest.raises(ProviderProtocolError, match=match):
+        run(delta(0, reasoningContent={"redactedContent": 5}))
+
+
 def test_max_tokens_cuts_the_open_call() -> None:
     out = events(START + start(0) + args(0, '{"a": "b') + message_stop("max_tokens") + METADATA, "bedrock")
     call = out[0]
     assert isinstance(call, InvalidToolCall) and call.truncated and call.raw == '{"a": "b'
     assert out[1:] == [ResponseEnd("max_tokens", USAGE)]
+
+
+def test_max_tokens_after_the_cut_calls_block_stop_still_cuts_it() -> None:
+    out = events(START + start(0) + args(0, '{"a": "b') + stop(0) + message_stop("max_tokens") + METADATA, "bedrock")
+    call = out[0]
+    assert isinstance(call, InvalidToolCall) and call.truncated and call.raw == '{"a": "b'
 
 
 def test_metadata_before_message_stop_ends_at_message_stop() -> None:
@@ -197,7 +238,16 @@ def from_dicts(items: Iterator[dict[str, Any]]) -> list[StreamEvent]:
     return out + assembler.flush()
 
 
-@pytest.mark.parametrize("case", ["text_then_two_calls", "no_arguments", "max_tokens_truncated"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "text_then_two_calls",
+        "no_arguments",
+        "max_tokens_truncated",
+        "reasoning_then_tool_use",
+        "redacted_reasoning_then_tool_use",  # the blob: base64 text in the bytes, bytes from botocore
+    ],
+)
 def test_boto3_events_give_what_the_bytes_give(case: str) -> None:
     data = (FIXTURES / "bedrock" / f"{case}.bin").read_bytes()
     items = list(boto3_events(data))
