@@ -250,3 +250,39 @@ def test_otel_without_opentelemetry_is_a_usage_error(monkeypatch: pytest.MonkeyP
         "streamkit: error: telemetry needs OpenTelemetry's API, which is not installed: "
         "pip install 'streamkit-toolcalls[otel]'\n",
     )
+
+
+KEY_A, KEY_B = "sk-Ab3dE6gH9jK2mN5p", "sk-Qr8sT1uV4wX7yZ0c"
+
+
+def test_proxy_keys_in_a_comma_list_are_trimmed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STREAMKIT_TEST_KEYS", f" {KEY_A} ,\t{KEY_B}\n, ")
+    config = parse_config({"server": {"proxy_key_env": "STREAMKIT_TEST_KEYS"}, "route": [ROUTE]})
+    assert config.proxy_keys() == (KEY_A, KEY_B)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (
+            f"{KEY_A},sk-1234",
+            "the proxy key variable STREAMKIT_TEST_KEYS holds a key of 7 characters; a proxy key needs at least 16 "
+            "(make one with: python -c 'import secrets; print(secrets.token_urlsafe(32))')",
+        ),
+        (
+            "correct horse battery staple",
+            "the proxy key variable STREAMKIT_TEST_KEYS holds a key with a space or a character that is not "
+            "printable ASCII, which no client can send as a bearer token "
+            "(make one with: python -c 'import secrets; print(secrets.token_urlsafe(32))')",
+        ),
+    ],
+)
+def test_a_guessable_or_unsendable_proxy_key_stops_the_start_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, value: str, message: str
+) -> None:
+    monkeypatch.setenv("STREAMKIT_TEST_KEYS", value)
+    with socket.create_server(("127.0.0.1", 0)) as taken:  # a start that got past the key would stop here
+        port = str(taken.getsockname()[1])
+        result = replay(["serve", "--example", "--proxy-key-env", "STREAMKIT_TEST_KEYS", "--port", port])
+    assert (result.code, result.stdout, result.stderr) == (2, "", f"streamkit: error: {message}\n")
+    assert "sk-1234" not in result.stderr  # the key itself is never shown

@@ -28,6 +28,8 @@ Invalid = Literal["withhold", "pass"]
 #: How a route writes a call: whole at its end marker, or as canonical fragments as they arrive.
 EMIT_MODES = ("whole", "fragments")
 Emit = Literal["whole", "fragments"]
+#: The shortest proxy key accepted: 16 random characters are beyond guessing over the network.
+MIN_PROXY_KEY = 16
 
 _ROUTE_KEYS = {"format", "upstream", "models", "key_env", "pass_key", "invalid", "timeout", "limits"}
 _ROUTE_KEYS |= {"early_close", "max_connections", "emit"}
@@ -117,9 +119,12 @@ class Config:
         if self.proxy_key_env is None:
             return ()
         value = os.environ.get(self.proxy_key_env, "")
-        if not value:
+        keys = tuple(key.strip() for key in value.split(",") if key.strip())
+        if not keys:
             raise UsageError(f"the proxy key variable {self.proxy_key_env} is not set (or empty)")
-        return tuple(key for key in value.split(",") if key)
+        for key in keys:
+            _check_proxy_key(key, self.proxy_key_env)
+        return keys
 
     def check_environment(self) -> None:
         """Every key variable read now, in the parent: a missing one is told once, before a worker starts."""
@@ -232,6 +237,26 @@ def _check(config: Config, where: str) -> None:
         raise UsageError(
             f"{where}: listening on {config.host} needs a proxy key (proxy_key_env, --proxy-key-env): "
             "without one the proxy would be an open relay"
+        )
+
+
+def _check_proxy_key(key: str, variable: str) -> None:
+    """A ``UsageError`` for a key that can be guessed, or that no client can send as a bearer token.
+
+    The proxy key is all that stands between the network and the upstream accounts, and a 401
+    costs a guesser nothing: a short key falls to guessing. A space or a control character
+    cannot be sent in ``Authorization: Bearer`` (RFC 6750's token). The key itself is never shown.
+    """
+    make = "make one with: python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+    if len(key) < MIN_PROXY_KEY:
+        raise UsageError(
+            f"the proxy key variable {variable} holds a key of {len(key)} characters; "
+            f"a proxy key needs at least {MIN_PROXY_KEY} ({make})"
+        )
+    if not key.isascii() or not key.isprintable() or " " in key:
+        raise UsageError(
+            f"the proxy key variable {variable} holds a key with a space or a character that is not printable "
+            f"ASCII, which no client can send as a bearer token ({make})"
         )
 
 
