@@ -35,12 +35,15 @@ from uvicorn.config import Config as ServerConfig
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
+from ._config import Config
 from ._proxy import SEND_TIMEOUT
 
 __all__ = ("Protocol",)
 
 
 class Protocol(H11Protocol):
+    """uvicorn's h11 protocol with the head and send deadlines of the app's ``Config``."""
+
     def __init__(
         self,
         config: ServerConfig,
@@ -50,8 +53,8 @@ class Protocol(H11Protocol):
     ) -> None:
         super().__init__(config, server_state, app_state, _loop)
         settings = _settings_of(self.app)
-        self._head_timeout: float = settings.head_timeout
-        self._send_timeout: float = settings.send_timeout
+        self._head_timeout = settings.head_timeout
+        self._send_timeout = settings.send_timeout
         self._head_timer: asyncio.TimerHandle | None = None
         self._send_timer: asyncio.TimerHandle | None = None
         self._unsent = 0  # bytes buffered for the client when the send deadline was set
@@ -126,7 +129,7 @@ class Protocol(H11Protocol):
         self.transport.abort()
 
 
-def _settings_of(app: Any) -> Any:
+def _settings_of(app: Any) -> Config:
     """The ``Config`` of the ``App`` under the server's middleware (each keeps the next as ``app``)."""
     from ._app import App
 
