@@ -3,15 +3,19 @@
 The secrets of a request are the values of its auth headers, the ``key=`` parameters (and kin)
 of its URL and the URL's password. Every message, excerpt, error field and repr the HTTP edge
 builds is scrubbed of them, and of every run of ``MIN_RUN`` or more of a secret's characters:
-a secret cut by an excerpt, or by the end of what was read, shows no more than a few. Text is
-scrubbed before it is cut. The same holds for the errors raised while its body is decoded (a
-provider's in-stream error that echoes the key). While streamkit sends a request, the HTTP
-library's own log records (``HTTP Request: POST ...?key=...``) are scrubbed too.
+a secret cut by an excerpt, or by the end of what was read, shows no more than a few. A word
+(letters, digits, ``-`` and ``_``) of ``MIN_EDGE`` or more characters that starts or ends a
+secret goes too: an upstream that echoes a key masked (``sk-proj-abc…``, ``****Wb1Rc``) shows
+its start and end as words of their own. Text is scrubbed before it is cut. The same holds
+for the errors raised while its body is decoded (a provider's in-stream error that echoes the
+key). While streamkit sends a request, the HTTP library's own log records (``HTTP Request:
+POST ...?key=...``) are scrubbed too.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import AsyncGenerator, Generator, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -23,6 +27,7 @@ from .providers import DECODERS
 
 __all__ = (
     "EXCERPT_CHARS",
+    "MIN_EDGE",
     "MIN_RUN",
     "ascrubbed",
     "excerpt",
@@ -39,8 +44,12 @@ __all__ = (
 EXCERPT_CHARS = 300
 #: The shortest run of a secret's characters that counts as showing it.
 MIN_RUN = 8
+#: The shortest start or end of a secret that counts as showing it, when it stands as a word.
+MIN_EDGE = 4
 #: Shorter secrets are not looked for: they would blank out ordinary words.
 _MIN_SECRET = 4
+#: A word, as a key's start or end is shown: the characters keys are made of.
+_WORD = re.compile(r"[A-Za-z0-9_-]+")
 
 
 @cache
@@ -90,7 +99,8 @@ def redact_url(url: Any) -> str:
 
 
 def scrub(text: str, secrets: Sequence[str]) -> str:
-    """``text`` with each secret, and each run of ``MIN_RUN`` characters of one, as ``[REDACTED]``.
+    """``text`` with each secret, each run of ``MIN_RUN`` characters of one, and each word of
+    ``MIN_EDGE`` or more that starts or ends one, as ``[REDACTED]``.
 
     A header value with a scheme (``Bearer sk-...``) is replaced whole; its token is among the
     secrets on its own, and only the token's runs are looked for, so "Bearer s" stays readable.
@@ -105,6 +115,8 @@ def scrub(text: str, secrets: Sequence[str]) -> str:
             while start != -1:
                 spans.append((start, start + width))
                 start = text.find(piece, start + 1)
+        if " " not in secret:
+            spans += (word.span() for word in _WORD.finditer(text) if _edge(word.group(), secret))
     if not spans:
         return text
     pieces: list[str] = []
@@ -119,6 +131,11 @@ def scrub(text: str, secrets: Sequence[str]) -> str:
         run_end = max(run_end, end)
     pieces += (text[done:run_start], _REDACTED, text[run_end:])
     return "".join(pieces)
+
+
+def _edge(word: str, secret: str) -> bool:
+    """Whether ``word`` is a start or an end of ``secret`` long enough to count."""
+    return len(word) >= MIN_EDGE and (secret.startswith(word) or secret.endswith(word))
 
 
 def scrub_error(exc: BaseException, secrets: Sequence[str]) -> None:

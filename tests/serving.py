@@ -14,6 +14,7 @@ import pytest
 import uvicorn
 
 from streamkit.serve import App, parse_config
+from streamkit.serve._command import server_options
 
 from .server import LoopbackServer, Reply
 
@@ -57,7 +58,8 @@ class Proxy:
         self.app = App(parse_config(config), **options)
         self._socket = socket.create_server(("127.0.0.1", 0))
         self.port = self._socket.getsockname()[1]
-        settings = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="on")
+        served = server_options(self.app.config)  # the settings ``streamkit serve`` runs uvicorn with
+        settings = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="on", **served)
         self._server = uvicorn.Server(settings)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True)
         self._thread.start()

@@ -7,11 +7,11 @@ import string
 
 import httpx
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from streamkit import HTTPStatusError, ProviderError
-from streamkit._redact import EXCERPT_CHARS, MIN_RUN
+from streamkit._redact import EXCERPT_CHARS, MIN_EDGE, MIN_RUN, scrub
 from streamkit._response import ERROR_BODY_LIMIT, refusal, retry_after
 from streamkit.providers import DECODERS
 
@@ -114,3 +114,32 @@ def test_no_run_of_a_secret_survives_any_cut(
     if isinstance(error, HTTPStatusError):
         shown += [error.body_excerpt, error.error_message or "", error.error_type or ""]
     assert runs_shown(secret, shown) == []
+
+
+# -- nor does a key's start or end, echoed with the rest masked --------------------------------
+
+ECHO = "Incorrect API key provided: {shown}. You can find your API key at https://platform.example/keys."
+
+
+@given(
+    secret=st.text(SECRET_CHARS, min_size=MIN_RUN + 4, max_size=64),
+    start=st.integers(0, MIN_RUN - 1),
+    end=st.integers(0, MIN_RUN - 1),
+    mask=st.sampled_from(["*" * 20, "\u2026", "...", "****...****"]),
+)
+def test_a_masked_echo_shows_neither_end_of_a_secret(secret: str, start: int, end: int, mask: str) -> None:
+    """OpenAI's "Incorrect API key provided: sk-proj-abc*****wxyz": each end shown as a word of its own."""
+    plain = ECHO.format(shown=mask).split()
+    assume(not any(len(word) >= MIN_EDGE and (secret.startswith(word) or secret.endswith(word)) for word in plain))
+    head, tail = secret[:start], secret[len(secret) - end :]
+    scrubbed = scrub(ECHO.format(shown=f"{head}{mask}{tail}"), [secret])
+    shown_head = "[REDACTED]" if start >= MIN_EDGE else head
+    shown_tail = "[REDACTED]" if end >= MIN_EDGE else tail
+    assert scrubbed == ECHO.format(shown=f"{shown_head}{mask}{shown_tail}")
+
+
+def test_an_ordinary_word_inside_a_longer_one_is_not_a_secrets_end() -> None:
+    """Only a whole word that starts or ends the key goes: the key's start inside another word stays."""
+    key = "test-9f3Kq2Lx7Vm4Zt8Wb1Rc"
+    assert scrub("the tests passed; test failed", [key]) == "the tests passed; [REDACTED] failed"
+    assert scrub("Incorrect API key provided: test-9f3K\u2026", [key]) == "Incorrect API key provided: [REDACTED]\u2026"

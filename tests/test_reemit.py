@@ -287,6 +287,15 @@ def test_a_stream_error_comes_after_the_completed_calls() -> None:
     assert calls == [ToolCall(0, "call_A", "get_weather", {"city": "Paris"})]
 
 
+def test_a_frame_streamkit_cannot_read_is_not_written() -> None:
+    """The body fails at it, and nothing of it reaches the SDK: only what was read before."""
+    first = b'data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n'
+    unread = b'data: {"id":"c","choices":[{"index":0,"delta":{"content":"unread"}}\n\n'
+    out, _, failure = reemit([first + unread + first], "openai_chat")
+    assert isinstance(failure, streamkit.ProviderProtocolError)
+    assert out == first
+
+
 def test_a_stream_no_provider_names_passes_through_untouched() -> None:
     data = b'event: tick\ndata: {"n": 1}\n\n: comment\ndata: plain\n\n'
     assert reemit([data[:5], data[5:]], None, "/v1/events")[0] == data

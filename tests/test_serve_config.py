@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import httpx
@@ -81,6 +82,12 @@ def test_a_config_file_is_read_whole(tmp_path: Path) -> None:
         ({"route": [{**ROUTE, "limits": {"max_calls": 0}}]}, "Limits.max_calls must be a positive integer, got 0"),
         ({"server": {"port": "80"}, "route": [ROUTE]}, "config: port must be int, got '80'"),
         ({"route": []}, "config: no route: give at least one [[route]] (or --upstream FORMAT=URL)"),
+        ({"server": {"head_timeout": 0}, "route": [ROUTE]}, "config: head_timeout must be positive, got 0.0"),
+        (
+            {"server": {"trusted_proxies": ["*"]}, "route": [ROUTE]},
+            "config: trusted_proxies: '*' is not an IP address or network "
+            "(a forwarded header is believed only from the proxies named)",
+        ),
         (
             {"server": {"host": "0.0.0.0"}, "route": [ROUTE]},
             "config: listening on 0.0.0.0 needs a proxy key (proxy_key_env, --proxy-key-env): "
@@ -240,6 +247,19 @@ def test_the_emit_and_otel_flags_make_the_config() -> None:
     assert (config.telemetry, [route.emit for route in config.routes]) == (True, ["fragments"])
 
 
+def test_the_deadline_and_bound_flags_make_the_config() -> None:
+    parser = argparse.ArgumentParser()
+    add_command(parser.add_subparsers())
+    flags = ["--head-timeout", "5", "--body-timeout", "6", "--send-timeout", "7", "--keep-alive-timeout", "8"]
+    flags += ["--max-head-bytes", "4096", "--max-concurrency", "100"]
+    flags += ["--trusted-proxy", "10.0.0.0/8", "--trusted-proxy", "::1"]
+    args = parser.parse_args(["serve", "--upstream", "anthropic=http://127.0.0.1:1/v1", *flags])
+    config = config_of(args, Limits())
+    assert (config.head_timeout, config.body_timeout, config.send_timeout, config.keep_alive_timeout) == (5, 6, 7, 8)
+    assert (config.max_head_bytes, config.max_concurrency, config.trusted_proxies) == (4096, 100, ("10.0.0.0/8", "::1"))
+    assert parse_config(config.to_dict()) == config  # what the workers read back
+
+
 def test_otel_without_opentelemetry_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("uvicorn")
     monkeypatch.delattr(streamkit, "telemetry", raising=False)
@@ -250,3 +270,50 @@ def test_otel_without_opentelemetry_is_a_usage_error(monkeypatch: pytest.MonkeyP
         "streamkit: error: telemetry needs OpenTelemetry's API, which is not installed: "
         "pip install 'streamkit-toolcalls[otel]'\n",
     )
+
+
+KEY_A, KEY_B = "sk-Ab3dE6gH9jK2mN5p", "sk-Qr8sT1uV4wX7yZ0c"
+
+
+def test_proxy_keys_in_a_comma_list_are_trimmed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STREAMKIT_TEST_KEYS", f" {KEY_A} ,\t{KEY_B}\n, ")
+    config = parse_config({"server": {"proxy_key_env": "STREAMKIT_TEST_KEYS"}, "route": [ROUTE]})
+    assert config.proxy_keys() == (KEY_A, KEY_B)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (
+            f"{KEY_A},sk-1234",
+            "the proxy key variable STREAMKIT_TEST_KEYS holds a key of 7 characters; a proxy key needs at least 16 "
+            "(make one with: python -c 'import secrets; print(secrets.token_urlsafe(32))')",
+        ),
+        (
+            "correct horse battery staple",
+            "the proxy key variable STREAMKIT_TEST_KEYS holds a key with a space or a character that is not "
+            "printable ASCII, which no client can send as a bearer token "
+            "(make one with: python -c 'import secrets; print(secrets.token_urlsafe(32))')",
+        ),
+    ],
+)
+def test_a_guessable_or_unsendable_proxy_key_stops_the_start_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, value: str, message: str
+) -> None:
+    monkeypatch.setenv("STREAMKIT_TEST_KEYS", value)
+    with socket.create_server(("127.0.0.1", 0)) as taken:  # a start that got past the key would stop here
+        port = str(taken.getsockname()[1])
+        result = replay(["serve", "--example", "--proxy-key-env", "STREAMKIT_TEST_KEYS", "--port", port])
+    assert (result.code, result.stdout, result.stderr) == (2, "", f"streamkit: error: {message}\n")
+    assert "sk-1234" not in result.stderr  # the key itself is never shown
+
+
+def test_the_docs_config_parses_and_states_the_defaults() -> None:
+    """docs/serve.md's TOML is a config the proxy takes, and its server values are the defaults it states."""
+    page = (Path(__file__).resolve().parent.parent / "docs" / "serve.md").read_text()
+    block = page.split("```toml\n", 1)[1].split("```", 1)[0]
+    config = parse_config(tomllib.loads(block))
+    defaults = parse_config({"route": [ROUTE]})
+    for name in ("head_timeout", "body_timeout", "send_timeout", "keep_alive_timeout", "max_head_bytes"):
+        assert getattr(config, name) == getattr(defaults, name), name
+    assert (config.max_concurrency, config.trusted_proxies) == (None, ())

@@ -6,6 +6,7 @@ clients read streams through it, under uvicorn on 127.0.0.1.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -16,13 +17,13 @@ import pytest
 pytest.importorskip("uvicorn")
 pytest.importorskip("opentelemetry.sdk")
 
-from opentelemetry.trace import SpanKind
+from opentelemetry.trace import SpanKind, StatusCode
 
 import streamkit
 from streamkit import UsageError, telemetry
 from streamkit.serve import App, parse_config
 
-from .server import LoopbackServer
+from .server import LoopbackServer, Reply
 from .serving import ANTHROPIC_TOOLS, CLIENTS, PROXY_KEY, TOOLS, UPSTREAM_KEY, Proxy, reply, route
 from .test_telemetry import Recorded
 
@@ -103,3 +104,86 @@ def test_telemetry_without_opentelemetry_is_a_clear_error(monkeypatch: pytest.Mo
     assert str(raised.value) == (
         "telemetry needs OpenTelemetry's API, which is not installed: pip install 'streamkit-toolcalls[otel]'"
     )
+
+
+ERROR_BODY = b'{"error": {"message": "slow down", "type": "rate_limit_exceeded"}}'
+
+
+@pytest.mark.parametrize(("status", "reason"), [(500, "Internal Server Error"), (429, "Too Many Requests")])
+def test_an_upstream_error_status_is_a_failed_span(
+    recorded: tuple[Proxy, Recorded], upstream: LoopbackServer, status: int, reason: str
+) -> None:
+    served, out = recorded
+    upstream.routes["/v1/chat/completions"] = Reply([ERROR_BODY], status=status, reason=reason, content_type=JSON)
+    body = {"model": "m", "messages": [], "stream": True}
+    answer = httpx.post(served.url + "/v1/chat/completions", json=body, headers=KEYED, timeout=10)
+    assert answer.status_code == status
+    [span] = out.finished()
+    assert (span.status.status_code, span.status.description) == (StatusCode.ERROR, f"the upstream answered {status}")
+    assert dict(span.attributes or {})["error.type"] == "HTTPStatusError"
+
+
+def test_a_stream_the_upstream_cuts_is_a_failed_span_with_its_open_call_cut(
+    recorded: tuple[Proxy, Recorded], upstream: LoopbackServer
+) -> None:
+    served, out = recorded
+    cut = reply("openai_chat", "parallel_index_zero", cut=True)
+    cut.writes = cut.writes[:3]  # inside the first call
+    upstream.routes["/v1/chat/completions"] = cut
+    body = {"model": "m", "messages": [], "tools": TOOLS, "stream": True}
+    httpx.post(served.url + "/v1/chat/completions", json=body, headers=KEYED, timeout=10)
+    [span] = out.finished()
+    assert span.status.status_code == StatusCode.ERROR
+    assert (span.status.description or "").startswith("the upstream's stream failed: RemoteProtocolError: ")
+    assert dict(span.attributes or {})["error.type"] == "TransportError"
+    assert [(event.attributes or {}).get("streamkit.tool_call.outcome") for event in span.events] == ["cut"]
+
+
+def test_an_unreachable_upstream_is_a_failed_span(upstream: LoopbackServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEST_PROXY_KEY", PROXY_KEY)
+    closed = LoopbackServer()
+    closed.close()  # a port nothing listens on
+    out = Recorded()
+    nowhere = {"format": "openai_chat", "upstream": closed.url("/v1")}
+    config = {"server": {"proxy_key_env": "TEST_PROXY_KEY", "telemetry": True}, "route": [nowhere]}
+    running = Proxy(config, tracer_provider=out.tracer_provider, meter_provider=out.meter_provider)
+    try:
+        body = {"model": "m", "messages": [], "stream": True}
+        answer = httpx.post(running.url + "/v1/chat/completions", json=body, headers=KEYED, timeout=10)
+    finally:
+        running.close()
+        telemetry.disable()
+    assert answer.status_code == 502
+    [span] = out.finished()
+    assert span.status.status_code == StatusCode.ERROR
+    assert (span.status.description or "").startswith("the upstream cannot be reached: ConnectError: ")
+
+
+def test_an_answer_not_streamed_is_a_span_with_its_calls_and_finish(
+    recorded: tuple[Proxy, Recorded], upstream: LoopbackServer
+) -> None:
+    served, out = recorded
+    message = {"role": "assistant", "tool_calls": [_CALL]}
+    whole = {
+        "id": "c",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+    }
+    upstream.routes["/v1/chat/completions"] = Reply([json.dumps(whole).encode()], content_type=JSON, chunked=False)
+    body = {"model": "m", "messages": [], "tools": TOOLS}
+    answer = httpx.post(served.url + "/v1/chat/completions", json=body, headers=KEYED, timeout=10)
+    assert answer.json() == whole
+    [span] = out.finished()
+    assert span.status.status_code == StatusCode.UNSET
+    attributes = dict(span.attributes or {})
+    assert (attributes["gen_ai.response.finish_reasons"], attributes["streamkit.finish"]) == (
+        ("tool_calls",),
+        "tool_calls",
+    )
+    [event] = span.events
+    assert (event.attributes or {})["streamkit.tool_call.outcome"] == "valid"
+
+
+_CALL = {"id": "call_w", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}
+KEYED = {"authorization": f"Bearer {PROXY_KEY}"}
+JSON = "application/json"

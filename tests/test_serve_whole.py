@@ -116,3 +116,15 @@ def _check_messages(client: Any, upstream: LoopbackServer) -> None:
             "message": f"streamkit withheld an invalid tool call: at index 0 (get_weather, id toolu_w): {ONE}",
         },
     }
+
+
+def test_a_whole_answer_the_upstream_cuts_is_a_502_that_says_so(served: Proxy, upstream: LoopbackServer) -> None:
+    """A chunked JSON body that stops in the middle: the client gets the format's error, not a 500."""
+    cut = Reply([chat_body('{"city": "Paris"}')[:40]], content_type="application/json", cut=True)
+    upstream.routes["/v1/chat/completions"] = cut
+    client = openai.OpenAI(base_url=served.url + "/v1", api_key=PROXY_KEY, max_retries=0)
+    with client, pytest.raises(openai.InternalServerError) as raised:
+        client.chat.completions.create(model="m", messages=[], tools=TOOLS)
+    assert raised.value.status_code == 502
+    assert raised.value.body["type"] == "api_error"
+    assert raised.value.body["message"].startswith("the upstream's answer failed: RemoteProtocolError: ")

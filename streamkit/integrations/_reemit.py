@@ -25,7 +25,8 @@ own exception. When the stream cannot
 be decoded (a protocol error, a limit passed) or ends with a call still open and nothing from the
 provider saying so, the calls completed before it are written and the body then fails, as a
 connection cut in the middle does; the transport shell raises its library's
-``RemoteProtocolError`` with the streamkit error as its cause.
+``RemoteProtocolError`` with the streamkit error as its cause. The frame that failed is not
+written (nor a call it completed): nothing streamkit could not read reaches the SDK.
 
 The body is read after its ``Content-Encoding`` is undone, by the HTTP library's own decoders
 (gzip, deflate; brotli and zstd where installed): the re-emitted body is plain, and its headers
@@ -298,10 +299,23 @@ class Session:
         """Whether the provider reported an error in the stream (what follows it may echo a key)."""
         return self._after_error
 
+    @property
+    def finished(self) -> bool:
+        """Whether the provider's end-of-stream marker was read: what comes after it is only the body's close."""
+        return self.provider is not None and self._assembler.finished
+
     def close(self) -> None:
         """The reader is done with the body, read or not: a telemetry span still open ends."""
         if self.provider is not None:
             self._assembler.close()
+
+    def fail(self, error: TransportError) -> None:
+        """The body could not be read to its end (the connection failed): a telemetry span still
+        open ends failed with ``error``, the calls still open as cut ones."""
+        if self.provider is not None and not self.stopped:
+            error.provider = self.provider
+            error.unfinished = self._assembler._unfinished()
+            self._assembler._failed(error)
 
     def feed(self, chunk: bytes) -> bytes:
         if self.stopped:
@@ -414,13 +428,14 @@ class Session:
                     self.left_out += error.unfinished
             if self._withhold and self._withheld(calls):
                 break
-            try:
-                out += self._encoder.frame(frame, calls)
-            except StreamError as exc:
-                error = exc
+            if error is None or isinstance(error, ProviderError):
+                try:
+                    out += self._encoder.frame(frame, calls)
+                except StreamError as exc:
+                    error = exc
             if isinstance(error, ProviderError):
                 self._after_error = True
-            elif error is not None:
+            elif error is not None:  # the frame is not written: nothing streamkit could not read goes on
                 if error.provider is None:
                     error.provider = self.provider
                 self.failure = error

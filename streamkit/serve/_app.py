@@ -23,7 +23,7 @@ import httpx
 
 from .._errors import UsageError
 from ..integrations._encoders._base import dumps
-from ._config import Config, Route
+from ._config import Config
 from ._example import EXAMPLE_PREFIX, serve_example
 from ._formats import FORMATS, Format
 from ._metrics import Metrics
@@ -40,6 +40,8 @@ Send = Callable[[Message], Awaitable[None]]
 CONFIG_VARIABLE = "STREAMKIT_SERVE_CONFIG"
 
 _BY_PATH = {fmt.path: fmt for fmt in FORMATS.values()}
+#: Where the proxy key goes on a ``pass_key`` route, whose ``Authorization`` and ``x-api-key`` go upstream.
+_PASSED_KEY_HEADER = "x-streamkit-key"
 access_log = logging.getLogger("streamkit.serve.access")
 
 
@@ -65,10 +67,11 @@ class App:
         self.config = config
         self.metrics = Metrics()
         self._proxy_keys = [key.encode() for key in config.proxy_keys()]
-        self._upstreams = [Upstream(route, route.upstream_key(), transport) for route in config.routes]
-        self._secrets = [key.decode() for key in self._proxy_keys]
+        keys = [route.upstream_key() for route in config.routes]
+        self._upstreams = [Upstream(route, key, transport) for route, key in zip(config.routes, keys, strict=True)]
         if config.telemetry:
-            telemetry_module().enable(tracer_provider, meter_provider, secrets=self._secrets)
+            upstream_keys = [key for key in keys if key is not None]
+            telemetry_module().enable(tracer_provider, meter_provider, secrets=upstream_keys)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -103,7 +106,7 @@ class App:
 
     async def _proxy(self, fmt: Format, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
-        exchange = Exchange(fmt, scope, receive, send, self.metrics, self._secrets)
+        exchange = Exchange(fmt, scope, receive, send, self.metrics)
         try:
             await self._exchange(exchange)
         finally:
@@ -111,8 +114,13 @@ class App:
             access_log.info(dumps(exchange.log))
 
     async def _exchange(self, exchange: Exchange) -> None:
+        """Key, body, route, upstream, in that order: a client without the key learns nothing of the rest."""
         fmt = exchange.format
-        body = await exchange.read_body(self.config.max_request_bytes)
+        where = self._key_header(exchange.headers)
+        if where is None:
+            await exchange.refuse(401, "authentication_error", "a missing or wrong proxy key", close=True)
+            return
+        body = await exchange.read_body(self.config.max_request_bytes, self.config.body_timeout)
         if body is None:
             return
         request = await exchange.parse(body)
@@ -122,11 +130,11 @@ class App:
         if route is None:
             await exchange.refuse(404, "not_found_error", self._unrouted(fmt.slug, request.get("model")))
             return
-        upstream = self._upstreams[self.config.routes.index(route)]
-        if not self._authorized(exchange.headers, route):
-            await exchange.refuse(401, "authentication_error", "a missing or wrong proxy key")
+        if route.pass_key and where not in ("", _PASSED_KEY_HEADER):  # the client's own key header goes upstream
+            message = f"this route passes the client's own key on: the proxy key goes in {_PASSED_KEY_HEADER}"
+            await exchange.refuse(401, "authentication_error", message)
             return
-        await upstream.forward(exchange, request, body)
+        await self._upstreams[self.config.routes.index(route)].forward(exchange, request, body)
 
     def _unrouted(self, slug: str, model: object) -> str:
         """Why no route took the request, and which models would have been taken."""
@@ -135,18 +143,24 @@ class App:
             return f"no route serves {slug} requests"
         return f"no route serves model {model!r}; the {slug} routes serve {', '.join(map(repr, served))}"
 
-    def _authorized(self, headers: dict[str, str], route: Route) -> bool:
-        """Whether the request carries a proxy key, compared in constant time; always true without keys."""
+    def _key_header(self, headers: dict[str, str]) -> str | None:
+        """The header that holds a proxy key, ``""`` for a proxy without keys, ``None`` for none.
+
+        Read before the route is known, so each header a key may come in is tried: a ``pass_key``
+        route then takes it only from ``x-streamkit-key`` (its other key headers go upstream).
+        Every sent value is compared with every key in constant time, so the time says nothing
+        of which matched.
+        """
         if not self._proxy_keys:
-            return True
-        if route.pass_key:
-            given = headers.get("x-streamkit-key", "")
-        else:
-            given = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
-        sent = given.encode()
-        found = False
-        for key in self._proxy_keys:  # every key compared, so the time says nothing of which matched
-            found |= hmac.compare_digest(sent, key)
+            return ""
+        sent = {name: headers.get(name, "") for name in (_PASSED_KEY_HEADER, "x-api-key")}
+        sent["authorization"] = headers.get("authorization", "").removeprefix("Bearer ")
+        found = None
+        for name, value in sent.items():
+            given = value.encode()
+            for key in self._proxy_keys:
+                if hmac.compare_digest(given, key) and found is None:
+                    found = name
         return found
 
 

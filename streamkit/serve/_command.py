@@ -16,13 +16,20 @@ from typing import Any, TextIO
 
 from .._errors import UsageError
 from .._limits import Limits
-from ._config import EMIT_MODES, INVALID_POLICIES, Config, load_config, parse_config
+from ._config import EMIT_MODES, INVALID_POLICIES, TIMEOUTS, Config, load_config, parse_config
 from ._example import example_hint, example_route
 from ._formats import FORMATS
 
-__all__ = ("add_command", "config_of", "log_to", "run")
+__all__ = ("add_command", "config_of", "log_to", "run", "server_options")
 
 EXIT_OK, EXIT_USAGE = 0, 2
+
+_TIMEOUT_HELP = {
+    "head_timeout": "seconds a client has to send a request's head",
+    "body_timeout": "seconds to wait for the next piece of a request body",
+    "send_timeout": "seconds a response waits on a client that reads nothing",
+    "keep_alive_timeout": "seconds an idle connection is kept",
+}
 
 
 def add_command(commands: Any) -> argparse.ArgumentParser:
@@ -58,6 +65,24 @@ def add_command(commands: Any) -> argparse.ArgumentParser:
     command.add_argument("--port", type=int, default=None, help="the port to listen on (default 8080)")
     command.add_argument("--workers", type=int, default=None, help="worker processes (default 1)")
     command.add_argument("--proxy-key-env", default=None, metavar="VAR", help="the variable holding the proxy key(s)")
+    for name, default in TIMEOUTS.items():
+        flag = "--" + name.replace("_", "-")
+        what = _TIMEOUT_HELP[name]
+        command.add_argument(flag, type=float, default=None, metavar="SECONDS", help=f"{what} (default {default:g})")
+    command.add_argument(
+        "--max-head-bytes", type=int, default=None, metavar="N", help="the largest request head (default 16384)"
+    )
+    command.add_argument(
+        "--max-concurrency", type=int, default=None, metavar="N", help="connections a worker holds; past it, 503"
+    )
+    command.add_argument(
+        "--trusted-proxy",
+        action="append",
+        default=None,
+        dest="trusted_proxies",
+        metavar="ADDRESS",
+        help="believe X-Forwarded-For from this address or network (repeat for several; default none)",
+    )
     command.add_argument(
         "--example", action="store_true", help="route OpenAI Chat to a bundled recorded stream served on /example/v1"
     )
@@ -68,9 +93,11 @@ def config_of(args: argparse.Namespace, limits: Limits) -> Config:
     """The config file's values, then the flags over them; ``--upstream`` routes go first."""
     base = load_config(args.config).to_dict() if args.config else {"server": {}, "route": []}
     server = base["server"]
-    for name in ("host", "port", "workers", "proxy_key_env"):
+    for name in ("host", "port", "workers", "proxy_key_env", *TIMEOUTS, "max_head_bytes", "max_concurrency"):
         if getattr(args, name) is not None:
             server[name] = getattr(args, name)
+    if args.trusted_proxies is not None:
+        server["trusted_proxies"] = args.trusted_proxies
     keys = dict(_pair(item, "--upstream-key-env") for item in args.upstream_key_env)
     routes = [_flag_route(item, keys, args, limits) for item in args.upstream]
     if args.otel:
@@ -137,10 +164,30 @@ def run(args: argparse.Namespace, err: TextIO, limits: Limits) -> int:
         port=config.port,
         workers=config.workers,
         access_log=False,
-        timeout_graceful_shutdown=int(config.graceful_timeout),
         log_level="info",
+        **server_options(config),
     )
     return EXIT_OK
+
+
+def server_options(config: Config) -> dict[str, Any]:
+    """uvicorn's settings for the config: its protocol, with the timeouts and bounds (``_protocol``).
+
+    The head and send deadlines are the protocol's own; forwarded headers are believed only from
+    ``trusted_proxies`` (uvicorn's default believes loopback, so anything on the machine could
+    name the client).
+    """
+    from ._protocol import Protocol
+
+    return {
+        "http": Protocol,
+        "timeout_keep_alive": config.keep_alive_timeout,
+        "h11_max_incomplete_event_size": config.max_head_bytes,
+        "limit_concurrency": config.max_concurrency,
+        "proxy_headers": bool(config.trusted_proxies),
+        "forwarded_allow_ips": list(config.trusted_proxies),
+        "timeout_graceful_shutdown": int(config.graceful_timeout),
+    }
 
 
 def _check_port(host: str, port: int) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import ipaddress
 import os
 import tomllib
 from collections.abc import Mapping
@@ -28,11 +29,16 @@ Invalid = Literal["withhold", "pass"]
 #: How a route writes a call: whole at its end marker, or as canonical fragments as they arrive.
 EMIT_MODES = ("whole", "fragments")
 Emit = Literal["whole", "fragments"]
+#: The shortest proxy key accepted: 16 random characters are beyond guessing over the network.
+MIN_PROXY_KEY = 16
 
 _ROUTE_KEYS = {"format", "upstream", "models", "key_env", "pass_key", "invalid", "timeout", "limits"}
 _ROUTE_KEYS |= {"early_close", "max_connections", "emit"}
 _SERVER_KEYS = {"host", "port", "workers", "proxy_key_env", "max_request_bytes", "graceful_timeout", "example"}
-_SERVER_KEYS |= {"telemetry"}
+_SERVER_KEYS |= {"telemetry", "trusted_proxies", "max_head_bytes", "max_concurrency"}
+#: The server's timeouts, in seconds (``Config``'s attributes say what each bounds).
+TIMEOUTS = {"head_timeout": 10.0, "body_timeout": 60.0, "send_timeout": 60.0, "keep_alive_timeout": 20.0}
+_SERVER_KEYS |= set(TIMEOUTS)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,6 +103,17 @@ class Config:
         example: serve the bundled example upstream on ``/example/v1`` (``streamkit serve --example``).
         telemetry: record each stream with ``streamkit.telemetry`` (the ``otel`` extra), to the
             OpenTelemetry providers the process sets up.
+        head_timeout: seconds a client has to send a request's whole head, from the connection's
+            start or the first byte of the next request on it; then the connection is closed.
+        body_timeout: seconds the proxy waits for the next piece of a request body (408).
+        send_timeout: seconds a response may wait on a client that reads nothing; then the
+            connection is dropped, and the upstream request with it.
+        keep_alive_timeout: seconds an idle connection is kept for the client's next request.
+        max_head_bytes: the largest request head (its line and headers) read (400 past it).
+        max_concurrency: the most connections and requests a worker holds at once; past it a
+            request is answered 503. ``None``: no bound but the process's open files.
+        trusted_proxies: the addresses (or networks) whose ``X-Forwarded-For`` and
+            ``X-Forwarded-Proto`` are believed, for the access log's client; none by default.
     """
 
     routes: tuple[Route, ...]
@@ -108,6 +125,13 @@ class Config:
     graceful_timeout: float = 30.0
     example: bool = False
     telemetry: bool = False
+    head_timeout: float = TIMEOUTS["head_timeout"]
+    body_timeout: float = TIMEOUTS["body_timeout"]
+    send_timeout: float = TIMEOUTS["send_timeout"]
+    keep_alive_timeout: float = TIMEOUTS["keep_alive_timeout"]
+    max_head_bytes: int = 16 * 1024
+    max_concurrency: int | None = None
+    trusted_proxies: tuple[str, ...] = ()
 
     def route(self, fmt: str, model: object) -> Route | None:
         return next((r for r in self.routes if r.format == fmt and r.serves(model)), None)
@@ -117,9 +141,12 @@ class Config:
         if self.proxy_key_env is None:
             return ()
         value = os.environ.get(self.proxy_key_env, "")
-        if not value:
+        keys = tuple(key.strip() for key in value.split(",") if key.strip())
+        if not keys:
             raise UsageError(f"the proxy key variable {self.proxy_key_env} is not set (or empty)")
-        return tuple(key for key in value.split(",") if key)
+        for key in keys:
+            _check_proxy_key(key, self.proxy_key_env)
+        return keys
 
     def check_environment(self) -> None:
         """Every key variable read now, in the parent: a missing one is told once, before a worker starts."""
@@ -129,7 +156,8 @@ class Config:
 
     def to_dict(self) -> dict[str, Any]:
         """The config as plain values (for the workers); ``parse_config`` reads it back."""
-        server = {name: getattr(self, name) for name in _SERVER_KEYS}
+        server = {name: getattr(self, name) for name in _SERVER_KEYS if getattr(self, name) is not None}
+        server["trusted_proxies"] = list(self.trusted_proxies)
         routes = [{**_route_dict(route)} for route in self.routes]
         return {"server": server, "route": routes}
 
@@ -173,6 +201,10 @@ def parse_config(data: Mapping[str, Any], *, where: str = "config") -> Config:
         graceful_timeout=float(_typed(server, "graceful_timeout", (int, float), 30.0, where)),
         example=_typed(server, "example", bool, False, where),
         telemetry=_typed(server, "telemetry", bool, False, where),
+        **{name: float(_typed(server, name, (int, float), default, where)) for name, default in TIMEOUTS.items()},
+        max_head_bytes=_typed(server, "max_head_bytes", int, 16 * 1024, where),
+        max_concurrency=_typed(server, "max_concurrency", int, None, where),
+        trusted_proxies=_proxies(server.get("trusted_proxies", []), where),
     )
     _check(config, where)
     return config
@@ -225,13 +257,49 @@ def _check(config: Config, where: str) -> None:
         raise UsageError(f"{where}: no route: give at least one [[route]] (or --upstream FORMAT=URL)")
     if not 0 < config.port < 65536:
         raise UsageError(f"{where}: port must be between 1 and 65535, got {config.port}")
-    for name in ("workers", "max_request_bytes"):
-        if getattr(config, name) < 1:
-            raise UsageError(f"{where}: {name} must be positive, got {getattr(config, name)}")
+    for name in ("workers", "max_request_bytes", "max_head_bytes", "max_concurrency", *TIMEOUTS):
+        value = getattr(config, name)
+        if value is not None and value <= 0:
+            raise UsageError(f"{where}: {name} must be positive, got {value}")
     if config.proxy_key_env is None and config.host not in ("127.0.0.1", "localhost", "::1"):
         raise UsageError(
             f"{where}: listening on {config.host} needs a proxy key (proxy_key_env, --proxy-key-env): "
             "without one the proxy would be an open relay"
+        )
+
+
+def _proxies(value: Any, where: str) -> tuple[str, ...]:
+    """``trusted_proxies``: addresses or networks, each checked (``*``, trusting anyone, is refused)."""
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise UsageError(f"{where}: trusted_proxies must be a list of addresses or networks (strings)")
+    for item in value:
+        try:
+            ipaddress.ip_network(item, strict=False)
+        except ValueError:
+            raise UsageError(
+                f"{where}: trusted_proxies: {item!r} is not an IP address or network "
+                "(a forwarded header is believed only from the proxies named)"
+            ) from None
+    return tuple(value)
+
+
+def _check_proxy_key(key: str, variable: str) -> None:
+    """A ``UsageError`` for a key that can be guessed, or that no client can send as a bearer token.
+
+    The proxy key is all that stands between the network and the upstream accounts, and a 401
+    costs a guesser nothing: a short key falls to guessing. A space or a control character
+    cannot be sent in ``Authorization: Bearer`` (RFC 6750's token). The key itself is never shown.
+    """
+    make = "make one with: python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+    if len(key) < MIN_PROXY_KEY:
+        raise UsageError(
+            f"the proxy key variable {variable} holds a key of {len(key)} characters; "
+            f"a proxy key needs at least {MIN_PROXY_KEY} ({make})"
+        )
+    if not key.isascii() or not key.isprintable() or " " in key:
+        raise UsageError(
+            f"the proxy key variable {variable} holds a key with a space or a character that is not printable "
+            f"ASCII, which no client can send as a bearer token ({make})"
         )
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
 
 import anyio
@@ -29,9 +29,9 @@ import httpx
 import orjson
 
 from .. import _observe
-from .._errors import UsageError
+from .._errors import HTTPStatusError, TransportError, UsageError
 from .._redact import scrub
-from .._types import InvalidToolCall
+from .._types import InvalidToolCall, ResponseEnd
 from .._validate import Toolset
 from ..integrations._encoders._base import Call
 from ..integrations._reemit import Session
@@ -39,9 +39,13 @@ from ._config import Route
 from ._formats import Format
 from ._fragments import ServeSession
 from ._metrics import Metrics
-from ._whole import whole_calls
+from ._whole import whole_calls, whole_end
 
-__all__ = ("Exchange", "Upstream")
+__all__ = ("SEND_TIMEOUT", "Exchange", "Upstream")
+
+#: The scope extension the server's protocol sets on a request whose client stopped reading
+#: past ``send_timeout`` (``_protocol``), before it drops the connection.
+SEND_TIMEOUT = "streamkit.send_timeout"
 
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -77,28 +81,34 @@ class Exchange:
         receive: Receive,
         send: Send,
         metrics: Metrics,
-        secrets: list[str],
     ) -> None:
         self.format = fmt
+        self.scope = scope
         self.headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
         self.receive, self.send, self.metrics = receive, send, metrics
-        self.secrets = list(secrets)
+        self.secrets: list[str] = []  # what was sent upstream that an answer may echo (its key headers)
+        self.gone = False  # the client went away (or stopped reading) before the answer's end
         client = scope.get("client")
         self.log: dict[str, Any] = {"format": fmt.slug, "client": client[0] if client else None, "status": None}
 
-    async def read_body(self, limit: int) -> bytes | None:
-        """The request body, or ``None`` once a too-large body was refused (413)."""
+    async def read_body(self, limit: int, wait: float) -> bytes | None:
+        """The request body, or ``None`` once refused: over ``limit`` (413), or no piece of it for ``wait`` s (408)."""
         parts: list[bytes] = []
         size = 0
         while True:
-            message = await self.receive()
+            with anyio.move_on_after(wait) as waited:
+                message = await self.receive()
+            if waited.cancelled_caught:
+                stalled = f"no byte of the request body came for {wait:g} s (body_timeout)"
+                await self.refuse(408, "request_timeout", stalled, close=True)
+                return None
             if message["type"] == "http.disconnect":
                 self.log["outcome"] = "disconnected"
                 return None
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > limit:
-                await self.refuse(413, "request_too_large", f"the request body is over {limit} bytes")
+                await self.refuse(413, "request_too_large", f"the request body is over {limit} bytes", close=True)
                 return None
             parts.append(chunk)
             if not message.get("more_body", False):
@@ -117,10 +127,14 @@ class Exchange:
             return None
         return value
 
-    async def refuse(self, status: int, kind: str, message: str) -> None:
+    async def refuse(self, status: int, kind: str, message: str, *, close: bool = False) -> None:
+        """The format's error answer; ``close`` ends the connection after it (a body left unread)."""
         self.log |= {"status": status, "outcome": kind}
         body = self.format.error_body(kind, scrub(message, self.secrets))
-        await self.start(status, [(b"content-type", b"application/json")], len(body))
+        headers = [(b"content-type", b"application/json")]
+        if close:
+            headers.append((b"connection", b"close"))
+        await self.start(status, headers, len(body))
         await self.send({"type": "http.response.body", "body": body})
 
     async def start(self, status: int, headers: Headers, length: int | None = None) -> None:
@@ -134,8 +148,12 @@ class Exchange:
         """Cancel ``scope`` (the upstream read) when the client goes away."""
         while (await self.receive())["type"] != "http.disconnect":
             pass
-        self.log["outcome"] = "disconnected"
+        self.gone = True
         scope.cancel()
+
+    def gone_outcome(self) -> str:
+        """Why the client is gone: it hung up, or it read nothing for ``send_timeout`` and was dropped."""
+        return "client_stalled" if SEND_TIMEOUT in self.scope.get("extensions", {}) else "disconnected"
 
 
 class Upstream:
@@ -162,21 +180,45 @@ class Upstream:
         headers = self._headers(exchange)
         exchange.secrets += [value for name, value in headers.items() if name in _KEY_HEADERS]
         exchange.secrets += [value.removeprefix("Bearer ") for name, value in headers.items() if name in _KEY_HEADERS]
-        outgoing = self._client.build_request("POST", route.upstream + fmt.upstream_path, content=body, headers=headers)
+        # the client's query (Anthropic's ?beta=true) goes on as it came
+        url = httpx.URL(route.upstream + fmt.upstream_path, query=exchange.scope.get("query_string", b""))
+        outgoing = self._client.build_request("POST", url, content=body, headers=headers)
         try:
             response = await self._client.send(outgoing, stream=True)
-        except httpx.TimeoutException:
-            exchange.metrics.count("streamkit_serve_upstream_errors_total", format=fmt.slug, kind="timeout")
-            await exchange.refuse(504, "timeout_error", f"the upstream did not answer within {route.timeout} s")
-            return
         except httpx.HTTPError as exc:
-            exchange.metrics.count("streamkit_serve_upstream_errors_total", format=fmt.slug, kind="connect")
-            await exchange.refuse(502, "api_error", f"the upstream cannot be reached: {type(exc).__name__}: {exc}")
+            await self._unanswered(exchange, outgoing, exc)
             return
         try:
             await self._answer(exchange, response, toolset)
+        except httpx.HTTPError as exc:  # reading a body not streamed: nothing of the answer was sent yet
+            message = scrub(f"the upstream's answer failed: {type(exc).__name__}: {exc}", exchange.secrets)
+            exchange.metrics.count("streamkit_serve_upstream_errors_total", format=fmt.slug, kind="read")
+            _span(exchange, outgoing.url, TransportError(message))
+            await exchange.refuse(502, "api_error", message)
         finally:
             await response.aclose()
+
+    async def _unanswered(self, exchange: Exchange, outgoing: httpx.Request, exc: httpx.HTTPError) -> None:
+        """No answer: no free connection in time (503), no connection or answer in time (504), no upstream (502)."""
+        route = self.route
+        if isinstance(exc, httpx.PoolTimeout):
+            kind, status, code = "pool", 503, "overloaded_error"
+            message = (
+                f"the proxy waited {route.timeout:g} s for a free connection to the upstream: "
+                f"all {route.max_connections} of the route's connections (max_connections) were in use"
+            )
+        elif isinstance(exc, httpx.ConnectTimeout):
+            kind, status, code = "timeout", 504, "timeout_error"
+            message = f"the upstream did not take a connection within {route.timeout:g} s"
+        elif isinstance(exc, httpx.TimeoutException):
+            kind, status, code = "timeout", 504, "timeout_error"
+            message = f"the upstream did not answer within {route.timeout:g} s"
+        else:
+            kind, status, code = "connect", 502, "api_error"
+            message = f"the upstream cannot be reached: {type(exc).__name__}: {exc}"
+        exchange.metrics.count("streamkit_serve_upstream_errors_total", format=exchange.format.slug, kind=kind)
+        _span(exchange, outgoing.url, TransportError(message))
+        await exchange.refuse(status, code, message)
 
     def _headers(self, exchange: Exchange) -> dict[str, str]:
         fmt = exchange.format
@@ -199,6 +241,8 @@ class Upstream:
         kind = response.headers.get("content-type", "")
         if not response.is_success:
             exchange.metrics.count("streamkit_serve_upstream_errors_total", format=fmt.slug, kind="status")
+            failed = HTTPStatusError(f"the upstream answered {response.status_code}", status_code=response.status_code)
+            _span(exchange, response.request.url, failed)
             await self._pass_error(exchange, response, headers)
         elif "text/event-stream" in kind:
             await self._stream(exchange, response, headers, toolset)
@@ -212,7 +256,9 @@ class Upstream:
         fmt, limit = exchange.format, self.route.limits.max_event_bytes
         content = await _bounded(response, limit)
         if content is None:
-            await exchange.refuse(502, "api_error", f"the upstream's response is over {limit} bytes (max_event_bytes)")
+            message = f"the upstream's response is over {limit} bytes (max_event_bytes)"
+            _span(exchange, response.request.url, TransportError(message))
+            await exchange.refuse(502, "api_error", message)
             return
         try:
             body = orjson.loads(content)
@@ -223,6 +269,8 @@ class Upstream:
         for call in calls:
             counted.count(call)
         bad = [call for call in calls if isinstance(call, InvalidToolCall)]
+        end = None if bad and counted.withheld else whole_end(fmt.slug, body, calls)  # withheld: the span is left
+        _span(exchange, response.request.url, None, calls, end)
         if bad and self.route.invalid == "withhold":
             described = "; ".join(_describe(call) for call in bad)
             await exchange.refuse(502, "invalid_tool_call", f"streamkit withheld an invalid tool call: {described}")
@@ -273,11 +321,13 @@ class Upstream:
                 group.start_soon(exchange.watch_disconnect, group.cancel_scope)
                 last = await stream.pump(response)
                 group.cancel_scope.cancel()
+            if exchange.gone:  # while the proxy waited on the upstream or the client
+                stream.left()
         finally:
             session.close()
         outcome = exchange.log["outcome"]
         exchange.metrics.count("streamkit_serve_streams_total", format=fmt.slug, outcome=outcome)
-        if outcome != "disconnected":
+        if not exchange.gone:
             await exchange.send({"type": "http.response.body", "body": last})
 
 
@@ -311,6 +361,7 @@ class _Stream:
         self._opened: dict[tuple[int, int], float] = {}
         self._counts = _Counts(exchange, withheld=False)
         self._marks: list[bytes] = []  # a pass route's comment lines, each before its invalid call
+        self._delivered = False  # the provider's end marker was read, and all before it sent
 
     async def pump(self, response: httpx.Response) -> bytes:
         """Stream the body to the client; the bytes that end it are returned, to send last."""
@@ -325,8 +376,17 @@ class _Stream:
         except httpx.HTTPError as exc:
             self.metrics.count("streamkit_serve_upstream_errors_total", format=self.format.slug, kind="read")
             failed = f"the upstream's stream failed: {type(exc).__name__}: {exc}"
+            session.fail(TransportError(scrub(failed, self.exchange.secrets)))
             return self._end("upstream_error", "api_error", failed)
         return self._finish()
+
+    def left(self) -> None:
+        """The client went before the pump ended: the stream is complete if it had the provider's
+        end marker (only the upstream's close was awaited), else it was left."""
+        if self._delivered:
+            self._finish()
+        else:
+            self.exchange.log["outcome"] = self.exchange.gone_outcome()
 
     async def _write(self, out: bytes) -> None:
         self._account()
@@ -337,6 +397,7 @@ class _Stream:
             self.exchange.log["outcome"] = "provider_error"
         if out:
             await self.exchange.send({"type": "http.response.body", "body": out, "more_body": True})
+        self._delivered = self.session.finished and not self.session.stopped
 
     def _account(self) -> None:
         """Time and count the calls the session opened and completed since it was last asked."""
@@ -370,10 +431,33 @@ class _Stream:
         return b""
 
     def _end(self, outcome: str, kind: str, message: str, code: str = "upstream_error") -> bytes:
-        """The format's error event that ends the stream (unless the client has already gone)."""
-        if self.exchange.log.get("outcome") != "disconnected":
-            self.exchange.log["outcome"] = outcome
+        """The format's error event that ends the stream."""
+        self.exchange.log["outcome"] = outcome
         return self.format.error_event(kind, scrub(message, self.exchange.secrets), code)
+
+
+def _span(
+    exchange: Exchange,
+    url: httpx.URL,
+    error: Exception | None,
+    calls: Sequence[Call] = (),
+    end: ResponseEnd | None = None,
+) -> None:
+    """Telemetry's span for an answer that was no stream (a whole body, an error status, none at
+    all): ended with ``end``, failed with ``error``, or left (a withheld call); nothing when off."""
+    request = _observe.Request(exchange.secrets, url.host, url.port)
+    watch = _observe.within(request, lambda: _observe.watch(exchange.format.slug))
+    if watch is None:
+        return
+    if error is not None:
+        watch.fail(error, ())
+        return
+    for call in calls:  # no first_input: a whole answer has no first chunk to time
+        watch.call(call)
+    if end is None:
+        watch.close()
+    else:
+        watch.end(end)
 
 
 def _describe(call: InvalidToolCall) -> str:

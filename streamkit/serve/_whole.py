@@ -12,16 +12,18 @@ limit cuts calls as in a stream: Chat's ``finish_reason: "length"`` every call o
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
+from .._ending import finish_of, tokens_of
 from .._events import RawCall
 from .._limits import Limits
 from .._normalize import normalize
-from .._types import TEXT_CALL, Call
+from .._types import TEXT_CALL, Call, ResponseEnd
 from .._validate import Toolset
+from ..providers import DECODERS
 
-__all__ = ("whole_calls",)
+__all__ = ("whole_calls", "whole_end")
 
 
 def whole_calls(fmt: str, body: Any, toolset: Toolset | None, limits: Limits) -> list[Call]:
@@ -31,6 +33,26 @@ def whole_calls(fmt: str, body: Any, toolset: Toolset | None, limits: Limits) ->
     raws = {"openai_chat": _chat, "openai_responses": _responses, "anthropic": _anthropic}[fmt](body)
     calls = [normalize(raw, limits.max_depth) for raw in raws]
     return calls if toolset is None else [toolset.validate(call) for call in calls]
+
+
+def whole_end(fmt: str, body: Any, calls: Sequence[Call]) -> ResponseEnd:
+    """The end of a whole response body, as a stream's ``ResponseEnd`` says it (for telemetry):
+    its stop reason, usage and token counts, by the format's decoder's own tables."""
+    body = body if isinstance(body, dict) else {}
+    if fmt == "openai_chat":
+        first = next(iter(_list(body.get("choices"))), None)
+        stop = first.get("finish_reason") if isinstance(first, dict) else None
+    elif fmt == "openai_responses":
+        details = body.get("incomplete_details")
+        stop = details.get("reason") if isinstance(details, dict) else None
+        stop = stop or body.get("status")
+    else:
+        stop = body.get("stop_reason")
+    stop = stop if isinstance(stop, str) else None
+    usage = body.get("usage") if isinstance(body.get("usage"), dict) else None
+    decoder = DECODERS[fmt]
+    finish = finish_of(decoder.finish_reasons, stop, bool(calls))
+    return ResponseEnd(stop, usage, finish=finish, tokens=tokens_of(decoder.tokens, usage))
 
 
 def _chat(body: dict[str, Any]) -> Iterator[RawCall]:
