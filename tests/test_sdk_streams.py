@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import warnings
 from typing import Any
 
 import pytest
@@ -129,6 +131,18 @@ async def test_an_openai_error_event_through_the_async_client(server: LoopbackSe
     assert got == [PARIS]
     assert isinstance(info.value.__cause__, openai.APIError)
     assert [c.raw for c in info.value.unfinished] == ['{"ticker": "AA']
+    del info, stream
+    _collect_abandoned_generators()
+
+
+def _collect_abandoned_generators() -> None:
+    """The openai SDK raises an error event's ``APIError`` inside its own generator and leaves the
+    byte iterators under it suspended; held by the error's traceback, they are collected whenever
+    the garbage collector next runs, and under trio each then warns that it was never exhausted, in
+    whichever test that is. Collected here, where it is known, their warnings expected."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        gc.collect()
 
 
 def test_a_connection_cut_under_the_sdk_is_a_transport_error(server: LoopbackServer) -> None:

@@ -119,8 +119,10 @@ def test_an_upstream_error_status_is_a_failed_span(
     answer = httpx.post(served.url + "/v1/chat/completions", json=body, headers=KEYED, timeout=10)
     assert answer.status_code == status
     [span] = out.finished()
-    assert (span.status.status_code, span.status.description) == (StatusCode.ERROR, f"the upstream answered {status}")
-    assert dict(span.attributes or {})["error.type"] == "HTTPStatusError"
+    # the proxy records no content (no ``capture_content``): the class and the status say it
+    assert (span.status.status_code, span.status.description) == (StatusCode.ERROR, None)
+    attributes = dict(span.attributes or {})
+    assert (attributes["error.type"], attributes["http.response.status_code"]) == ("HTTPStatusError", status)
 
 
 def test_a_stream_the_upstream_cuts_is_a_failed_span_with_its_open_call_cut(
@@ -133,8 +135,7 @@ def test_a_stream_the_upstream_cuts_is_a_failed_span_with_its_open_call_cut(
     body = {"model": "m", "messages": [], "tools": TOOLS, "stream": True}
     httpx.post(served.url + "/v1/chat/completions", json=body, headers=KEYED, timeout=10)
     [span] = out.finished()
-    assert span.status.status_code == StatusCode.ERROR
-    assert (span.status.description or "").startswith("the upstream's stream failed: RemoteProtocolError: ")
+    assert (span.status.status_code, span.status.description) == (StatusCode.ERROR, None)
     assert dict(span.attributes or {})["error.type"] == "TransportError"
     assert [(event.attributes or {}).get("streamkit.tool_call.outcome") for event in span.events] == ["cut"]
 
@@ -155,8 +156,8 @@ def test_an_unreachable_upstream_is_a_failed_span(upstream: LoopbackServer, monk
         telemetry.disable()
     assert answer.status_code == 502
     [span] = out.finished()
-    assert span.status.status_code == StatusCode.ERROR
-    assert (span.status.description or "").startswith("the upstream cannot be reached: ConnectError: ")
+    assert (span.status.status_code, span.status.description) == (StatusCode.ERROR, None)
+    assert dict(span.attributes or {})["error.type"] == "TransportError"
 
 
 def test_an_answer_not_streamed_is_a_span_with_its_calls_and_finish(
