@@ -78,12 +78,12 @@ of an open call's text so far; the plain ``Accumulator`` never pays for that opt
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, cast, get_args
 
+from . import _log
 from ._errors import LimitExceededError, ProviderError, ProviderProtocolError
 from ._events import (
     TURN_EVENTS,
@@ -122,7 +122,6 @@ _UNSET: Any = object()
 #: about 60 bytes as a str object in a list; packed, 4 to 16 bytes. Packing every 64 fragments
 #: keeps that overhead to a few KiB per call and costs ~1% of the time per fragment.
 _PACK_AT = 64
-_log = logging.getLogger(__name__)
 
 # -- the call's life, as a table ------------------------------------------------------------------
 #
@@ -693,11 +692,11 @@ class Accumulator:
     def _note_response(self, anomaly: str) -> None:
         if anomaly not in self.anomalies:
             self.anomalies.append(anomaly)
-            _log.debug("%s: %s", self.provider, anomaly)
+            _log.debug(__name__, "%s: %s", self.provider, anomaly)
 
     def _note(self, slot: _Slot, anomaly: str) -> None:
         if slot.note(anomaly):  # logged once per call: the rule's name, never the arguments
-            _log.debug("%s: call index %d: %s", self.provider, slot.index, anomaly)
+            _log.debug(__name__, "%s: call index %d: %s", self.provider, slot.index, anomaly)
 
     def _too_long(self, slot: _Slot) -> LimitExceededError:
         limit = self._max_argument_bytes
@@ -705,7 +704,7 @@ class Accumulator:
 
     def _limit(self, limit: str, value: int, index: int | None, message: str) -> LimitExceededError:
         where = "" if index is None else f"call index {index}: "
-        _log.debug("%s: %s%s (%s=%d)", self.provider, where, message, limit, value)
+        _log.debug(__name__, "%s: %s%s (%s=%d)", self.provider, where, message, limit, value)
         return LimitExceededError(message, limit=limit, value=value, provider=self.provider, index=index)
 
     def _illegal(self, state: str, kind: type, index: int) -> ProviderProtocolError:

@@ -10,7 +10,6 @@ the framing rule (``streamkit._framing.Deferred``) returns what was finished fir
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import (
     Callable,
@@ -21,7 +20,7 @@ from collections.abc import (
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Never, TypedDict
 
-from . import _events, _observe
+from . import _events, _log, _observe
 from ._accumulator import Accumulator, PreviewingAccumulator
 from ._ending import cutting_reasons, finish_of, tokens_of
 from ._errors import (
@@ -34,9 +33,7 @@ from ._events import TURN_EVENTS, Event, Frame, Payloads, RawCall, RawPreview, R
 from ._framing import Deferred, Framer
 from ._hot import HotRead, arm, text_delta
 from ._limits import DEFAULT_LIMITS, Limits, TurnBudget
-from ._ndjson import NDJSONDecoder
 from ._normalize import normalize, stops_mid_json
-from ._preview import NO_PREVIEW, PartialJSON
 from ._sse import SSEDecoder
 from ._types import (
     ArgumentsFragment,
@@ -51,17 +48,12 @@ from ._types import (
 from .providers import Decoder, decoder_for
 
 if TYPE_CHECKING:
+    from ._preview import PartialJSON
     from ._turn import TurnStage
     from ._turn_types import StreamEvent
     from ._validate import Toolset
 
 __all__ = ("MAX_PREVIEW_GROWTH", "Assembler", "StreamOptions", "check_options")
-
-_log = logging.getLogger(__name__)
-# Quiet by default: an application that wants streamkit's debug records configures the logger.
-# Set here, by the composer every stage that logs is driven by, so ``import streamkit`` alone
-# loads no logging.
-logging.getLogger(__package__).addHandler(logging.NullHandler())
 
 
 class StreamOptions(TypedDict, total=False):
@@ -112,9 +104,16 @@ def _eventstream(**options: Any) -> Framer:
     return EventStreamDecoder(**options)
 
 
+def _ndjson(**options: Any) -> Framer:
+    """The NDJSON framer, imported only for the provider that speaks it (Ollama)."""
+    from ._ndjson import NDJSONDecoder
+
+    return NDJSONDecoder(**options)
+
+
 _FRAMERS: dict[str, Callable[..., Framer]] = {
     "sse": SSEDecoder,
-    "ndjson": NDJSONDecoder,
+    "ndjson": _ndjson,
     "eventstream": _eventstream,
 }
 
@@ -382,6 +381,8 @@ class Assembler:
 
     def _preview(self, item: RawPreview, out: list[StreamEvent]) -> None:
         key = (item.choice, item.index)
+        from ._preview import NO_PREVIEW, PartialJSON  # loaded by the first preview asked for
+
         partial = self._partials.get(key)
         if partial is None:
             partial = self._partials[key] = PartialJSON(self._max_depth)
@@ -452,7 +453,7 @@ def _stamped(call: Call, times: tuple[int, int] | None) -> Call:
 def _log_anomalies(provider: str, call: Call, known: int) -> None:
     """Log what the normalizer noted, as the accumulator logs its own: the rule, never the arguments."""
     for anomaly in call.anomalies[known:]:
-        _log.debug("%s: call index %d: %s", provider, call.index, anomaly)
+        _log.debug(__name__, "%s: call index %d: %s", provider, call.index, anomaly)
 
 
 def _as_invalid(call: Call) -> InvalidToolCall:

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, Unpack, cast
 from . import _observe, _pipeline, _redact
 from ._assembler import StreamOptions, check_options
 from ._errors import UsageError
-from ._response import Tee, acheck, aread_body, check, decoder_of, library, read_body, read_error
+from ._libraries import library
+from ._response import Tee, acheck, aread_body, check, decoder_of, read_body, read_error
 from ._types import Call, Provider
 from .providers import Decoder
 

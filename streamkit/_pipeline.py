@@ -8,7 +8,6 @@ raises is translated once, by ``streamkit._foreign.translated``.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
@@ -19,13 +18,13 @@ from collections.abc import (
 )
 from typing import TYPE_CHECKING, Any, NoReturn, Unpack, cast
 
+from . import _log
 from ._assembler import Assembler, StreamOptions, check_options
 from ._errors import (
     FramingError,
     UsageError,
 )
 from ._events import Frame
-from ._foreign import translated
 from ._hot import HotRead
 from ._sources import Payload, SourceAdapter
 from ._types import (
@@ -47,7 +46,6 @@ __all__ = (
     "iter_tool_calls",
 )
 
-_log = logging.getLogger(__name__)
 
 #: What ``iter_events`` and its kin accept: any iterable of the items ``_sources`` recognizes
 #: (bytes, text lines, SSE events, dicts, SDK event objects).
@@ -208,6 +206,8 @@ async def _aevents_of(
 def _reraise(exc: Exception, assembler: Assembler) -> NoReturn:
     """Raise, while the source's own exception ``exc`` is handled, what it raises in its place
     (``translated``): the caller's own exception is raised again as it is."""
+    from ._foreign import translated  # loaded by the first source that raises
+
     error = translated(exc, assembler)
     if error is exc:
         raise  # the exception being handled: its traceback and context unchanged
@@ -257,7 +257,7 @@ def _drain(items: Iterator[Any]) -> None:
         for _ in items:
             pass
     except Exception as exc:  # after the end marker: nothing the source says changes the response
-        _log.debug("the source raised after the end of the response: %s", type(exc).__name__)
+        _log.debug(__name__, "the source raised after the end of the response: %s", type(exc).__name__)
 
 
 async def _read_to_end(items: AsyncIterator[Any], adapter: SourceAdapter) -> None:
@@ -269,7 +269,7 @@ async def _read_to_end(items: AsyncIterator[Any], adapter: SourceAdapter) -> Non
             async for _ in items:
                 pass
         except Exception as exc:  # as in _drain
-            _log.debug("the source raised after the end of the response: %s", type(exc).__name__)
+            _log.debug(__name__, "the source raised after the end of the response: %s", type(exc).__name__)
 
 
 def collect_turn(source: Iterable[Any], provider: Provider | Decoder, **options: Unpack[StreamOptions]) -> Turn:

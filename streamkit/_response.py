@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import json as jsonlib
 import re
-import sys
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping
 from datetime import UTC
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 from . import _redact
 from ._errors import HTTPStatusError, Passthrough, TransportError
+from ._libraries import library
 from .providers import Decoder, decoder_for, error_details
 
 if TYPE_CHECKING:
@@ -41,12 +41,10 @@ __all__ = (
     "aread_body",
     "check",
     "decoder_of",
-    "library",
     "read_body",
     "read_error",
     "refusal",
     "release",
-    "response_library",
     "retry_after",
 )
 
@@ -54,27 +52,6 @@ __all__ = (
 ERROR_BODY_LIMIT = 64 * 1024
 
 Tee = Callable[[bytes], object]
-
-_LIBRARIES = frozenset({"httpx", "httpx2"})
-
-
-def library(obj: object) -> ModuleType | None:
-    """httpx or httpx2, when ``obj``'s class (or a base of it) is one of theirs, else None.
-
-    Read from the class's module through ``sys.modules``: a library is never imported here, and
-    an object of a library that was never imported cannot be one of its instances.
-    """
-    for cls in type(obj).__mro__:
-        name = cls.__module__.partition(".")[0]
-        if name in _LIBRARIES:
-            return sys.modules.get(name)
-    return None
-
-
-def response_library(source: object) -> ModuleType | None:
-    """httpx or httpx2, when ``source`` is one of their responses, else None."""
-    found = library(source)
-    return found if found is not None and isinstance(source, found.Response) else None
 
 
 def decoder_of(provider: str | Decoder) -> type[Decoder]:

@@ -19,10 +19,10 @@ and bad bytes after the provider's end-of-stream marker are never read.
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Iterable, Iterator
 
+from . import _log
 from ._errors import FramingError, LimitExceededError
 from ._events import Frame, Payloads
 from ._framing import Flushed, Framer
@@ -30,7 +30,6 @@ from ._limits import DEFAULT_MAX_EVENT_BYTES
 
 __all__ = ("DEFAULT_MAX_EVENT_BYTES", "SSEDecoder")
 
-_log = logging.getLogger(__name__)
 _BOM = b"\xef\xbb\xbf"
 _BLANK = [""]
 _UNKNOWN = "\x00unknown"  # a name not yet in the cache (no decoded name is this object)
@@ -75,7 +74,9 @@ class SSEDecoder(Framer):
             self._text(bytes(self._pending[: self._named]), [])
         cut = bool(self._pending or self._data or self._event is not None)
         if cut:
-            _log.debug("input ended inside an SSE event: %d bytes dropped", len(self._pending) + self._event_size)
+            _log.debug(
+                __name__, "input ended inside an SSE event: %d bytes dropped", len(self._pending) + self._event_size
+            )
         self._pending = bytearray()
         self._named = 0
         self._data = []

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack, cast
 
-from . import _observe, _pipeline, _redact
+from . import _observe, _pipeline
 from ._assembler import StreamOptions
 from ._errors import StreamkitError
-from ._response import aread_body, decoder_of, read_body, response_library
+from ._libraries import response_library
 from ._types import Call, Provider
 from .providers import Decoder
 
@@ -40,12 +40,14 @@ def _opened(source: Any, provider: str | Decoder, *, sync: bool) -> tuple[Any, l
     """
     if response_library(source) is None:
         return source, []
-    read = read_body if sync else aread_body
+    from . import _redact, _response  # a response's machinery, loaded by the first response
+
+    read = _response.read_body if sync else _response.aread_body
     try:
         secrets = _redact.secrets(source.request)
     except RuntimeError:  # a response built by hand, without a request: no secrets either
         secrets = []
-    return read(source, decoder_of(provider), None, checked=False), secrets
+    return read(source, _response.decoder_of(provider), None, checked=False), secrets
 
 
 T = TypeVar("T")
@@ -68,7 +70,11 @@ def _iterated(
     """``pipe`` over what ``source`` opens to: the sync iterators differ only in the pipeline's."""
     items, secrets = _opened(source, provider, sync=True)
     out = _made(lambda: pipe(items, provider, **options), source, secrets)
-    return _redact.scrubbed(out, secrets) if secrets else out
+    if not secrets:
+        return out
+    from . import _redact
+
+    return _redact.scrubbed(out, secrets)
 
 
 def _aiterated(
@@ -77,7 +83,18 @@ def _aiterated(
     """The async twin of ``_iterated``: the pipeline's async iterators are async generators."""
     items, secrets = _opened(source, provider, sync=False)
     out = cast(AsyncGenerator[T, None], _made(lambda: pipe(items, provider, **options), source, secrets))
-    return _redact.ascrubbed(out, secrets) if secrets else out
+    if not secrets:
+        return out
+    from . import _redact
+
+    return _redact.ascrubbed(out, secrets)
+
+
+def _scrub_error(error: StreamkitError, secrets: list[str]) -> None:
+    if secrets:
+        from . import _redact
+
+        _redact.scrub_error(error, secrets)
 
 
 def iter_events(
@@ -120,7 +137,7 @@ def collect_turn(
     try:
         return _made(lambda: _pipeline.collect_turn(items, provider, **options), source, secrets)
     except StreamkitError as exc:
-        _redact.scrub_error(exc, secrets)
+        _scrub_error(exc, secrets)
         raise
 
 
@@ -132,5 +149,5 @@ async def acollect_turn(
     try:
         return await _pipeline.acollect_turn(items, provider, **options)
     except StreamkitError as exc:
-        _redact.scrub_error(exc, secrets)
+        _scrub_error(exc, secrets)
         raise

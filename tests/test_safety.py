@@ -39,14 +39,33 @@ def test_no_module_can_evaluate_stream_content(path: Path) -> None:
             assert node.module.split(".")[0] not in FORBIDDEN_MODULES, f"{path.name}:{node.lineno}"
 
 
+#: A call whose opening is sent twice: the accumulator logs the anomaly (``id_repeated``).
+_OPENING = b'data: {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c"}]}}]}\n\n'
+_ANOMALY = _OPENING * 2 + b"data: [DONE]\n\n"
+_RUN_ANOMALY = f"""
+import sys
+import streamkit
+list(streamkit.iter_events([{_ANOMALY!r}], "openai_chat"))
+"""
+
+
+def _run(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+
+
 def test_the_streamkit_logger_is_quiet_by_default() -> None:
-    """Once a stage that logs can run (the pipeline is loaded), in a fresh interpreter."""
-    code = (
-        "import logging, streamkit; streamkit.iter_tool_calls; logger = logging.getLogger('streamkit'); "
-        "print([type(h).__name__ for h in logger.handlers], logger.level)"
+    """Once a stage has logged, in a fresh interpreter: the application decides what it sees."""
+    code = _RUN_ANOMALY + (
+        "logger = logging.getLogger('streamkit')\nprint([type(h).__name__ for h in logger.handlers], logger.level)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout == f"['NullHandler'] {logging.NOTSET}\n"  # the application decides what it sees
+    out = _run("import logging\n" + code)
+    assert (out.stdout, out.stderr) == (f"['NullHandler'] {logging.NOTSET}\n", "")
+
+
+def test_a_program_without_logging_does_not_load_it_for_streamkit() -> None:
+    """Nobody can see a record before ``logging`` is loaded: the pipeline does not load it."""
+    out = _run(_RUN_ANOMALY + "print('logging' in sys.modules)\n")
+    assert (out.stdout, out.stderr) == ("False\n", "")
 
 
 def _hostile_streams() -> list[tuple[str, bytes, dict[str, object]]]:

@@ -55,23 +55,35 @@ def _free_port() -> int:
         return port
 
 
+def _started(url: str, process: subprocess.Popen[str]) -> bool:
+    """Whether the server answers within 30 s; False as soon as it has exited."""
+    deadline = time.monotonic() + 30
+    while process.poll() is None:
+        try:
+            httpx.get(url + "/healthz", timeout=1)
+            return True
+        except httpx.TransportError:
+            assert time.monotonic() < deadline, "the server did not answer within 30 s"
+            time.sleep(0.1)
+    return False
+
+
 @contextmanager
 def serving(*flags: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """``streamkit serve FLAGS`` as its own process, until the test sends it SIGTERM (or it is killed)."""
-    port = _free_port()
-    command = [sys.executable, "-m", "streamkit", "serve", "--port", str(port), *flags]
-    environment = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=environment, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
+    for _ in range(3):  # another program may take the free port between its pick and the bind
+        port = _free_port()
+        command = [sys.executable, "-m", "streamkit", "serve", "--port", str(port), *flags]
+        environment = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=environment, start_new_session=True)
+        url = f"http://127.0.0.1:{port}"
+        if _started(url, process):
+            break
+        said = process.communicate(timeout=30)[1]
+        assert "another server holds it" in said, f"the server did not start (exit {process.returncode}): {said}"
+    else:
+        raise AssertionError("three free ports were taken before the server could bind them")
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(url + "/healthz", timeout=1)
-                break
-            except httpx.TransportError:
-                assert process.poll() is None and time.monotonic() < deadline, "the server did not start"
-                time.sleep(0.1)
         yield url, process
     finally:
         if process.poll() is None:
