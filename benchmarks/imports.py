@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -56,18 +57,28 @@ def _env(tree: Path, cache: Path | None) -> dict[str, str]:
     return env
 
 
-def best_times(trees: list[Path], repeat: int, cache: Path | None) -> list[dict[str, float]]:
-    """The best wall time of each statement in each tree, in seconds, all interleaved, after one
-    untimed run of each (which fills the bytecode cache)."""
+def _child_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def best_times(
+    trees: list[Path], repeat: int, cache: Path | None
+) -> tuple[list[dict[str, float]], list[dict[str, float]]]:
+    """The best wall time and the best child CPU time (user and system) of each statement in each
+    tree, in seconds, all interleaved, after one untimed run of each (which fills the bytecode
+    cache). CPU time is what the interpreter itself spent, whatever else the machine ran."""
     best = [{label: float("inf") for label, _ in STATEMENTS} for _ in trees]
+    cpu = [{label: float("inf") for label, _ in STATEMENTS} for _ in trees]
     for run in range(repeat + 1):
         for label, statement in STATEMENTS:
-            for tree, times in zip(trees, best, strict=True):
-                start = time.perf_counter()
+            for tree, times, cpus in zip(trees, best, cpu, strict=True):
+                start, start_cpu = time.perf_counter(), _child_cpu()
                 subprocess.run([sys.executable, "-c", statement], check=True, env=_env(tree, cache), cwd=tree)
                 if run:
                     times[label] = min(times[label], time.perf_counter() - start)
-    return best
+                    cpus[label] = min(cpus[label], _child_cpu() - start_cpu)
+    return best, cpu
 
 
 def module_counts(tree: Path, cache: Path | None) -> dict[str, int]:
@@ -92,18 +103,21 @@ def main(argv: list[str] | None = None) -> None:
     trees = [here] if args.against is None else [here, args.against.resolve()]
     with tempfile.TemporaryDirectory(prefix="streamkit-bytecode-") as directory:
         cache = None if args.from_source else Path(directory)
-        runs = best_times(trees, args.repeat, cache)
+        runs, cpus = best_times(trees, args.repeat, cache)
         loaded = [module_counts(tree, cache) for tree in trees]
     where = "compiled from source" if args.from_source else "from bytecode"
     print(f"best of {args.repeat} fresh interpreters, Python {sys.version.split()[0]}, streamkit {where}")
     costs = []
-    for tree, best, counts in zip(trees, runs, loaded, strict=True):
-        floor = best["python -c pass"]
+    for tree, best, cpu, counts in zip(trees, runs, cpus, loaded, strict=True):
+        floor, cpu_floor = best["python -c pass"], cpu["python -c pass"]
         costs.append({label: best[label] - floor for label, _ in STATEMENTS})
-        print(f"\n{tree}\n{'statement':<18} {'wall':>9} {'over pass':>10} {'modules':>8}")
+        print(f"\n{tree}\n{'statement':<18} {'wall':>9} {'over pass':>10} {'CPU over pass':>14} {'modules':>8}")
         for label, _ in STATEMENTS:
             over = "" if label == "python -c pass" else f"{costs[-1][label] * 1000:8.1f} ms"
-            print(f"{label:<18} {best[label] * 1000:6.1f} ms {over:>10} {counts[label]:>8}")
+            cpu_over = "" if label == "python -c pass" else f"{(cpu[label] - cpu_floor) * 1000:8.1f} ms"
+            print(f"{label:<18} {best[label] * 1000:6.1f} ms {over:>10} {cpu_over:>14} {counts[label]:>8}")
+        pipeline, httpx = cpu["the pipeline"] - cpu_floor, cpu["httpx, no CLI"] - cpu_floor
+        print(f"the pipeline / httpx without its CLI, child CPU: {pipeline / httpx:.2f}")
     if len(costs) == 2:
         print(f"\ncost over pass, this tree / {trees[1]}")
         for label, _ in STATEMENTS[1:]:
