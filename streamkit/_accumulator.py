@@ -82,6 +82,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from operator import attrgetter
 from typing import Any, cast, get_args
 
 from ._errors import LimitExceededError, ProviderError, ProviderProtocolError
@@ -123,6 +124,7 @@ _UNSET: Any = object()
 #: keeps that overhead to a few KiB per call and costs ~1% of the time per fragment.
 _PACK_AT = 64
 _log = logging.getLogger(__name__)
+_SEQ = attrgetter("seq")
 
 # -- the call's life, as a table ------------------------------------------------------------------
 #
@@ -225,10 +227,6 @@ _WHY = {
     ENDED: "the call ended, and waits for the stop reason",
     DELIVERED: "the call was already delivered",
 }
-
-
-def _seq(slot: _Slot) -> int:
-    return slot.seq
 
 
 class _Slot:
@@ -461,7 +459,7 @@ class Accumulator:
             return []
         open_calls = self._open
         # A key listed may have been delivered since, or started again as a call in ``OPEN``.
-        slots = sorted((slot for other in unfollowed if (slot := open_calls.get(other)) is not None), key=_seq)
+        slots = sorted((slot for other in unfollowed if (slot := open_calls.get(other)) is not None), key=_SEQ)
         out: list[Output] = []
         for slot in slots:
             self._call_event(CallFollowed(slot.index, key[0]))
@@ -495,7 +493,8 @@ class Accumulator:
             return out
         if not slot.extend(event.texts, self._max_argument_bytes):
             raise self._too_long(slot)
-        if slot.size and slot.phase is not TEXT:  # empty fragments are no text: the call stays OPEN until some came
+        # Empty fragments are no text: the call stays OPEN until some came.
+        if slot.size and slot.phase is not TEXT:
             slot.phase = TEXT
             if self._sequential:
                 self._unfollowed.setdefault(event.choice, {})[event.choice, event.index] = None

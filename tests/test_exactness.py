@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -398,3 +400,66 @@ def test_a_value_no_reader_takes_outside_a_calls_arguments_is_still_not_json(slu
     _, error = run([data], slug)
     assert isinstance(error, ProviderProtocolError)
     assert "event data is not JSON (number is infinity when parsed as double)" in str(error)
+
+
+def _deep(arrays: int) -> dict[str, Any]:
+    inner: list[Any] = []
+    for _ in range(arrays - 1):
+        inner = [inner]
+    return {"a": inner}
+
+
+#: What an SDK's standard-library read makes of each (it reads ``1e400`` as an infinity, and a
+#: lone surrogate escape as the character), given to the pipeline as payloads, not text.
+READ_BY_AN_SDK: dict[str, tuple[object, str, ArgumentIssue]] = {
+    "1e400": (
+        {"a": math.inf},
+        '{"a":Infinity}',
+        ArgumentIssue("invalid_json", "the arguments are not JSON: they hold a float (inf)"),
+    ),
+    "lone-surrogate": (
+        {"a": "\ud800"},
+        '{"a":"\\ud800"}',
+        ArgumentIssue("invalid_json", "the arguments are not valid JSON: a lone surrogate escape"),
+    ),
+    "nested-past-1024": (_deep(1030), UNREADABLE["nested-past-1024"], UNREADABLE_ISSUES["nested-past-1024"]),
+}
+
+
+def _as_payloads(data: bytes, first: object) -> list[Any]:
+    """The payloads of a stream made by ``_two_values`` with ``{"x":0}`` for the first value, that one
+    replaced by ``first``."""
+
+    def put(item: Any) -> Any:
+        if item == {"x": 0}:
+            return first
+        if isinstance(item, dict):
+            return {key: put(value) for key, value in item.items()}
+        return [put(value) for value in item] if isinstance(item, list) else item
+
+    lines = (line.removeprefix("data: ") for line in data.decode().splitlines())
+    return [put(json.loads(line)) for line in lines if line.startswith("{")]
+
+
+@pytest.mark.parametrize("value", sorted(READ_BY_AN_SDK))
+@pytest.mark.parametrize("slug", OBJECT_SLUGS)
+def test_an_arguments_value_from_an_sdk_that_is_not_json_makes_only_its_call_invalid_with_its_text(
+    slug: str, value: str
+) -> None:
+    """A lone surrogate passed as valid, an infinity was shown as ``null``, and nesting past a few
+    hundred levels as no text at all."""
+    arguments, raw, issue = READ_BY_AN_SDK[value]
+    items, error = run(_as_payloads(_two_values(slug, '{"x":0}'), arguments), slug)
+    assert error is None
+    assert [item for item in items if isinstance(item, Call)] == _expected(slug, raw, issue)
+
+
+@pytest.mark.parametrize("slug", OBJECT_SLUGS)
+def test_a_value_read_whole_but_nested_past_what_orjson_writes_keeps_its_raw_text(slug: str) -> None:
+    # Read from the event, written back for the raw text: orjson writes 254 levels at most.
+    raw = '{"a":' + "[" * 999 + "]" * 999 + "}"
+    items, error = run([_two_values(slug, raw)], slug)
+    assert error is None
+    assert [item for item in items if isinstance(item, Call)] == _expected(
+        slug, raw, UNREADABLE_ISSUES["nested-past-1024"]
+    )

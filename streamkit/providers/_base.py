@@ -284,7 +284,7 @@ class Decoder(ABC):
         try:
             payload = self._unloaded(data, exc, event)
         except ProviderProtocolError as error:
-            aside = _set_aside(data, self.value_paths) if self.value_paths else None
+            aside = self._set_aside(data) if self.value_paths else None
             if aside is None:
                 raise
             text, raws = aside
@@ -299,10 +299,41 @@ class Decoder(ABC):
         return self._read_exactly(self.feed_payload(payload, event), payload, data)
 
     def _read_exactly(self, events: list[Event], payload: Any, data: str) -> list[Event]:
-        """``events``, or ``_exact``'s when an arguments value in them may be read inexactly."""
+        """``events``, or ``_exact``'s when an arguments value in them may be read inexactly
+        (what ``feed`` does after its common case)."""
         if any(_holds_value(item) and may_be_inexact(_value(item)) for item in events):
             return self._exact(events, payload, data)
         return events
+
+    def _set_aside(self, data: str) -> tuple[str, list[str]] | None:
+        """``data`` with each value at ``value_paths`` that ``load`` does not read, there, in its
+        place, replaced by an object naming it, and their raw texts; ``None`` when there is none,
+        or the structure of ``data`` cannot be followed to find them."""
+        spans = value_spans(data, self.value_paths)
+        if not spans:
+            return None
+        pieces: list[str] = []
+        raws: list[str] = []
+        done = 0
+        for start, end, depth in spans:
+            raw = data[start:end]
+            if depth <= _READER_DEPTH and self._readable(raw):
+                continue
+            pieces += (data[done:start], orjson.dumps({_ASIDE: len(raws)}).decode())
+            raws.append(raw)
+            done = end
+        if not raws:
+            return None
+        pieces.append(data[done:])
+        return "".join(pieces), raws
+
+    def _readable(self, text: str) -> bool:
+        """Whether ``load`` reads ``text``, a value's JSON, as it reads an event's."""
+        try:
+            self.load(text, None)
+        except ProviderProtocolError:
+            return False
+        return True
 
     def read(self, items: Iterable[Frame | Payloads], out: list[Event]) -> None:
         """Append the events of a read's frames and payloads to ``out``, in order: the one loop
@@ -540,46 +571,9 @@ class TypedEventDecoder(Decoder):
 #: The key of the object put in place of an arguments value set aside; the number beside it
 #: is the value's place in the raw texts set aside.
 _ASIDE = "\x00streamkit: set aside"
-#: The deepest nesting orjson reads (its own limit, fixed).
+#: The deepest nesting orjson reads (its own limit, fixed): a value read alone may pass it
+#: under the levels of the event around it.
 _READER_DEPTH = 1024
-
-
-def _set_aside(data: str, paths: tuple[tuple[str | None, ...], ...]) -> tuple[str, list[str]] | None:
-    """``data`` with each value at ``paths`` that no reader takes in its place replaced by an
-    object naming it, and their raw texts; ``None`` when there is none, or the structure of
-    ``data`` cannot be followed to find them."""
-    spans = value_spans(data, paths)
-    if not spans:
-        return None
-    pieces: list[str] = []
-    raws: list[str] = []
-    done = 0
-    for start, end, depth in spans:
-        raw = data[start:end]
-        if depth <= _READER_DEPTH and _readable(raw):
-            continue
-        pieces += (data[done:start], orjson.dumps({_ASIDE: len(raws)}).decode())
-        raws.append(raw)
-        done = end
-    if not raws:
-        return None
-    pieces.append(data[done:])
-    return "".join(pieces), raws
-
-
-def _readable(text: str) -> bool:
-    """Whether a value's JSON text is read as ``Decoder.load`` reads an event's."""
-    try:
-        orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
-        if not big_integer_at(text, exc.msg, exc.pos):
-            return False
-        try:
-            value = loads_exact(text)
-        except (ValueError, RecursionError):
-            return False
-        return not has_lone_surrogate(value)
-    return True
 
 
 def _put_back(events: list[Event], raws: list[str]) -> list[Event] | None:
@@ -592,7 +586,7 @@ def _put_back(events: list[Event], raws: list[str]) -> list[Event] | None:
         if _holds_value(item):
             value = _value(item)
             if type(value) is dict and len(value) == 1 and type(place := value.get(_ASIDE)) is int:
-                if place in back:
+                if place in back or not 0 <= place < len(raws):
                     return None
                 back.add(place)
                 item = _with_value(item, raws[place])
