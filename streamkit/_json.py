@@ -183,9 +183,10 @@ def value_spans(text: str, paths: Paths) -> list[tuple[int, int, int]] | None:
             if start < end:
                 spans.append((start, end, len(stack)))
         due, fits = False, ()
-        if mark == "{" or mark == "[":
-            if mark == "[":
-                due, fits = _member(stack)
+        if mark == "[":
+            due, fits = _member(stack)  # its first value, if any
+        elif mark == "{":
+            pass  # a key comes first
         elif mark == "}" or mark == "]":
             if not stack or stack[-1].is_object != (mark == "}"):
                 return None
