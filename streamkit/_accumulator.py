@@ -81,6 +81,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from operator import attrgetter
 from typing import Any, cast, get_args
 
 from . import _log
@@ -122,6 +123,7 @@ _UNSET: Any = object()
 #: about 60 bytes as a str object in a list; packed, 4 to 16 bytes. Packing every 64 fragments
 #: keeps that overhead to a few KiB per call and costs ~1% of the time per fragment.
 _PACK_AT = 64
+_SEQ = attrgetter("seq")
 
 # -- the call's life, as a table ------------------------------------------------------------------
 #
@@ -239,6 +241,7 @@ class _Slot:
         "packed",
         "parts",
         "phase",
+        "seq",
         "size",
         "state",
         "value",
@@ -246,6 +249,7 @@ class _Slot:
 
     def __init__(self, index: int, id: str | None, name: str | None) -> None:  # noqa: A002
         self.phase = OPEN  # the call's state in ``TRANSITIONS``
+        self.seq = 0  # its place among the calls opened, for the order of following (rule 9)
         self.index = index
         self.id = id
         self.name = name
@@ -350,6 +354,10 @@ class Accumulator:
         self._notes: dict[tuple[int, int], list[str]] = {}
         self._states: dict[tuple[int, int], dict[str, str]] = {}  # state for calls not started yet
         self._choices: set[int] = set()  # choices with calls, text, turn state or a stop reason
+        #: Rule 9: per choice, the calls whose arguments came since its last call started, the
+        #: only ones a new call's following changes. The others were followed already, or are
+        #: ``OPEN`` (never complete by following): visiting them again costs the square of the calls.
+        self._unfollowed: dict[int, dict[tuple[int, int], None]] = {}
 
     def feed(self, event: Event) -> Sequence[Output]:
         return _HANDLERS[type(event)](self, event)
@@ -392,6 +400,8 @@ class Accumulator:
         # IDLE -> OPEN made the slot OPEN, and a delivered call has none.
         if slot is not None and after is not state and after is not DELIVERED:
             slot.phase = after
+            if self._sequential and (after is TEXT or after is VALUE):
+                self._unfollowed.setdefault(key[0], {})[key] = None
         return out
 
     # -- the work of each transition ------------------------------------------------------------
@@ -426,6 +436,7 @@ class Accumulator:
             self._check_new(key, event.id, sent)
         self._delivered.discard(key)
         self._open[key] = slot = _Slot(event.index, event.id, event.name)
+        slot.seq = self._calls
         if self._clock is not None:
             slot.opened = self._clock()
         for note in self._notes.pop(key, ()):
@@ -437,12 +448,22 @@ class Accumulator:
 
     def _follow(self, key: tuple[int, int]) -> list[Output]:
         """Rule 9: the new call follows its choice's open calls; with ``early_close`` each one
-        complete by that is delivered now."""
+        complete by that is delivered now, in the order the calls opened.
+
+        Only the calls whose arguments came since the choice's last call started are visited:
+        following changes no other open call, so each call is followed about once, not once per
+        later call."""
+        unfollowed = self._unfollowed.pop(key[0], None)
+        if not unfollowed:
+            return []
+        open_calls = self._open
+        # A key listed may have been delivered since, or started again as a call in ``OPEN``.
+        slots = sorted((slot for other in unfollowed if (slot := open_calls.get(other)) is not None), key=_SEQ)
         out: list[Output] = []
-        for other in [other for other in self._open if other[0] == key[0]]:
-            self._call_event(CallFollowed(other[1], other[0]))
-            if self._early_close and self._open[other].phase in _COMPLETE_WHEN_FOLLOWED:
-                out += self._call_event(CallEnded(other[1], other[0]))
+        for slot in slots:
+            self._call_event(CallFollowed(slot.index, key[0]))
+            if self._early_close and slot.phase in _COMPLETE_WHEN_FOLLOWED:
+                out += self._call_event(CallEnded(slot.index, key[0]))
         return out
 
     def _followed(self, key: tuple[int, int], slot: _Slot, event: CallFollowed) -> Sequence[Output]:
@@ -471,8 +492,11 @@ class Accumulator:
             return out
         if not slot.extend(event.texts, self._max_argument_bytes):
             raise self._too_long(slot)
-        if slot.size:  # empty fragments are no text: the call stays OPEN until some came
+        # Empty fragments are no text: the call stays OPEN until some came.
+        if slot.size and slot.phase is not TEXT:
             slot.phase = TEXT
+            if self._sequential:
+                self._unfollowed.setdefault(event.choice, {})[event.choice, event.index] = None
         return _NOTHING
 
     def _plain(self, index: int, choice: int) -> _Slot | None:

@@ -17,7 +17,7 @@ import json
 import math
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 __all__ = (
     "INEXACT_FLOAT",
@@ -27,6 +27,7 @@ __all__ = (
     "loads_exact",
     "may_be_inexact",
     "twin",
+    "value_spans",
 )
 
 #: orjson reads an integer beyond the 64-bit range as a float; such a float is at least this big.
@@ -34,6 +35,10 @@ INEXACT_FLOAT = 9.2e18
 # An integer literal (no fraction, no exponent).
 _INTEGER = re.compile(r"-?[0-9]+(?![0-9.eE])")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+#: The tokens that give JSON text its structure: a string, or one of ``{}[]:,``; an unclosed
+#: string's quote alone. Numbers and literals lie between them, unread.
+_STRUCTURE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]:,]|"', re.DOTALL)
+_SPACE = " \t\n\r"
 
 
 def json_path(parts: Iterable[Any]) -> str:
@@ -127,3 +132,113 @@ def twin(read: Any, exact: Any, node: Any) -> Any:
         elif type(mine) is list and type(theirs) is list:
             stack.extend(zip(mine, theirs, strict=False))
     return node
+
+
+Paths = tuple[tuple[str | None, ...], ...]
+
+
+class _Level:
+    """A container open in ``value_spans``' scan: the patterns its path fits, the label of its
+    member being read (a key, or an index), and whether it waits for a key."""
+
+    __slots__ = ("alive", "is_object", "label", "wants_key")
+
+    def __init__(self, is_object: bool, alive: Paths) -> None:
+        self.is_object = is_object
+        self.alive = alive
+        self.wants_key = is_object
+        self.label: str | int | None = None if is_object else 0
+
+
+def value_spans(text: str, paths: Paths) -> list[tuple[int, int, int]] | None:
+    """``(start, end, depth)`` of each value in JSON ``text`` at one of ``paths`` (keys, and
+    ``None`` for any array index), but strings: ``depth`` is the deepest nesting of arrays and
+    objects in it, counted from the text's root. ``None`` when the structure cannot be followed.
+
+    The scan reads the structure alone (strings, brackets, colons, commas): no number is read,
+    and no string decoded but the keys on a path. So it follows text a strict reader refuses
+    for a value inside it (a number too big for a float, a lone surrogate escape, nesting deeper
+    than the reader goes), and finds which value that is. A value on a path is not looked into.
+    """
+    spans: list[tuple[int, int, int]] = []
+    stack: list[_Level] = []
+    fits: Paths = paths  # the patterns the value starting next fits, when one is due
+    due = True  # a value starts with the next token, or lies before it (a number, a literal)
+    begun = -1  # where the value on a path being scanned starts
+    floor = deepest = 0  # the stack's height outside it, and the deepest nesting within it
+    after = 0  # the end of the token before
+    for token in _STRUCTURE.finditer(text):
+        mark, at = token.group(), token.start()
+        if mark == '"':
+            return None  # a string never closed
+        on_path = due and any(len(path) == len(stack) for path in fits)
+        if mark == "{" or mark == "[":
+            if on_path:
+                begun, floor, deepest = at, len(stack), len(stack)
+            below = () if begun >= 0 else tuple(path for path in fits if len(path) > len(stack))
+            stack.append(_Level(mark == "{", below))
+            deepest = max(deepest, len(stack))
+        elif on_path and mark[0] != '"':  # a number or a literal ends before this token
+            start, end = _trim(text, after, at)
+            if start < end:
+                spans.append((start, end, len(stack)))
+        due, fits = False, ()
+        if mark == "[":
+            due, fits = _member(stack)  # its first value, if any
+        elif mark == "{":
+            pass  # a key comes first
+        elif mark == "}" or mark == "]":
+            if not stack or stack[-1].is_object != (mark == "}"):
+                return None
+            stack.pop()
+            if begun >= 0 and len(stack) == floor:
+                spans.append((begun, token.end(), deepest))
+                begun = -1
+        elif not stack:
+            return None  # a colon, a comma or a string outside any container
+        elif mark == ":":
+            due, fits = _member(stack)
+        elif mark == ",":
+            top = stack[-1]
+            if top.is_object:
+                top.wants_key = True
+            else:
+                top.label = cast(int, top.label) + 1
+                due, fits = _member(stack)
+        elif stack[-1].wants_key:  # a key: the next member's label
+            top = stack[-1]
+            top.wants_key = False
+            top.label = _key(mark) if top.alive else None
+        after = token.end()
+    return spans if not stack else None
+
+
+def _member(stack: list[_Level]) -> tuple[bool, Paths]:
+    """A value is due in the container on top: the patterns its label fits."""
+    top = stack[-1]
+    if not top.alive:
+        return True, ()
+    step, label = len(stack) - 1, top.label
+    return True, tuple(path for path in top.alive if _fits(path[step], label))
+
+
+def _fits(step: str | None, label: str | int | None) -> bool:
+    return type(label) is int if step is None else step == label
+
+
+def _key(token: str) -> str | None:
+    """A key's text, as the reader takes it; ``None`` for a key no reader takes."""
+    try:
+        key = json.loads(token)
+    except ValueError:
+        return None
+    return key if isinstance(key, str) else None
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span ``start:end`` of ``text`` without the JSON spaces around it."""
+    while start < end and text[start] in _SPACE:
+        start += 1
+    while end > start and text[end - 1] in _SPACE:
+        end -= 1
+    return start, end

@@ -5,7 +5,10 @@ Every provider's calls go through ``normalize``, with exactly these rules:
 - ``None`` -> ``{}``; ``""`` or only JSON whitespace (space, tab, CR, LF) -> ``{}``.
 - The JSON text ``null`` -> ``{}`` too (it is ``None`` serialized), noted as the anomaly
   ``null_arguments``.
-- A dict passes as is; any other non-string value is ``not_an_object``.
+- A dict passes as is, unless it holds what JSON has no form for (a key that is not a string,
+  a string with a lone surrogate, ``NaN``, an infinity): ``invalid_json``. Any other non-string
+  value is ``not_an_object``. A value an event's JSON held that no reader takes comes here as
+  its text (the decoder's ``value_paths``), under the rules for text.
 - A string is parsed strictly and must give an object: an array or a scalar is
   ``not_an_object``, bad JSON is ``invalid_json`` with its position, and one object followed by
   more text (``{"a":1}{"b":2}``, two calls glued together) is ``concatenated_json``. Nothing is
@@ -167,19 +170,22 @@ def _parse_exact(text: str, first: orjson.JSONDecodeError) -> tuple[Any, Argumen
             return None, ArgumentIssue("invalid_json", message, position=first.pos)
         return None, ArgumentIssue("invalid_json", f"the arguments are not valid JSON: {exc}")
     if has_lone_surrogate(value):
-        return None, ArgumentIssue("invalid_json", "the arguments are not valid JSON: a lone surrogate escape")
+        return None, ArgumentIssue("invalid_json", _LONE_SURROGATE)
     return value, None
 
 
 _JSON_LEAVES = (str, int, float, bool, type(None))
+_LONE_SURROGATE = "the arguments are not valid JSON: a lone surrogate escape"
 
 
 def _not_json(value: dict[Any, Any]) -> str | None:
     """What keeps an arguments value given as an object from being JSON, if anything.
 
     Only an object made in Python (a payload from an SDK object, not parsed from JSON text)
-    can hold a key that is not a string or a value of another type; one walk over it, run only
-    for arguments that came as a value. Its depth was checked first, so the walk is bounded.
+    can hold a key that is not a string or a value of another type, and a string with a lone
+    surrogate (which the standard library reads from ``"\\ud800"``, and no JSON writer writes);
+    one walk over it, run only for arguments that came as a value. Its depth was checked first,
+    so the walk is bounded.
     """
     stack: list[Any] = [value]
     while stack:
@@ -188,12 +194,27 @@ def _not_json(value: dict[Any, Any]) -> str | None:
             for key in item:
                 if not isinstance(key, str):
                     return f"the arguments are not JSON: an object key is {type(key).__name__} {key!r}, not a string"
+                if _lone_surrogate(key):
+                    return _LONE_SURROGATE
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
+        elif isinstance(item, str):
+            if _lone_surrogate(item):
+                return _LONE_SURROGATE
         elif not isinstance(item, _JSON_LEAVES) or (isinstance(item, float) and not math.isfinite(item)):
             return f"the arguments are not JSON: they hold a {type(item).__name__} ({_cut(repr(item))})"
     return None
+
+
+def _lone_surrogate(text: str) -> bool:
+    if text.isascii():  # known without a look at the text
+        return False
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _cut(text: str, size: int = 40) -> str:
@@ -201,21 +222,89 @@ def _cut(text: str, size: int = 40) -> str:
 
 
 def raw_text(arguments: Any) -> str:
-    """The argument text exactly as received; an object is shown as compact JSON."""
+    """The argument text exactly as received; an object is shown as compact JSON, as it was:
+    an infinity as ``Infinity`` (orjson writes ``null``), at any depth."""
     if arguments is None:
         return ""
     if isinstance(arguments, str):
         return arguments
     try:
-        return orjson.dumps(arguments).decode()
-    except TypeError:  # an integer beyond 64 bits, or nesting deeper than orjson writes
+        text = orjson.dumps(arguments).decode()
+    except TypeError:  # an integer beyond 64 bits, a lone surrogate, nesting deeper than orjson writes
         pass
+    else:
+        if "null" not in text or not _holds_non_finite(arguments):
+            return text
     try:
-        return json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)
-    except (RecursionError, TypeError, ValueError):
+        return _shown(arguments)
+    except (TypeError, ValueError):
         # Only a value handed to ``feed_payload`` directly can get here: a frame's JSON never
-        # nests this deep nor holds a non-JSON value.
+        # holds a non-JSON value.
         return f"<a {type(arguments).__name__} that cannot be shown as JSON>"
+
+
+def _holds_non_finite(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, float) and not math.isfinite(item):
+            return True
+    return False
+
+
+def _shown(value: Any) -> str:
+    """``value`` as compact JSON, one level at a time (no writer that recurses goes past a few
+    hundred levels); ``NaN`` and the infinities as the standard library writes them. Raises
+    ``TypeError`` for what JSON has no form for, ``ValueError`` for an integer too long to write."""
+    out: list[str] = []
+    stack: list[tuple[bool, Any]] = [(False, value)]  # (a token to write as it is, the token or value)
+    while stack:
+        token, item = stack.pop()
+        if token:
+            out.append(item)
+        elif isinstance(item, dict):
+            stack.append((True, "}"))
+            entries = list(item.items())
+            for position in range(len(entries) - 1, -1, -1):
+                key, member = entries[position]
+                stack += ((False, member), (True, _key_shown(key) + ":"))
+                if position:
+                    stack.append((True, ","))
+            stack.append((True, "{"))
+        elif isinstance(item, list):
+            stack.append((True, "]"))
+            for position in range(len(item) - 1, -1, -1):
+                stack.append((False, item[position]))
+                if position:
+                    stack.append((True, ","))
+            stack.append((True, "["))
+        elif isinstance(item, str):
+            out.append(_string_shown(item))
+        elif isinstance(item, (bool, int, float)) or item is None:
+            out.append(json.dumps(item))  # an integer of any size; NaN, Infinity
+        else:
+            raise TypeError(type(item).__name__)
+    return "".join(out)
+
+
+def _key_shown(key: Any) -> str:
+    """An object key, as the standard library writes one: a scalar key as its JSON text, quoted."""
+    if isinstance(key, str):
+        return _string_shown(key)
+    if isinstance(key, (bool, int, float)) or key is None:
+        return _string_shown(json.dumps(key))
+    raise TypeError(type(key).__name__)
+
+
+def _string_shown(text: str) -> str:
+    try:
+        return orjson.dumps(text).decode()
+    except TypeError:  # a lone surrogate: shown as its escape
+        return json.dumps(text)
 
 
 #: orjson's message for a text that stops before its JSON document ends.

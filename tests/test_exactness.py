@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from streamkit import FramingError, InvalidToolCall, ProviderProtocolError, ToolCall
-from streamkit._types import Call
+from streamkit._normalize import parse_arguments
+from streamkit._types import ArgumentIssue, Call
 
 from .helpers import replay
 from .wire import WIRES, call, run
@@ -248,4 +251,215 @@ def test_a_frame_with_nan_next_to_a_huge_integer_is_still_not_json() -> None:
     _, error = run([data], "openai_chat")
     assert isinstance(error, ProviderProtocolError) and "event data is not JSON (NaN is not a JSON number)" in str(
         error
+    )
+
+
+# -- an arguments value that no JSON reader takes: that call is invalid, the others are read ---------
+
+UNREADABLE = {
+    "nested-past-1024": '{"a":' + "[" * 1030 + "]" * 1030 + "}",
+    "1e400": '{"a":1e400}',
+    "lone-surrogate": '{"a":"\\ud800"}',
+    "5000-digits": '{"a":' + "1" * 5000 + "}",
+}
+#: What the normalizer says of each as text: the same issue whether the arguments came as text or as a value.
+UNREADABLE_ISSUES = {
+    "nested-past-1024": ArgumentIssue(
+        "too_deep", "the arguments nest arrays and objects deeper than max_depth=64; send a flatter value"
+    ),
+    "1e400": ArgumentIssue(
+        "invalid_json", "the arguments are not valid JSON: number is infinity when parsed as double", position=5
+    ),
+    "lone-surrogate": ArgumentIssue(
+        "invalid_json", "the arguments are not valid JSON: no low surrogate in string", position=6
+    ),
+    "5000-digits": ArgumentIssue(
+        "invalid_json", "an integer has more than 4300 digits, more than can be read exactly", position=5
+    ),
+}
+PARIS = '{"city":"Paris"}'
+
+
+def _two_values(slug: str, first: str, second: str = PARIS) -> bytes:
+    """Two calls, ``f`` and ``g``, in one event, their arguments the JSON texts given, as values."""
+    if slug in ("openai_chat", "mistral"):
+        index = ('"index":0,', '"index":1,') if slug == "openai_chat" else ("", "")
+        calls = (
+            f'[{{{index[0]}"id":"c0","type":"function","function":{{"name":"f","arguments":{first}}}}},'
+            f'{{{index[1]}"id":"c1","type":"function","function":{{"name":"g","arguments":{second}}}}}]'
+        )
+        return (
+            f'data: {{"choices":[{{"index":0,"delta":{{"tool_calls":{calls}}},"finish_reason":"tool_calls"}}]}}\n\n'
+            "data: [DONE]\n\n"
+        ).encode()
+    if slug == "ollama":
+        calls = (
+            f'[{{"function":{{"index":0,"name":"f","arguments":{first}}}}},'
+            f'{{"function":{{"index":0,"name":"g","arguments":{second}}}}}]'
+        )
+        message = f'{{"role":"assistant","content":"","tool_calls":{calls}}}'
+        return f'{{"model":"m","message":{message},"done":true,"done_reason":"stop"}}\n'.encode()
+    if slug == "gemini":
+        parts = f'[{{"functionCall":{{"name":"f","args":{first}}}}},{{"functionCall":{{"name":"g","args":{second}}}}}]'
+        candidate = f'{{"content":{{"role":"model","parts":{parts}}},"finishReason":"STOP"}}'
+        return f'data: {{"candidates":[{candidate}]}}\n\n'.encode()
+    assert slug == "anthropic"
+    wire = WIRES["anthropic"]
+    starts = b""
+    for index, (call_id, name, value) in enumerate((("c0", "f", first), ("c1", "g", second))):
+        block = f'{{"type":"tool_use","id":"{call_id}","name":"{name}","input":{value}}}'
+        start = f'{{"type":"content_block_start","index":{index},"content_block":{block}}}'
+        starts += f"event: content_block_start\ndata: {start}\n\n".encode() + wire.end_call(index)
+    return wire.begin() + starts + wire.finish()
+
+
+def _expected(slug: str, raw: str, issue: ArgumentIssue) -> list[Call]:
+    ids = (None, None) if slug in ("gemini", "ollama") else ("c0", "c1")
+    noted = {"openai_chat": ("arguments_object",), "anthropic": ("input_in_start",)}.get(slug, ())
+    return [
+        InvalidToolCall(0, ids[0], "f", raw, (issue,), anomalies=noted),
+        ToolCall(1, ids[1], "g", {"city": "Paris"}, anomalies=noted),
+    ]
+
+
+@pytest.mark.parametrize("value", sorted(UNREADABLE))
+@pytest.mark.parametrize("slug", OBJECT_SLUGS)
+def test_an_arguments_value_no_reader_takes_makes_only_its_call_invalid(slug: str, value: str) -> None:
+    """Nested past orjson's 1,024 levels, ``1e400``, a lone surrogate or 5,000 digits failed the
+    whole event, and the calls beside it were lost. The value is its call's raw text, judged as
+    the same arguments sent as text are."""
+    raw = UNREADABLE[value]
+    assert parse_arguments(raw)[1] == UNREADABLE_ISSUES[value]  # the text path's issue
+    data = _two_values(slug, raw)
+    for chunks in ([data], [data[i : i + 7] for i in range(0, len(data), 7)]):
+        items, error = run(chunks, slug)
+        assert error is None
+        assert [item for item in items if isinstance(item, Call)] == _expected(slug, raw, UNREADABLE_ISSUES[value])
+
+
+@pytest.mark.parametrize("slug", OBJECT_SLUGS)
+def test_a_value_read_alone_but_past_the_readers_depth_in_its_event_is_its_calls_raw_text(slug: str) -> None:
+    # 1,023 levels read alone; under the event's own levels they pass orjson's 1,024.
+    raw = '{"a":' + "[" * 1022 + "]" * 1022 + "}"
+    items, error = run([_two_values(slug, raw)], slug)
+    assert error is None
+    assert [item for item in items if isinstance(item, Call)] == _expected(
+        slug, raw, UNREADABLE_ISSUES["nested-past-1024"]
+    )
+
+
+@pytest.mark.parametrize("slug", OBJECT_SLUGS)
+def test_values_beside_one_no_reader_takes_are_read_exactly(slug: str) -> None:
+    huge = "-1" + "0" * 400
+    items, error = run(
+        [_two_values(slug, UNREADABLE["1e400"], f'{{"n":{huge},"m":123456789012345678901234567890}}')], slug
+    )
+    assert error is None
+    invalid, valid = [item for item in items if isinstance(item, Call)]
+    assert invalid == _expected(slug, UNREADABLE["1e400"], UNREADABLE_ISSUES["1e400"])[0]
+    assert isinstance(valid, ToolCall) and valid.input == {"n": int(huge), "m": 123456789012345678901234567890}
+
+
+def test_a_value_no_reader_takes_after_fragments_read_fast_is_still_its_calls_raw_text() -> None:
+    """The fast path reads a call's plain fragments by their template; the event with the value
+    matches none, and the general path sets the value aside."""
+    wire = WIRES["openai_chat"]
+    fragments = ['{"a":', " 1", ", ", '"b"', ": ", "2", "}"]
+    entry = '{"index":1,"id":"c1","type":"function","function":{"name":"g","arguments":{"a":1e400}}}'
+    value = f'data: {{"choices":[{{"index":0,"delta":{{"tool_calls":[{entry}]}}}}]}}\n\n'.encode()
+    data = wire.begin() + call(wire, 0, "c0", "f", fragments) + value + wire.finish()
+    for chunks in ([data], [data[i : i + 1] for i in range(len(data))]):
+        items, error = run(chunks, "openai_chat")
+        assert error is None
+        assert [item for item in items if isinstance(item, Call)] == [
+            ToolCall(0, "c0", "f", {"a": 1, "b": 2}),
+            InvalidToolCall(
+                1, "c1", "g", '{"a":1e400}', (UNREADABLE_ISSUES["1e400"],), anomalies=("arguments_object",)
+            ),
+        ]
+
+
+@pytest.mark.parametrize(
+    ("slug", "data"),
+    [
+        pytest.param(
+            "gemini",
+            b'data: {"candidates":[{"content":{"parts":[{"text":"hi"}]}}],"usageMetadata":{"n":1e400}}\n\n',
+            id="gemini-usage",
+        ),
+        pytest.param(
+            "anthropic",
+            WIRES["anthropic"].begin()
+            + b'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":'
+            b'{"type":"server_tool_use","id":"s","name":"web_search","input":{"q":1e400}}}\n\n',
+            id="anthropic-server-tool-input",
+        ),
+    ],
+)
+def test_a_value_no_reader_takes_outside_a_calls_arguments_is_still_not_json(slug: str, data: bytes) -> None:
+    _, error = run([data], slug)
+    assert isinstance(error, ProviderProtocolError)
+    assert "event data is not JSON (number is infinity when parsed as double)" in str(error)
+
+
+def _deep(arrays: int) -> dict[str, Any]:
+    inner: list[Any] = []
+    for _ in range(arrays - 1):
+        inner = [inner]
+    return {"a": inner}
+
+
+#: What an SDK's standard-library read makes of each (it reads ``1e400`` as an infinity, and a
+#: lone surrogate escape as the character), given to the pipeline as payloads, not text.
+READ_BY_AN_SDK: dict[str, tuple[object, str, ArgumentIssue]] = {
+    "1e400": (
+        {"a": math.inf},
+        '{"a":Infinity}',
+        ArgumentIssue("invalid_json", "the arguments are not JSON: they hold a float (inf)"),
+    ),
+    "lone-surrogate": (
+        {"a": "\ud800"},
+        '{"a":"\\ud800"}',
+        ArgumentIssue("invalid_json", "the arguments are not valid JSON: a lone surrogate escape"),
+    ),
+    "nested-past-1024": (_deep(1030), UNREADABLE["nested-past-1024"], UNREADABLE_ISSUES["nested-past-1024"]),
+}
+
+
+def _as_payloads(data: bytes, first: object) -> list[Any]:
+    """The payloads of a stream made by ``_two_values`` with ``{"x":0}`` for the first value, that one
+    replaced by ``first``."""
+
+    def put(item: Any) -> Any:
+        if item == {"x": 0}:
+            return first
+        if isinstance(item, dict):
+            return {key: put(value) for key, value in item.items()}
+        return [put(value) for value in item] if isinstance(item, list) else item
+
+    lines = (line.removeprefix("data: ") for line in data.decode().splitlines())
+    return [put(json.loads(line)) for line in lines if line.startswith("{")]
+
+
+@pytest.mark.parametrize("value", sorted(READ_BY_AN_SDK))
+@pytest.mark.parametrize("slug", OBJECT_SLUGS)
+def test_an_arguments_value_from_an_sdk_that_is_not_json_makes_only_its_call_invalid_with_its_text(
+    slug: str, value: str
+) -> None:
+    """A lone surrogate passed as valid, an infinity was shown as ``null``, and nesting past a few
+    hundred levels as no text at all."""
+    arguments, raw, issue = READ_BY_AN_SDK[value]
+    items, error = run(_as_payloads(_two_values(slug, '{"x":0}'), arguments), slug)
+    assert error is None
+    assert [item for item in items if isinstance(item, Call)] == _expected(slug, raw, issue)
+
+
+@pytest.mark.parametrize("slug", OBJECT_SLUGS)
+def test_a_value_read_whole_but_nested_past_what_orjson_writes_keeps_its_raw_text(slug: str) -> None:
+    # Read from the event, written back for the raw text: orjson writes 254 levels at most.
+    raw = '{"a":' + "[" * 999 + "]" * 999 + "}"
+    items, error = run([_two_values(slug, raw)], slug)
+    assert error is None
+    assert [item for item in items if isinstance(item, Call)] == _expected(
+        slug, raw, UNREADABLE_ISSUES["nested-past-1024"]
     )

@@ -740,6 +740,29 @@ def test_the_normalizer_agrees_with_a_strict_reference_parser(value: Any, draw: 
         assert issue.kind in ("invalid_json", "concatenated_json", "not_an_object", "too_deep")
 
 
+_PATH = ("message", "tool_calls", None, "function", "arguments")
+
+
+@given(
+    calls=st.lists(st.dictionaries(st.sampled_from(["arguments", "name", "x"]), JSON, max_size=3), max_size=4),
+    around=st.dictionaries(st.sampled_from(["arguments", "function", "tool_calls", "y"]), JSON, max_size=3),
+    draw=st.data(),
+)
+def test_the_structure_scan_finds_exactly_the_values_on_a_path(
+    calls: list[dict[str, Any]], around: dict[str, Any], draw: st.DataObject
+) -> None:
+    """What the decoders set aside when an event holds a value no reader takes: the scan must
+    find each value on the path, whole, and nothing else, however the JSON is laid out."""
+    from streamkit._json import value_spans
+
+    document = {**around, "message": {**around, "tool_calls": [{**around, "function": call} for call in calls]}}
+    text = json.dumps(document, ensure_ascii=draw.draw(st.booleans()), indent=draw.draw(st.sampled_from([None, 0, 2])))
+    expected = [call["arguments"] for call in calls if "arguments" in call and not isinstance(call["arguments"], str)]
+    spans = value_spans(text, (_PATH,))
+    assert spans is not None
+    assert [json.loads(text[start:end]) for start, end, _ in spans] == expected
+
+
 @pytest.mark.parametrize("text", ["", " \t\r\n", "\x0b", "\xa0", "\u2028", " \x0c "])
 def test_only_json_whitespace_counts_as_no_arguments(text: str) -> None:
     # Found while writing the reference: any Unicode space (a vertical tab, a no-break

@@ -31,7 +31,7 @@ from .._events import (
     ResponseEnded,
     TextReceived,
 )
-from .._json import big_integer_at, has_lone_surrogate, loads_exact, may_be_inexact, twin
+from .._json import big_integer_at, has_lone_surrogate, loads_exact, may_be_inexact, twin, value_spans
 from .._limits import DEFAULT_LIMITS, Limits
 from .._types import Finish, TokenUsage
 from ._errorshape import ErrorShape
@@ -184,6 +184,12 @@ class Decoder(ABC):
     #: a choice's calls stream one after another, so that a call a later one followed is complete
     #: (``streamkit._accumulator``, rule 9); ``None`` when each call has its own end marker.
     call_order: ClassVar[str | None] = None
+    #: Where a call's arguments may come as a JSON value rather than text, as JSON paths in an
+    #: event (``None`` for any array index). A value there that no JSON reader takes (nested
+    #: past orjson's 1,024 levels, ``1e400``, a lone surrogate, an integer longer than Python
+    #: reads) is that call's raw text, for the normalizer to judge as it judges text: the
+    #: call is invalid, and the event's other calls are read.
+    value_paths: ClassVar[tuple[tuple[str | None, ...], ...]] = ()
 
     # The provider's facts beyond its events, declared here once and read by the HTTP edge,
     # the command line and detection.
@@ -263,13 +269,71 @@ class Decoder(ABC):
         try:  # ``load``, its common case written out: this runs for every event the general path reads
             payload = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
-            payload = self._unloaded(data, exc, frame.event)
+            return self._refused(data, exc, frame.event)
         events = self.feed_payload(payload, frame.event)
         for item in events:
             kind = type(item)  # ``_holds_value``, written out: this runs for every event read
             if (kind is ArgumentsValue or kind is CallReceived) and may_be_inexact(_value(item)):
                 return self._exact(events, payload, data)
         return events
+
+    def _refused(self, data: str, exc: orjson.JSONDecodeError, event: str | None) -> list[Event]:
+        """``feed`` for data orjson refused: read exactly (an integer beyond 64 bits), or else
+        with each arguments value that no reader takes set aside as its raw text (``value_paths``).
+        What is set aside must come back whole as a call's arguments; if not, the data is not JSON."""
+        try:
+            payload = self._unloaded(data, exc, event)
+        except ProviderProtocolError as error:
+            aside = self._set_aside(data) if self.value_paths else None
+            if aside is None:
+                raise
+            text, raws = aside
+            try:
+                payload = self.load(text, event)
+            except ProviderProtocolError:
+                raise error from None
+            events = _put_back(self._read_exactly(self.feed_payload(payload, event), payload, text), raws)
+            if events is None:
+                raise error from None
+            return events
+        return self._read_exactly(self.feed_payload(payload, event), payload, data)
+
+    def _read_exactly(self, events: list[Event], payload: Any, data: str) -> list[Event]:
+        """``events``, or ``_exact``'s when an arguments value in them may be read inexactly
+        (what ``feed`` does after its common case)."""
+        if any(_holds_value(item) and may_be_inexact(_value(item)) for item in events):
+            return self._exact(events, payload, data)
+        return events
+
+    def _set_aside(self, data: str) -> tuple[str, list[str]] | None:
+        """``data`` with each value at ``value_paths`` that ``load`` does not read, there, in its
+        place, replaced by an object naming it, and their raw texts; ``None`` when there is none,
+        or the structure of ``data`` cannot be followed to find them."""
+        spans = value_spans(data, self.value_paths)
+        if not spans:
+            return None
+        pieces: list[str] = []
+        raws: list[str] = []
+        done = 0
+        for start, end, depth in spans:
+            raw = data[start:end]
+            if depth <= _READER_DEPTH and self._readable(raw):
+                continue
+            pieces += (data[done:start], orjson.dumps({_ASIDE: len(raws)}).decode())
+            raws.append(raw)
+            done = end
+        if not raws:
+            return None
+        pieces.append(data[done:])
+        return "".join(pieces), raws
+
+    def _readable(self, text: str) -> bool:
+        """Whether ``load`` reads ``text``, a value's JSON, as it reads an event's."""
+        try:
+            self.load(text, None)
+        except ProviderProtocolError:
+            return False
+        return True
 
     def read(self, items: Iterable[Frame | Payloads], out: list[Event]) -> None:
         """Append the events of a read's frames and payloads to ``out``, in order: the one loop
@@ -502,6 +566,32 @@ class TypedEventDecoder(Decoder):
             raise self.error("event data has no 'type'", event=event)
         handler = self._HANDLERS.get(kind)
         return handler(self, payload, kind) if handler is not None else []
+
+
+#: The key of the object put in place of an arguments value set aside; the number beside it
+#: is the value's place in the raw texts set aside.
+_ASIDE = "\x00streamkit: set aside"
+#: The deepest nesting orjson reads (its own limit, fixed): a value read alone may pass it
+#: under the levels of the event around it.
+_READER_DEPTH = 1024
+
+
+def _put_back(events: list[Event], raws: list[str]) -> list[Event] | None:
+    """``events`` with each value set aside back as its raw text, the call's arguments; ``None``
+    unless each came back once, whole, as a call's arguments (a value the decoder reads
+    otherwise, or copies, or drops, cannot be handed on as text)."""
+    back: set[int] = set()
+    out: list[Event] = []
+    for item in events:
+        if _holds_value(item):
+            value = _value(item)
+            if type(value) is dict and len(value) == 1 and type(place := value.get(_ASIDE)) is int:
+                if place in back or not 0 <= place < len(raws):
+                    return None
+                back.add(place)
+                item = _with_value(item, raws[place])
+        out.append(item)
+    return out if len(back) == len(raws) else None
 
 
 def _holds_value(item: Event) -> bool:

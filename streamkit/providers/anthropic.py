@@ -58,6 +58,7 @@ class AnthropicDecoder(TypedEventDecoder):
         }
     )
     request_headers = MappingProxyType({"anthropic-version": "2023-06-01"})
+    value_paths = (("content_block", "input"),)  # a gateway's whole input up front
     event_types = frozenset(
         {
             "message_start",

@@ -100,6 +100,7 @@ class GeminiDecoder(Decoder):
         }
     )
     payload_keys = ("candidates", "promptFeedback")
+    value_paths = (("candidates", None, "content", "parts", None, "functionCall", "args"),)
 
     @classmethod
     def tokens(cls, usage: Mapping[str, Any]) -> TokenUsage:

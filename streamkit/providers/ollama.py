@@ -39,6 +39,7 @@ _NOTHING: list[Event] = []
 class OllamaDecoder(Decoder):
     slug = "ollama"
     framing = "ndjson"
+    value_paths = (("message", "tool_calls", None, "function", "arguments"),)
     content_types = ("application/x-ndjson", "application/jsonl", "application/json")
     finish_reasons = MappingProxyType({"stop": "stop", "length": "length", "load": "other", "unload": "other"})
 

@@ -63,7 +63,7 @@ def _path(number: int, position: int | None = None) -> str:
 class _Choice:
     """The calls of one choice: wire index -> the call now using it."""
 
-    __slots__ = ("finished", "ids", "last", "names", "pending", "slots", "thinking", "thoughts", "used")
+    __slots__ = ("finished", "ids", "last", "names", "pending", "slots", "thinking", "thoughts", "top", "used")
 
     def __init__(self) -> None:
         self.thinking: int | None = None  # the open reasoning block
@@ -73,11 +73,16 @@ class _Choice:
         self.names: dict[int, str | None] = {}
         self.pending = False  # a call opened since the choice's last finish_reason
         self.used: set[int] = set()
+        self.top = 0  # the largest index used, once one is: kept, as finding it each time costs the square
         self.last: int | None = None
         self.finished = False
 
     def next_free(self, wanted: int) -> int:
-        return wanted if wanted not in self.used else max(self.used) + 1
+        return wanted if wanted not in self.used else self.top + 1
+
+    def use(self, index: int) -> None:
+        self.top = max(self.top, index) if self.used else index
+        self.used.add(index)
 
     @property
     def settled(self) -> bool:
@@ -89,6 +94,7 @@ class OpenAIChatDecoder(Decoder):
     slug = "openai_chat"
     supports_early_close = True
     call_order = "sequential"  # a choice's calls stream one after another: the accumulator's rule 9
+    value_paths = (("choices", None, "delta", "tool_calls", None, "function", "arguments"),)  # a gateway's object
     done = "[DONE]"
     auth_header, auth_value = "Authorization", "Bearer {}"
     key_variables, base_url_variable = ("OPENAI_API_KEY",), "OPENAI_BASE_URL"
@@ -263,7 +269,7 @@ class OpenAIChatDecoder(Decoder):
         if name_placeholder:
             out.append(ev.AnomalyNoted(index, "name_placeholder", ci))
         if new:
-            state.used.add(index)
+            state.use(index)
             state.pending = True
             state.ids[index] = call_id
             state.names[index] = name
