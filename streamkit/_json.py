@@ -22,6 +22,7 @@ from typing import Any
 __all__ = (
     "INEXACT_FLOAT",
     "big_integer_at",
+    "count_tokens",
     "has_lone_surrogate",
     "json_path",
     "loads_exact",
@@ -34,6 +35,10 @@ INEXACT_FLOAT = 9.2e18
 # An integer literal (no fraction, no exponent).
 _INTEGER = re.compile(r"-?[0-9]+(?![0-9.eE])")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+# A string, whole (its escapes inside it), or one bracket, comma or colon: the tokens of JSON
+# text that reading it builds an object for, or a slot in one.
+_TOKEN = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"|[\[{,:]', re.DOTALL)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def json_path(parts: Iterable[Any]) -> str:
@@ -52,6 +57,21 @@ def json_path(parts: Iterable[Any]) -> str:
 def big_integer_at(text: str, message: str, position: int) -> bool:
     """Whether orjson's error is an integer too big for a float, not a float that overflowed."""
     return message.startswith("number is infinity") and _INTEGER.match(text, position) is not None
+
+
+def count_tokens(text: str, most: int) -> int:
+    """The strings, brackets, commas and colons of JSON ``text`` (a bracket, comma or colon
+    inside a string is not one), counted up to one past ``most``.
+
+    Every value is a string or follows one of the others, so the count bounds what reading the
+    text builds (a container counts twice, with its bracket) before any of it is built. Bytes
+    that are not JSON are counted as if they were: the reader stops at the first of them.
+    """
+    count = 0
+    for count, _ in enumerate(_TOKEN.finditer(text), 1):
+        if count > most:
+            break
+    return count
 
 
 def may_be_inexact(value: Any) -> bool:
@@ -100,11 +120,8 @@ def has_lone_surrogate(value: Any) -> bool:
             stack.extend(item.values())
         elif type(item) is list:
             stack.extend(item)
-        elif type(item) is str:
-            try:
-                item.encode()
-            except UnicodeEncodeError:
-                return True
+        elif type(item) is str and not item.isascii() and _SURROGATE.search(item):  # no copy of the text
+            return True
     return False
 
 

@@ -31,8 +31,8 @@ from .._events import (
     ResponseEnded,
     TextReceived,
 )
-from .._json import big_integer_at, has_lone_surrogate, loads_exact, may_be_inexact, twin
-from .._limits import DEFAULT_LIMITS, Limits
+from .._json import big_integer_at, count_tokens, has_lone_surrogate, loads_exact, may_be_inexact, twin
+from .._limits import DEFAULT_LIMITS, EVENT_BYTES_PER_TOKEN, Limits, event_tokens
 from .._types import Finish, TokenUsage
 from ._errorshape import ErrorShape
 
@@ -59,6 +59,10 @@ _OTHER_PAD = b"streamkit0pad"  # when the payload's own padding is that value al
 #: probe.
 _PROOFS: dict[tuple[Any, ...], bool] = {}
 _MAX_PROOFS = 256
+#: The most bytes a template keeps around its string: a real payload's envelope (ids, model,
+#: indexes, padding) is a few hundred. A larger one is learned from no more than it is read
+#: by the general path: its pattern, compiled and cached, would cost many times its size.
+_MAX_ENVELOPE = 4096
 _NO_TOKENS = TokenUsage()
 
 
@@ -101,7 +105,7 @@ class Template:
     then parsed strictly, alone.
     """
 
-    __slots__ = ("choice", "event", "hits", "index", "is_text", "lines", "match", "prefix", "rows", "start")
+    __slots__ = ("choice", "event", "hits", "index", "is_text", "lines", "match", "most", "prefix", "rows", "start")
 
     def __init__(
         self,
@@ -110,8 +114,12 @@ class Template:
         suffix: bytes,
         hole: tuple[int, int] | None,
         sample: ArgumentsDelta | TextReceived,
+        most: int,
     ) -> None:
         self.event = event
+        #: The longest payload read here: a longer one goes to the general path, which reads
+        #: it within ``max_event_bytes``'s bound (``Decoder.feed``).
+        self.most = most
         self.prefix = prefix
         self.start = len(prefix) - 1  # the token's opening quote
         shape = suffix if hole is None else suffix[: hole[0] + 1] + suffix[hole[1] :]
@@ -128,7 +136,7 @@ class Template:
     def text(self, data: bytes) -> str | None:
         """The fragment text of a payload of this shape, its string token parsed strictly; None
         for any other payload, which the general path then reads (and reports, if bad)."""
-        if not data.startswith(self.prefix):
+        if len(data) > self.most or not data.startswith(self.prefix):
             return None
         found = self.match(data, self.start)
         if found is None:
@@ -149,6 +157,8 @@ class Template:
         if (self.event is not None or names is not None) and (names is None or names.count(self.event) != len(names)):
             return None
         joined = b"\n".join(data)
+        if len(joined) > self.most:
+            return None  # read payload by payload, so no one read of JSON is larger than an event's
         # A payload holds no line end, nor does the prefix: each "\n" + prefix found starts a line.
         if not joined.startswith(self.prefix) or joined.count(self.rows) != len(data) - 1:
             return None
@@ -218,9 +228,8 @@ class Decoder(ABC):
     payload_keys: ClassVar[tuple[str, ...]] = ()
     #: For detection, a provider whose payloads have another's shape: its models' names.
     models: ClassVar[str | None] = None
-    #: The limits of the response, for a decoder that holds state of its own that they bound
-    #: (Gemini's streamed arguments, its candidates); the ``Assembler`` sets its own.
-    limits: Limits = DEFAULT_LIMITS
+    _limits = DEFAULT_LIMITS
+    _most_tokens = event_tokens(DEFAULT_LIMITS.max_event_bytes)
 
     #: Whether a payload that the general path reads as exactly one ``ArgumentsDelta`` changes
     #: none of the decoder's state, and the delta's text is the payload's string at one place:
@@ -238,6 +247,18 @@ class Decoder(ABC):
 
     def __init__(self, *, early_close: bool = False) -> None:
         self.early_close = early_close
+
+    @property
+    def limits(self) -> Limits:
+        """The limits of the response: ``max_event_bytes`` bounds what reading an event's JSON
+        builds; a decoder that holds state of its own reads those they bound (Gemini's streamed
+        arguments, its candidates). The ``Assembler`` sets its own."""
+        return self._limits
+
+    @limits.setter
+    def limits(self, limits: Limits) -> None:
+        self._limits = limits
+        self._most_tokens = event_tokens(limits.max_event_bytes)
 
     @classmethod
     def tokens(cls, usage: Mapping[str, Any]) -> TokenUsage:
@@ -260,6 +281,8 @@ class Decoder(ABC):
         data = frame.data
         if not data or data.isspace():
             return []  # data-only keep-alives (an empty ``data:`` line) carry nothing
+        if len(data) > self._most_tokens:
+            return self.feed_payload(self._load_counted(data, frame.event), frame.event)
         try:  # ``load``, its common case written out: this runs for every event the general path reads
             payload = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
@@ -286,7 +309,7 @@ class Decoder(ABC):
             else:
                 assert isinstance(item, Frame)
                 template = self.template
-                if template is not None and item.event == template.event:
+                if template is not None and item.event == template.event and len(item.data) <= template.most:
                     # A read's first event, completed by it, comes as a Frame.
                     text = template.text(item.data.encode("utf-8", "surrogatepass"))
                     if text is not None:
@@ -330,13 +353,13 @@ class Decoder(ABC):
             if texts is not None:
                 out += template.batch(texts)
                 return False
-        prefix, match = (template.prefix, template.match) if template is not None else (b"\x00", _NEVER)
+        prefix, match, most = (template.prefix, template.match, template.most) if template else (b"\x00", _NEVER, 0)
         run: list[str] = []
         loads, bad = orjson.loads, orjson.JSONDecodeError
         for position, data in enumerate(batch.data):
             event = None if names is None else names[position]
             # ``Template.text``, written out: this line runs once per event.
-            if data.startswith(prefix) and template is not None and event == template.event:
+            if data.startswith(prefix) and template is not None and event == template.event and len(data) <= most:
                 found = match(data, template.start)
                 if found is not None:
                     try:
@@ -353,7 +376,7 @@ class Decoder(ABC):
                 return True
             template = self.template
             if template is not None:
-                prefix, match = template.prefix, template.match
+                prefix, match, most = template.prefix, template.match, template.most
         if run and template is not None:
             out += template.batch(run)
         return False
@@ -392,12 +415,12 @@ class Decoder(ABC):
         per shape (``_PROOFS``).
         """
         text = delta.text
-        if text == _PROBE:
-            return
+        if text == _PROBE or len(frame.data) > self._most_tokens:
+            return  # a longer payload is never read through a template (``Template.most``)
         data = frame.data.encode()
         token = orjson.dumps(text)
         at = data.rfind(token)
-        if at < 0:
+        if at < 0 or len(data) - len(token) > _MAX_ENVELOPE:
             return  # escaped otherwise than orjson writes it: no template for this call
         prefix, suffix = data[: at + 1], data[at + len(token) - 1 :]
         hole = _unread(suffix)
@@ -406,9 +429,9 @@ class Decoder(ABC):
             (*shape, suffix[: hole[0] + 1] + suffix[hole[1] :], True),
             lambda: self._proves(frame, delta, prefix, suffix, hole),
         ):
-            self.template = Template(frame.event, prefix, suffix, hole, delta)
+            self.template = Template(frame.event, prefix, suffix, hole, delta, self._most_tokens)
         elif _proven((*shape, suffix, False), lambda: self._proves(frame, delta, prefix, suffix, None)):
-            self.template = Template(frame.event, prefix, suffix, None, delta)  # the string is read
+            self.template = Template(frame.event, prefix, suffix, None, delta, self._most_tokens)  # string read
 
     def _proves(
         self,
@@ -442,10 +465,27 @@ class Decoder(ABC):
         return []
 
     def load(self, data: str, event: str | None) -> Any:
+        if len(data) > self._most_tokens:
+            return self._load_counted(data, event)
         try:
             return orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             return self._unloaded(data, exc, event)
+
+    def _load_counted(self, data: str, event: str | None) -> Any:
+        """An event longer than ``max_event_bytes`` allows tokens, its tokens counted before
+        any is read: past the limit's share, a ``LimitExceededError`` naming
+        ``max_event_bytes``; else read by the exact reader, which builds the values and nothing
+        more (orjson sets aside twelve times its input first, for a document it then converts).
+        """
+        most = self._most_tokens
+        if count_tokens(data, most) > most:
+            raise self.past_limit(
+                "max_event_bytes",
+                f"an event of {len(data)} characters holds more than {most} JSON tokens (strings, brackets,"
+                f" commas, colons): one per {EVENT_BYTES_PER_TOKEN} bytes of the limit",
+            )
+        return self._load_exact(data, event)
 
     def _unloaded(self, data: str, exc: orjson.JSONDecodeError, event: str | None) -> Any:
         """What ``data``, which orjson refused, holds: read exactly when orjson refused an integer
