@@ -60,8 +60,8 @@ DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
 #: An event's JSON may hold one token (a string, a bracket, a comma or a colon) per this many
 #: bytes of ``max_event_bytes``, and ``MIN_EVENT_TOKENS`` whatever the limit. Reading JSON builds
 #: an object per value, and a value of two or three bytes (``[],``) costs Python 60 to 90 bytes:
-#: counted by tokens, what an event's values hold stays within about the limit, whatever their
-#: shape.
+#: counted by tokens (at most 88 bytes a token, lists in lists), what an event's values hold stays
+#: within 1.4 times the limit, whatever their shape.
 EVENT_BYTES_PER_TOKEN = 64
 MIN_EVENT_TOKENS = 4096
 #: The most a response's turn state may hold at once: reasoning text and signatures, server tool

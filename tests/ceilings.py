@@ -184,13 +184,14 @@ _START = _HEAD + _anthropic(_block_start(0, _TOOL))
 _FRAGMENT = b'data: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"'
 
 
-def _deepest() -> bytes:
-    """An event (one the decoder ignores) holding as many tokens as ``max_event_bytes`` allows,
-    of the shape that costs the most per token (lists in lists), the rest of its bytes a string."""
+def _deepest(size: int = _BYTES - 64) -> bytes:
+    """An event of ``size`` bytes (one the decoder ignores) holding as many tokens as
+    ``max_event_bytes`` allows, of the shape that costs the most per token (lists in lists), the
+    rest of its bytes a string."""
     nest = b"[" * 500 + b"]" * 500
     lists = b",".join([nest] * ((event_tokens(_BYTES) - 16) // 501))
     head = b'data: {"type":"ping","pad":[' + lists + b'],"text":"'
-    return head + b"x" * (_BYTES - 64 - len(head)) + b'"}\n\n'
+    return head + b"x" * (size - len(head)) + b'"}\n\n'
 
 
 #: case -> (provider, limits, the reads, made beforehand)
@@ -209,10 +210,20 @@ READS: dict[str, tuple[Provider, Limits, Callable[[], list[bytes]]]] = {
             _within(_FRAGMENT, b"x", b'"}}\n\n'),
         ],
     ),
+    "the same argument string, ASCII with one emoji (text beyond ASCII)": (
+        "anthropic",
+        Limits(max_event_bytes=_BYTES),
+        lambda: [_START, _within(_FRAGMENT + "\U0001f600".encode(), b"x", b'"}}\n\n')],
+    ),
     "the most tokens an event may hold, of the costliest shape": (
         "anthropic",
         Limits(max_event_bytes=_BYTES),
         lambda: [_START, _deepest()],
+    ),
+    "the same in an event four token allowances long (read by orjson)": (
+        "anthropic",
+        Limits(max_event_bytes=_BYTES),
+        lambda: [_START, _deepest(4 * event_tokens(_BYTES) - 8)],
     ),
 }
 

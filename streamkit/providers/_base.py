@@ -31,7 +31,7 @@ from .._events import (
     ResponseEnded,
     TextReceived,
 )
-from .._json import big_integer_at, count_tokens, has_lone_surrogate, loads_exact, may_be_inexact, twin
+from .._json import big_integer_at, has_lone_surrogate, holds_more_tokens, loads_exact, may_be_inexact, twin
 from .._limits import DEFAULT_LIMITS, EVENT_BYTES_PER_TOKEN, Limits, event_tokens
 from .._types import Finish, TokenUsage
 from ._errorshape import ErrorShape
@@ -63,6 +63,10 @@ _MAX_PROOFS = 256
 #: indexes, padding) is a few hundred. A larger one is learned from no more than it is read
 #: by the general path: its pattern, compiled and cached, would cost many times its size.
 _MAX_ENVELOPE = 4096
+#: An event up to this many times its token allowance long is still read by orjson, which sets
+#: aside 12 times its input first: at most 48/64 of ``max_event_bytes``. A longer one is read by
+#: the exact reader, which sets aside nothing.
+_ORJSON_ALLOWANCES = 4
 _NO_TOKENS = TokenUsage()
 
 
@@ -282,11 +286,12 @@ class Decoder(ABC):
         if not data or data.isspace():
             return []  # data-only keep-alives (an empty ``data:`` line) carry nothing
         if len(data) > self._most_tokens:
-            return self.feed_payload(self._load_counted(data, frame.event), frame.event)
-        try:  # ``load``, its common case written out: this runs for every event the general path reads
-            payload = orjson.loads(data)
-        except orjson.JSONDecodeError as exc:
-            payload = self._unloaded(data, exc, frame.event)
+            payload = self._load_counted(data, frame.event)
+        else:  # ``load``, its common case written out: this runs for every event the general path reads
+            try:
+                payload = orjson.loads(data)
+            except orjson.JSONDecodeError as exc:
+                payload = self._unloaded(data, exc, frame.event)
         events = self.feed_payload(payload, frame.event)
         for item in events:
             kind = type(item)  # ``_holds_value``, written out: this runs for every event read
@@ -421,7 +426,7 @@ class Decoder(ABC):
         token = orjson.dumps(text)
         at = data.rfind(token)
         if at < 0 or len(data) - len(token) > _MAX_ENVELOPE:
-            return  # escaped otherwise than orjson writes it: no template for this call
+            return  # escaped otherwise than orjson writes it, or kilobytes around it: no template
         prefix, suffix = data[: at + 1], data[at + len(token) - 1 :]
         hole = _unread(suffix)
         shape = (type(self), self.early_close, self.limits, frame.event, prefix, type(delta), delta.index, delta.choice)
@@ -473,19 +478,22 @@ class Decoder(ABC):
             return self._unloaded(data, exc, event)
 
     def _load_counted(self, data: str, event: str | None) -> Any:
-        """An event longer than ``max_event_bytes`` allows tokens, its tokens counted before
-        any is read: past the limit's share, a ``LimitExceededError`` naming
-        ``max_event_bytes``; else read by the exact reader, which builds the values and nothing
-        more (orjson sets aside twelve times its input first, for a document it then converts).
-        """
+        """The JSON of an event longer than its token allowance (``event_tokens``), its tokens
+        counted before any is read: one past the allowance is a ``LimitExceededError`` naming
+        ``max_event_bytes``. A long one is read by the exact reader (``_ORJSON_ALLOWANCES``)."""
         most = self._most_tokens
-        if count_tokens(data, most) > most:
+        if holds_more_tokens(data, most):
             raise self.past_limit(
                 "max_event_bytes",
                 f"an event of {len(data)} characters holds more than {most} JSON tokens (strings, brackets,"
                 f" commas, colons): one per {EVENT_BYTES_PER_TOKEN} bytes of the limit",
             )
-        return self._load_exact(data, event)
+        if len(data) > _ORJSON_ALLOWANCES * most:
+            return self._load_exact(data, event)
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            return self._unloaded(data, exc, event)
 
     def _unloaded(self, data: str, exc: orjson.JSONDecodeError, event: str | None) -> Any:
         """What ``data``, which orjson refused, holds: read exactly when orjson refused an integer
