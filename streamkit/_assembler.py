@@ -204,7 +204,6 @@ class Assembler:
         self._turn: TurnStage | None = None  # made by the first turn event: most responses have none
         self._called = False  # a call was delivered: a normal stop then finishes as tool_calls
         self._received = False  # any input at all: an empty body gets its own message
-        self._max_event_bytes = limits.max_event_bytes
         self._hot: HotRead | None = None  # armed after a general read that proved its parts
         self._flushed = False  # flush() was called: the input ended, and feeding more is misuse
 
@@ -253,7 +252,7 @@ class Assembler:
             if events:
                 self._events(events, out)
         if self._decoder.template is not None and not self._accumulator.finished:  # the next read may be hot
-            self._hot = arm(self._framer, self._decoder, self._accumulator, self._max_event_bytes)
+            self._hot = arm(self._framer, self._decoder, self._accumulator)
 
     def _cool(self) -> bytes:
         """Drop the hot read, the stages given the bookkeeping of what it read; the bytes it

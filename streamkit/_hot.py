@@ -59,9 +59,7 @@ class HotRead:
         "template",
     )
 
-    def __init__(
-        self, framer: SSEDecoder, template: Template, accumulator: Accumulator, slot: _Slot | None, event_limit: int
-    ) -> None:
+    def __init__(self, framer: SSEDecoder, template: Template, accumulator: Accumulator, slot: _Slot | None) -> None:
         self.framer = framer
         self.template = template
         self.choice, self.index = template.choice, template.index  # a text's place
@@ -71,7 +69,7 @@ class HotRead:
         self.match = template.match
         self.slot = slot
         self.limit = accumulator.max_argument_bytes
-        self.event_limit = event_limit
+        self.event_limit = template.most  # a longer event is the general path's, read within its bound
         self.reads = 0
         self.size = 0
         self.held = b""  # the start of an event that the last read ended inside
@@ -176,7 +174,7 @@ def text_delta(text: str, choice: int, index: int | None) -> TextDelta:
     return delta
 
 
-def arm(framer: object, decoder: Decoder, accumulator: Accumulator, event_limit: int) -> HotRead | None:
+def arm(framer: object, decoder: Decoder, accumulator: Accumulator) -> HotRead | None:
     """A hot read, when the three stages have each proved their part; else None. The framer
     hands over what it holds last, once the other two agreed."""
     if type(framer) is not SSEDecoder:
@@ -196,6 +194,6 @@ def arm(framer: object, decoder: Decoder, accumulator: Accumulator, event_limit:
     held = framer.release()
     if held is None:
         return None
-    hot = HotRead(framer, template, accumulator, slot, event_limit)
+    hot = HotRead(framer, template, accumulator, slot)
     hot.held = held
     return hot

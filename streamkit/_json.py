@@ -17,11 +17,13 @@ import json
 import math
 import re
 from collections.abc import Iterable
+from itertools import islice
 from typing import Any, cast
 
 __all__ = (
     "INEXACT_FLOAT",
     "big_integer_at",
+    "holds_more_tokens",
     "has_lone_surrogate",
     "json_path",
     "loads_exact",
@@ -39,6 +41,10 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 #: string's quote alone. Numbers and literals lie between them, unread.
 _STRUCTURE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]:,]|"', re.DOTALL)
 _SPACE = " \t\n\r"
+# A string, whole (its escapes inside it), or one bracket, comma or colon: the tokens of JSON
+# text that reading it builds an object for, or a slot in one.
+_TOKEN = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"|[\[{,:]', re.DOTALL)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def json_path(parts: Iterable[Any]) -> str:
@@ -57,6 +63,19 @@ def json_path(parts: Iterable[Any]) -> str:
 def big_integer_at(text: str, message: str, position: int) -> bool:
     """Whether orjson's error is an integer too big for a float, not a float that overflowed."""
     return message.startswith("number is infinity") and _INTEGER.match(text, position) is not None
+
+
+def holds_more_tokens(text: str, most: int) -> bool:
+    """Whether JSON ``text`` holds more than ``most`` tokens: strings, brackets, commas and colons
+    (one inside a string is not one).
+
+    Every value is a string or follows one of the others, so their number bounds what reading
+    the text builds (a container counts twice, with its bracket) before any of it is built. Text
+    that is not JSON is counted as if it were: the reader stops at its first bad character.
+    """
+    if text.count('"') // 2 + sum(map(text.count, "[{,:")) <= most:
+        return False  # at most that many, counted in C: the common answer, without a walk
+    return sum(1 for _ in islice(_TOKEN.finditer(text), most + 1)) > most
 
 
 def may_be_inexact(value: Any) -> bool:
@@ -105,11 +124,8 @@ def has_lone_surrogate(value: Any) -> bool:
             stack.extend(item.values())
         elif type(item) is list:
             stack.extend(item)
-        elif type(item) is str:
-            try:
-                item.encode()
-            except UnicodeEncodeError:
-                return True
+        elif type(item) is str and not item.isascii() and _SURROGATE.search(item):  # no copy of the text
+            return True
     return False
 
 

@@ -30,10 +30,13 @@ __all__ = (
     "DEFAULT_MAX_EVENT_BYTES",
     "DEFAULT_MAX_OPEN_CALLS",
     "DEFAULT_MAX_TURN_BYTES",
+    "EVENT_BYTES_PER_TOKEN",
     "KEY_BYTES",
     "MAX_DEPTH_CEILING",
+    "MIN_EVENT_TOKENS",
     "Limits",
     "TurnBudget",
+    "event_tokens",
     "held_size",
 )
 
@@ -54,6 +57,13 @@ DEFAULT_MAX_DEPTH = 64
 MAX_DEPTH_CEILING = 512
 #: The largest frame (an SSE event with all its lines, an NDJSON line) buffered before it ends.
 DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
+#: An event's JSON may hold one token (a string, a bracket, a comma or a colon) per this many
+#: bytes of ``max_event_bytes``, and ``MIN_EVENT_TOKENS`` whatever the limit. Reading JSON builds
+#: an object per value, and a value of two or three bytes (``[],``) costs Python 60 to 90 bytes:
+#: counted by tokens (at most 88 bytes a token, lists in lists), what an event's values hold stays
+#: within 1.4 times the limit, whatever their shape.
+EVENT_BYTES_PER_TOKEN = 64
+MIN_EVENT_TOKENS = 4096
 #: The most a response's turn state may hold at once: reasoning text and signatures, server tool
 #: input and starts, usage, and the keys of its blocks (call arguments have their own limit).
 DEFAULT_MAX_TURN_BYTES = 16 * 1024 * 1024
@@ -76,7 +86,10 @@ class Limits:
             stop reason: each one holds a little state, so their number is bounded too.
         max_depth: the deepest nesting of one call's arguments; deeper is ``too_deep``. At most
             ``MAX_DEPTH_CEILING`` (512).
-        max_event_bytes: the largest frame buffered before its end arrives.
+        max_event_bytes: the largest frame buffered before its end arrives. It bounds what
+            reading the frame's JSON builds too: at most one token (a string, a bracket, a
+            comma or a colon) per ``EVENT_BYTES_PER_TOKEN`` (64) bytes of it, and at least
+            ``MIN_EVENT_TOKENS`` (4096).
         max_turn_bytes: the most the turn's state beside the calls may hold at once: the text
             and signatures of reasoning blocks and the input of server tools until each block
             ends, each block's start and key (counted as ``KEY_BYTES`` for the key), and usage.
@@ -128,6 +141,12 @@ class TurnBudget:
 
     def release(self, size: int) -> None:
         self.held -= size
+
+
+def event_tokens(max_event_bytes: int) -> int:
+    """The most JSON tokens one event may hold (``EVENT_BYTES_PER_TOKEN``). An event of no more
+    characters than that cannot hold more, so only a longer one needs counting."""
+    return max(MIN_EVENT_TOKENS, max_event_bytes // EVENT_BYTES_PER_TOKEN)
 
 
 def held_size(value: Any, cap: int) -> int:

@@ -25,6 +25,7 @@ from streamkit import (
     UsageError,
 )
 from streamkit._assembler import _FRAMERS
+from streamkit._events import Frame
 from streamkit._limits import (
     DEFAULT_LIMITS,
     DEFAULT_MAX_ARGUMENT_BYTES,
@@ -34,11 +35,14 @@ from streamkit._limits import (
     DEFAULT_MAX_EVENT_BYTES,
     DEFAULT_MAX_OPEN_CALLS,
     DEFAULT_MAX_TURN_BYTES,
+    event_tokens,
 )
 from streamkit._sse import SSEDecoder
+from streamkit.providers import DECODERS
 
 from .ceilings import CASES as CEILING_CASES
 from .ceilings import EVENTSTREAM
+from .ceilings import READS as CEILING_READS
 from .helpers import slug
 from .wire import WIRES, OpenAIChatWire, call, run
 
@@ -283,6 +287,105 @@ def test_bare_data_lines_count_toward_the_event_size() -> None:
     with pytest.raises(LimitExceededError, match="an SSE event grew past the limit"):
         for _ in range(1001):
             decoder.feed(b"data\n")
+
+
+def _ping(tokens: int, size: int) -> str:
+    """An Anthropic ping event of ``size`` characters holding exactly ``tokens`` JSON tokens: 12
+    around a string that takes up the room, then a list of zeros (one comma each after the first)."""
+    zeros = ",".join(["0"] * (tokens - 11))
+    head, tail = '{"type":"ping","p":[' + zeros + '],"s":"', '"}'
+    return head + "x" * (size - len(head) - len(tail)) + tail
+
+
+def test_an_event_may_hold_one_json_token_per_64_bytes_of_max_event_bytes() -> None:
+    # Regression: an event within max_event_bytes was read whole whatever it held, and reading
+    # JSON builds an object per value: "[],[],..." held 34 times its size, "{},{},..." 38 times.
+    limits = Limits(max_event_bytes=1 << 20)
+    assert event_tokens(limits.max_event_bytes) == 16384
+    decoder = DECODERS["anthropic"]()
+    decoder.limits = limits
+    assert decoder.feed(Frame(None, _ping(16384, 40_000))) == []
+    with pytest.raises(LimitExceededError) as info:
+        decoder.feed(Frame(None, _ping(16385, 40_000)))
+    assert (info.value.limit, info.value.value, info.value.provider) == ("max_event_bytes", 1 << 20, "anthropic")
+    assert str(info.value) == (
+        "anthropic: an event of 40000 characters holds more than 16384 JSON tokens (strings, brackets, commas,"
+        " colons): one per 64 bytes of the limit: limit max_event_bytes=1048576"
+    )
+
+
+def test_an_event_no_longer_than_its_token_allowance_is_never_counted() -> None:
+    # 4096 tokens whatever the limit: an event of at most that many characters holds no more.
+    assert (event_tokens(1), event_tokens(256 * 1024), event_tokens(DEFAULT_MAX_EVENT_BYTES)) == (4096, 4096, 262144)
+    decoder = DECODERS["anthropic"]()
+    decoder.limits = Limits(max_event_bytes=1000)
+    assert decoder.feed(Frame(None, '{"type":"ping","p":[' + "[]," * 1350 + "[]]}")) == []
+
+
+@pytest.mark.parametrize("slug", sorted(DECODERS))
+def test_every_decoder_refuses_an_event_of_more_json_tokens_than_max_event_bytes_allows(slug: str) -> None:
+    decoder = DECODERS[slug]()
+    decoder.limits = Limits(max_event_bytes=1 << 20)
+    event = "messageStart" if slug == "bedrock" else None
+    with pytest.raises(LimitExceededError) as info:
+        decoder.feed(Frame(event, '{"pad":[' + "[]," * 9000 + "[]]}"))
+    assert (info.value.limit, info.value.value, info.value.provider) == ("max_event_bytes", 1 << 20, slug)
+
+
+def _gemini_call(args: str) -> bytes:
+    candidate = '{"index":0,"content":{"role":"model","parts":[{"functionCall":{"name":"f","args":' + args + "}}]}"
+    return f'data: {{"candidates":[{candidate},"finishReason":"STOP"}}]}}\n\n'.encode()
+
+
+@pytest.mark.parametrize("room", [30_000, 300_000])
+def test_a_long_event_is_read_as_a_short_one_is(room: int) -> None:
+    # An event longer than its token allowance (16384 characters at 1 MiB) is counted, then read
+    # by orjson up to four allowances long, and beyond by the standard library's exact reader,
+    # held to orjson's rules: the same values, big integers exact, the same refusals.
+    args = '{"n":[1,-2.5,1e300,123456789012345678901234567890],"t":"\\u00e9\\ud83d\\ude00\\n",'
+    args += '"o":{"k":null,"b":true},"s":"'
+    data = _gemini_call(args + "x" * room + '"}')
+    long_read, error = run([data], "gemini", max_event_bytes=1 << 20)
+    assert error is None
+    short_read, error = run([data], "gemini", max_event_bytes=1 << 25)  # allows 524288: not counted
+    assert error is None
+    assert long_read == short_read
+    value = long_read[0].input
+    assert value["n"] == [1, -2.5, 1e300, 123456789012345678901234567890] and value["t"] == "\u00e9\U0001f600\n"
+    for bad in ('"\\ud800"', "NaN", "1e400", "[1,]"):
+        # in a call's arguments: that call invalid, its text kept, whichever reader read the event
+        args = '{"a":' + bad + ',"s":"' + "x" * room + '"}'
+        items, error = run([_gemini_call(args)], "gemini", max_event_bytes=1 << 20)
+        assert error is None, bad
+        [invalid] = [item for item in items if isinstance(item, streamkit.InvalidToolCall)]
+        assert (invalid.raw, [issue.kind for issue in invalid.errors]) == (args, ["invalid_json"]), bad
+        # anywhere else: the event is not JSON
+        outside = _gemini_call('{"s":"' + "x" * room + '"}').replace(
+            b'"finishReason"', b'"bad":' + bad.encode() + b',"finishReason"'
+        )
+        _, error = run([outside], "gemini", max_event_bytes=1 << 20)
+        assert isinstance(error, streamkit.ProviderProtocolError) and "event data is not JSON" in str(error), bad
+
+
+def test_a_template_is_never_learned_from_a_payload_with_kilobytes_around_its_string() -> None:
+    # Regression: the bytes after the string were compiled into the template's pattern and
+    # cached: a chunk with 64 KiB after its text peaked at 107 times its size while learning,
+    # and 20 times its size stayed held after the stream.
+    wire = OpenAIChatWire()
+    chunk = b'data: {"choices":[{"index":0,"delta":{"content":"ab"}}],"pad":"' + b"p " * 32768 + b'"}\n\n'
+    reads = [wire.begin(), chunk, chunk, wire.finish()]
+    tracemalloc.start()
+    try:
+        items, error = run(reads, "openai_chat")
+        peak = tracemalloc.get_traced_memory()[1]
+        texts = [item.text for item in items if isinstance(item, streamkit.TextDelta)]
+        del items
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert error is None and texts == ["ab", "ab"]
+    assert peak < 16 * len(chunk)  # orjson sets aside 12 times a payload it reads
+    assert held < len(chunk) // 10
 
 
 # -- memory stays bounded --------------------------------------------------------------------------
@@ -612,4 +715,22 @@ def test_each_limit_keeps_the_peak_memory_under_its_ceiling(
     record_property("peak_per_limit", row.get("ratio"))
     assert "error" not in row, row["error"]
     ceiling = _PER_UNIT_CEILING if row["limit"] in _COUNTS else _BYTES_CEILING
+    assert isinstance(row["ratio"], float | int) and row["ratio"] < ceiling, row
+
+
+#: Reading one event as long as ``max_event_bytes`` allows holds its bytes, its text and the text
+#: of its strings, and the values of at most its token allowance; Python holds a string with text
+#: beyond ASCII at up to 4 bytes a character.
+_READ_CEILING = 4.5
+_WIDE_READ_CEILING = 10.0
+
+
+@pytest.mark.parametrize("case", sorted(CEILING_READS))
+def test_reading_one_event_within_max_event_bytes_keeps_the_peak_memory_under_its_ceiling(
+    measured: dict[str, dict[str, object]], case: str, record_property: Callable[[str, object], None]
+) -> None:
+    row = measured[case]
+    record_property("peak_per_limit", row.get("ratio"))
+    assert "error" not in row, row["error"]
+    ceiling = _WIDE_READ_CEILING if "beyond ASCII" in case else _READ_CEILING
     assert isinstance(row["ratio"], float | int) and row["ratio"] < ceiling, row

@@ -31,8 +31,16 @@ from .._events import (
     ResponseEnded,
     TextReceived,
 )
-from .._json import big_integer_at, has_lone_surrogate, loads_exact, may_be_inexact, twin, value_spans
-from .._limits import DEFAULT_LIMITS, Limits
+from .._json import (
+    big_integer_at,
+    has_lone_surrogate,
+    holds_more_tokens,
+    loads_exact,
+    may_be_inexact,
+    twin,
+    value_spans,
+)
+from .._limits import DEFAULT_LIMITS, EVENT_BYTES_PER_TOKEN, Limits, event_tokens
 from .._types import Finish, TokenUsage
 from ._errorshape import ErrorShape
 
@@ -59,6 +67,14 @@ _OTHER_PAD = b"streamkit0pad"  # when the payload's own padding is that value al
 #: probe.
 _PROOFS: dict[tuple[Any, ...], bool] = {}
 _MAX_PROOFS = 256
+#: The most bytes a template keeps around its string: a real payload's envelope (ids, model,
+#: indexes, padding) is a few hundred. A larger one is learned from no more than it is read
+#: by the general path: its pattern, compiled and cached, would cost many times its size.
+_MAX_ENVELOPE = 4096
+#: An event up to this many times its token allowance long is still read by orjson, which sets
+#: aside 12 times its input first: at most 48/64 of ``max_event_bytes``. A longer one is read by
+#: the exact reader, which sets aside nothing.
+_ORJSON_ALLOWANCES = 4
 _NO_TOKENS = TokenUsage()
 
 
@@ -101,7 +117,7 @@ class Template:
     then parsed strictly, alone.
     """
 
-    __slots__ = ("choice", "event", "hits", "index", "is_text", "lines", "match", "prefix", "rows", "start")
+    __slots__ = ("choice", "event", "hits", "index", "is_text", "lines", "match", "most", "prefix", "rows", "start")
 
     def __init__(
         self,
@@ -110,8 +126,12 @@ class Template:
         suffix: bytes,
         hole: tuple[int, int] | None,
         sample: ArgumentsDelta | TextReceived,
+        most: int,
     ) -> None:
         self.event = event
+        #: The longest payload read here: a longer one goes to the general path, which reads
+        #: it within ``max_event_bytes``'s bound (``Decoder.feed``).
+        self.most = most
         self.prefix = prefix
         self.start = len(prefix) - 1  # the token's opening quote
         shape = suffix if hole is None else suffix[: hole[0] + 1] + suffix[hole[1] :]
@@ -128,7 +148,7 @@ class Template:
     def text(self, data: bytes) -> str | None:
         """The fragment text of a payload of this shape, its string token parsed strictly; None
         for any other payload, which the general path then reads (and reports, if bad)."""
-        if not data.startswith(self.prefix):
+        if len(data) > self.most or not data.startswith(self.prefix):
             return None
         found = self.match(data, self.start)
         if found is None:
@@ -149,6 +169,8 @@ class Template:
         if (self.event is not None or names is not None) and (names is None or names.count(self.event) != len(names)):
             return None
         joined = b"\n".join(data)
+        if len(joined) > self.most:
+            return None  # read payload by payload, so no one read of JSON is larger than an event's
         # A payload holds no line end, nor does the prefix: each "\n" + prefix found starts a line.
         if not joined.startswith(self.prefix) or joined.count(self.rows) != len(data) - 1:
             return None
@@ -224,9 +246,8 @@ class Decoder(ABC):
     payload_keys: ClassVar[tuple[str, ...]] = ()
     #: For detection, a provider whose payloads have another's shape: its models' names.
     models: ClassVar[str | None] = None
-    #: The limits of the response, for a decoder that holds state of its own that they bound
-    #: (Gemini's streamed arguments, its candidates); the ``Assembler`` sets its own.
-    limits: Limits = DEFAULT_LIMITS
+    _limits = DEFAULT_LIMITS
+    _most_tokens = event_tokens(DEFAULT_LIMITS.max_event_bytes)
 
     #: Whether a payload that the general path reads as exactly one ``ArgumentsDelta`` changes
     #: none of the decoder's state, and the delta's text is the payload's string at one place:
@@ -244,6 +265,18 @@ class Decoder(ABC):
 
     def __init__(self, *, early_close: bool = False) -> None:
         self.early_close = early_close
+
+    @property
+    def limits(self) -> Limits:
+        """The limits of the response: ``max_event_bytes`` bounds what reading an event's JSON
+        builds; a decoder that holds state of its own reads those they bound (Gemini's streamed
+        arguments, its candidates). The ``Assembler`` sets its own."""
+        return self._limits
+
+    @limits.setter
+    def limits(self, limits: Limits) -> None:
+        self._limits = limits
+        self._most_tokens = event_tokens(limits.max_event_bytes)
 
     @classmethod
     def tokens(cls, usage: Mapping[str, Any]) -> TokenUsage:
@@ -267,9 +300,11 @@ class Decoder(ABC):
         if not data or data.isspace():
             return []  # data-only keep-alives (an empty ``data:`` line) carry nothing
         try:  # ``load``, its common case written out: this runs for every event the general path reads
-            payload = orjson.loads(data)
+            payload = self._load_counted(data, frame.event) if len(data) > self._most_tokens else orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             return self._refused(data, exc, frame.event)
+        except ProviderProtocolError as error:  # a long event the exact reader refused
+            return self._apart(data, error, frame.event)
         events = self.feed_payload(payload, frame.event)
         for item in events:
             kind = type(item)  # ``_holds_value``, written out: this runs for every event read
@@ -284,19 +319,24 @@ class Decoder(ABC):
         try:
             payload = self._unloaded(data, exc, event)
         except ProviderProtocolError as error:
-            aside = self._set_aside(data) if self.value_paths else None
-            if aside is None:
-                raise
-            text, raws = aside
-            try:
-                payload = self.load(text, event)
-            except ProviderProtocolError:
-                raise error from None
-            events = _put_back(self._read_exactly(self.feed_payload(payload, event), payload, text), raws)
-            if events is None:
-                raise error from None
-            return events
+            return self._apart(data, error, event)
         return self._read_exactly(self.feed_payload(payload, event), payload, data)
+
+    def _apart(self, data: str, error: ProviderProtocolError, event: str | None) -> list[Event]:
+        """``feed`` for data no reader takes: its events with each arguments value no reader takes
+        set aside as its call's raw text (``value_paths``), else ``error``."""
+        aside = self._set_aside(data) if self.value_paths else None
+        if aside is None:
+            raise error
+        text, raws = aside
+        try:
+            payload = self.load(text, event)
+        except ProviderProtocolError:
+            raise error from None
+        events = _put_back(self._read_exactly(self.feed_payload(payload, event), payload, text), raws)
+        if events is None:
+            raise error from None
+        return events
 
     def _read_exactly(self, events: list[Event], payload: Any, data: str) -> list[Event]:
         """``events``, or ``_exact``'s when an arguments value in them may be read inexactly
@@ -350,7 +390,7 @@ class Decoder(ABC):
             else:
                 assert isinstance(item, Frame)
                 template = self.template
-                if template is not None and item.event == template.event:
+                if template is not None and item.event == template.event and len(item.data) <= template.most:
                     # A read's first event, completed by it, comes as a Frame.
                     text = template.text(item.data.encode("utf-8", "surrogatepass"))
                     if text is not None:
@@ -394,13 +434,13 @@ class Decoder(ABC):
             if texts is not None:
                 out += template.batch(texts)
                 return False
-        prefix, match = (template.prefix, template.match) if template is not None else (b"\x00", _NEVER)
+        prefix, match, most = (template.prefix, template.match, template.most) if template else (b"\x00", _NEVER, 0)
         run: list[str] = []
         loads, bad = orjson.loads, orjson.JSONDecodeError
         for position, data in enumerate(batch.data):
             event = None if names is None else names[position]
             # ``Template.text``, written out: this line runs once per event.
-            if data.startswith(prefix) and template is not None and event == template.event:
+            if data.startswith(prefix) and template is not None and event == template.event and len(data) <= most:
                 found = match(data, template.start)
                 if found is not None:
                     try:
@@ -417,7 +457,7 @@ class Decoder(ABC):
                 return True
             template = self.template
             if template is not None:
-                prefix, match = template.prefix, template.match
+                prefix, match, most = template.prefix, template.match, template.most
         if run and template is not None:
             out += template.batch(run)
         return False
@@ -456,13 +496,13 @@ class Decoder(ABC):
         per shape (``_PROOFS``).
         """
         text = delta.text
-        if text == _PROBE:
-            return
+        if text == _PROBE or len(frame.data) > self._most_tokens:
+            return  # a longer payload is never read through a template (``Template.most``)
         data = frame.data.encode()
         token = orjson.dumps(text)
         at = data.rfind(token)
-        if at < 0:
-            return  # escaped otherwise than orjson writes it: no template for this call
+        if at < 0 or len(data) - len(token) > _MAX_ENVELOPE:
+            return  # escaped otherwise than orjson writes it, or kilobytes around it: no template
         prefix, suffix = data[: at + 1], data[at + len(token) - 1 :]
         hole = _unread(suffix)
         shape = (type(self), self.early_close, self.limits, frame.event, prefix, type(delta), delta.index, delta.choice)
@@ -470,9 +510,9 @@ class Decoder(ABC):
             (*shape, suffix[: hole[0] + 1] + suffix[hole[1] :], True),
             lambda: self._proves(frame, delta, prefix, suffix, hole),
         ):
-            self.template = Template(frame.event, prefix, suffix, hole, delta)
+            self.template = Template(frame.event, prefix, suffix, hole, delta, self._most_tokens)
         elif _proven((*shape, suffix, False), lambda: self._proves(frame, delta, prefix, suffix, None)):
-            self.template = Template(frame.event, prefix, suffix, None, delta)  # the string is read
+            self.template = Template(frame.event, prefix, suffix, None, delta, self._most_tokens)  # string read
 
     def _proves(
         self,
@@ -507,9 +547,25 @@ class Decoder(ABC):
 
     def load(self, data: str, event: str | None) -> Any:
         try:
-            return orjson.loads(data)
+            return self._load_counted(data, event) if len(data) > self._most_tokens else orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             return self._unloaded(data, exc, event)
+
+    def _load_counted(self, data: str, event: str | None) -> Any:
+        """The JSON of an event longer than its token allowance (``event_tokens``), its tokens
+        counted before any is read: one past the allowance is a ``LimitExceededError`` naming
+        ``max_event_bytes``. A long one is read by the exact reader (``_ORJSON_ALLOWANCES``); what
+        orjson refuses is the caller's to handle, as for a short one."""
+        most = self._most_tokens
+        if holds_more_tokens(data, most):
+            raise self.past_limit(
+                "max_event_bytes",
+                f"an event of {len(data)} characters holds more than {most} JSON tokens (strings, brackets,"
+                f" commas, colons): one per {EVENT_BYTES_PER_TOKEN} bytes of the limit",
+            )
+        if len(data) > _ORJSON_ALLOWANCES * most:
+            return self._load_exact(data, event)
+        return orjson.loads(data)
 
     def _unloaded(self, data: str, exc: orjson.JSONDecodeError, event: str | None) -> Any:
         """What ``data``, which orjson refused, holds: read exactly when orjson refused an integer
