@@ -23,8 +23,11 @@ COMPOSER = {"_pipeline", "_detect"}
 EDGE_PARTS = ("_redact", "_response", "_transport", "_client")
 EDGE = set(EDGE_PARTS)
 RUNNER = {"_run_tools"}  # runs the application's tools on the calls; knows no transport
-# Transports for the SDKs' HTTP clients: the pipeline and the detection, and of the edge only the
-# redaction (a request's secrets, which telemetry scrubs). Each of integrations/httpx.py and
+# The re-emission the transports and the proxy both stand on: a stream written back, each call
+# whole, by the composer and a provider's encoder. Sans-IO: no HTTP library, no transport.
+REEMIT = {"_reemit"}
+# Transports for the SDKs' HTTP clients: the pipeline and the detection, the re-emission, and of
+# the edge only the redaction (a request's secrets, which telemetry scrubs). Each of integrations/httpx.py and
 # integrations/httpx2.py imports its own library, and nothing else does.
 INTEGRATIONS = {"integrations"}
 THIRD_PARTY = {"httpx", "httpx_sse", "httpx2", "anyio"}
@@ -35,8 +38,8 @@ SENDS_WITH["litellm"] |= {"anyio"}  # a retried request waits under anyio
 # They send through the edge's client, imported by name (never through the package root).
 SENDERS = {"openai_agents", "litellm", "langchain", "crewai", "google_adk", "smolagents", "agno"}
 # The proxy (streamkit serve): an HTTP edge of its own, on the re-emission the transports use and
-# the redaction; it sends with httpx, streams under anyio and runs on uvicorn. Nothing imports it
-# but the command line.
+# the redaction (never on the integrations); it sends with httpx, streams under anyio and runs on
+# uvicorn. Nothing imports it but the command line.
 SERVE = {"serve"}
 SERVES_WITH = {"httpx", "anyio", "uvicorn"}
 
@@ -92,14 +95,17 @@ def test_imports_flow_one_way(path: Path) -> None:
         allowed = VOCABULARY | STAGES | COMPOSER | set(EDGE_PARTS[: EDGE_PARTS.index(me)]) - {"_transport"}
     elif me in RUNNER:
         allowed = VOCABULARY | STAGES
+    elif me in REEMIT:
+        allowed = VOCABULARY | STAGES | COMPOSER
     elif me in INTEGRATIONS:
-        allowed = VOCABULARY | STAGES | COMPOSER | {"_redact"} | ({"_client"} if path.stem in SENDERS else set())
+        allowed = VOCABULARY | STAGES | COMPOSER | REEMIT | {"_redact"}
+        allowed |= {"_client"} if path.stem in SENDERS else set()
         assert "streamkit" not in used, f"{path.name} imports the package root; import the modules it uses"
     elif me in SERVE:
-        allowed = VOCABULARY | STAGES | COMPOSER | INTEGRATIONS | {"_redact"}
+        allowed = VOCABULARY | STAGES | COMPOSER | REEMIT | {"_redact"}
     else:
         return  # entry points (__init__, _cli, __main__) may use anything
-    streamkit_modules = VOCABULARY | STAGES | COMPOSER | EDGE | RUNNER | INTEGRATIONS | SERVE | {"_cli"}
+    streamkit_modules = VOCABULARY | STAGES | COMPOSER | EDGE | RUNNER | REEMIT | INTEGRATIONS | SERVE | {"_cli"}
     assert used & streamkit_modules <= allowed, f"{path.name} imports {sorted(used & streamkit_modules - allowed)}"
     third_party = used & (THIRD_PARTY | SERVES_WITH)
     if me in SERVE:
