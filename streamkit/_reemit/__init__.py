@@ -315,9 +315,7 @@ class Session:
         """The body could not be read to its end (the connection failed): a telemetry span still
         open ends failed with ``error``, the calls still open as cut ones."""
         if self.provider is not None and not self.stopped:
-            error.provider = self.provider
-            error.unfinished = self._assembler._unfinished()
-            self._assembler._failed(error)
+            self._assembler.noted(error)
 
     def feed(self, chunk: bytes) -> bytes:
         if self.stopped:
