@@ -24,7 +24,7 @@ import httpx2
 import openai
 
 from streamkit._limits import Limits
-from streamkit.integrations._reemit import Session
+from streamkit._reemit import Session
 from streamkit.integrations.httpx2 import Transport
 from tests.models import OPENAI
 

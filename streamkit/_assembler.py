@@ -18,7 +18,7 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Never, TypedDict
+from typing import TYPE_CHECKING, Any, Never, TypedDict, TypeVar
 
 from . import _events, _log, _observe
 from ._accumulator import Accumulator, PreviewingAccumulator
@@ -54,6 +54,8 @@ if TYPE_CHECKING:
     from ._validate import Toolset
 
 __all__ = ("MAX_PREVIEW_GROWTH", "Assembler", "StreamOptions", "check_options")
+
+_Failure = TypeVar("_Failure", bound=StreamError | TransportError)
 
 
 class StreamOptions(TypedDict, total=False):
@@ -183,7 +185,7 @@ class Assembler:
         self._one: Callable[[bytes], tuple[str | None, bytes] | None] | None = (
             self._framer.whole_event if type(self._framer) is SSEDecoder else None
         )
-        self._deferred: Deferred = Deferred(self._noted)
+        self._deferred: Deferred = Deferred(self.noted)
         budget = TurnBudget(limits.max_turn_bytes)  # shared by the stages that hold turn state
         self._accumulator = _make_accumulator(
             self.provider,
@@ -419,10 +421,15 @@ class Assembler:
             watch.end(end)
         return end
 
-    def _noted(self, exc: StreamError) -> StreamError:
-        """The stream's error with what the stream knows (the provider, the calls left open),
-        reported to telemetry."""
-        if exc.provider is None:
+    def noted(self, exc: _Failure) -> _Failure:
+        """The stream's error with what the stream knows, reported to telemetry: the one place a
+        stream's context is added to its error, whoever raised it (a stage, the source, the HTTP
+        edge, the re-emitting transports).
+
+        Its provider, unless it names one (a transport error never does: the edge that raised it
+        knows no stream), and the calls still open, closed as cut ones, unless it carries some.
+        """
+        if exc.provider is None or isinstance(exc, TransportError):
             exc.provider = self.provider
         if not exc.unfinished:
             exc.unfinished = self._unfinished()

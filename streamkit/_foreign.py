@@ -10,9 +10,9 @@ unchanged, and a streamkit error gets what the stream knows.
 
 from __future__ import annotations
 
-from collections.abc import (
-    Mapping,
-)
+import json as jsonlib
+from collections.abc import Mapping
+from typing import Any
 
 from ._assembler import Assembler
 from ._errors import (
@@ -23,6 +23,7 @@ from ._errors import (
     StreamkitError,
     TransportError,
 )
+from ._status import status_error
 from .providers import Decoder, error_details
 
 __all__ = ("translated",)
@@ -47,11 +48,7 @@ def translated(exc: Exception, assembler: Assembler) -> BaseException:
 def _enrich(exc: StreamkitError, assembler: Assembler) -> StreamkitError:
     """A streamkit error raised by the source itself (the transport's): add what the stream knows."""
     if isinstance(exc, TransportError | StreamError):
-        if exc.provider is None or isinstance(exc, TransportError):
-            exc.provider = assembler.provider
-        if not exc.unfinished:
-            exc.unfinished = assembler._unfinished()
-        assembler._failed(exc)
+        return assembler.noted(exc)
     return exc
 
 
@@ -97,24 +94,59 @@ def _source_failure(exc: Exception, assembler: Assembler) -> StreamkitError:
     them apart.
     """
     error: StreamkitError
+    status = _http_status(exc)
     if _is_transport(exc):
         error = TransportError(f"reading the stream failed: {type(exc).__name__}: {exc}")
+    elif status is not None and status >= 400:
+        error = _refused(exc, status, assembler.decoder_class)
     else:
         kind, message = _reported(exc, assembler.decoder_class)
-        status = _http_status(exc)
-        if status is not None and status >= 400:
-            detail = ": ".join(part for part in (kind, message) if part)
-            headers = getattr(getattr(exc, "response", None), "headers", None)
-            error = HTTPStatusError(
-                f"HTTP {status}: {detail}",
-                status_code=status,
-                error_type=kind,
-                error_message=message,
-                headers=dict(headers) if isinstance(headers, Mapping) else None,
-            )
-        else:
-            error = ProviderError(message, type=kind)
+        error = ProviderError(message, type=kind)
     return _enrich(error, assembler)
+
+
+def _refused(exc: Exception, status: int, decoder: type[Decoder]) -> HTTPStatusError:
+    """An SDK's exception for an answer of ``status``, built as the HTTP edge builds its own, from
+    what the SDK keeps of the answer: its response's headers, body, reason and request."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    reason = getattr(response, "reason_phrase", None)
+    return status_error(
+        status,
+        _body(exc, response),
+        decoder,
+        headers={name.lower(): value for name, value in headers.items()} if isinstance(headers, Mapping) else None,
+        reason=reason if isinstance(reason, str) else "",
+        request=_request(response),
+        reported=_reported(exc, decoder),
+    )
+
+
+def _body(exc: Exception, response: Any) -> bytes:
+    """The answer's body: the bytes the SDK's response read, else the error body the SDK parsed
+    (openai, anthropic: ``body``; google-genai: ``details``), as JSON."""
+    try:
+        content = getattr(response, "content", None)
+    except Exception:  # httpx's ResponseNotRead: a streamed body the SDK left unread
+        content = None
+    if isinstance(content, bytes):
+        return content
+    for parsed in (getattr(exc, "body", None), getattr(exc, "details", None)):
+        if isinstance(parsed, str):
+            return parsed.encode()
+        if isinstance(parsed, Mapping | list):
+            return jsonlib.dumps(parsed, default=str).encode()
+    return b""
+
+
+def _request(response: Any) -> Any:
+    """The request the SDK's response answers, when it is httpx's or httpx2's: what is named in the
+    message, and whose secrets are scrubbed."""
+    try:
+        request = getattr(response, "request", None)
+    except RuntimeError:  # httpx: a response made without its request
+        return None
+    return request if type(request).__module__.partition(".")[0] in ("httpx", "httpx2") else None
 
 
 def _http_status(exc: Exception) -> int | None:

@@ -14,18 +14,15 @@ HTTP client, and a program that uses one never loads the other.
 from __future__ import annotations
 
 import contextlib
-import json as jsonlib
-import re
-import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping
-from datetime import UTC
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
 from types import ModuleType
 from typing import TYPE_CHECKING, TypeAlias
 
 from . import _redact
-from ._errors import HTTPStatusError, Passthrough, TransportError
+from ._errors import Passthrough, TransportError
 from ._libraries import library
-from .providers import Decoder, decoder_for, error_details
+from ._status import status_error
+from .providers import Decoder, decoder_for
 
 if TYPE_CHECKING:
     import httpx
@@ -45,7 +42,6 @@ __all__ = (
     "read_error",
     "refusal",
     "release",
-    "retry_after",
 )
 
 #: How much of an error body is read.
@@ -59,63 +55,6 @@ def decoder_of(provider: str | Decoder) -> type[Decoder]:
     if isinstance(provider, Decoder):
         return type(provider)
     return decoder_for(provider)
-
-
-def _error_details(body: bytes, decoder: type[Decoder]) -> tuple[str | None, str | None]:
-    """The provider's error type and message from a JSON error body, where it has them."""
-    try:
-        data = jsonlib.loads(body)
-    except ValueError:
-        return None, None
-    return error_details(data, decoder)
-
-
-def _status_error(response: Response, body: bytes, decoder: type[Decoder]) -> HTTPStatusError:
-    secrets = _redact.secrets(response.request)
-    kind, message = _error_details(body, decoder)
-    excerpt = _redact.excerpt(body, secrets)
-    detail = ": ".join(_redact.scrub(part, secrets) for part in (kind, message) if part) or excerpt or "(no body)"
-    reason = f" {response.reason_phrase}" if response.reason_phrase else ""
-    return HTTPStatusError(
-        f"HTTP {response.status_code}{reason} from {_redact.where(response.request)}: {detail}",
-        status_code=response.status_code,
-        body_excerpt=excerpt,
-        error_type=None if kind is None else _redact.scrub(kind, secrets),
-        error_message=None if message is None else _redact.scrub(message, secrets),
-        headers=response.headers,
-        retry_after=retry_after(response.headers),
-    )
-
-
-_SECONDS = re.compile(r"\s*[0-9]+(\.[0-9]+)?\s*")
-
-
-def _seconds(text: str | None) -> float | None:
-    return float(text) if text is not None and _SECONDS.fullmatch(text) else None
-
-
-def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
-    """The wait a refusal asks for, in seconds; None when it names none we can read.
-
-    ``retry-after-ms`` (OpenAI's, in milliseconds) first, then ``Retry-After`` as seconds or as
-    an HTTP-date (the time left until then from ``now``, at least 0).
-    """
-    millis = _seconds(headers.get("retry-after-ms"))
-    if millis is not None:
-        return millis / 1000
-    text = headers.get("retry-after")
-    seconds = _seconds(text)
-    if seconds is not None or not text:
-        return seconds
-    from email.utils import parsedate_to_datetime
-
-    try:
-        when = parsedate_to_datetime(text.strip())
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:  # "-0000": a time in UTC from a source that does not say its zone
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 def _accepted(response: Response, decoder: type[Decoder]) -> bool:
@@ -133,7 +72,14 @@ def refusal(response: Response, decoder: type[Decoder], body: bytes) -> Transpor
     """
     body = body[:ERROR_BODY_LIMIT]
     if not response.is_success:
-        return _status_error(response, body, decoder)
+        return status_error(
+            response.status_code,
+            body,
+            decoder,
+            headers=response.headers,
+            reason=response.reason_phrase,
+            request=response.request,
+        )
     expected = decoder.content_types
     content_type = response.headers.get("content-type", "")
     hint = " (Gemini streams SSE only with alt=sse in the URL)" if "json" in content_type else ""

@@ -112,6 +112,9 @@ CASES = {
     "anthropic-plain": Case("anthropic", plain("anthropic"), ()),
 }
 
+#: A response of two choices (``n=2``), a call in each: no framework's message holds two answers.
+TWO_CHOICES = Case("openai_chat", fixture("openai_chat/n2_same_call_id_per_choice.sse"), ())
+
 
 def serve(server: LoopbackServer, case: Case, *after: bytes) -> str:
     """Answer the provider's path with the case's turn, then ``after`` in turn; the base URL."""

@@ -18,7 +18,7 @@ import streamkit
 from streamkit import ArgumentIssue, CustomToolCall, InvalidToolCall, Limits, ToolCall, Toolset, UsageError
 from streamkit._types import Call
 from streamkit.adapters import anthropic, openai_chat, openai_responses
-from streamkit.integrations._chat import refuse_custom
+from streamkit.integrations._turns import refuse_custom
 from streamkit.serve._whole import whole_calls
 
 from .helpers import FIXTURES, replay

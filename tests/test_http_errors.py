@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from streamkit import HTTPStatusError, ProviderError
 from streamkit._redact import EXCERPT_CHARS, MIN_EDGE, MIN_RUN, scrub
-from streamkit._response import ERROR_BODY_LIMIT, refusal, retry_after
+from streamkit._response import ERROR_BODY_LIMIT, refusal
+from streamkit._status import retry_after
 from streamkit.providers import DECODERS
 
 RETRYABLE_STATUSES = {400: False, 401: False, 403: False, 404: False, 413: False, 422: False}

@@ -18,7 +18,7 @@ import pytest
 from streamkit import Turn, UsageError
 from streamkit.adapters._base import TRUNCATED_MESSAGE
 
-from .agent_turns import CASES, PATHS, PLAIN, Case, calling, fixture, plain, sent, serve
+from .agent_turns import CASES, PATHS, PLAIN, TWO_CHOICES, Case, calling, fixture, plain, sent, serve
 from .helpers import events
 from .server import LoopbackServer, Reply, Turns
 
@@ -127,6 +127,24 @@ async def test_a_plain_turn_is_the_answer(server: LoopbackServer, name: str, mod
     model = StreamkitModel(id="m", provider=case.provider, base_url=serve(server, case))
     ran: list[tuple[str, dict[str, Any]]] = []
     assert (await run(model, ran, mode), ran, len(server.requests)) == (PLAIN, [], 1)
+    await model.aclose()
+
+
+@pytest.mark.parametrize("method", ["invoke", "ainvoke", "invoke_stream", "ainvoke_stream"])
+async def test_a_response_of_two_choices_is_refused_not_cut_to_one(server: LoopbackServer, method: str) -> None:
+    from agno.models.message import Message
+
+    model = StreamkitModel(id="m", provider="openai_chat", base_url=serve(server, TWO_CHOICES), api_key="k")
+    given = ([Message(role="user", content="?")], Message(role="assistant"))
+    with pytest.raises(UsageError, match=r"^agno takes one answer per request, and the response holds choice 1: "):
+        if method == "invoke":
+            model.invoke(*given)
+        elif method == "ainvoke":
+            await model.ainvoke(*given)
+        elif method == "invoke_stream":
+            list(model.invoke_stream(*given))
+        else:
+            _ = [delta async for delta in model.ainvoke_stream(*given)]
     await model.aclose()
 
 

@@ -26,7 +26,7 @@ from .server import LoopbackServer, Reply, Turns
 boto3 = pytest.importorskip("boto3")
 from botocore.exceptions import EventStreamError, ResponseStreamingError  # noqa: E402
 
-from streamkit.integrations._reemit import Options  # noqa: E402
+from streamkit._reemit import Options  # noqa: E402
 from streamkit.integrations.boto3 import ToolCallStream, install, invalid_calls, uninstall  # noqa: E402
 
 PATH = "/model/test-model/converse-stream"

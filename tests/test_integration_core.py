@@ -15,6 +15,10 @@ import anyio
 import httpx
 import pytest
 
+import streamkit
+from streamkit import ArgumentIssue, CustomToolCall, InvalidToolCall, TokenUsage, ToolCall, Turn, UsageError
+from streamkit._turn_types import StreamEvent
+from streamkit.adapters._base import call_id
 from streamkit.integrations._chat import User, build
 from streamkit.integrations._clients import Clients
 from streamkit.providers import DECODERS
@@ -219,3 +223,97 @@ def test_a_tool_that_cannot_be_offered_is_refused_by_position(tool: dict[str, ob
 
     with pytest.raises(UsageError, match=message):
         read_tools([tool])
+
+
+# -- the one turn reader ------------------------------------------------------------------------
+
+
+def streamed(name: str, provider: str) -> list[StreamEvent]:
+    with open(FIXTURES / name, "rb") as stream:
+        return list(streamkit.iter_events(stream, provider))  # type: ignore[arg-type]  # a slug of the fixtures
+
+
+def test_the_reader_gives_each_call_its_position_among_the_turns_calls() -> None:
+    from streamkit.integrations._turns import Reader
+
+    reader = Reader("anthropic", "a framework")
+    positions = []
+    for event in streamed("anthropic/invalid_calls_between_blocks.sse", "anthropic"):
+        reader.feed(event)
+        if isinstance(event, ToolCall | InvalidToolCall):
+            positions.append((len(reader.calls) - 1, call_id(event), type(event).__name__))
+    assert positions == [
+        (0, "toolu_01", "InvalidToolCall"),
+        (1, "toolu_02", "ToolCall"),
+        (2, "toolu_03", "ToolCall"),
+        (3, "toolu_04", "ToolCall"),
+    ]
+    done = reader.read()
+    assert [call_id(call) for call in done.valid] == [call_id(call) for call in reader.valid]
+    assert done.turn == Turn.from_events(reader.events, "anthropic")
+
+
+@pytest.mark.parametrize("fed", ["events", "turn"])
+def test_a_second_choice_is_refused_by_name_never_dropped(fed: str) -> None:
+    from streamkit.integrations._turns import Reader, read
+
+    refused = r"^a framework takes one answer per request, and the response holds choice 1: ask for one \(no n or "
+    both = streamed("openai_chat/n2_same_call_id_per_choice.sse", "openai_chat")
+    with pytest.raises(UsageError, match=refused):
+        if fed == "events":
+            reader = Reader("openai_chat", "a framework")
+            for event in both:
+                reader.feed(event)
+        else:
+            read(Turn.from_events(both, "openai_chat", choice=1), "a framework")
+
+
+def test_a_custom_tools_call_is_refused_by_name() -> None:
+    from streamkit.integrations._turns import Reader, read
+
+    custom = CustomToolCall(0, "c", "run_sql", "SELECT 1")
+    refused = r"^the model called 'run_sql' as a custom tool .* which a framework cannot run"
+    with pytest.raises(UsageError, match=refused):
+        Reader("openai_responses", "a framework").feed(custom)
+    with pytest.raises(UsageError, match=refused):
+        read(Turn("openai_responses", (custom,)), "a framework")
+
+
+@pytest.mark.parametrize(
+    ("tokens", "usage"),
+    [
+        (None, None),
+        (TokenUsage(10, 4), (10, 4, 14, None, None)),
+        (TokenUsage(10, 4, cache_read_tokens=6, reasoning_tokens=2), (10, 4, 14, 6, 2)),
+        (TokenUsage(output_tokens=4), (0, 4, 4, None, None)),  # a count not sent is 0, never a usage dropped
+    ],
+)
+def test_usage_is_reported_whenever_the_provider_sent_counts(
+    tokens: TokenUsage | None, usage: tuple[int, ...] | None
+) -> None:
+    from streamkit.integrations._turns import usage_of
+
+    counts = usage_of(tokens)
+    shown = None if counts is None else (counts.input, counts.output, counts.total, counts.cache_read, counts.reasoning)
+    assert shown == usage
+
+
+def test_one_invalid_calls_error_for_both_frameworks() -> None:
+    pytest.importorskip("smolagents")
+    pytest.importorskip("langchain")
+    from streamkit.integrations import langchain, smolagents
+    from streamkit.integrations._invalid import InvalidCallsError
+
+    assert langchain.InvalidCallsError is smolagents.InvalidCallsError is InvalidCallsError
+    cut = InvalidToolCall(1, "t2", "write_file", '{"path": "a', (ArgumentIssue("truncated", "cut"),))
+    valid = ToolCall(0, "t1", "get_weather", {"city": "Paris"})
+    told = (
+        "the tool call write_file (t2) was not run: your arguments were cut off by the output limit; send less per call"
+    )
+    step = InvalidCallsError([cut], [valid])
+    assert str(step) == f"{told}; so the other calls of that turn were not run either: get_weather (t1). " + (
+        "Send the calls again, each whole."
+    )
+    stopped = InvalidCallsError([cut], turns=3)
+    assert str(stopped) == f"the model sent only invalid tool calls 3 turns in a row; the last turn's: {told}."
+    assert (stopped.invalid, stopped.withheld, stopped.turns, step.turns) == ((cut,), (), 3, None)

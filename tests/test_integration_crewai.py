@@ -16,9 +16,10 @@ from typing import Any, TypeVar
 
 import pytest
 
-from streamkit import StreamError
+from streamkit import StreamError, UsageError
 
 from .agent_loops import DONE_TEXT, PATHS, SCENARIOS, Scenario, Tools, request, results, serve, told
+from .helpers import FIXTURES
 from .server import LoopbackServer, Reply
 
 pytest.importorskip("crewai")
@@ -187,6 +188,17 @@ async def test_acall_gives_the_same_calls(server: LoopbackServer) -> None:
     ]
     assert calls[0]["function"]["arguments"] == '{"city":"Paris"}'
     assert calls[1]["function"]["arguments"].startswith("invalid arguments (")
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["streaming", "not-streaming"])
+def test_a_response_of_two_choices_is_refused_not_cut_to_one(server: LoopbackServer, stream: bool) -> None:
+    path, suffix = PATHS["openai_chat"]
+    server.routes = {path: Reply([(FIXTURES / "openai_chat/n2_same_call_id_per_choice.sse").read_bytes()])}
+    llm = StreamkitLLM(provider="openai_chat", model="m", base_url=server.url(suffix), api_key="k", stream=stream)
+    with pytest.raises(UsageError, match=r"^CrewAI takes one answer per request, and the response holds choice 1: "):
+        llm.call("Weather in Paris?")
+    assert len(server.requests) == 1
+    llm.close()
 
 
 def test_a_failing_stream_raises_a_typed_error(server: LoopbackServer) -> None:

@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from streamkit import StreamError
+from streamkit import StreamError, UsageError
 from streamkit.integrations._turn_json import turn_json
 
 from .agent_loops import DONE_TEXT, GEMINI_SCENARIOS, PATHS, SCENARIOS, Scenario, Tools, request, results, serve, told
@@ -149,6 +149,18 @@ async def test_a_failing_stream_raises_a_typed_error(server: LoopbackServer) -> 
         await run(
             StreamkitLlm(provider="anthropic", model="m", base_url=server.url(""), api_key="k"), Tools(), streaming=True
         )
+
+
+@pytest.mark.parametrize("streaming", [True, False], ids=["streaming", "not-streaming"])
+async def test_a_response_of_two_choices_is_refused_not_cut_to_one(server: LoopbackServer, streaming: bool) -> None:
+    path, suffix = PATHS["openai_chat"]
+    server.routes = {path: Reply([(FIXTURES / "openai_chat/n2_same_call_id_per_choice.sse").read_bytes()])}
+    tools = Tools()
+    model = StreamkitLlm(provider="openai_chat", model="m", base_url=server.url(suffix), api_key="k")
+    refused = r"^Google ADK takes one answer per request, and the response holds choice 1: "
+    with pytest.raises(UsageError, match=refused):
+        await run(model, tools, streaming=streaming)
+    assert (tools.ran, len(server.requests)) == ([], 1)
 
 
 def test_the_turn_rides_in_the_first_visible_part() -> None:

@@ -35,7 +35,7 @@ from langchain_core.messages import (
 )
 from langchain_core.tools import BaseTool, StructuredTool, tool
 
-from streamkit import ArgumentIssue, InvalidToolCall, Thinking, ToolCall
+from streamkit import ArgumentIssue, InvalidToolCall, Thinking, ToolCall, UsageError
 from streamkit.adapters._base import TRUNCATED_MESSAGE
 from streamkit.integrations._chat import User, build
 from streamkit.integrations.langchain import TURN_KEY, StreamkitChatModel, turn_of
@@ -150,6 +150,31 @@ def sent(server: LoopbackServer, number: int) -> dict[str, Any]:
 
 
 HOW = ["invoke", "ainvoke", "astream"]
+
+
+@pytest.mark.parametrize("how", HOW)
+async def test_a_response_of_two_choices_is_refused_not_cut_to_one(server: LoopbackServer, how: str) -> None:
+    server.routes[path(server, "openai_chat")] = fixture("openai_chat/n2_same_call_id_per_choice.sse")
+    refused = r"^LangChain takes one answer per request, and the response holds choice 1: "
+    with pytest.raises(UsageError, match=refused):
+        await run_agent(server, "openai_chat", how, "Weather in Paris?")
+    assert len(server.requests) == 1
+
+
+async def test_usage_is_reported_whenever_the_provider_sent_counts(server: LoopbackServer) -> None:
+    """A count the provider did not send is 0, as under every framework: the usage is never dropped."""
+    usage = {"id": "c2", "object": "chat.completion.chunk", "created": 1, "model": OPENAI, "choices": []}
+    usage["usage"] = {"completion_tokens": 7, "completion_tokens_details": {"reasoning_tokens": 3}}
+    text = [openai_chunk({"role": "assistant", "content": "done"}), openai_chunk({}, "stop")]
+    server.routes[path(server, "openai_chat")] = Reply([*text, b"data: " + json.dumps(usage).encode() + b"\n\n"])
+    message = await model(server, "openai_chat").ainvoke("?")
+    assert isinstance(message, AIMessage)
+    assert message.usage_metadata == {
+        "input_tokens": 0,
+        "output_tokens": 7,
+        "total_tokens": 7,
+        "output_token_details": {"reasoning": 3},
+    }
 
 
 @pytest.mark.parametrize("how", HOW)
@@ -368,8 +393,6 @@ async def test_the_turn_survives_a_json_round_trip(server: LoopbackServer) -> No
 async def test_what_cannot_be_sent_is_refused_by_name(
     server: LoopbackServer, build_: Callable[[LoopbackServer], Any], message: str
 ) -> None:
-    from streamkit import UsageError
-
     with pytest.raises(UsageError, match=message):
         build_(server)
     assert server.requests == []
@@ -693,7 +716,14 @@ async def test_invalid_calls_turn_after_turn_end_the_run_with_a_typed_error(serv
         tools=tools(server, "openai_chat", []),
         middleware=[EarlyToolsMiddleware(retries=1)],
     )
-    with pytest.raises(InvalidCallsError, match="the model sent only invalid tool calls 2 turns in a row") as info:
+    with pytest.raises(InvalidCallsError) as info:
         await agent.ainvoke({"messages": [HumanMessage("Weather?")]})
-    assert [call["name"] for call in info.value.calls] == ["get_weather"]
+    assert str(info.value) == (
+        "the model sent only invalid tool calls 2 turns in a row; the last turn's: the tool call get_weather (call_A) "
+        "was not run: your arguments were cut off by the output limit; send less per call."
+    )
+    assert [(call.name, call.raw, call.truncated) for call in info.value.invalid] == [
+        ("get_weather", '{"city": "Par', True)
+    ]
+    assert (info.value.withheld, info.value.turns) == ((), 2)
     assert len(server.requests) == 2  # asked once again, then stopped

@@ -27,6 +27,8 @@ from .server import LoopbackServer, Reply
 
 litellm = pytest.importorskip("litellm")
 
+from litellm.exceptions import MidStreamFallbackError  # noqa: E402
+
 from streamkit.integrations import litellm as integration  # noqa: E402
 
 from .models import ANTHROPIC, GEMINI, OPENAI  # noqa: E402
@@ -266,6 +268,20 @@ async def test_unstreamed_a_cut_call_is_withheld_and_described(server: LoopbackS
     [choice] = response.choices
     assert (choice.finish_reason, choice.message.tool_calls) == ("length", None)
     assert choice.message.provider_specific_fields == {integration.INVALID_CALLS: [CUT]}
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["acompletion", "acompletion-stream"])
+async def test_a_response_of_two_choices_is_refused_not_merged_into_one(server: LoopbackServer, streamed: bool) -> None:
+    server.routes[CHAT] = Reply([fixture("openai_chat/n2_same_call_id_per_choice.sse")])
+    given = {"model": f"streamkit/openai_chat/{OPENAI}", "api_base": server.url("/v1"), "api_key": "k"}
+    refused = r"LiteLLM takes one answer per request, and the response holds choice 1: ask for one"
+    wrapped = MidStreamFallbackError if streamed else litellm.APIConnectionError  # LiteLLM's own wrapping
+    with pytest.raises(wrapped, match=refused):
+        response = await litellm.acompletion(messages=[{"role": "user", "content": "?"}], stream=streamed, **given)
+        if streamed:
+            _ = [chunk async for chunk in response]
+    assert len(server.requests) == 1
+    assert server.connections[0].closed.wait(5)  # the response closed as it failed, not left to the collector
 
 
 def test_the_sync_calls(server: LoopbackServer) -> None:

@@ -199,6 +199,18 @@ async def test_each_parallel_call_runs_once_with_its_own_arguments(
     ]
 
 
+async def test_a_response_of_two_choices_is_refused_not_cut_to_one(
+    server: LoopbackServer, client: httpx.AsyncClient, run: Callable[..., Awaitable[Any]]
+) -> None:
+    server.routes[PATHS["openai_chat"]] = fixture_reply("openai_chat", "n2_same_call_id_per_choice")
+    ran: Ran = []
+    config = run_config(server, "openai_chat", client)
+    refused = r"^the OpenAI Agents SDK integration takes one answer per request, and the response holds choice 1: "
+    with pytest.raises(streamkit.UsageError, match=refused):
+        await run(make_agent(server, "openai_chat", ran), "Weather in Paris?", config)
+    assert (ran, len(server.requests)) == ([], 1)
+
+
 @pytest.mark.parametrize(
     ("provider", "fixture"),
     [("openai_chat", "length_truncated"), ("anthropic", "max_tokens_truncated"), ("gemini", "max_tokens_truncated")],

@@ -18,7 +18,7 @@ import pytest
 from streamkit import UsageError
 from streamkit.adapters._base import TRUNCATED_MESSAGE
 
-from .agent_turns import CASES, PATHS, Case, calling, last_user_text, sent, serve
+from .agent_turns import CASES, PATHS, TWO_CHOICES, Case, calling, last_user_text, sent, serve
 from .server import LoopbackServer, Reply, Turns
 
 smolagents = pytest.importorskip("smolagents")
@@ -188,6 +188,16 @@ def test_generate_outside_an_agent_raises_for_the_withheld_calls(server: Loopbac
         model.parse_tool_calls(message)
     assert [call.id for call in raised.value.invalid] == ["toolu_B"]
     assert [call.id for call in raised.value.withheld] == ["toolu_A"]
+    model.close()
+
+
+@STREAMED
+def test_a_response_of_two_choices_is_refused_not_cut_to_one(server: LoopbackServer, streamed: bool) -> None:
+    model = StreamkitModel("openai_chat", "m", base_url=serve(server, TWO_CHOICES), api_key="k")
+    with pytest.raises(
+        UsageError, match=r"^smolagents takes one answer per request, and the response holds choice 1: "
+    ):
+        list(model.generate_stream([said("user", "?")])) if streamed else model.generate([said("user", "?")])
     model.close()
 
 

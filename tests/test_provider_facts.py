@@ -16,7 +16,8 @@ from streamkit._events import ErrorReceived
 from streamkit._foreign import _reported
 from streamkit._live import AUTH
 from streamkit._redact import secrets
-from streamkit._response import _accepted, _error_details
+from streamkit._response import _accepted
+from streamkit._status import error_details_of
 from streamkit.providers import DECODERS, Decoder, decoder_for
 
 PACKAGE = Path(__file__).resolve().parent.parent / "streamkit"
@@ -45,7 +46,7 @@ for _cls in DECODERS.values():
     for _fact in declared(_cls):
         HOMES.setdefault(_fact, set()).update(homes(_cls))
     for _fact in _cls.event_types:
-        encoder = PACKAGE / "integrations" / "_encoders" / f"{_cls.slug}.py"
+        encoder = PACKAGE / "_reemit" / "_encoders" / f"{_cls.slug}.py"
         HOMES.setdefault(_fact, set()).update(homes(_cls) | {encoder.resolve()})
 
 
@@ -131,7 +132,7 @@ def test_every_reader_reads_a_providers_error_object_alike(slug: str) -> None:
     error, envelope, kind = ERRORS[slug]
     cls = DECODERS[slug]
     assert stream_error(slug, error, envelope) == [ErrorReceived(kind, "m")]
-    assert _error_details(json.dumps({"error": error}).encode(), cls) == (kind, "m")
+    assert error_details_of(json.dumps({"error": error}).encode(), cls) == (kind, "m")
     assert _reported(_SDKError(body={"error": error}), cls) == (kind, "m")
     assert _reported(_SDKError(body=error), cls) == (kind, "m")  # openai's SDK keeps the object itself
 
@@ -140,8 +141,8 @@ def test_a_body_in_another_providers_shape_is_read_in_that_shape() -> None:
     # A gateway in front of OpenAI answering with Gemini's error: its status names the type,
     # though OpenAI's own "code" field comes first and holds a number.
     body = {"error": {"code": 503, "status": "UNAVAILABLE", "message": "try later"}}
-    assert _error_details(json.dumps(body).encode(), DECODERS["openai_chat"]) == ("UNAVAILABLE", "try later")
-    assert _error_details(json.dumps([body]).encode(), DECODERS["gemini"]) == ("UNAVAILABLE", "try later")
+    assert error_details_of(json.dumps(body).encode(), DECODERS["openai_chat"]) == ("UNAVAILABLE", "try later")
+    assert error_details_of(json.dumps([body]).encode(), DECODERS["gemini"]) == ("UNAVAILABLE", "try later")
 
 
 def test_an_error_object_without_a_message_is_carried_as_its_json_text() -> None:

@@ -33,9 +33,9 @@ from streamkit import (
     UsageError,
 )
 from streamkit._detect import detect_provider
+from streamkit._reemit import Options, Session, content_decoding, path_provider
+from streamkit._reemit._encoders import ENCODERS
 from streamkit._types import Call, CustomToolCall
-from streamkit.integrations._encoders import ENCODERS
-from streamkit.integrations._reemit import Options, Session, content_decoding, path_provider
 
 from .helpers import FIXTURES, Fixture, fixtures, slug, split_at
 from .server import LoopbackServer, Reply

@@ -260,3 +260,38 @@ def test_google_genai_null_values_in_vertex_partial_args(server: LoopbackServer)
     assert error is None
     assert [item for item in got if isinstance(item, ToolCall)] == [i for i in expected if isinstance(i, ToolCall)]
     assert any(item.input.get("recipe", {}).get("notes", 0) is None for item in got if isinstance(item, ToolCall))
+
+
+GEMINI_KEY = "AIzaTestKey0123456789"
+
+
+def test_an_answer_that_is_not_2xx_fails_alike_read_by_the_sdk_or_by_the_http_edge(server: LoopbackServer) -> None:
+    """The SDK's exception for a refused request carries what the HTTP edge's error does: the wait
+    the server asked for, the body's excerpt, the request named, the key scrubbed from all of it."""
+    genai = pytest.importorskip("google.genai")
+    httpx = pytest.importorskip("httpx")
+    echoed = f'{{"error": {{"code": 429, "message": "Slow down, {GEMINI_KEY}.", "status": "RESOURCE_EXHAUSTED"}}}}'
+    server.routes["/v1/models/g:streamGenerateContent"] = Reply(
+        [echoed.encode()],
+        status=429,
+        reason="Too Many Requests",
+        content_type="application/json",
+        headers=[("Retry-After", "7")],
+    )
+    client = genai.Client(api_key=GEMINI_KEY, http_options=genai.types.HttpOptions(base_url=server.url("")))
+    _, error = outcome(client.models.generate_content_stream(model="g", contents="hi"), "gemini")
+    assert isinstance(error, HTTPStatusError) and isinstance(error.__cause__, genai.errors.ClientError)
+    sent = error.__cause__.response.request
+    with httpx.Client() as http, http.stream("POST", str(sent.url), headers={"x-goog-api-key": GEMINI_KEY}) as answer:
+        _, edge = outcome(answer, "gemini")
+    assert isinstance(edge, HTTPStatusError) and edge.__cause__ is None
+
+    def shown(failed: HTTPStatusError) -> tuple[object, ...]:
+        return failed.status_code, failed.error_type, failed.error_message, failed.body_excerpt, failed.retry_after
+
+    body = '{"error": {"code": 429, "message": "Slow down, [REDACTED].", "status": "RESOURCE_EXHAUSTED"}}'
+    assert shown(error) == shown(edge) == (429, "RESOURCE_EXHAUSTED", "Slow down, [REDACTED].", body, 7.0)
+    url = server.url("/v1/models/g:streamGenerateContent?alt=sse")
+    message = f"HTTP 429 Too Many Requests from POST {url}: RESOURCE_EXHAUSTED: Slow down, [REDACTED]."
+    assert str(error) == str(edge) == message
+    assert error.headers["retry-after"] == edge.headers["retry-after"] == "7"

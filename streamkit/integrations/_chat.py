@@ -22,10 +22,11 @@ from typing import Any, Protocol, TypeAlias
 from .._errors import UsageError
 from .._tooldefs import one_definition
 from .._turn_types import Turn
-from .._types import CallRef, CustomToolCall, InvalidToolCall, JSONObject, ToolCall
+from .._types import CallRef, InvalidToolCall, JSONObject, ToolCall
 from ..adapters import ADAPTERS
-from ..adapters._base import Message, Outcome, call_id, error_payload
+from ..adapters._base import Message, Outcome, call_id
 from ..providers import DECODERS
+from ._turns import read
 
 __all__ = (
     "PROVIDERS",
@@ -38,12 +39,9 @@ __all__ = (
     "Tool",
     "User",
     "build",
-    "function_calls",
     "offered",
     "prepare",
     "read_tools",
-    "refuse_custom",
-    "unparseable",
 )
 
 #: What a tool declares when it takes no arguments.
@@ -64,14 +62,6 @@ class Tool:
 def offered(tools: Sequence[Tool]) -> list[dict[str, Any]]:
     """``tools`` as ``streamkit.astream(..., tools=...)`` takes them, to check each call against."""
     return [{"name": tool.name, "description": tool.description, "parameters": tool.parameters} for tool in tools]
-
-
-def unparseable(call: InvalidToolCall) -> str:
-    """An invalid call's arguments for a framework that parses them itself: streamkit's message,
-    then the raw text. It starts with a letter, so no JSON parser, strict or lenient, reads it as
-    an object, and the framework's own path for arguments it cannot parse answers the model."""
-    message = "; ".join(issue["message"] for issue in error_payload(call)["errors"])
-    return f"invalid arguments ({message}): {call.raw}"
 
 
 def read_tools(tools: Sequence[Any]) -> list[Tool]:
@@ -132,7 +122,7 @@ class History:
         """A user message or an assistant turn; a turn's calls are the ones later results answer."""
         self._flush()
         if isinstance(entry, Turn):
-            self._calls = {call_id(call): call for call in function_calls(entry, "this integration")}
+            self._calls = {call_id(call): call for call in read(entry, "this integration").calls}
         self.entries.append(entry)
 
     def result(self, ident: str | None, name: str, result: Any, is_error: bool = False) -> None:
@@ -411,20 +401,3 @@ def _merged(history: list[Message]) -> list[Message]:
         else:
             out.append(message)
     return out
-
-
-def function_calls(turn: Turn, framework: str) -> tuple[ToolCall | InvalidToolCall, ...]:
-    """A turn's calls, each one a function tool's (a custom tool's call is refused, as in a stream)."""
-    for call in turn.calls:
-        refuse_custom(call, framework)
-    return tuple(call for call in turn.calls if not isinstance(call, CustomToolCall))
-
-
-def refuse_custom(event: object, framework: str) -> None:
-    """Raise for a custom tool's call: the requests built here offer only function tools, and
-    the framework has no way to run free text, so such a call is an error, never dropped."""
-    if isinstance(event, CustomToolCall):
-        raise UsageError(
-            f"the model called {event.name!r} as a custom tool (free text, a custom_tool_call), which {framework} "
-            "cannot run: offer it as a function tool, or read the stream with streamkit.iter_events"
-        )

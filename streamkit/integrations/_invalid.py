@@ -1,9 +1,11 @@
-"""What a framework without a place for invalid calls is told about them, worded once.
+"""What a framework is told about invalid calls, worded once.
 
-smolagents and agno hand a model's calls straight to their tools; an invalid call (cut off by
-the output limit, invalid JSON, failing its tool's schema, a tool not offered) must never reach
-them. Their integrations withhold such a call and tell the model through the framework's own
-error path, in streamkit's words (``error_payload``): ``InvalidCallsError`` carries them.
+An invalid call (cut off by the output limit, invalid JSON, failing its tool's schema, a tool
+not offered) never reaches a framework's tools. Each integration tells the model through the
+framework's own path for it, in streamkit's words (``error_payload``, one sentence per issue:
+``said``): as arguments no JSON parser reads (``unparseable``: CrewAI, LangChain, the OpenAI
+Agents SDK), or as an ``InvalidCallsError`` (smolagents raises it for the step; LangChain's
+``AskAgainMiddleware`` raises it when the model sends nothing else, turn after turn).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from .._errors import StreamkitError
 from .._types import InvalidToolCall, ToolCall
 from ..adapters._base import call_id, error_payload
 
-__all__ = ("InvalidCallsError", "said")
+__all__ = ("InvalidCallsError", "said", "unparseable")
 
 
 def said(call: InvalidToolCall) -> str:
@@ -22,18 +24,38 @@ def said(call: InvalidToolCall) -> str:
     return "; ".join(issue["message"] for issue in error_payload(call)["errors"])
 
 
+def unparseable(call: InvalidToolCall) -> str:
+    """An invalid call's arguments for a framework that parses them itself: streamkit's message,
+    then the raw text. It starts with a letter, so no JSON parser, strict or lenient, reads it as
+    an object, and the framework's own path for arguments it cannot parse answers the model."""
+    return f"invalid arguments ({said(call)}): {call.raw}"
+
+
 class InvalidCallsError(StreamkitError):
     """A turn's calls were not run because some of them were invalid.
 
-    ``invalid`` holds the invalid calls; ``withheld`` the valid calls of the same turn that were
-    not run either (the framework runs a turn's calls together or not at all).
+    Attributes:
+        invalid: the invalid calls, each with its issues.
+        withheld: the valid calls of the same turn that were not run either (a framework that
+            runs a turn's calls together or not at all).
+        turns: how many turns in a row held invalid calls only, when that is why the run
+            stopped (LangChain's ``AskAgainMiddleware``, after its ``retries``); else ``None``,
+            and the message asks the model to send the calls again.
     """
 
-    def __init__(self, invalid: Sequence[InvalidToolCall], withheld: Sequence[ToolCall] = ()) -> None:
+    def __init__(
+        self, invalid: Sequence[InvalidToolCall], withheld: Sequence[ToolCall] = (), *, turns: int | None = None
+    ) -> None:
         parts = [f"the tool call {call.name} ({call_id(call)}) was not run: {said(call)}" for call in invalid]
         if withheld:
             names = ", ".join(f"{call.name} ({call_id(call)})" for call in withheld)
             parts.append(f"so the other calls of that turn were not run either: {names}")
-        super().__init__("; ".join(parts) + ". Send the calls again, each whole.")
+        told = "; ".join(parts)
+        if turns is None:
+            message = f"{told}. Send the calls again, each whole."
+        else:
+            message = f"the model sent only invalid tool calls {turns} turns in a row; the last turn's: {told}."
+        super().__init__(message)
         self.invalid = tuple(invalid)
         self.withheld = tuple(withheld)
+        self.turns = turns

@@ -23,27 +23,17 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool
 
 from .. import _observe
-from .._errors import StreamkitError, UsageError
+from .._errors import UsageError
 from .._types import ToolCall
 from ..adapters._base import call_id
 from ._early import STARTER, EarlyRuns
+from ._invalid import InvalidCallsError
+from .langchain import invalid_calls_of
 
-__all__ = ("AskAgainMiddleware", "EarlyToolsMiddleware", "InvalidCallsError")
+__all__ = ("AskAgainMiddleware", "EarlyToolsMiddleware")
 
 #: How many turns in a row of invalid calls only the model is asked again for, by default.
 DEFAULT_RETRIES = 2
-
-
-class InvalidCallsError(StreamkitError):
-    """The model answered with invalid calls only, more times in a row than allowed.
-
-    ``calls`` holds the last turn's ``invalid_tool_calls`` (name, id, raw arguments, error).
-    """
-
-    def __init__(self, turns: int, calls: list[Any]) -> None:
-        said = "; ".join(f"{call['name']}: {call.get('error') or call.get('args')}" for call in calls)
-        super().__init__(f"the model sent only invalid tool calls {turns} turns in a row ({said})")
-        self.calls = calls
 
 
 class AskAgainMiddleware(AgentMiddleware):
@@ -80,7 +70,7 @@ class AskAgainMiddleware(AgentMiddleware):
         last = messages[-1]
         assert isinstance(last, AIMessage)
         if turns > self.retries:
-            raise InvalidCallsError(turns, list(last.invalid_tool_calls))
+            raise InvalidCallsError(invalid_calls_of(last), turns=turns)
         answers = [
             ToolMessage(call.get("error") or call.get("args") or "", tool_call_id=call["id"] or "", status="error")
             for call in last.invalid_tool_calls

@@ -24,9 +24,9 @@ from typing import Any, ClassVar, Generic, TypeVar, cast
 from .. import _observe, _redact
 from .._errors import TransportError
 from .._limits import Limits
+from .._reemit import INVALID_CALLS, OnCall, Options, Session, areemit, kept_headers, reemit
 from .._types import InvalidToolCall, Provider
 from .._validate import Toolset
-from ._reemit import INVALID_CALLS, OnCall, Options, Session, areemit, kept_headers, reemit
 
 __all__ = ("AsyncShell", "SyncShell", "invalid_calls", "session_for")
 

@@ -33,12 +33,13 @@ from agno.tools.function import Function, FunctionCall
 from .._client import astream, stream
 from .._errors import UsageError
 from .._turn_types import StreamEvent, Thinking, Turn
-from .._types import InvalidToolCall, Provider, ResponseEnd, TextDelta, TokenUsage, ToolCall
+from .._types import InvalidToolCall, Provider, ResponseEnd, TextDelta, ToolCall
 from ..adapters._base import call_id, dumps, error_payload
-from ._chat import PROVIDERS, Prepared, function_calls, prepare, read_tools, refuse_custom
+from ._chat import PROVIDERS, Prepared, prepare, read_tools
 from ._clients import DEFAULT_TIMEOUT, Clients
 from ._openai_messages import conversation
 from ._turn_json import turn_from_json, turn_json
+from ._turns import Read, Reader, Usage, read
 
 __all__ = ("ERROR_KEY", "TURN_KEY", "StreamkitModel")
 
@@ -46,6 +47,8 @@ __all__ = ("ERROR_KEY", "TURN_KEY", "StreamkitModel")
 ERROR_KEY = "streamkit_error"
 #: The key of ``Message.provider_data`` that holds the streamkit ``Turn``, as JSON.
 TURN_KEY = "streamkit_turn"
+#: How streamkit's errors name the framework.
+FRAMEWORK = "agno"
 
 
 @dataclass
@@ -93,59 +96,59 @@ class StreamkitModel(Model):
 
     def invoke(self, messages: list[Message], assistant_message: Message, **given: Any) -> ModelResponse:
         """The whole response, unstreamed."""
-        call = self._prepared(messages, given)
+        call, reader = self._prepared(messages, given), self._reader()
         with stream(self._clients.sync(), self._slug, **call.arguments()) as events:
-            return self._parse_provider_response(Turn.from_events(list(events), self._slug))
+            for event in events:
+                reader.feed(event)
+        return self._parse_provider_response(reader.read())
 
     async def ainvoke(self, messages: list[Message], assistant_message: Message, **given: Any) -> ModelResponse:
-        call = self._prepared(messages, given)
+        call, reader = self._prepared(messages, given), self._reader()
         async with astream(self._clients.async_(), self._slug, **call.arguments()) as events:
-            turn = Turn.from_events([event async for event in events], self._slug)
-        return self._parse_provider_response(turn)
+            async for event in events:
+                reader.feed(event)
+        return self._parse_provider_response(reader.read())
 
     def invoke_stream(
         self, messages: list[Message], assistant_message: Message, **given: Any
     ) -> Iterator[ModelResponse]:
         """Text and reasoning as they come, each call whole at its end marker, then the turn."""
-        call = self._prepared(messages, given)
-        seen: list[StreamEvent] = []
+        call, reader = self._prepared(messages, given), self._reader()
         with stream(self._clients.sync(), self._slug, **call.arguments()) as events:
             for event in events:
-                seen.append(event)
-                yield from self._deltas(event, seen)
+                yield from self._deltas(event, reader)
 
     async def ainvoke_stream(
         self, messages: list[Message], assistant_message: Message, **given: Any
     ) -> AsyncIterator[ModelResponse]:
-        call = self._prepared(messages, given)
-        seen: list[StreamEvent] = []
+        call, reader = self._prepared(messages, given), self._reader()
         async with astream(self._clients.async_(), self._slug, **call.arguments()) as events:
             async for event in events:
-                seen.append(event)
-                for delta in self._deltas(event, seen):
+                for delta in self._deltas(event, reader):
                     yield delta
 
     def _parse_provider_response(self, response: Any, **kwargs: Any) -> ModelResponse:
-        """A whole ``Turn`` as agno's response: text, reasoning, every call, the turn, the usage."""
-        turn = cast(Turn, response)
+        """A whole turn, read, as agno's response: text, reasoning, every call, the turn, the usage."""
+        done = cast(Read, response)
+        turn = done.turn
         parsed = ModelResponse(role="assistant", content=turn.text or None)
         reasoning = "".join(item.text for item in turn.items if isinstance(item, Thinking))
         parsed.reasoning_content = reasoning or None
-        parsed.tool_calls = [_entry(call) for call in function_calls(turn, "agno") if call.choice == 0]
+        parsed.tool_calls = [_entry(call) for call in done.calls]
         parsed.provider_data = {TURN_KEY: turn_json(turn)}
-        parsed.response_usage = _metrics(turn.tokens)
+        parsed.response_usage = _metrics(done.usage)
         return parsed
 
     def _parse_provider_response_delta(self, response: Any) -> ModelResponse:
-        """One event as agno's delta: text, reasoning or one whole call (nothing else has a place)."""
+        """One event, read already, as agno's delta: text, reasoning or one whole call (nothing
+        else has a place)."""
         event = cast(StreamEvent, response)
-        refuse_custom(event, "agno")
         delta = ModelResponse(role="assistant")
-        if isinstance(event, TextDelta) and event.choice == 0:
+        if isinstance(event, TextDelta):
             delta.content = event.text
-        elif isinstance(event, Thinking) and event.choice == 0:
+        elif isinstance(event, Thinking):
             delta.reasoning_content = event.text
-        elif isinstance(event, ToolCall | InvalidToolCall) and event.choice == 0:
+        elif isinstance(event, ToolCall | InvalidToolCall):
             delta.tool_calls = [_entry(event)]
         return delta
 
@@ -180,6 +183,9 @@ class StreamkitModel(Model):
     def _slug(self) -> Provider:
         return cast(Provider, self.provider)
 
+    def _reader(self) -> Reader:
+        return Reader(self._slug, FRAMEWORK)
+
     def _prepared(self, messages: list[Message], given: Mapping[str, Any]) -> Prepared:
         if given.get("response_format") is not None:
             raise UsageError("response_format is not supported; pass the provider's field in extra=")
@@ -194,10 +200,11 @@ class StreamkitModel(Model):
         talk = conversation(self._slug, messages, _stored)
         return prepare(self, self._slug, self.id, talk, tools, self.api_key, self.max_tokens, self.extra)
 
-    def _deltas(self, event: StreamEvent, seen: list[StreamEvent]) -> Iterator[ModelResponse]:
+    def _deltas(self, event: StreamEvent, reader: Reader) -> Iterator[ModelResponse]:
+        reader.feed(event)
         if isinstance(event, ResponseEnd):  # the turn, for the next request, and the usage
-            turn = Turn.from_events(seen, self._slug)
-            yield ModelResponse(provider_data={TURN_KEY: turn_json(turn)}, response_usage=_metrics(turn.tokens))
+            done = reader.read()
+            yield ModelResponse(provider_data={TURN_KEY: turn_json(done.turn)}, response_usage=_metrics(done.usage))
             return
         delta = self._parse_provider_response_delta(event)
         if delta.content or delta.reasoning_content or delta.tool_calls:
@@ -232,17 +239,17 @@ def _stored(message: Mapping[str, Any]) -> Turn | None:
     if data is None:
         return None
     turn = turn_from_json(data, f"provider_data[{TURN_KEY!r}]")
-    ids = [call_id(call) for call in turn.calls if call.choice == 0]
+    ids = [call_id(call) for call in read(turn, FRAMEWORK).calls]
     return turn if ids == [entry.get("id") for entry in message.get("tool_calls") or ()] else None
 
 
-def _metrics(tokens: TokenUsage | None) -> MessageMetrics | None:
-    if tokens is None or tokens.input_tokens is None or tokens.output_tokens is None:
+def _metrics(usage: Usage | None) -> MessageMetrics | None:
+    if usage is None:
         return None
     metrics = MessageMetrics()
-    metrics.input_tokens = tokens.input_tokens
-    metrics.output_tokens = tokens.output_tokens
-    metrics.total_tokens = tokens.input_tokens + tokens.output_tokens
-    metrics.cache_read_tokens = tokens.cache_read_tokens or 0
-    metrics.reasoning_tokens = tokens.reasoning_tokens or 0
+    metrics.input_tokens = usage.input
+    metrics.output_tokens = usage.output
+    metrics.total_tokens = usage.total
+    metrics.cache_read_tokens = usage.cache_read or 0
+    metrics.reasoning_tokens = usage.reasoning or 0
     return metrics

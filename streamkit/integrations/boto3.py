@@ -44,10 +44,10 @@ from .._assembler import Assembler
 from .._errors import StreamError, UsageError
 from .._foreign import translated
 from .._limits import Limits
+from .._reemit import OnCall, Options
+from .._reemit._encoders._base import dumps
 from .._types import CallStarted, InvalidToolCall, ToolCall
 from .._validate import Toolset
-from ._encoders._base import dumps
-from ._reemit import OnCall, Options
 
 __all__ = ("EVENT", "ToolCallStream", "install", "invalid_calls", "uninstall")
 

@@ -35,8 +35,10 @@ from .._errors import UsageError
 from .._turn_types import StreamEvent, Turn, TurnItem
 from .._types import ArgumentIssue, InvalidToolCall, TextDelta, ToolCall
 from ..adapters._base import call_id, dumps
-from ._chat import Entry, History, User, function_calls, prepare, read_tools, refuse_custom, unparseable
+from ._chat import Entry, History, User, prepare, read_tools
 from ._fields import ClientFields
+from ._invalid import unparseable
+from ._turns import Read, Reader, read
 
 if TYPE_CHECKING:
     from crewai.agents.agent_builder.base_agent import BaseAgent
@@ -47,6 +49,8 @@ __all__ = ("StreamkitLLM",)
 
 #: How many turns a model keeps for sending back (the oldest go first).
 KEPT_TURNS = 256
+#: How streamkit's errors name the framework.
+FRAMEWORK = "CrewAI"
 
 
 class StreamkitLLM(ClientFields, BaseLLM):
@@ -122,10 +126,10 @@ class StreamkitLLM(ClientFields, BaseLLM):
                         call.feed(event)
             return call.answer(response_model)
 
-    def _keep(self, turn: Turn) -> None:
+    def _keep(self, done: Read) -> None:
         with self._lock:
-            for call in turn.calls:
-                self._turns[call_id(call)] = turn
+            for call in done.calls:
+                self._turns[call_id(call)] = done.turn
             while len(self._turns) > KEPT_TURNS:
                 del self._turns[next(iter(self._turns))]
 
@@ -153,8 +157,7 @@ class _Call:
         limit = int(llm.max_tokens) if llm.max_tokens is not None else None
         extra = {**sampling, **llm.extra}
         self.options = prepare(llm, llm.provider, llm.model, talk, offered_tools, llm.api_key, limit, extra).arguments()
-        self.events: list[StreamEvent] = []
-        self.calls = 0  # the calls streamed so far: each one's index in CrewAI's chunk events
+        self.reader = Reader(llm.provider, FRAMEWORK)
         llm._emit_call_started_event(messages=messages, tools=tools, from_task=task, from_agent=agent)
 
     @contextmanager
@@ -168,27 +171,28 @@ class _Call:
             raise
 
     def feed(self, event: StreamEvent) -> None:
-        refuse_custom(event, "CrewAI")
-        self.events.append(event)
-        if not self.streaming or getattr(event, "choice", 0) != 0:
+        self.reader.feed(event)
+        if not self.streaming:
             return
         if isinstance(event, TextDelta) and event.text:
             self.llm._emit_stream_chunk_event(event.text, self.task, self.agent, call_type=LLMCallType.LLM_CALL)
         elif isinstance(event, ToolCall | InvalidToolCall):  # whole: its arguments never an empty string
-            entry = {**_openai_call(event), "index": self.calls}
-            self.calls += 1
+            entry = {**_openai_call(event), "index": self.reader.position}
             chunk = entry["function"]["arguments"]
             self.llm._emit_stream_chunk_event(chunk, self.task, self.agent, entry, LLMCallType.TOOL_CALL)
 
     def answer(self, response_model: type[BaseModel] | None) -> Any:
         """The turn's calls for CrewAI to run, or its text (parsed into ``response_model`` if given)."""
-        turn = Turn.from_events(self.events, self.llm.provider)
-        if turn.tokens is not None:
-            self.llm._track_token_usage_internal(_usage(turn))
+        done = self.reader.read()
+        turn, usage = done.turn, done.usage
+        if usage is not None:
+            self.llm._track_token_usage_internal(
+                {"prompt_tokens": usage.input, "completion_tokens": usage.output, "total_tokens": usage.total}
+            )
         finish = turn.finish
-        if turn.calls:
-            self.llm._keep(turn)
-            calls = [_openai_call(call) for call in function_calls(turn, "CrewAI")]
+        if done.calls:
+            self.llm._keep(done)
+            calls = [_openai_call(call) for call in done.calls]
             self.llm._emit_call_completed_event(
                 calls, LLMCallType.TOOL_CALL, self.task, self.agent, self.messages, finish_reason=finish
             )
@@ -198,13 +202,6 @@ class _Call:
             text, LLMCallType.LLM_CALL, self.task, self.agent, self.messages, finish_reason=finish
         )
         return self.llm._validate_structured_output(text, response_model) if response_model is not None else text
-
-
-def _usage(turn: Turn) -> dict[str, Any]:
-    tokens = turn.tokens
-    assert tokens is not None
-    prompt, completion = tokens.input_tokens or 0, tokens.output_tokens or 0
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
 def _openai_call(call: ToolCall | InvalidToolCall) -> dict[str, Any]:
@@ -259,7 +256,7 @@ def _turn(message: Mapping[str, Any], llm: StreamkitLLM, where: str) -> Turn:
         for entry in message.get("tool_calls") or ()
     ]
     stored = llm._kept(shown[0][0]) if shown else None
-    if stored is not None and text in ("", stored.text) and _shown(function_calls(stored, "CrewAI")) == shown:
+    if stored is not None and text in ("", stored.text) and _shown(read(stored, FRAMEWORK).calls) == shown:
         return stored
     items: list[TurnItem] = [TextDelta(text)] if text else []
     for index, (ident, name, arguments) in enumerate(shown):

@@ -30,12 +30,13 @@ from pydantic import Field, PrivateAttr
 
 from .._client import astream
 from .._errors import UsageError
-from .._turn_types import StreamEvent, Thinking, Turn, TurnItem
-from .._types import Finish, InvalidToolCall, TextDelta, TokenUsage, ToolCall
+from .._turn_types import Thinking, Turn, TurnItem
+from .._types import Finish, InvalidToolCall, TextDelta, ToolCall
 from ..adapters._base import call_id, error_payload
-from ._chat import Entry, History, Tool, User, build, function_calls, offered, refuse_custom
+from ._chat import Entry, History, Tool, User, build, offered
 from ._clients import DEFAULT_TIMEOUT, Clients, HoldsClients
 from ._turn_json import turn_from_json, turn_json
+from ._turns import Read, Reader, Usage, read
 
 __all__ = ("NOT_RUN", "TURN_KEY", "StreamkitLlm", "turn_of")
 
@@ -43,6 +44,8 @@ __all__ = ("NOT_RUN", "TURN_KEY", "StreamkitLlm", "turn_of")
 TURN_KEY = "streamkit_turn"
 #: Added to an invalid call's tool name: no tool has a name with a space, so ADK never runs it.
 NOT_RUN = " (not run)"
+#: How streamkit's errors name the framework.
+FRAMEWORK = "Google ADK"
 
 _FINISH: dict[Finish, types.FinishReason] = {
     "stop": types.FinishReason.STOP,
@@ -113,16 +116,15 @@ class StreamkitLlm(HoldsClients, BaseLlm):
         options: dict[str, Any] = {"url": request.url, "json": request.body, "headers": request.headers}
         if self.validate_calls and tools:
             options["tools"] = offered(tools)
-        events: list[StreamEvent] = []
+        reader = Reader(self.provider, FRAMEWORK)
         async with astream(self._http().async_(), self.provider, **options) as stream_events:
             async for event in stream_events:
-                refuse_custom(event, "Google ADK")
-                events.append(event)
-                if stream and isinstance(event, TextDelta) and event.choice == 0 and event.text:
+                reader.feed(event)
+                if stream and isinstance(event, TextDelta) and event.text:
                     yield LlmResponse(
                         content=types.Content(role="model", parts=[types.Part(text=event.text)]), partial=True
                     )
-        yield _response(Turn.from_events(events, self.provider), self.model)
+        yield _response(reader.read(), self.model)
 
     def _http(self) -> Clients:
         if self._clients is None:
@@ -133,8 +135,9 @@ class StreamkitLlm(HoldsClients, BaseLlm):
 # -- a streamkit turn -> ADK's response ------------------------------------------------------------
 
 
-def _response(turn: Turn, model: str) -> LlmResponse:
-    parts = [part for item in turn.items if turn.choice == getattr(item, "choice", 0) for part in _parts(item, turn)]
+def _response(done: Read, model: str) -> LlmResponse:
+    turn = done.turn
+    parts = [part for item in turn.items for part in _parts(item, turn)]
     visible = next((part for part in parts if not part.thought), None)
     if visible is not None:
         visible.part_metadata = {**(visible.part_metadata or {}), TURN_KEY: turn_json(turn)}
@@ -144,7 +147,7 @@ def _response(turn: Turn, model: str) -> LlmResponse:
         partial=False,
         turn_complete=True,
         finish_reason=_FINISH[turn.finish] if turn.finish is not None else None,
-        usage_metadata=_usage(turn.tokens),
+        usage_metadata=_usage(done.usage),
     )
 
 
@@ -158,9 +161,8 @@ def _parts(item: TurnItem, turn: Turn) -> list[types.Part]:
         call = types.FunctionCall(id=call_id(item), name=item.name, args=dict(item.input))
         return [types.Part(function_call=call, thought_signature=base64.b64decode(signature) if signature else None)]
     if isinstance(item, InvalidToolCall):
-        errors = error_payload(item)["errors"]
-        args = {"errors": errors, "raw": item.raw}
-        return [types.Part(function_call=types.FunctionCall(id=call_id(item), name=_not_run(item), args=args))]
+        not_run = types.FunctionCall(id=call_id(item), name=_not_run(item), args=_not_run_args(item))
+        return [types.Part(function_call=not_run)]
     return []  # provider state: it goes back from the stored turn
 
 
@@ -168,18 +170,20 @@ def _not_run(call: InvalidToolCall) -> str:
     return (call.name or "unnamed") + NOT_RUN
 
 
-def _usage(tokens: TokenUsage | None) -> types.GenerateContentResponseUsageMetadata | None:
-    if tokens is None:
+def _not_run_args(call: InvalidToolCall) -> dict[str, Any]:
+    """An invalid call's arguments as ADK is shown them: streamkit's errors, and the raw text."""
+    return {"errors": error_payload(call)["errors"], "raw": call.raw}
+
+
+def _usage(usage: Usage | None) -> types.GenerateContentResponseUsageMetadata | None:
+    if usage is None:
         return None
-    total = None
-    if tokens.input_tokens is not None and tokens.output_tokens is not None:
-        total = tokens.input_tokens + tokens.output_tokens
     return types.GenerateContentResponseUsageMetadata(
-        prompt_token_count=tokens.input_tokens,
-        candidates_token_count=tokens.output_tokens,
-        cached_content_token_count=tokens.cache_read_tokens,
-        thoughts_token_count=tokens.reasoning_tokens,
-        total_token_count=total,
+        prompt_token_count=usage.input,
+        candidates_token_count=usage.output,
+        cached_content_token_count=usage.cache_read,
+        thoughts_token_count=usage.reasoning,
+        total_token_count=usage.total,
     )
 
 
@@ -289,9 +293,9 @@ def _turn(content: types.Content, provider: str, where: str) -> Turn:
 
 def _shown(turn: Turn) -> list[tuple[str | None, str | None, Mapping[str, Any]]]:
     out: list[tuple[str | None, str | None, Mapping[str, Any]]] = []
-    for call in function_calls(turn, "Google ADK"):
+    for call in read(turn, FRAMEWORK).calls:
         if isinstance(call, ToolCall):
             out.append((call_id(call), call.name, call.input))
         else:
-            out.append((call_id(call), _not_run(call), {"errors": error_payload(call)["errors"], "raw": call.raw}))
+            out.append((call_id(call), _not_run(call), _not_run_args(call)))
     return out

@@ -6,7 +6,7 @@
 
 Requests and non-streamed responses pass through untouched; a streamed response in a
 provider's format is decoded by streamkit and re-emitted in the same format, each call once,
-whole, at its end marker (see ``streamkit.integrations._reemit``); an invalid call is left out,
+whole, at its end marker (see ``streamkit._reemit``); an invalid call is left out,
 and ``invalid_calls(response)`` lists it. The arguments
 (``inner``, ``provider``, ``tools``, ``on_call``, ``limits``) are described in
 ``streamkit.integrations._shell``, which both this module and its twin for the other library use.

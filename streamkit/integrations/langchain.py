@@ -52,15 +52,17 @@ from .._turn_types import (
     Turn,
     TurnItem,
 )
-from .._types import ArgumentIssue, InvalidToolCall, TextDelta, TokenUsage, ToolCall
-from ..adapters._base import call_id, dumps, error_payload
-from ._chat import Entry, History, Prepared, User, prepare, read_tools, refuse_custom, unparseable
+from .._types import ArgumentIssue, InvalidToolCall, TextDelta, ToolCall
+from ..adapters._base import call_id, dumps
+from ._chat import Entry, History, Prepared, User, prepare, read_tools
 from ._early import STARTER
 from ._fields import ClientFields
+from ._invalid import InvalidCallsError, said, unparseable
 from ._turn_json import turn_from_json, turn_json
+from ._turns import Reader, Usage, read
 
 if TYPE_CHECKING:
-    from ._langchain_early import AskAgainMiddleware, EarlyToolsMiddleware, InvalidCallsError
+    from ._langchain_early import AskAgainMiddleware, EarlyToolsMiddleware
 
 __all__ = (
     "TURN_KEY",
@@ -73,6 +75,8 @@ __all__ = (
 
 #: The key of ``AIMessage.additional_kwargs`` that holds the streamkit ``Turn``, as JSON.
 TURN_KEY = "streamkit_turn"
+#: How streamkit's errors name the framework.
+FRAMEWORK = "LangChain"
 
 
 class StreamkitChatModel(ClientFields, BaseChatModel):
@@ -167,9 +171,10 @@ class StreamkitChatModel(ClientFields, BaseChatModel):
         async with astream(self._http().async_(), self.provider, **prepared.arguments()) as events:
             chunks = _Chunks(self)
             async for event in events:
-                if start is not None and isinstance(event, ToolCall) and event.choice == 0:
+                out = chunks.feed(event)  # the event read first: only a call of the one choice starts
+                if start is not None and isinstance(event, ToolCall):
                     start(event)
-                for chunk in chunks.feed(event):
+                for chunk in out:
                     yield chunk
         yield chunks.last()
 
@@ -200,32 +205,30 @@ class _Chunks:
 
     def __init__(self, model: StreamkitChatModel) -> None:
         self.model = model
-        self.events: list[StreamEvent] = []
-        self.calls = 0
+        self.reader = Reader(model.provider, FRAMEWORK)
 
     def feed(self, event: StreamEvent) -> list[ChatGenerationChunk]:
-        refuse_custom(event, "LangChain")
-        self.events.append(event)
-        if isinstance(event, TextDelta) and event.choice == 0 and event.text:
+        self.reader.feed(event)
+        if isinstance(event, TextDelta) and event.text:
             return [ChatGenerationChunk(message=AIMessageChunk(content=event.text))]
-        if isinstance(event, Thinking) and event.choice == 0 and event.text:
+        if isinstance(event, Thinking) and event.text:
             reasoning = {"reasoning_content": event.text}
             return [ChatGenerationChunk(message=AIMessageChunk(content="", additional_kwargs=reasoning))]
-        if isinstance(event, ToolCall | InvalidToolCall) and event.choice == 0:
-            entry = tool_call_chunk(name=event.name, args=_args(event), id=call_id(event), index=self.calls)
-            self.calls += 1
+        if isinstance(event, ToolCall | InvalidToolCall):
+            entry = tool_call_chunk(name=event.name, args=_args(event), id=call_id(event), index=self.reader.position)
             return [ChatGenerationChunk(message=AIMessageChunk(content="", tool_call_chunks=[entry]))]
         return []
 
     def last(self) -> ChatGenerationChunk:
         """The closing chunk: the turn, the stop reason and the token usage."""
-        turn = Turn.from_events(self.events, self.model.provider)
+        done = self.reader.read()
+        turn = done.turn
         metadata = {"model_name": self.model.model, "stop_reason": turn.stop_reason, "finish_reason": turn.finish}
         message = AIMessageChunk(
             content="",
             additional_kwargs={TURN_KEY: turn_json(turn)},
             response_metadata=metadata,
-            usage_metadata=_usage(turn.tokens),
+            usage_metadata=_usage(done.usage),
             chunk_position="last",
         )
         return ChatGenerationChunk(message=message)
@@ -240,23 +243,14 @@ def _args(call: ToolCall | InvalidToolCall) -> str:
     return unparseable(call)
 
 
-def _invalid_message(call: InvalidToolCall) -> str:
-    """What the model is told about an invalid call, as one sentence per issue."""
-    return "; ".join(issue["message"] for issue in error_payload(call)["errors"])
-
-
-def _usage(tokens: TokenUsage | None) -> UsageMetadata | None:
-    if tokens is None or tokens.input_tokens is None or tokens.output_tokens is None:
+def _usage(counts: Usage | None) -> UsageMetadata | None:
+    if counts is None:
         return None
-    usage = UsageMetadata(
-        input_tokens=tokens.input_tokens,
-        output_tokens=tokens.output_tokens,
-        total_tokens=tokens.input_tokens + tokens.output_tokens,
-    )
-    if tokens.cache_read_tokens is not None:
-        usage["input_token_details"] = {"cache_read": tokens.cache_read_tokens}
-    if tokens.reasoning_tokens is not None:
-        usage["output_token_details"] = {"reasoning": tokens.reasoning_tokens}
+    usage = UsageMetadata(input_tokens=counts.input, output_tokens=counts.output, total_tokens=counts.total)
+    if counts.cache_read is not None:
+        usage["input_token_details"] = {"cache_read": counts.cache_read}
+    if counts.reasoning is not None:
+        usage["output_token_details"] = {"reasoning": counts.reasoning}
     return usage
 
 
@@ -268,11 +262,11 @@ def _result(chunks: list[ChatGenerationChunk]) -> ChatResult:
     message = message_chunk_to_message(first + [chunk.message for chunk in chunks[1:]])  # one merge: linear
     assert isinstance(message, AIMessage)
     turn = turn_of(message)
-    invalid = {call_id(call): call for call in turn.calls if isinstance(call, InvalidToolCall)} if turn else {}
+    invalid = {call_id(call): call for call in read(turn, FRAMEWORK).invalid} if turn else {}
     for entry in message.invalid_tool_calls:
         call = invalid.get(entry["id"] or "")
         if call is not None:
-            entry["error"] = _invalid_message(call)
+            entry["error"] = said(call)
     return ChatResult(generations=[ChatGeneration(message=message)])
 
 
@@ -342,9 +336,17 @@ def _turn(message: AIMessage, provider: str) -> Turn:
     return Turn(provider, tuple(items))
 
 
+def invalid_calls_of(message: AIMessage) -> tuple[InvalidToolCall, ...]:
+    """The invalid calls of ``message``: its stored turn's, with their issues, while it still shows
+    them; else each of its ``invalid_tool_calls``, its error as the issue."""
+    stored = turn_of(message)
+    return read(_turn(message, "" if stored is None else stored.provider), FRAMEWORK).invalid
+
+
 def _shows(message: AIMessage, turn: Turn, text: str) -> bool:
-    valid = [(call_id(c), c.name, c.input) for c in turn.calls if isinstance(c, ToolCall)]
-    invalid = [call_id(c) for c in turn.calls if isinstance(c, InvalidToolCall)]
+    done = read(turn, FRAMEWORK)
+    valid = [(call_id(c), c.name, c.input) for c in done.valid]
+    invalid = [call_id(c) for c in done.invalid]
     return (
         turn.text == text
         and valid == [(c["id"], c["name"], c["args"]) for c in message.tool_calls]
@@ -361,7 +363,7 @@ def _content(content: list[str | dict[str, Any]]) -> Any:
 
 def __getattr__(name: str) -> Any:
     # ``langchain.agents`` takes seconds to import: only an agent that uses the middleware pays.
-    if name in ("AskAgainMiddleware", "EarlyToolsMiddleware", "InvalidCallsError"):
+    if name in ("AskAgainMiddleware", "EarlyToolsMiddleware"):
         from . import _langchain_early
 
         return getattr(_langchain_early, name)

@@ -32,9 +32,10 @@ where there is no network.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 import anyio
@@ -61,9 +62,10 @@ from .._errors import HTTPStatusError, TransportError, UsageError
 from .._turn_types import RedactedThinking, StreamEvent, Thinking
 from .._types import InvalidToolCall, Provider, ResponseEnd, TextDelta, ToolCall
 from ..adapters._base import call_id, dumps, error_payload
-from ._chat import PROVIDERS, Request, build, read_tools, refuse_custom
+from ._chat import PROVIDERS, Request, build, read_tools
 from ._clients import DEFAULT_TIMEOUT, Clients
 from ._openai_messages import conversation, plain
+from ._turns import Reader, usage_of
 
 __all__ = ("INVALID_CALLS", "NAME", "PROVIDERS", "StreamkitLLM", "assistant_turn", "invalid_calls", "register")
 
@@ -71,6 +73,8 @@ __all__ = ("INVALID_CALLS", "NAME", "PROVIDERS", "StreamkitLLM", "assistant_turn
 NAME = "streamkit"
 #: The ``provider_specific_fields`` key under which withheld invalid calls are described.
 INVALID_CALLS = "streamkit_invalid_tool_calls"
+#: How streamkit's errors name the framework.
+FRAMEWORK = "LiteLLM"
 
 #: LiteLLM's parameters that each provider takes under the same name, passed as they are.
 _SAME_NAME = {
@@ -193,13 +197,13 @@ class _Output:
     """One response, as LiteLLM's deltas: each event the moment it comes, the end kept for last
     with the invalid calls (``invalid``), which go together on the last chunk."""
 
-    def __init__(self) -> None:
-        self.calls = 0
+    def __init__(self, provider: str) -> None:
+        self.reader = Reader(provider, FRAMEWORK)
         self.end: ResponseEnd | None = None
         self.invalid: list[dict[str, Any]] = []
 
     def delta(self, event: StreamEvent) -> dict[str, Any] | None:
-        refuse_custom(event, "LiteLLM")
+        self.reader.feed(event)
         if isinstance(event, TextDelta):
             return {"content": event.text} if event.text else None
         if isinstance(event, Thinking):
@@ -210,15 +214,14 @@ class _Output:
         if isinstance(event, RedactedThinking):
             return {"thinking_blocks": [{"type": "redacted_thinking", "data": event.data}]}
         if isinstance(event, ToolCall):
-            self.calls += 1
-            return {"tool_calls": [_whole(event, self.calls - 1)]}
+            return {"tool_calls": [_whole(event, len(self.reader.valid) - 1)]}
         if isinstance(event, InvalidToolCall):
             described = {
                 "id": call_id(event),
                 "name": event.name,
                 "arguments": event.raw,
                 "error": error_payload(event),
-                "position": self.calls + len(self.invalid),  # its place among all of the turn's calls
+                "position": self.reader.position,  # its place among all of the turn's calls
             }
             self.invalid.append(described)
         if isinstance(event, ResponseEnd):
@@ -228,19 +231,18 @@ class _Output:
     @property
     def finish(self) -> str:
         finish = "stop" if self.end is None else _FINISHES.get(self.end.finish, "stop")
-        return "stop" if finish == "tool_calls" and not self.calls else finish
+        return "stop" if finish == "tool_calls" and not self.reader.valid else finish
 
     @property
     def usage(self) -> Usage | None:
-        tokens = None if self.end is None else self.end.tokens
-        if tokens is None:
+        counts = usage_of(None if self.end is None else self.end.tokens)
+        if counts is None:
             return None
-        given, taken = tokens.input_tokens or 0, tokens.output_tokens or 0
         return Usage(
-            prompt_tokens=given,
-            completion_tokens=taken,
-            total_tokens=given + taken,
-            reasoning_tokens=tokens.reasoning_tokens,
+            prompt_tokens=counts.input,
+            completion_tokens=counts.output,
+            total_tokens=counts.total,
+            reasoning_tokens=counts.reasoning,
         )
 
     def chunks(self, event: StreamEvent) -> Iterator[ModelResponseStream]:
@@ -353,7 +355,7 @@ def _given(call: _Call, kind: type[Any]) -> Any:
     return given if isinstance(given, kind) else None
 
 
-async def _aevents(call: _Call, http: httpx.AsyncClient) -> AsyncIterator[StreamEvent]:
+async def _aevents(call: _Call, http: httpx.AsyncClient) -> AsyncGenerator[StreamEvent, None]:
     request = call.request
     for attempt in range(call.retries + 1):
         started = False
@@ -370,7 +372,7 @@ async def _aevents(call: _Call, http: httpx.AsyncClient) -> AsyncIterator[Stream
         await anyio.sleep(wait)
 
 
-def _events(call: _Call, http: httpx.Client) -> Iterator[StreamEvent]:
+def _events(call: _Call, http: httpx.Client) -> Generator[StreamEvent, None, None]:
     request = call.request
     for attempt in range(call.retries + 1):
         started = False
@@ -415,25 +417,29 @@ class StreamkitLLM(CustomLLM):
 
     def completion(self, *args: Any, **kwargs: Any) -> ModelResponse:
         call = _Call(kwargs)
-        return _message(_Output(), list(_events(call, self._sync(call))), kwargs["model_response"])
+        return _message(_Output(call.provider), list(_events(call, self._sync(call))), kwargs["model_response"])
 
     async def acompletion(self, *args: Any, **kwargs: Any) -> ModelResponse:
         call = _Call(kwargs)
         events = [event async for event in _aevents(call, self._async(call))]
-        return _message(_Output(), events, kwargs["model_response"])
+        return _message(_Output(call.provider), events, kwargs["model_response"])
 
     def streaming(self, *args: Any, **kwargs: Any) -> Iterator[ModelResponseStream]:
-        call, output = _Call(kwargs), _Output()
-        for event in _events(call, self._sync(call)):
-            yield from output.chunks(event)
+        call = _Call(kwargs)
+        output = _Output(call.provider)
+        with contextlib.closing(_events(call, self._sync(call))) as events:  # closed when a chunk fails, too
+            for event in events:
+                yield from output.chunks(event)
 
     async def astreaming(  # type: ignore[override]  # LiteLLM's own annotation says a coroutine
         self, *args: Any, **kwargs: Any
     ) -> AsyncIterator[ModelResponseStream]:
-        call, output = _Call(kwargs), _Output()
-        async for event in _aevents(call, self._async(call)):
-            for chunk in output.chunks(event):
-                yield chunk
+        call = _Call(kwargs)
+        output = _Output(call.provider)
+        async with contextlib.aclosing(_aevents(call, self._async(call))) as events:  # closed when a chunk fails
+            async for event in events:
+                for chunk in output.chunks(event):
+                    yield chunk
 
     async def aclose(self) -> None:
         """Close the clients made for the models, even when cancelled (a client given stays open)."""

@@ -93,12 +93,16 @@ from .._types import (
 from ..adapters._base import Outcome, call_id, dumps
 from . import _chat
 from ._clients import Clients
+from ._invalid import unparseable
 from ._turn_json import item_from_json, item_json, item_kind
+from ._turns import Reader, usage_of
 
 __all__ = ("DATA_KEY", "StreamkitModel", "StreamkitModelProvider")
 
 #: The key of ``provider_data`` under which an output item carries its streamkit items.
 DATA_KEY = "streamkit"
+#: How streamkit's errors name the framework.
+FRAMEWORK = "the OpenAI Agents SDK integration"
 
 _ON_CUT = ("stop", "tell")
 #: The client a model makes itself waits this long for a read, and 10 s for a connection.
@@ -520,7 +524,7 @@ class _Writer:
     def __init__(self, provider: str, model: str, *, tell: bool) -> None:
         self.provider = provider
         self.tell = tell  # a cut turn with whole calls completes (on_cut="tell")
-        self.calls = 0  # the function calls handed out
+        self.reader = Reader(provider, FRAMEWORK)  # its calls: the function calls handed out
         self.sequence = 0
         self.output: list[ResponseOutputItem] = []
         self.pending: list[TurnItem] = []
@@ -547,19 +551,17 @@ class _Writer:
         return ResponseCreatedEvent(response=self.response, sequence_number=self._next(), type="response.created")
 
     def feed(self, event: StreamEvent) -> list[TResponseStreamEvent]:
+        self.reader.feed(event)
         if isinstance(event, _PROGRESS):
             return []
         if isinstance(event, ResponseEnd):
             self.end_event = event
             return []
-        if event.choice != 0:
-            raise UsageError(f"StreamkitModel reads one choice; the response has choice {event.choice}")
         if isinstance(event, TextDelta):
             return self._text(event)
         if isinstance(event, TextSignature | MessageItem) and self.text is not None:
             self.text.append(event)
             return []
-        _chat.refuse_custom(event, "the OpenAI Agents SDK integration")
         out = self._close_text()
         if isinstance(event, ToolCall):
             out += self._call(event)
@@ -577,7 +579,7 @@ class _Writer:
         if self.pending:
             out += self._reasoning(self._take())
         end = self.end_event
-        cut = (self.cut or (end is not None and end.finish == "length")) and not (self.tell and self.calls)
+        cut = (self.cut or (end is not None and end.finish == "length")) and not (self.tell and self.reader.calls)
         self.response = self.response.model_copy(
             update={
                 "output": list(self.output),
@@ -674,8 +676,7 @@ class _Writer:
         """A ``function_call`` item. A valid call's arguments are its input, serialized once; an
         invalid call's are a text no JSON parser reads (streamkit's message, then the raw text),
         so openai-agents refuses to run it and tells the model, asking again."""
-        self.calls += 1
-        arguments = dumps(call.input) if isinstance(call, ToolCall) else _chat.unparseable(call)
+        arguments = dumps(call.input) if isinstance(call, ToolCall) else unparseable(call)
         item = ResponseFunctionToolCall(
             id=FAKE_RESPONSES_ID,
             call_id=call_id(call),
@@ -727,15 +728,15 @@ class _Writer:
 
 
 def _response_usage(tokens: TokenUsage | None) -> ResponseUsage | None:
-    if tokens is None:
+    counts = usage_of(tokens)
+    if counts is None:
         return None
-    given = tokens.input_tokens or 0, tokens.output_tokens or 0
     return ResponseUsage(
-        input_tokens=given[0],
-        output_tokens=given[1],
-        total_tokens=sum(given),
-        input_tokens_details=InputTokensDetails(cached_tokens=tokens.cache_read_tokens or 0, cache_write_tokens=0),
-        output_tokens_details=OutputTokensDetails(reasoning_tokens=tokens.reasoning_tokens or 0),
+        input_tokens=counts.input,
+        output_tokens=counts.output,
+        total_tokens=counts.total,
+        input_tokens_details=InputTokensDetails(cached_tokens=counts.cache_read or 0, cache_write_tokens=0),
+        output_tokens_details=OutputTokensDetails(reasoning_tokens=counts.reasoning or 0),
     )
 
 

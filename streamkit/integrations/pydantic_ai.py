@@ -9,7 +9,7 @@
 built and sent by the wrapped model, as always. Its streamed response is read by streamkit on
 the way from the provider's HTTP client to the SDK: a response hook on that client (active only
 inside the wrapper's own requests, so a client shared with other code is left alone) hands the
-SDK the stream re-emitted by ``streamkit.integrations._reemit``, where each call is written once,
+SDK the stream re-emitted by ``streamkit._reemit``, where each call is written once,
 whole, at its end marker. The wrapped model's own ``StreamedResponse`` reads that stream, so text,
 thinking and its signatures, ids and ``provider_details`` are exactly what pydantic-ai makes of
 them, and the ``StreamkitStreamedResponse`` around it puts in each call as streamkit decoded it:
@@ -64,12 +64,12 @@ from pydantic_ai.tools import ToolDefinition
 from .. import _observe
 from .._errors import ProviderProtocolError, UsageError
 from .._limits import Limits
+from .._reemit import Options, Session
+from .._reemit._encoders._base import Call
 from .._turn_types import Thinking
 from .._types import InvalidToolCall, Provider, ToolCall
 from ..adapters._base import error_payload
 from ._early import EarlyRuns
-from ._encoders._base import Call
-from ._reemit import Options, Session
 from ._shell import _AsyncBody, _on, session_for
 
 __all__ = ("StartToolsEarly", "StreamkitModel", "StreamkitStreamedResponse", "wrap")

@@ -41,15 +41,18 @@ from smolagents.tools import Tool as SmolTool
 from .._client import stream
 from .._errors import UsageError
 from .._turn_types import StreamEvent, Turn
-from .._types import InvalidToolCall, Provider, TextDelta, TokenUsage, ToolCall
+from .._types import Provider, TextDelta
 from ..adapters._base import call_id, dumps
-from ._chat import PROVIDERS, Prepared, prepare, read_tools, refuse_custom
+from ._chat import PROVIDERS, Prepared, prepare, read_tools
 from ._clients import DEFAULT_TIMEOUT, Clients
 from ._invalid import InvalidCallsError
 from ._openai_messages import conversation
+from ._turns import Read, Reader, read
 
 __all__ = ("InvalidCallsError", "StreamkitModel")
 
+#: How streamkit's errors name the framework.
+FRAMEWORK = "smolagents"
 #: Where each provider's body takes stop sequences (Gemini's go under ``generationConfig``).
 _STOP_FIELD = {"anthropic": "stop_sequences", "mistral": "stop", "openai_chat": "stop"}
 
@@ -109,7 +112,10 @@ class StreamkitModel(Model):
     ) -> ChatMessage:
         """The model's whole message; ``raw`` is the streamkit ``Turn``."""
         prepared = self._request(messages, stop_sequences, response_format, tools_to_call_from, kwargs)
-        return _message(Turn.from_events(list(self._events(prepared)), self.provider))
+        reader = Reader(self.provider, FRAMEWORK)
+        for _ in self._events(prepared, reader):
+            pass
+        return _message(reader.read())
 
     def generate_stream(
         self,
@@ -121,14 +127,13 @@ class StreamkitModel(Model):
     ) -> Generator[ChatMessageStreamDelta]:
         """Text as it comes; then each valid call as one delta at an index of its own, and the usage."""
         prepared = self._request(messages, stop_sequences, response_format, tools_to_call_from, kwargs)
-        events: list[StreamEvent] = []
-        for event in self._events(prepared):
-            events.append(event)
-            if isinstance(event, TextDelta) and event.choice == 0 and event.text:
+        reader = Reader(self.provider, FRAMEWORK)
+        for event in self._events(prepared, reader):
+            if isinstance(event, TextDelta) and event.text:
                 yield ChatMessageStreamDelta(content=event.text)
-        turn = Turn.from_events(events, self.provider)
-        self._streamed.turn = turn
-        message = _message(turn)
+        done = reader.read()
+        self._streamed.turn = done.turn
+        message = _message(done)
         for index, call in enumerate(message.tool_calls or ()):
             function = ChatMessageToolCallFunction(name=call.function.name, arguments=dumps(call.function.arguments))
             entry = ChatMessageToolCallStreamDelta(index=index, id=call.id, type="function", function=function)
@@ -141,10 +146,9 @@ class StreamkitModel(Model):
         own reading of calls written as text."""
         turn = message.raw if isinstance(message.raw, Turn) else getattr(self._streamed, "turn", None)
         self._streamed.turn = None
-        invalid = [call for call in turn.calls if isinstance(call, InvalidToolCall)] if turn else []
-        if invalid:
-            assert turn is not None
-            raise InvalidCallsError(invalid, [call for call in turn.calls if isinstance(call, ToolCall)])
+        done = None if turn is None else read(turn, FRAMEWORK)
+        if done is not None and done.invalid:
+            raise InvalidCallsError(done.invalid, done.valid)
         parsed: ChatMessage = super().parse_tool_calls(message)
         return parsed
 
@@ -152,10 +156,10 @@ class StreamkitModel(Model):
         """Close the HTTP client the model made (one given stays open)."""
         self._clients.close()
 
-    def _events(self, prepared: Prepared) -> Iterator[StreamEvent]:
+    def _events(self, prepared: Prepared, reader: Reader) -> Iterator[StreamEvent]:
         with stream(self._clients.sync(), self.provider, **prepared.arguments()) as events:
             for event in events:
-                refuse_custom(event, "smolagents")
+                reader.feed(event)
                 yield event
 
     def _request(
@@ -188,29 +192,22 @@ def _add_stop(provider: str, body: dict[str, Any], stop: list[str]) -> None:
         body[_STOP_FIELD[provider]] = stop
 
 
-def _message(turn: Turn) -> ChatMessage:
+def _message(done: Read) -> ChatMessage:
     """The turn as smolagents' message: its text and valid calls, or no call at all when any
     call of the turn was invalid (``parse_tool_calls`` then raises)."""
-    withheld = any(isinstance(call, InvalidToolCall) for call in turn.calls)
     calls = [
         ChatMessageToolCall(
             function=ChatMessageToolCallFunction(name=call.name, arguments=dict(call.input)),
             id=call_id(call),
             type="function",
         )
-        for call in turn.calls
-        if isinstance(call, ToolCall) and not withheld
+        for call in (() if done.invalid else done.valid)
     ]
+    usage = done.usage
     return ChatMessage(
         role=MessageRole.ASSISTANT,
-        content=turn.text,
+        content=done.turn.text,
         tool_calls=calls or None,
-        raw=turn,
-        token_usage=_usage(turn.tokens),
+        raw=done.turn,
+        token_usage=None if usage is None else SmolUsage(input_tokens=usage.input, output_tokens=usage.output),
     )
-
-
-def _usage(tokens: TokenUsage | None) -> SmolUsage | None:
-    if tokens is None or tokens.input_tokens is None or tokens.output_tokens is None:
-        return None
-    return SmolUsage(input_tokens=tokens.input_tokens, output_tokens=tokens.output_tokens)

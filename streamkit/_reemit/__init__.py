@@ -1,4 +1,5 @@
-"""Re-emitting a streamed response in its own provider's format, canonical: the transports' core.
+"""Re-emitting a streamed response in its own provider's format, canonical: what the transports
+(``integrations/_shell``, pydantic-ai's wrapper, the boto3 hook) and the proxy (``serve``) stand on.
 
 Bytes of one response go in; out come the same provider's bytes in which every tool call is
 written once, whole, at its end marker, with a distinct index, its id, name and arguments. The
@@ -36,7 +37,8 @@ none) is re-emitted when its first bytes are the provider's framing, and passed 
 came otherwise; a JSON body (an answer not streamed) always passes through.
 
 Nothing here does IO or imports an HTTP library: ``Session`` is sans-IO, and ``reemit`` and
-``areemit`` drive it over the chunks of a response body for the transport shells (``_shell``).
+``areemit`` drive it over the chunks of a response body for the transport shells; the proxy
+drives a ``Session`` itself.
 """
 
 from __future__ import annotations
@@ -313,9 +315,7 @@ class Session:
         """The body could not be read to its end (the connection failed): a telemetry span still
         open ends failed with ``error``, the calls still open as cut ones."""
         if self.provider is not None and not self.stopped:
-            error.provider = self.provider
-            error.unfinished = self._assembler._unfinished()
-            self._assembler._failed(error)
+            self._assembler.noted(error)
 
     def feed(self, chunk: bytes) -> bytes:
         if self.stopped:
