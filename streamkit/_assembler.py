@@ -244,6 +244,12 @@ class Assembler:
         return self._deferred.run(self._read_bytes, data)
 
     def _read_bytes(self, data: bytes, out: list[StreamEvent]) -> None:
+        self._staged(data, out)
+        if self._decoder.template is not None and not self._accumulator.finished:  # the next read may be hot
+            self._hot = arm(self._framer, self._decoder, self._accumulator)
+
+    def _staged(self, data: bytes, out: list[StreamEvent]) -> None:
+        """Read ``data`` through the stages, arming no hot read after it."""
         if self._accumulator.finished:
             return
         one = None if self._one is None else self._one(data)
@@ -253,8 +259,6 @@ class Assembler:
             events = self._decoder.read_event(*one)
             if events:
                 self._events(events, out)
-        if self._decoder.template is not None and not self._accumulator.finished:  # the next read may be hot
-            self._hot = arm(self._framer, self._decoder, self._accumulator)
 
     def _cool(self) -> bytes:
         """Drop the hot read, the stages given the bookkeeping of what it read; the bytes it
@@ -327,10 +331,11 @@ class Assembler:
 
     def _guard(self, step: Callable[[list[StreamEvent]], None]) -> list[StreamEvent]:
         held = self._cool()
-        # The start of an event the hot read held is read first, as the next read would have
-        # been; it completes nothing (no blank line, no CR), so nothing comes out of it.
-        early = self._deferred.run(self._read_bytes, held) if held else []
-        self._cool()
+        # The start of an event the hot read held goes back to the framer first, as the next
+        # read would have taken it; it completes nothing (no blank line, no CR). No hot read is
+        # armed after it: one would take those bytes back, and they would be lost to the framer
+        # (a cut last event read as a clean end).
+        early = self._deferred.run(self._staged, held) if held else []
         return early + self._deferred.run(self._step, step)
 
     def _step(self, step: Callable[[list[StreamEvent]], None], out: list[StreamEvent]) -> None:

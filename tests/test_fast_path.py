@@ -385,3 +385,22 @@ def test_the_proofs_kept_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
         assert isinstance(values[0], ToolCall)
         assert values[0].input == arguments
         assert 1 <= len(_base._PROOFS) <= 3
+
+
+#: A stream that ends where its bytes end (no ``[DONE]``), cut inside its last event, after text
+#: that came after the finish: the hot read held the cut event's start.
+_CUT_AFTER_FINISH = (
+    b'data: {"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":"stop"}]}\n\n'
+    b'data: {"choices":[{"index":0,"delta":{"content":"b"}}]}\n\n'
+    b'data: {"choi'
+)
+
+
+@pytest.mark.parametrize("provider", ["openai_chat", "mistral"])
+@pytest.mark.parametrize("per", [1, 2, 3])
+def test_a_last_event_cut_after_the_finish_is_an_incomplete_stream_on_both_paths(provider: str, per: int) -> None:
+    # Regression: the bytes the hot read held went back through it and were lost to the framer,
+    # so the cut read as a clean end (``ResponseEnd(stop)``) on the fast path only.
+    for reads in (by_events(_CUT_AFTER_FINISH, per), chunked(_CUT_AFTER_FINISH, 5)):
+        _, error = same(_CUT_AFTER_FINISH, provider, reads)
+        assert error is not None and error[0] == "IncompleteStreamError", (provider, reads)
