@@ -165,7 +165,7 @@ events = st.lists(st.tuples(kinds, texts, indices, pads), min_size=4, max_size=6
 
 
 def _stream(provider: str, drawn: list[tuple[str, str, int, str | None]]) -> bytes:
-    if provider == "openai_chat":
+    if provider in ("openai_chat", "mistral"):
         first = [_openai_event("start", '"x"', 0, None)]
         body = [_openai_event(*item) for item in drawn]
         return "".join(f"data: {line}\n\n" for line in first + body).encode()
@@ -188,15 +188,22 @@ chunkings = st.one_of(
 )
 
 
+#: Where a stream is cut: nowhere, or at a byte (modulo its length, so any byte can be drawn).
+cuts = st.one_of(st.none(), st.integers(0, 1 << 16))
+
+
 @settings(max_examples=300)
-@given(st.sampled_from(["openai_chat", "anthropic"]), events, chunkings, options)
+@given(st.sampled_from(["openai_chat", "mistral", "anthropic"]), events, chunkings, options, cuts)
 def test_fuzzed_streams_are_the_same_on_both_paths(
     provider: str,
     drawn: list[tuple[str, str, int, str | None]],
     chunking: int | list[int] | str,
     option: dict[str, Any],
+    cut: int | None,
 ) -> None:
     data = _stream(provider, drawn)
+    if cut is not None:  # a stream whose end is the end of its bytes, cut anywhere
+        data = data[: cut % (len(data) + 1)]
     if isinstance(chunking, str):
         chunks = by_events(data, int(chunking[0]))
     else:
