@@ -306,10 +306,10 @@ def _two_values(slug: str, first: str, second: str = PARIS) -> bytes:
     assert slug == "anthropic"
     wire = WIRES["anthropic"]
     starts = b""
-    for index, (call_id, name, value) in enumerate((("c0", "f", first), ("c1", "g", second))):
+    for at, (call_id, name, value) in enumerate((("c0", "f", first), ("c1", "g", second))):
         block = f'{{"type":"tool_use","id":"{call_id}","name":"{name}","input":{value}}}'
-        start = f'{{"type":"content_block_start","index":{index},"content_block":{block}}}'
-        starts += f"event: content_block_start\ndata: {start}\n\n".encode() + wire.end_call(index)
+        start = f'{{"type":"content_block_start","index":{at},"content_block":{block}}}'
+        starts += f"event: content_block_start\ndata: {start}\n\n".encode() + wire.end_call(at)
     return wire.begin() + starts + wire.finish()
 
 
