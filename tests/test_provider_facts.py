@@ -46,7 +46,7 @@ for _cls in DECODERS.values():
     for _fact in declared(_cls):
         HOMES.setdefault(_fact, set()).update(homes(_cls))
     for _fact in _cls.event_types:
-        encoder = PACKAGE / "_reemit" / "_encoders" / f"{_cls.slug}.py"
+        encoder = PACKAGE / "providers" / _cls.slug / "reemit.py"
         HOMES.setdefault(_fact, set()).update(homes(_cls) | {encoder.resolve()})
 
 

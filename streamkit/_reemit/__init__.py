@@ -5,7 +5,7 @@ Bytes of one response go in; out come the same provider's bytes in which every t
 written once, whole, at its end marker, with a distinct index, its id, name and arguments. The
 frames are cut by streamkit's framers and fed to the pipeline (``Assembler``), which says which
 calls each frame completed and whether each is valid; the provider's encoder
-(``_encoders``) then writes those calls and the frame itself with its call fragments taken out.
+(``providers/<slug>/reemit.py``) then writes those calls and the frame itself with its call fragments taken out.
 
 Every other frame is written back as it came (its ``event:`` and ``data:``, not its comments or
 ``id:`` lines): the pipeline keeps no response id, model name, sequence number or usage field
@@ -58,9 +58,8 @@ from .._ndjson import NDJSONDecoder
 from .._sse import SSEDecoder
 from .._types import PROVIDERS, CallStarted, InvalidToolCall, Provider
 from .._validate import Toolset, as_toolset
-from ..providers import DECODERS
-from ._encoders import ENCODERS
-from ._encoders._base import Call
+from ..providers import DECODERS, ENCODERS
+from ..providers._encoder import Call
 
 __all__ = (
     "INVALID_CALLS",

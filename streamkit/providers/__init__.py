@@ -1,33 +1,43 @@
-"""Provider decoders, one module per provider, registered by slug.
+"""The providers, one folder per provider, registered by slug.
 
-``DECODERS`` maps each slug (the same in modules, fixtures and the command line) to its
-decoder class. It is read-only: to use another decoder, pass an instance to the pipeline.
+Every folder has the same files, so that its file list is that provider's pipeline:
+``decode.py`` reads its stream into stage events, ``history.py`` writes calls, results and
+turns as its history, ``reemit.py`` writes its stream back with each call whole (a missing
+file means that stage is not offered).
+
+``DECODERS`` maps each slug (the same in folders, fixtures and the command line) to its
+decoder class, ``HISTORIES`` to its history writer and ``ENCODERS`` to its re-emitter. They are
+read-only: to use another decoder, pass an instance to the pipeline.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import cache, reduce
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .._errors import UsageError
-from ._base import Decoder, ErrorShape
 
 if TYPE_CHECKING:
-    from .anthropic import AnthropicDecoder
-    from .bedrock import BedrockDecoder
-    from .cohere import CohereDecoder
-    from .gemini import GeminiDecoder
-    from .mistral import MistralDecoder
-    from .ollama import OllamaDecoder
-    from .openai_chat import OpenAIChatDecoder
-    from .openai_responses import OpenAIResponsesDecoder
+    from ._base import Decoder, ErrorShape
+    from ._encoder import Encoder
+    from .anthropic.decode import AnthropicDecoder
+    from .bedrock.decode import BedrockDecoder
+    from .cohere.decode import CohereDecoder
+    from .gemini.decode import GeminiDecoder
+    from .mistral.decode import MistralDecoder
+    from .ollama.decode import OllamaDecoder
+    from .openai_chat.decode import OpenAIChatDecoder
+    from .openai_responses.decode import OpenAIResponsesDecoder
 
     ANY_ERRORS: ErrorShape  # built on first use, by ``__getattr__`` below
 
 __all__ = (
     "ANY_ERRORS",
     "DECODERS",
+    "ENCODERS",
+    "HISTORIES",
     "AnthropicDecoder",
     "BedrockDecoder",
     "CohereDecoder",
@@ -42,8 +52,8 @@ __all__ = (
     "error_details",
 )
 
-#: Each slug's module and decoder class, in the order of ``DECODERS`` (the slug is the module's
-#: name). A decoder's module is imported the first time its slug is looked up: a stream of one
+#: Each slug's decoder class, in the order of ``DECODERS`` (the slug is the folder's name). A
+#: provider's modules are imported the first time its slug is looked up: a stream of one
 #: provider loads that provider's decoder only.
 _CLASSES = {
     "openai_chat": "OpenAIChatDecoder",
@@ -59,62 +69,143 @@ _SLUGS = {name: slug for slug, name in _CLASSES.items()}
 
 
 @cache  # an import statement costs microseconds even when the module is loaded: once per slug
-def _load(slug: str) -> type[Decoder]:
+def _decoder(slug: str) -> type[Decoder]:
     """A known slug's decoder class, by a plain import statement: no module is imported by a string."""
     if slug == "openai_chat":
-        from .openai_chat import OpenAIChatDecoder
+        from .openai_chat.decode import OpenAIChatDecoder
 
         return OpenAIChatDecoder
     if slug == "openai_responses":
-        from .openai_responses import OpenAIResponsesDecoder
+        from .openai_responses.decode import OpenAIResponsesDecoder
 
         return OpenAIResponsesDecoder
     if slug == "anthropic":
-        from .anthropic import AnthropicDecoder
+        from .anthropic.decode import AnthropicDecoder
 
         return AnthropicDecoder
     if slug == "gemini":
-        from .gemini import GeminiDecoder
+        from .gemini.decode import GeminiDecoder
 
         return GeminiDecoder
     if slug == "cohere":
-        from .cohere import CohereDecoder
+        from .cohere.decode import CohereDecoder
 
         return CohereDecoder
     if slug == "mistral":
-        from .mistral import MistralDecoder
+        from .mistral.decode import MistralDecoder
 
         return MistralDecoder
     if slug == "ollama":
-        from .ollama import OllamaDecoder
+        from .ollama.decode import OllamaDecoder
 
         return OllamaDecoder
     if slug == "bedrock":
-        from .bedrock import BedrockDecoder
+        from .bedrock.decode import BedrockDecoder
 
         return BedrockDecoder
     raise AssertionError(slug)  # every slug of ``_CLASSES`` has its import above
 
 
-class _Decoders(Mapping[str, "type[Decoder]"]):
-    """The read-only registry, importing a decoder's module on its first lookup."""
+@cache
+def _history(slug: str) -> ModuleType:
+    """A known slug's history writer (its ``history`` module), by a plain import statement."""
+    if slug == "openai_chat":
+        from .openai_chat import history as openai_chat
 
-    def __getitem__(self, slug: str) -> type[Decoder]:
-        if slug not in _CLASSES:  # a KeyError, as a mapping's, before any import
+        return openai_chat
+    if slug == "openai_responses":
+        from .openai_responses import history as openai_responses
+
+        return openai_responses
+    if slug == "anthropic":
+        from .anthropic import history as anthropic
+
+        return anthropic
+    if slug == "gemini":
+        from .gemini import history as gemini
+
+        return gemini
+    if slug == "cohere":
+        from .cohere import history as cohere
+
+        return cohere
+    if slug == "mistral":
+        from .mistral import history as mistral
+
+        return mistral
+    if slug == "ollama":
+        from .ollama import history as ollama
+
+        return ollama
+    if slug == "bedrock":
+        from .bedrock import history as bedrock
+
+        return bedrock
+    raise AssertionError(slug)
+
+
+#: The slugs whose streams can be written back with each call whole (Bedrock's binary frames cannot).
+_REEMITTED = ("openai_chat", "mistral", "openai_responses", "anthropic", "gemini", "cohere", "ollama")
+
+
+@cache
+def _encoder(slug: str) -> type[Encoder]:
+    """A re-emitted slug's encoder class, by a plain import statement."""
+    if slug in ("openai_chat", "mistral"):  # Mistral speaks OpenAI Chat chunks: written back by that encoder
+        from .openai_chat.reemit import OpenAIChatEncoder
+
+        return OpenAIChatEncoder
+    if slug == "openai_responses":
+        from .openai_responses.reemit import OpenAIResponsesEncoder
+
+        return OpenAIResponsesEncoder
+    if slug == "anthropic":
+        from .anthropic.reemit import AnthropicEncoder
+
+        return AnthropicEncoder
+    if slug == "gemini":
+        from .gemini.reemit import GeminiEncoder
+
+        return GeminiEncoder
+    if slug == "cohere":
+        from .cohere.reemit import CohereEncoder
+
+        return CohereEncoder
+    if slug == "ollama":
+        from .ollama.reemit import OllamaEncoder
+
+        return OllamaEncoder
+    raise AssertionError(slug)
+
+
+T = TypeVar("T")
+
+
+class _Registry(Mapping[str, T], Generic[T]):
+    """A read-only registry by slug, importing a provider's module on its slug's first lookup."""
+
+    def __init__(self, name: str, slugs: tuple[str, ...], load: Callable[[str], T]) -> None:
+        self._name, self._slugs, self._load = name, slugs, load
+
+    def __getitem__(self, slug: str) -> T:
+        if slug not in self._slugs:  # a KeyError, as a mapping's, before any import
             raise KeyError(slug)
-        return _load(slug)
+        return self._load(slug)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(_CLASSES)
+        return iter(self._slugs)
 
     def __len__(self) -> int:
-        return len(_CLASSES)
+        return len(self._slugs)
 
     def __repr__(self) -> str:
-        return f"DECODERS({dict(self)!r})"
+        return f"{self._name}({dict(self)!r})"
 
 
-DECODERS: Mapping[str, type[Decoder]] = _Decoders()
+DECODERS: Mapping[str, type[Decoder]] = _Registry("DECODERS", tuple(_CLASSES), _decoder)
+#: Each slug's history writer, a module of the functions ``streamkit.adapters.Adapter`` names.
+HISTORIES: Mapping[str, ModuleType] = _Registry("HISTORIES", tuple(_CLASSES), _history)
+ENCODERS: Mapping[str, type[Encoder]] = _Registry("ENCODERS", _REEMITTED, _encoder)
 
 
 def decoder_for(provider: Any) -> type[Decoder]:
@@ -129,11 +220,18 @@ def decoder_for(provider: Any) -> type[Decoder]:
 def _any_errors() -> ErrorShape:
     """Every provider's error shape in one, in the order of ``DECODERS``: a gateway in front of
     one provider may answer in another's (an OpenAI-compatible server with Gemini's errors)."""
+    from ._base import ErrorShape
+
     return reduce(ErrorShape.then, (cls.errors for cls in DECODERS.values()))
 
 
 def __getattr__(name: str) -> Any:
-    """The decoder classes and ``ANY_ERRORS``, loaded on first use like ``DECODERS``' values."""
+    """The decoder classes, their base and ``ANY_ERRORS``, loaded on first use like ``DECODERS``'
+    values: writing a history loads no decoder."""
+    if name in ("Decoder", "ErrorShape"):
+        from . import _base
+
+        return getattr(_base, name)
     if name in _SLUGS:
         return DECODERS[_SLUGS[name]]
     if name == "ANY_ERRORS":

@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 
 from .._errors import UsageError
-from .._reemit._encoders._base import dumps
+from ..providers._encoder import dumps
 from ._config import Config
 from ._example import EXAMPLE_PREFIX, serve_example
 from ._formats import FORMATS, Format

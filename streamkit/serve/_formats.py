@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .._reemit._encoders._base import dumps, sse_json
 from .._types import Provider
+from ..providers._encoder import dumps, sse_json
 
 __all__ = ("FORMATS", "Format")
 

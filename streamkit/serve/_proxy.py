@@ -32,9 +32,9 @@ from .. import _observe
 from .._errors import HTTPStatusError, TransportError, UsageError
 from .._redact import scrub
 from .._reemit import Session
-from .._reemit._encoders._base import Call
 from .._types import InvalidToolCall, ResponseEnd
 from .._validate import Toolset
+from ..providers._encoder import Call
 from ._config import Route
 from ._formats import Format
 from ._fragments import ServeSession

@@ -25,9 +25,9 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from .._events import CallReceived, Event, ResponseEnded, StopReceived, TextReceived, UsageReceived
-from .._types import TokenUsage
-from ._base import Decoder, count, field, optional
+from ..._events import CallReceived, Event, ResponseEnded, StopReceived, TextReceived, UsageReceived
+from ..._types import TokenUsage
+from .._base import Decoder, count, field, optional
 
 __all__ = ("OllamaDecoder",)
 

@@ -21,8 +21,8 @@ from typing import Any, ClassVar
 
 import orjson
 
-from ..._events import Frame
-from ..._types import Call, CustomToolCall, InvalidToolCall, ToolCall
+from .._events import Frame
+from .._types import Call, CustomToolCall, InvalidToolCall, ToolCall
 
 __all__ = ("Call", "Encoder", "Piece", "arguments_text", "arguments_value", "dumps", "loads", "sse", "sse_json")
 

@@ -18,9 +18,9 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from .. import _events as ev
-from .._types import Finish, TokenUsage
-from ._base import ErrorShape, TypedEventDecoder, count, field, optional
+from ... import _events as ev
+from ..._types import Finish, TokenUsage
+from .._base import ErrorShape, TypedEventDecoder, count, field, optional
 
 __all__ = ("CohereDecoder",)
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any
 
-from .._events import AnomalyNoted, Event
-from ._base import ErrorShape
-from .openai_chat import OpenAIChatDecoder, _path
+from ..._events import AnomalyNoted, Event
+from .._base import ErrorShape
+from ..openai_chat.decode import OpenAIChatDecoder, _path
 
 __all__ = ("MistralDecoder",)
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..._events import Frame
 from ..._types import TEXT_CALL, InvalidToolCall, takes_text
-from ._base import Call, Encoder, Piece, arguments_text, loads, sse_json
+from .._encoder import Call, Encoder, Piece, arguments_text, loads, sse_json
 
 __all__ = ("OpenAIResponsesEncoder",)
 

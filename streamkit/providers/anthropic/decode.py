@@ -24,9 +24,9 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from .. import _events as ev
-from .._types import Finish, TokenUsage
-from ._base import TypedEventDecoder, count, field, optional, total
+from ... import _events as ev
+from ..._types import Finish, TokenUsage
+from .._base import TypedEventDecoder, count, field, optional, total
 
 __all__ = ("AnthropicDecoder", "cached_apart")
 

@@ -48,7 +48,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from .._events import (
+from ..._events import (
     ArgumentsDelta,
     ArgumentsFinal,
     BlockReceived,
@@ -61,8 +61,8 @@ from .._events import (
     TextReceived,
     UsageReceived,
 )
-from .._types import TEXT_CALL, Finish, TokenUsage
-from ._base import ErrorShape, TypedEventDecoder, count, field, optional
+from ..._types import TEXT_CALL, Finish, TokenUsage
+from .._base import ErrorShape, TypedEventDecoder, count, field, optional
 
 __all__ = ("OpenAIResponsesDecoder",)
 

@@ -22,8 +22,8 @@ from typing import Any
 from ..._errors import IncompleteStreamError
 from ..._events import Frame
 from ..._types import InvalidToolCall
-from ...providers import OpenAIChatDecoder
-from ._base import Call, Encoder, Piece, arguments_text, loads, sse_json
+from .._encoder import Call, Encoder, Piece, arguments_text, loads, sse_json
+from .decode import OpenAIChatDecoder
 
 __all__ = ("OpenAIChatEncoder",)
 

@@ -38,11 +38,11 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from .. import _events as ev
-from .._errors import ProviderProtocolError
-from .._types import Finish, TokenUsage
-from ._base import Decoder, ErrorShape, field, optional
-from .anthropic import AnthropicDecoder, cached_apart
+from ... import _events as ev
+from ..._errors import ProviderProtocolError
+from ..._types import Finish, TokenUsage
+from .._base import Decoder, ErrorShape, field, optional
+from ..anthropic.decode import AnthropicDecoder, cached_apart
 
 __all__ = ("BedrockDecoder",)
 

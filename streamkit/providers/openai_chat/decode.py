@@ -44,9 +44,9 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from .. import _events as ev
-from .._types import CUTTING_FINISHES, Finish, TokenUsage
-from ._base import Decoder, ErrorShape, count, optional
+from ... import _events as ev
+from ..._types import CUTTING_FINISHES, Finish, TokenUsage
+from .._base import Decoder, ErrorShape, count, optional
 
 __all__ = ("OpenAIChatDecoder",)
 

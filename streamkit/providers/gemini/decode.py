@@ -42,10 +42,10 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from .. import _events as ev
-from .._types import Finish, TokenUsage
-from ._base import Decoder, ErrorShape, count, field, optional, total
-from ._jsonpath import PathAssembler, PathError
+from ... import _events as ev
+from ..._types import Finish, TokenUsage
+from .._base import Decoder, ErrorShape, count, field, optional, total
+from .._jsonpath import PathAssembler, PathError
 
 __all__ = ("GeminiDecoder",)
 

@@ -1,0 +1,20 @@
+"""Cohere Chat v2: ``decode`` reads its stream, ``history`` writes its history and ``reemit``
+writes its stream back with each call whole."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .decode import CohereDecoder
+
+__all__ = ("CohereDecoder",)
+
+
+def __getattr__(name: str) -> Any:
+    """The decoder's names, loaded on first use: writing this provider's history loads no decoder."""
+    if name in __all__:
+        from . import decode
+
+        return getattr(decode, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
