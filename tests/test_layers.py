@@ -15,11 +15,13 @@ VOCABULARY |= {"_values"}  # how the vocabulary's dataclasses are made
 VOCABULARY |= {"_observe"}  # the telemetry hooks: a global every layer may read, importing nothing
 STAGES = {"_sse", "_ndjson", "_awsstream", "_accumulator", "_normalize", "_validate", "providers", "adapters", "_turn"}
 # A provider is a folder holding its part of several stages, each file classed by its name:
-# ``decode.py`` is the decoder stage ("providers"), ``history.py`` the adapters' and
+# ``decode.py`` and ``body.py`` (a body that was not streamed) are the decoder stage
+# ("providers"), ``history.py`` the adapters' and
 # ``reemit.py`` the re-emission's, which writes a decoded stream back (using its decoder's
 # facts) for the transports and the proxy. The registry (``providers/__init__.py`` and each
 # folder's ``__init__.py``) loads a provider's stages at their first lookup.
-FOLDER_FILES = {"decode": "providers", "history": "adapters", "reemit": "_encoder", "__init__": "_registry"}
+FOLDER_FILES = {"decode": "providers", "body": "providers", "history": "adapters", "reemit": "_encoder"}
+FOLDER_FILES |= {"__init__": "_registry"}
 STAGES |= {"_encoder", "_registry"}
 STAGES |= {"_sources", "_preview"}  # source items -> pipeline inputs; argument previews
 STAGES |= {"_ending"}  # the end of a response in the vocabulary every provider shares

@@ -2,12 +2,14 @@
 
 Every folder has the same files, so that its file list is that provider's pipeline:
 ``decode.py`` reads its stream into stage events, ``history.py`` writes calls, results and
-turns as its history, ``reemit.py`` writes its stream back with each call whole (a missing
-file means that stage is not offered).
+turns as its history, ``reemit.py`` writes its stream back with each call whole and
+``body.py`` reads the calls of a body that was not streamed (a missing file means that stage
+is not offered).
 
 ``DECODERS`` maps each slug (the same in folders, fixtures and the command line) to its
-decoder class, ``HISTORIES`` to its history writer and ``ENCODERS`` to its re-emitter. They are
-read-only: to use another decoder, pass an instance to the pipeline.
+decoder class, ``HISTORIES`` to its history writer, ``ENCODERS`` to its re-emitter and
+``BODIES`` to its body reader. They are read-only: to use another decoder, pass an instance
+to the pipeline.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from .._errors import UsageError
 
 if TYPE_CHECKING:
     from ._base import Decoder, ErrorShape
+    from ._body import Body
     from ._encoder import Encoder
     from .anthropic.decode import AnthropicDecoder
     from .bedrock.decode import BedrockDecoder
@@ -35,6 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = (
     "ANY_ERRORS",
+    "BODIES",
     "DECODERS",
     "ENCODERS",
     "HISTORIES",
@@ -178,6 +182,28 @@ def _encoder(slug: str) -> type[Encoder]:
     raise AssertionError(slug)
 
 
+#: The slugs whose bodies that were not streamed are read (the formats the proxy serves).
+_BODIES = ("openai_chat", "openai_responses", "anthropic")
+
+
+@cache
+def _body(slug: str) -> Body:
+    """A read slug's body reader (its ``body`` module), by a plain import statement."""
+    if slug == "openai_chat":
+        from .openai_chat import body as openai_chat
+
+        return openai_chat
+    if slug == "openai_responses":
+        from .openai_responses import body as openai_responses
+
+        return openai_responses
+    if slug == "anthropic":
+        from .anthropic import body as anthropic
+
+        return anthropic
+    raise AssertionError(slug)
+
+
 T = TypeVar("T")
 
 
@@ -206,6 +232,8 @@ DECODERS: Mapping[str, type[Decoder]] = _Registry("DECODERS", tuple(_CLASSES), _
 #: Each slug's history writer, a module of the functions ``streamkit.adapters.Adapter`` names.
 HISTORIES: Mapping[str, ModuleType] = _Registry("HISTORIES", tuple(_CLASSES), _history)
 ENCODERS: Mapping[str, type[Encoder]] = _Registry("ENCODERS", _REEMITTED, _encoder)
+#: Each read slug's body reader: ``calls(body)``, its ``RawCall``s, and ``stop_reason(body)``.
+BODIES: Mapping[str, Body] = _Registry("BODIES", _BODIES, _body)
 
 
 def decoder_for(provider: Any) -> type[Decoder]:
