@@ -18,11 +18,12 @@ STAGES = {"_sse", "_ndjson", "_awsstream", "_accumulator", "_normalize", "_valid
 # ``decode.py`` and ``body.py`` (a body that was not streamed) are the decoder stage
 # ("providers"), ``history.py`` the adapters' and
 # ``reemit.py`` the re-emission's, which writes a decoded stream back (using its decoder's
-# facts) for the transports and the proxy. The registry (``providers/__init__.py`` and each
-# folder's ``__init__.py``) loads a provider's stages at their first lookup.
+# facts) for the transports and the proxy. Each folder's ``__init__.py`` declares the provider's
+# facts (``FACTS``, a ``providers/_facts.py`` dataclass), read by its stages and the generic code;
+# the registry (``providers/__init__.py``) loads a provider's stages at their first lookup.
 FOLDER_FILES = {"decode": "providers", "body": "providers", "history": "adapters", "reemit": "_encoder"}
-FOLDER_FILES |= {"__init__": "_registry"}
-STAGES |= {"_encoder", "_registry"}
+FOLDER_FILES |= {"__init__": "_facts"}
+STAGES |= {"_encoder", "_registry", "_facts"}
 STAGES |= {"_sources", "_preview"}  # source items -> pipeline inputs; argument previews
 STAGES |= {"_ending"}  # the end of a response in the vocabulary every provider shares
 COMPOSER = {"_pipeline", "_detect"}
@@ -68,10 +69,10 @@ def layer_of(parts: list[str] | tuple[str, ...]) -> str:
     if parts[0] == "providers":
         if len(parts) == 1 or parts[1] == "__init__":
             return "_registry"
-        if parts[1] == "_encoder":
-            return "_encoder"
+        if parts[1] in ("_encoder", "_facts"):
+            return parts[1]
         if not parts[1].startswith("_"):  # a provider's folder
-            return FOLDER_FILES[parts[2]] if len(parts) > 2 else "_registry"
+            return FOLDER_FILES[parts[2]] if len(parts) > 2 else "_facts"
     return PART_OF.get(parts[0], parts[0])
 
 
@@ -112,9 +113,12 @@ def test_imports_flow_one_way(path: Path) -> None:
         if me == "_framing":
             allowed |= {"_events"}  # the framers' base cuts bytes into the frames defined there
     elif me == "_registry":
-        allowed = VOCABULARY | {"providers", "adapters", "_encoder"}  # each provider's stages, loaded by slug
+        allowed = VOCABULARY | {"providers", "adapters", "_encoder", "_facts"}  # each provider's stages, by slug
+    elif me == "_facts":
+        allowed = VOCABULARY | {"_ending"}  # which finishes cut: the shared rule, read once per provider
+        allowed |= {"providers"} if path.name == "__init__.py" else set()  # its decoder, re-exported on first use
     elif me in STAGES:
-        allowed = set(VOCABULARY)
+        allowed = VOCABULARY | {"_facts"}  # a stage reads its provider's facts
         if me == "_encoder":
             allowed |= {"providers", "_registry"}  # a re-emitter reads its own decoder's facts
         if me == "adapters":

@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
+from streamkit import InvalidToolCall, Limits, iter_tool_calls
 from streamkit._detect import _classify
 from streamkit._errors import UsageError
 from streamkit._events import ErrorReceived
@@ -18,7 +19,9 @@ from streamkit._live import AUTH
 from streamkit._redact import secrets
 from streamkit._response import _accepted
 from streamkit._status import error_details_of
-from streamkit.providers import DECODERS, Decoder, decoder_for
+from streamkit._types import Call
+from streamkit.providers import DECODERS, FACTS, Decoder, decoder_for
+from streamkit.serve._whole import whole_calls
 
 PACKAGE = Path(__file__).resolve().parent.parent / "streamkit"
 SOURCES = sorted(PACKAGE.rglob("*.py"))
@@ -162,3 +165,76 @@ class _SDKError(Exception):
     def __init__(self, *, body: Any) -> None:
         super().__init__("sdk text")
         self.body = body
+
+
+def _sse(data: dict[str, Any], event: str | None = None) -> str:
+    return (f"event: {event}\n" if event else "") + f"data: {json.dumps(data)}\n\n"
+
+
+def _chat_answer(reason: str, arguments: str) -> tuple[bytes, dict[str, Any]]:
+    """One call and the finish reason ``reason``, streamed and as one body."""
+    function = {"name": "get_weather", "arguments": arguments}
+    call = {"index": 0, "id": "call_1", "type": "function", "function": function}
+    chunks = [
+        {"id": "c", "choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [call]}}]},
+        {"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": reason}]},
+    ]
+    stream = "".join(_sse(chunk) for chunk in chunks) + "data: [DONE]\n\n"
+    message = {"role": "assistant", "tool_calls": [{"id": "call_1", "type": "function", "function": function}]}
+    return stream.encode(), {"choices": [{"index": 0, "message": message, "finish_reason": reason}]}
+
+
+def _messages_answer(reason: str, arguments: str) -> tuple[bytes, dict[str, Any]]:
+    """One ``tool_use`` block and the stop reason ``reason``, streamed and as one body (whose
+    ``input`` is what the API parsed of the text, here nothing)."""
+    start = {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "usage": {"input_tokens": 1}}
+    block = {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}
+    events = [
+        ("message_start", {"type": "message_start", "message": start}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
+        (
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": arguments},
+            },
+        ),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": reason}, "usage": {"output_tokens": 1}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+    return "".join(_sse(data, event) for event, data in events).encode(), {"content": [block], "stop_reason": reason}
+
+
+def _cut(calls: list[Call]) -> list[bool]:
+    return [isinstance(call, InvalidToolCall) and any(e.kind == "truncated" for e in call.errors) for call in calls]
+
+
+@pytest.mark.parametrize("reason", list(DECODERS["openai_chat"].finish_reasons))
+def test_a_chat_answer_gives_the_same_calls_streamed_and_not(reason: str) -> None:
+    """Every finish reason cuts a call read whole exactly when it cuts the same call streamed
+    (``content_filter`` and ``error`` as ``length``): both read the provider's one table."""
+    stream, body = _chat_answer(reason, '{"city": "Paris"}')
+    streamed = list(iter_tool_calls([stream], "openai_chat"))
+    assert whole_calls("openai_chat", body, None, Limits()) == streamed
+    assert _cut(streamed) == [reason in FACTS["openai_chat"].cutting]
+
+
+@pytest.mark.parametrize("reason", list(DECODERS["anthropic"].finish_reasons))
+def test_a_messages_answer_cut_mid_call_is_cut_streamed_and_not(reason: str) -> None:
+    """A ``tool_use`` block whose text stops mid-JSON is cut by the stop reasons that cut
+    (``max_tokens``, ``model_context_window_exceeded``, ``refusal``), read whole or streamed."""
+    stream, body = _messages_answer(reason, '{"city": "Pa')
+    streamed = list(iter_tool_calls([stream], "anthropic"))
+    assert _cut(whole_calls("anthropic", body, None, Limits())) == _cut(streamed)
+    assert _cut(streamed) == [reason in FACTS["anthropic"].cutting]
+
+
+def test_each_providers_facts_cut_on_its_length_filter_and_error_finishes() -> None:
+    """``cutting`` is derived from the finish table, so a decoder and a body reader cannot differ."""
+    assert FACTS["openai_chat"].cutting == {"length", "content_filter", "error", "insufficient_system_resource"}
+    assert FACTS["anthropic"].cutting == {"max_tokens", "model_context_window_exceeded", "refusal"}
+    assert FACTS["mistral"].cutting == FACTS["openai_chat"].cutting | {"model_length"}
+    for slug, cls in DECODERS.items():
+        assert cls.finish_reasons is FACTS[slug].finish_reasons

@@ -6,8 +6,9 @@ turns as its history, ``reemit.py`` writes its stream back with each call whole 
 ``body.py`` reads the calls of a body that was not streamed (a missing file means that stage
 is not offered).
 
-``DECODERS`` maps each slug (the same in folders, fixtures and the command line) to its
-decoder class, ``HISTORIES`` to its history writer, ``ENCODERS`` to its re-emitter and
+``FACTS`` maps each slug (the same in folders, fixtures and the command line) to its facts
+(``providers/_facts.py``: what the generic code reads instead of naming a provider),
+``DECODERS`` to its decoder class, ``HISTORIES`` to its history writer, ``ENCODERS`` to its re-emitter and
 ``BODIES`` to its body reader. They are read-only: to use another decoder, pass an instance
 to the pipeline.
 """
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from ._base import Decoder, ErrorShape
     from ._body import Body
     from ._encoder import Encoder
+    from ._facts import Facts
     from .anthropic.decode import AnthropicDecoder
     from .bedrock.decode import BedrockDecoder
     from .cohere.decode import CohereDecoder
@@ -41,6 +43,7 @@ __all__ = (
     "BODIES",
     "DECODERS",
     "ENCODERS",
+    "FACTS",
     "HISTORIES",
     "AnthropicDecoder",
     "BedrockDecoder",
@@ -73,41 +76,55 @@ _SLUGS = {name: slug for slug, name in _CLASSES.items()}
 
 
 @cache  # an import statement costs microseconds even when the module is loaded: once per slug
-def _decoder(slug: str) -> type[Decoder]:
-    """A known slug's decoder class, by a plain import statement: no module is imported by a string."""
+def _package(slug: str) -> ModuleType:
+    """A known slug's folder (its ``__init__``: its facts, its decoder's names on first use), by
+    a plain import statement: no module is imported by a string."""
     if slug == "openai_chat":
-        from .openai_chat.decode import OpenAIChatDecoder
+        from . import openai_chat
 
-        return OpenAIChatDecoder
+        return openai_chat
     if slug == "openai_responses":
-        from .openai_responses.decode import OpenAIResponsesDecoder
+        from . import openai_responses
 
-        return OpenAIResponsesDecoder
+        return openai_responses
     if slug == "anthropic":
-        from .anthropic.decode import AnthropicDecoder
+        from . import anthropic
 
-        return AnthropicDecoder
+        return anthropic
     if slug == "gemini":
-        from .gemini.decode import GeminiDecoder
+        from . import gemini
 
-        return GeminiDecoder
+        return gemini
     if slug == "cohere":
-        from .cohere.decode import CohereDecoder
+        from . import cohere
 
-        return CohereDecoder
+        return cohere
     if slug == "mistral":
-        from .mistral.decode import MistralDecoder
+        from . import mistral
 
-        return MistralDecoder
+        return mistral
     if slug == "ollama":
-        from .ollama.decode import OllamaDecoder
+        from . import ollama
 
-        return OllamaDecoder
+        return ollama
     if slug == "bedrock":
-        from .bedrock.decode import BedrockDecoder
+        from . import bedrock
 
-        return BedrockDecoder
+        return bedrock
     raise AssertionError(slug)  # every slug of ``_CLASSES`` has its import above
+
+
+@cache
+def _decoder(slug: str) -> type[Decoder]:
+    """A known slug's decoder class, which its folder loads on first use."""
+    cls: type[Decoder] = getattr(_package(slug), _CLASSES[slug])
+    return cls
+
+
+def _facts(slug: str) -> Facts:
+    """A known slug's facts, declared in its folder's ``__init__``."""
+    facts: Facts = _package(slug).FACTS
+    return facts
 
 
 @cache
@@ -228,6 +245,8 @@ class _Registry(Mapping[str, T], Generic[T]):
         return f"{self._name}({dict(self)!r})"
 
 
+#: Each slug's facts (``providers/_facts.py``), loaded without its decoder.
+FACTS: Mapping[str, Facts] = _Registry("FACTS", tuple(_CLASSES), _facts)
 DECODERS: Mapping[str, type[Decoder]] = _Registry("DECODERS", tuple(_CLASSES), _decoder)
 #: Each slug's history writer, a module of the functions ``streamkit.adapters.Adapter`` names.
 HISTORIES: Mapping[str, ModuleType] = _Registry("HISTORIES", tuple(_CLASSES), _history)

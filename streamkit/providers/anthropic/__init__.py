@@ -5,10 +5,26 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._facts import Facts
+
 if TYPE_CHECKING:
     from .decode import AnthropicDecoder, cached_apart
 
-__all__ = ("AnthropicDecoder", "cached_apart")
+__all__ = ("FACTS", "AnthropicDecoder", "cached_apart")
+
+
+FACTS = Facts(
+    "anthropic",
+    finish_reasons={
+        "end_turn": "stop",
+        "stop_sequence": "stop",
+        "tool_use": "tool_calls",
+        "max_tokens": "length",
+        "model_context_window_exceeded": "length",
+        "refusal": "content_filter",
+        "pause_turn": "other",  # a server tool paused the turn: send it back to continue
+    },
+)
 
 
 def __getattr__(name: str) -> Any:

@@ -4,10 +4,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._facts import Facts
+from ..anthropic import FACTS as ANTHROPIC
+
 if TYPE_CHECKING:
     from .decode import BedrockDecoder
 
-__all__ = ("BedrockDecoder",)
+__all__ = ("FACTS", "BedrockDecoder")
+
+
+FACTS = Facts(
+    "bedrock",
+    finish_reasons={
+        **ANTHROPIC.finish_reasons,  # Claude's, through Converse
+        "guardrail_intervened": "content_filter",
+        "content_filtered": "content_filter",
+        "malformed_model_output": "error",
+        "malformed_tool_use": "error",
+    },
+)
 
 
 def __getattr__(name: str) -> Any:

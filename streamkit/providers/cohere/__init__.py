@@ -5,10 +5,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._facts import Facts
+
 if TYPE_CHECKING:
     from .decode import CohereDecoder
 
-__all__ = ("CohereDecoder",)
+__all__ = ("FACTS", "CohereDecoder")
+
+
+FACTS = Facts(
+    "cohere",
+    finish_reasons={
+        "COMPLETE": "stop",
+        "STOP_SEQUENCE": "stop",
+        "TOOL_CALL": "tool_calls",
+        "MAX_TOKENS": "length",
+        "ERROR_LIMIT": "length",
+        "ERROR_TOXIC": "content_filter",
+    },
+)
 
 
 def __getattr__(name: str) -> Any:

@@ -5,10 +5,42 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._facts import Facts
+
 if TYPE_CHECKING:
     from .decode import GeminiDecoder
 
-__all__ = ("GeminiDecoder",)
+__all__ = ("FACTS", "GeminiDecoder")
+
+
+#: The reasons a candidate or a prompt was blocked by a filter.
+_FILTERS = (
+    "SAFETY",
+    "RECITATION",
+    "BLOCKLIST",
+    "PROHIBITED_CONTENT",
+    "SPII",
+    "IMAGE_SAFETY",
+    "IMAGE_PROHIBITED_CONTENT",
+    "IMAGE_RECITATION",
+)
+
+
+FACTS = Facts(
+    "gemini",
+    finish_reasons={
+        "STOP": "stop",
+        "MAX_TOKENS": "length",
+        **dict.fromkeys(_FILTERS, "content_filter"),  # finishReason, and a prompt's blockReason
+        "MALFORMED_FUNCTION_CALL": "error",
+        "UNEXPECTED_TOOL_CALL": "error",
+        "TOO_MANY_TOOL_CALLS": "error",
+        "FINISH_REASON_UNSPECIFIED": "other",
+        "BLOCKED_REASON_UNSPECIFIED": "other",
+        "LANGUAGE": "other",
+        "OTHER": "other",
+    },
+)
 
 
 def __getattr__(name: str) -> Any:

@@ -5,10 +5,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._facts import Facts
+from ..openai_chat import FACTS as OPENAI_CHAT
+
 if TYPE_CHECKING:
     from .decode import MistralDecoder
 
-__all__ = ("MistralDecoder",)
+__all__ = ("FACTS", "MistralDecoder")
+
+
+FACTS = Facts(
+    "mistral",
+    finish_reasons={**OPENAI_CHAT.finish_reasons, "model_length": "length"},
+)
 
 
 def __getattr__(name: str) -> Any:

@@ -5,10 +5,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._facts import Facts
+
 if TYPE_CHECKING:
     from .decode import OllamaDecoder
 
-__all__ = ("OllamaDecoder",)
+__all__ = ("FACTS", "OllamaDecoder")
+
+
+FACTS = Facts(
+    "ollama",
+    finish_reasons={"stop": "stop", "length": "length", "load": "other", "unload": "other"},
+)
 
 
 def __getattr__(name: str) -> Any:

@@ -5,10 +5,26 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._facts import Facts
+
 if TYPE_CHECKING:
     from .decode import OpenAIChatDecoder
 
-__all__ = ("OpenAIChatDecoder",)
+__all__ = ("FACTS", "OpenAIChatDecoder")
+
+
+FACTS = Facts(
+    "openai_chat",
+    finish_reasons={
+        "stop": "stop",
+        "tool_calls": "tool_calls",
+        "function_call": "tool_calls",  # the deprecated single-function form
+        "length": "length",
+        "content_filter": "content_filter",
+        "error": "error",  # OpenRouter and other gateways
+        "insufficient_system_resource": "error",  # DeepSeek
+    },
+)
 
 
 def __getattr__(name: str) -> Any:

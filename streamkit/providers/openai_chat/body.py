@@ -1,8 +1,8 @@
 """A non-streamed Chat Completions body: its calls (``choices[].message.tool_calls``) and its
 stop reason (the first choice's ``finish_reason``).
 
-A choice cut by the output limit (``finish_reason: "length"``) cuts every call of its choice:
-its calls end only at the finish reason.
+A choice whose finish reason cuts (``length``, ``content_filter``, ``error``…: ``FACTS.cutting``,
+as in a stream) cuts every call of its choice: its calls end only at the finish reason.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any
 
 from ..._events import RawCall
 from .._body import listed, text
+from . import FACTS
 
 __all__ = ("calls", "stop_reason")
 
@@ -22,7 +23,7 @@ def calls(body: dict[str, Any]) -> Iterator[RawCall]:
         message = choice.get("message") if isinstance(choice, dict) else None
         if not isinstance(message, dict):
             continue
-        cut = choice.get("finish_reason") == "length"
+        cut = choice.get("finish_reason") in FACTS.cutting
         for index, entry in enumerate(listed(message.get("tool_calls"))):
             function = entry.get("function") if isinstance(entry, dict) else None
             function = function if isinstance(function, dict) else {}

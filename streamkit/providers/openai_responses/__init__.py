@@ -5,10 +5,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._facts import Facts
+
 if TYPE_CHECKING:
     from .decode import OpenAIResponsesDecoder
 
-__all__ = ("OpenAIResponsesDecoder",)
+__all__ = ("FACTS", "OpenAIResponsesDecoder")
+
+
+FACTS = Facts(
+    "openai_responses",
+    finish_reasons={
+        "completed": "stop",
+        "max_output_tokens": "length",  # from incomplete_details.reason
+        "content_filter": "content_filter",
+        "incomplete": "other",  # incomplete with no reason given
+    },
+)
 
 
 def __getattr__(name: str) -> Any:
