@@ -1,4 +1,5 @@
-"""Each provider's facts beyond its events are declared once, on its decoder, and read from there."""
+"""Each provider's facts beyond its events are declared once, in its folder (its ``FACTS`` or its
+decoder), and read from there."""
 
 from __future__ import annotations
 
@@ -20,7 +21,10 @@ from streamkit._redact import secrets
 from streamkit._response import _accepted
 from streamkit._status import error_details_of
 from streamkit._types import Call
+from streamkit.integrations._chat import PROVIDERS, User, build
+from streamkit.integrations._reemit import path_provider
 from streamkit.providers import DECODERS, FACTS, Decoder, decoder_for
+from streamkit.serve._formats import FORMATS
 from streamkit.serve._whole import whole_calls
 
 PACKAGE = Path(__file__).resolve().parent.parent / "streamkit"
@@ -28,13 +32,21 @@ SOURCES = sorted(PACKAGE.rglob("*.py"))
 
 
 def homes(cls: type[Decoder]) -> set[Path]:
-    """A decoder's module and those of the decoders it extends: where its facts are declared."""
-    return {Path(inspect.getfile(k)).resolve() for k in cls.__mro__ if k.__module__.startswith("streamkit.providers")}
+    """The folders of a decoder's provider and of the decoders it extends (and the decoders' base):
+    where its facts are declared."""
+    modules = [
+        Path(inspect.getfile(k)).resolve() for k in cls.__mro__ if k.__module__.startswith("streamkit.providers")
+    ]
+    return {
+        path for module in modules for path in (module.parent.glob("*.py") if module.name == "decode.py" else [module])
+    }
 
 
 def declared(cls: type[Decoder]) -> set[str]:
-    """The facts a decoder declares that name something on the wire: what no other module restates."""
+    """The facts a provider declares that name something on the wire: what no other module restates."""
+    declared = FACTS[cls.slug]
     facts = {*cls.content_types, *cls.request_headers, cls.done, cls.auth_header}
+    facts |= {declared.base_url, declared.request_path, declared.path_end}
     return {fact for fact in facts if fact} - GENERIC
 
 
@@ -238,3 +250,19 @@ def test_each_providers_facts_cut_on_its_length_filter_and_error_finishes() -> N
     assert FACTS["mistral"].cutting == FACTS["openai_chat"].cutting | {"model_length"}
     for slug, cls in DECODERS.items():
         assert cls.finish_reasons is FACTS[slug].finish_reasons
+
+
+@pytest.mark.parametrize("slug", sorted(slug for slug, facts in FACTS.items() if facts.path_end))
+def test_a_requests_path_names_the_provider_whose_facts_declare_it(slug: str) -> None:
+    """The transports name a stream's provider by its request's path, from the facts alone."""
+    end = FACTS[slug].path_end
+    assert path_provider(f"/v1{end}") == slug
+    if slug in FORMATS:  # the proxy serves the format under /v1 at the same path, and forwards it there
+        assert (FORMATS[slug].path, FORMATS[slug].upstream_path) == (f"/v1{end}", end)
+
+
+@pytest.mark.parametrize("slug", sorted(PROVIDERS))
+def test_a_request_goes_where_the_providers_facts_say(slug: str) -> None:
+    facts = FACTS[slug]
+    request = build(slug, "m", [User("hi")], api_key="k", environ={})
+    assert request.url == f"{facts.base_url}{facts.request_path}".format(model="m")

@@ -58,7 +58,7 @@ from .._ndjson import NDJSONDecoder
 from .._sse import SSEDecoder
 from .._types import PROVIDERS, CallStarted, InvalidToolCall, Provider
 from .._validate import Toolset, as_toolset
-from ..providers import DECODERS, ENCODERS
+from ..providers import DECODERS, ENCODERS, FACTS
 from ..providers._encoder import Call
 
 __all__ = (
@@ -76,15 +76,6 @@ __all__ = (
 #: ``on_call(call)``: a plain function, or (for the async transports) a coroutine function.
 OnCall = Callable[[Call], Any]
 
-#: Request paths that name the provider when the stream's first events do not.
-_PATHS = (
-    ("/chat/completions", "openai_chat"),
-    ("/responses", "openai_responses"),
-    ("/messages", "anthropic"),
-    (":streamGenerateContent", "gemini"),
-    ("/v2/chat", "cohere"),
-    ("/api/chat", "ollama"),
-)
 #: The content types of a stream to re-emit: SSE's, and Ollama's NDJSON (not its plain JSON).
 _STREAM_TYPES = (DECODERS["openai_chat"].content_types[0], DECODERS["ollama"].content_types[0])
 #: The key of a re-emitted response's ``extensions`` that lists the calls left out of its body.
@@ -102,8 +93,14 @@ class ContentDecoder(Protocol):
 
 
 def path_provider(path: str) -> str | None:
-    """The provider whose API has this request path, if any."""
-    return next((slug for suffix, slug in _PATHS if path.endswith(suffix)), None)
+    """The provider whose API has this request path (its facts' ``path_end``), if any: what
+    names the provider when the stream's first events do not."""
+    return next((slug for slug, end in _path_ends() if path.endswith(end)), None)
+
+
+@functools.cache
+def _path_ends() -> tuple[tuple[str, str], ...]:
+    return tuple((slug, facts.path_end) for slug, facts in FACTS.items() if facts.path_end)
 
 
 def _reemittable(name: str | None) -> Provider | None:

@@ -7,9 +7,9 @@ module writes them in the provider's wire shape. History is written by the exit 
 decoded from the same provider goes back with its thinking signatures and reasoning items as
 received, and a tool's result or an invalid call's error is worded as everywhere else.
 
-Base URLs follow each official SDK: OpenAI's and Mistral's include the ``/v1`` prefix,
-Anthropic's and Gemini's do not. Keys and base URLs not given come from the environment
-variables each decoder declares.
+Where a request goes is each provider's facts' (``base_url``, as its official SDK has it, and
+``request_path``). Keys and base URLs not given come from the environment variables each
+decoder declares.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from .._turn_types import Turn
 from .._types import CallRef, InvalidToolCall, JSONObject, ToolCall
 from ..adapters import ADAPTERS
 from ..adapters._base import Message, Outcome, call_id
-from ..providers import DECODERS
+from ..providers import DECODERS, FACTS
 from ._turns import read
 
 __all__ = (
@@ -216,11 +216,9 @@ _Body: TypeAlias = Callable[[str, list[Message], str | None, Sequence[Tool], int
 
 @dataclass(frozen=True)
 class _Wire:
-    """A provider's request: where it goes and how the body is laid out (the key is sent in its
-    decoder's ``auth_header``)."""
+    """A provider's request: how the body is laid out (where it goes is the provider's facts'
+    ``base_url`` and ``request_path``; the key is sent in its decoder's ``auth_header``)."""
 
-    base_url: str
-    path: str
     body: _Body
     merge_roles: bool  # consecutive messages of one role are joined (the API wants them alternating)
 
@@ -305,31 +303,11 @@ def _system_first(system: str | None, history: list[Message]) -> list[Message]:
 
 
 _WIRES: dict[str, _Wire] = {
-    "anthropic": _Wire(
-        "https://api.anthropic.com",
-        "/v1/messages",
-        _anthropic,
-        merge_roles=True,
-    ),
-    "gemini": _Wire(
-        "https://generativelanguage.googleapis.com",
-        "/v1beta/models/{model}:streamGenerateContent?alt=sse",
-        _gemini,
-        merge_roles=True,
-    ),
-    "mistral": _Wire(
-        "https://api.mistral.ai/v1",
-        "/chat/completions",
-        _chat_completions("max_tokens", usage=False),
-        merge_roles=False,
-    ),
-    "openai_chat": _Wire(
-        "https://api.openai.com/v1",
-        "/chat/completions",
-        _chat_completions("max_completion_tokens", usage=True),
-        merge_roles=False,
-    ),
-    "openai_responses": _Wire("https://api.openai.com/v1", "/responses", _openai_responses, merge_roles=False),
+    "anthropic": _Wire(_anthropic, merge_roles=True),
+    "gemini": _Wire(_gemini, merge_roles=True),
+    "mistral": _Wire(_chat_completions("max_tokens", usage=False), merge_roles=False),
+    "openai_chat": _Wire(_chat_completions("max_completion_tokens", usage=True), merge_roles=False),
+    "openai_responses": _Wire(_openai_responses, merge_roles=False),
 }
 
 #: The providers a request can be built for.
@@ -366,10 +344,11 @@ def build(
         history = _merged(history)
     body = wire.body(model, history, system, tools, max_tokens)
     body.update(extra or {})
-    decoder = DECODERS[provider]
-    base = base_url or decoder.base_url_from(environ) or wire.base_url
+    decoder, facts = DECODERS[provider], FACTS[provider]
+    assert facts.base_url is not None and facts.request_path is not None  # every provider a request is built for
+    base = base_url or decoder.base_url_from(environ) or facts.base_url
     key = api_key if api_key is not None else decoder.key_from(environ)
-    return Request(base.rstrip("/") + wire.path.format(model=model), _headers(provider, key), body)
+    return Request(base.rstrip("/") + facts.request_path.format(model=model), _headers(provider, key), body)
 
 
 def _messages(provider: str, entry: Entry) -> list[Message]:

@@ -27,10 +27,20 @@ class Facts:
         finish_reasons: its stop reasons, each with its finish in the shared vocabulary
             (``ResponseEnd.finish``); those whose finish is one of ``CUTTING_FINISHES`` cut off
             a call being written (``cutting``), streamed or not.
+        base_url: its API's base URL as its official SDK has it (OpenAI's and Mistral's with
+            the ``/v1`` prefix, Anthropic's and Gemini's without).
+        request_path: what a streamed request is sent to, appended to the base URL
+            (``{model}`` stands for the model's name).
+        path_end: how the path of a request to its API ends, below the version prefix: what
+            names the provider when a stream's first events do not, and where the proxy serves
+            its format (under ``/v1``). ``None`` when its path is another provider's.
     """
 
     slug: str
     finish_reasons: Mapping[str, Finish] = field(default_factory=dict)
+    base_url: str | None = None
+    request_path: str | None = None
+    path_end: str | None = None
     cutting: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:

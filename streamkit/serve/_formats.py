@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._types import Provider
+from ..providers import FACTS
 from ..providers._encoder import dumps, sse_json
 
 __all__ = ("FORMATS", "Format")
@@ -61,11 +62,20 @@ class Format:
 _OPENAI_HEADERS = ("content-type", "accept", "openai-organization", "openai-project", "openai-beta", "idempotency-key")
 _ANTHROPIC_HEADERS = ("content-type", "accept", "anthropic-version", "anthropic-beta", "idempotency-key")
 
+
+def _format(slug: Provider, key_header: str, forwarded: tuple[str, ...]) -> Format:
+    """A provider's format, served under ``/v1`` at its API's own path (its facts' ``path_end``),
+    as its official SDKs reach it from a base URL ending in ``/v1``."""
+    end = FACTS[slug].path_end
+    assert end is not None  # every format served has a path of its own
+    return Format(slug, "/v1" + end, end, key_header, forwarded)
+
+
 FORMATS: dict[str, Format] = {
     fmt.slug: fmt
     for fmt in (
-        Format("openai_chat", "/v1/chat/completions", "/chat/completions", "authorization", _OPENAI_HEADERS),
-        Format("openai_responses", "/v1/responses", "/responses", "authorization", _OPENAI_HEADERS),
-        Format("anthropic", "/v1/messages", "/messages", "x-api-key", _ANTHROPIC_HEADERS),
+        _format("openai_chat", "authorization", _OPENAI_HEADERS),
+        _format("openai_responses", "authorization", _OPENAI_HEADERS),
+        _format("anthropic", "x-api-key", _ANTHROPIC_HEADERS),
     )
 }

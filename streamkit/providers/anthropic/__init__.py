@@ -24,6 +24,9 @@ FACTS = Facts(
         "refusal": "content_filter",
         "pause_turn": "other",  # a server tool paused the turn: send it back to continue
     },
+    base_url="https://api.anthropic.com",
+    request_path="/v1/messages",
+    path_end="/messages",
 )
 
 

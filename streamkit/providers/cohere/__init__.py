@@ -23,6 +23,7 @@ FACTS = Facts(
         "ERROR_LIMIT": "length",
         "ERROR_TOXIC": "content_filter",
     },
+    path_end="/v2/chat",
 )
 
 

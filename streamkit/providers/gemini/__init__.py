@@ -40,6 +40,9 @@ FACTS = Facts(
         "LANGUAGE": "other",
         "OTHER": "other",
     },
+    base_url="https://generativelanguage.googleapis.com",
+    request_path="/v1beta/models/{model}:streamGenerateContent?alt=sse",
+    path_end=":streamGenerateContent",
 )
 
 

@@ -17,6 +17,9 @@ __all__ = ("FACTS", "MistralDecoder")
 FACTS = Facts(
     "mistral",
     finish_reasons={**OPENAI_CHAT.finish_reasons, "model_length": "length"},
+    base_url="https://api.mistral.ai/v1",
+    request_path="/chat/completions",
+    path_end=None,  # OpenAI Chat's path: a request's path does not tell them apart
 )
 
 

@@ -16,6 +16,7 @@ __all__ = ("FACTS", "OllamaDecoder")
 FACTS = Facts(
     "ollama",
     finish_reasons={"stop": "stop", "length": "length", "load": "other", "unload": "other"},
+    path_end="/api/chat",
 )
 
 

@@ -24,6 +24,9 @@ FACTS = Facts(
         "error": "error",  # OpenRouter and other gateways
         "insufficient_system_resource": "error",  # DeepSeek
     },
+    base_url="https://api.openai.com/v1",
+    request_path="/chat/completions",
+    path_end="/chat/completions",
 )
 
 

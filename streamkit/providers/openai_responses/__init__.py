@@ -21,6 +21,9 @@ FACTS = Facts(
         "content_filter": "content_filter",
         "incomplete": "other",  # incomplete with no reason given
     },
+    base_url="https://api.openai.com/v1",
+    request_path="/responses",
+    path_end="/responses",
 )
 
 
