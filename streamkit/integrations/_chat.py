@@ -9,7 +9,7 @@ received, and a tool's result or an invalid call's error is worded as everywhere
 
 Where a request goes is each provider's facts' (``base_url``, as its official SDK has it, and
 ``request_path``). Keys and base URLs not given come from the environment variables each
-decoder declares.
+provider's facts declare.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from .._turn_types import Turn
 from .._types import CallRef, InvalidToolCall, JSONObject, ToolCall
 from ..adapters import ADAPTERS
 from ..adapters._base import Message, Outcome, call_id
-from ..providers import DECODERS, FACTS
+from ..providers import FACTS
 from ._turns import read
 
 __all__ = (
@@ -217,7 +217,7 @@ _Body: TypeAlias = Callable[[str, list[Message], str | None, Sequence[Tool], int
 @dataclass(frozen=True)
 class _Wire:
     """A provider's request: how the body is laid out (where it goes is the provider's facts'
-    ``base_url`` and ``request_path``; the key is sent in its decoder's ``auth_header``)."""
+    ``base_url`` and ``request_path``; the key is sent in its ``auth_header``)."""
 
     body: _Body
     merge_roles: bool  # consecutive messages of one role are joined (the API wants them alternating)
@@ -225,11 +225,11 @@ class _Wire:
 
 def _headers(provider: str, key: str | None) -> dict[str, str]:
     """The headers the provider's requests always carry, and the key in its auth header if given."""
-    decoder = DECODERS[provider]
-    headers = dict(decoder.request_headers)
+    facts = FACTS[provider]
+    headers = dict(facts.request_headers)
     if key is not None:
-        assert decoder.auth_header is not None  # every provider here takes a key
-        headers[decoder.auth_header] = decoder.auth_value.format(key)
+        assert facts.auth_header is not None  # every provider here takes a key
+        headers[facts.auth_header] = facts.auth_value.format(key)
     return headers
 
 
@@ -331,7 +331,7 @@ def build(
     (``{"thinking": {...}}``, ``{"temperature": 0}``…), so it can set anything the API takes.
 
     A key or base URL not given is read from ``environ``, from the variables the provider's
-    decoder declares (``OPENAI_API_KEY``, ``GEMINI_API_KEY`` then ``GOOGLE_API_KEY``…): every
+    facts declare (``OPENAI_API_KEY``, ``GEMINI_API_KEY`` then ``GOOGLE_API_KEY``…): every
     integration that sends its own requests finds them the same way.
     """
     wire = _WIRES.get(provider)
@@ -344,10 +344,10 @@ def build(
         history = _merged(history)
     body = wire.body(model, history, system, tools, max_tokens)
     body.update(extra or {})
-    decoder, facts = DECODERS[provider], FACTS[provider]
+    facts = FACTS[provider]
     assert facts.base_url is not None and facts.request_path is not None  # every provider a request is built for
-    base = base_url or decoder.base_url_from(environ) or facts.base_url
-    key = api_key if api_key is not None else decoder.key_from(environ)
+    base = base_url or facts.base_url_from(environ) or facts.base_url
+    key = api_key if api_key is not None else facts.key_from(environ)
     return Request(base.rstrip("/") + facts.request_path.format(model=model), _headers(provider, key), body)
 
 

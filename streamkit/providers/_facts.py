@@ -34,6 +34,17 @@ class Facts:
         path_end: how the path of a request to its API ends, below the version prefix: what
             names the provider when a stream's first events do not, and where the proxy serves
             its format (under ``/v1``). ``None`` when its path is another provider's.
+        auth_header: the request header that carries the API key, and ``auth_value`` its value
+            around the key; ``None`` for a provider with no key (Ollama) or one whose requests
+            are signed (Bedrock: ``signed``).
+        request_headers: headers every request to it carries beside the key (an API version).
+        client_headers: the headers its SDKs send that a proxy passes on to it (an
+            organization, a beta), beside the key and those of any JSON request.
+        key_variables: the environment variables its official SDK reads the key from, the
+            first one set winning, and ``base_url_variable`` the one it reads the API's base
+            URL from: every integration and ``streamkit live`` read these, so a key set for the
+            SDK works everywhere.
+        signed: whether its requests are signed (AWS SigV4, boto3's job) rather than keyed.
     """
 
     slug: str
@@ -41,8 +52,30 @@ class Facts:
     base_url: str | None = None
     request_path: str | None = None
     path_end: str | None = None
+    auth_header: str | None = None
+    auth_value: str = "{}"
+    request_headers: Mapping[str, str] = field(default_factory=dict)
+    client_headers: tuple[str, ...] = ()
+    key_variables: tuple[str, ...] = ()
+    base_url_variable: str | None = None
+    signed: bool = False
     cutting: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "finish_reasons", MappingProxyType(dict(self.finish_reasons)))
+        object.__setattr__(self, "request_headers", MappingProxyType(dict(self.request_headers)))
         object.__setattr__(self, "cutting", cutting_reasons(self.finish_reasons))
+
+    def key_from(self, environ: Mapping[str, str]) -> str | None:
+        """The API key in ``environ``, from the first of ``key_variables`` that is set."""
+        return next((environ[name] for name in self.key_variables if environ.get(name)), None)
+
+    def base_url_from(self, environ: Mapping[str, str]) -> str | None:
+        """The API's base URL in ``environ``, when ``base_url_variable`` is set there."""
+        return (environ.get(self.base_url_variable) or None) if self.base_url_variable else None
+
+    def key_in(self, value: str) -> str:
+        """The key in a value of its ``auth_header`` (``Bearer sk-…`` → ``sk-…``)."""
+        before, _, after = self.auth_value.partition("{}")
+        value = value.removeprefix(before)
+        return value.removesuffix(after) if after else value

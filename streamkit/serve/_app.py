@@ -25,7 +25,7 @@ from .._errors import UsageError
 from ..providers._encoder import dumps
 from ._config import Config
 from ._example import EXAMPLE_PREFIX, serve_example
-from ._formats import FORMATS, Format
+from ._formats import FORMATS, KEYS, Format
 from ._metrics import Metrics
 from ._proxy import Exchange, Upstream
 
@@ -153,8 +153,8 @@ class App:
         """
         if not self._proxy_keys:
             return ""
-        sent = {name: headers.get(name, "") for name in (_PASSED_KEY_HEADER, "x-api-key")}
-        sent["authorization"] = headers.get("authorization", "").removeprefix("Bearer ")
+        sent = {_PASSED_KEY_HEADER: headers.get(_PASSED_KEY_HEADER, "")}
+        sent |= {name: facts.key_in(headers.get(name, "")) for name, facts in KEYS.items()}
         found = None
         for name, value in sent.items():
             given = value.encode()

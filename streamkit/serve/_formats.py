@@ -20,8 +20,9 @@ from typing import Any
 from .._types import Provider
 from ..providers import FACTS
 from ..providers._encoder import dumps, sse_json
+from ..providers._facts import Facts
 
-__all__ = ("FORMATS", "Format")
+__all__ = ("FORMATS", "KEYS", "Format")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +33,8 @@ class Format:
         slug: the provider slug streamkit decodes it as, and the route's name.
         path: the path the proxy serves it on.
         upstream_path: what is appended to a route's upstream base URL (``.../v1``).
-        key_header: the header an upstream key is sent in (``Authorization`` as a bearer token).
+        key_header: the header an upstream key is sent in, and ``key_value`` its value around
+            the key (``Bearer {}``).
         forwarded: the request headers passed on to the upstream, besides the key.
     """
 
@@ -40,6 +42,7 @@ class Format:
     path: str
     upstream_path: str
     key_header: str
+    key_value: str
     forwarded: tuple[str, ...]
 
     def error_body(self, kind: str, message: str, code: str | None = None) -> bytes:
@@ -59,23 +62,17 @@ class Format:
         return sse_json(None, {"error": {"message": message, "type": kind, "param": None, "code": code}})
 
 
-_OPENAI_HEADERS = ("content-type", "accept", "openai-organization", "openai-project", "openai-beta", "idempotency-key")
-_ANTHROPIC_HEADERS = ("content-type", "accept", "anthropic-version", "anthropic-beta", "idempotency-key")
+def _format(slug: Provider) -> Format:
+    """A provider's format from its facts: served under ``/v1`` at its API's own path
+    (``path_end``), as its official SDKs reach it from a base URL ending in ``/v1``; its key in
+    its own header; the headers of any JSON request passed on, and those its SDKs add."""
+    facts = FACTS[slug]
+    assert facts.path_end is not None and facts.auth_header is not None  # a served format has both
+    forwarded = ("content-type", "accept", *facts.client_headers, "idempotency-key")
+    return Format(slug, "/v1" + facts.path_end, facts.path_end, facts.auth_header.lower(), facts.auth_value, forwarded)
 
 
-def _format(slug: Provider, key_header: str, forwarded: tuple[str, ...]) -> Format:
-    """A provider's format, served under ``/v1`` at its API's own path (its facts' ``path_end``),
-    as its official SDKs reach it from a base URL ending in ``/v1``."""
-    end = FACTS[slug].path_end
-    assert end is not None  # every format served has a path of its own
-    return Format(slug, "/v1" + end, end, key_header, forwarded)
-
-
-FORMATS: dict[str, Format] = {
-    fmt.slug: fmt
-    for fmt in (
-        _format("openai_chat", "authorization", _OPENAI_HEADERS),
-        _format("openai_responses", "authorization", _OPENAI_HEADERS),
-        _format("anthropic", "x-api-key", _ANTHROPIC_HEADERS),
-    )
-}
+_SERVED: tuple[Provider, ...] = ("openai_chat", "openai_responses", "anthropic")
+FORMATS: dict[str, Format] = {slug: _format(slug) for slug in _SERVED}
+#: Each header a served format's key comes in, and the facts that read the key in its value.
+KEYS: dict[str, Facts] = {fmt.key_header: FACTS[fmt.slug] for fmt in FORMATS.values()}

@@ -27,6 +27,11 @@ FACTS = Facts(
     base_url="https://api.anthropic.com",
     request_path="/v1/messages",
     path_end="/messages",
+    auth_header="x-api-key",
+    request_headers={"anthropic-version": "2023-06-01"},
+    client_headers=("anthropic-version", "anthropic-beta"),
+    key_variables=("ANTHROPIC_API_KEY",),
+    base_url_variable="ANTHROPIC_BASE_URL",
 )
 
 

@@ -21,7 +21,6 @@ https://docs.claude.com/en/docs/agents-and-tools/tool-use/server-tools
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from types import MappingProxyType
 from typing import Any, ClassVar
 
 from ... import _events as ev
@@ -45,10 +44,7 @@ def cached_apart(usage: Mapping[str, Any], given: str, output: str, read: str, w
 
 class AnthropicDecoder(TypedEventDecoder):
     slug = "anthropic"
-    auth_header = "x-api-key"
-    key_variables, base_url_variable = ("ANTHROPIC_API_KEY",), "ANTHROPIC_BASE_URL"
     finish_reasons = FACTS.finish_reasons
-    request_headers = MappingProxyType({"anthropic-version": "2023-06-01"})
     value_paths = (("content_block", "input"),)  # a gateway's whole input up front
     event_types = frozenset(
         {

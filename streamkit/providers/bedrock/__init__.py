@@ -22,6 +22,7 @@ FACTS = Facts(
         "malformed_model_output": "error",
         "malformed_tool_use": "error",
     },
+    signed=True,
 )
 
 

@@ -24,6 +24,10 @@ FACTS = Facts(
         "ERROR_TOXIC": "content_filter",
     },
     path_end="/v2/chat",
+    auth_header="Authorization",
+    auth_value="Bearer {}",
+    key_variables=("CO_API_KEY",),
+    base_url_variable="CO_API_URL",
 )
 
 

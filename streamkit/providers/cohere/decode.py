@@ -33,8 +33,6 @@ _NOTHING: list[ev.Event] = []
 class CohereDecoder(TypedEventDecoder):
     slug = "cohere"
     done = "[DONE]"  # sent by some gateways after message-end
-    auth_header, auth_value = "Authorization", "Bearer {}"
-    key_variables, base_url_variable = ("CO_API_KEY",), "CO_API_URL"
     errors = ErrorShape(keys=())
     finish_reasons = FACTS.finish_reasons
     event_types = frozenset(

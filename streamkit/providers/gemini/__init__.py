@@ -43,6 +43,10 @@ FACTS = Facts(
     base_url="https://generativelanguage.googleapis.com",
     request_path="/v1beta/models/{model}:streamGenerateContent?alt=sse",
     path_end=":streamGenerateContent",
+    auth_header="x-goog-api-key",
+    # google-genai falls back to GOOGLE_API_KEY when GEMINI_API_KEY is unset.
+    key_variables=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    base_url_variable="GOOGLE_GEMINI_BASE_URL",
 )
 
 

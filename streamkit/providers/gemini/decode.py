@@ -68,9 +68,6 @@ class _Candidate:
 
 class GeminiDecoder(Decoder):
     slug = "gemini"
-    auth_header = "x-goog-api-key"
-    # google-genai falls back to GOOGLE_API_KEY when GEMINI_API_KEY is unset.
-    key_variables, base_url_variable = ("GEMINI_API_KEY", "GOOGLE_API_KEY"), "GOOGLE_GEMINI_BASE_URL"
     errors = ErrorShape(type_fields=("status", "code"))  # {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED"}}
     finish_reasons = FACTS.finish_reasons
     payload_keys = ("candidates", "promptFeedback")

@@ -20,6 +20,10 @@ FACTS = Facts(
     base_url="https://api.mistral.ai/v1",
     request_path="/chat/completions",
     path_end=None,  # OpenAI Chat's path: a request's path does not tell them apart
+    auth_header=OPENAI_CHAT.auth_header,
+    auth_value=OPENAI_CHAT.auth_value,
+    key_variables=("MISTRAL_API_KEY",),
+    base_url_variable="MISTRAL_BASE_URL",
 )
 
 

@@ -34,7 +34,6 @@ _NORMAL_HERE = frozenset({"index_missing", "arguments_object"})
 
 class MistralDecoder(OpenAIChatDecoder):
     slug = "mistral"
-    key_variables, base_url_variable = ("MISTRAL_API_KEY",), "MISTRAL_BASE_URL"
     errors = ErrorShape(keys=(), type_fields=("type", "code"), message_fields=("message", "detail"))
     finish_reasons = FACTS.finish_reasons
     #: Its own model families: the chunk shape is OpenAI's, so the model name tells them apart.

@@ -27,6 +27,11 @@ FACTS = Facts(
     base_url="https://api.openai.com/v1",
     request_path="/chat/completions",
     path_end="/chat/completions",
+    auth_header="Authorization",
+    auth_value="Bearer {}",
+    client_headers=("openai-organization", "openai-project", "openai-beta"),
+    key_variables=("OPENAI_API_KEY",),
+    base_url_variable="OPENAI_BASE_URL",
 )
 
 

@@ -96,8 +96,6 @@ class OpenAIChatDecoder(Decoder):
     call_order = "sequential"  # a choice's calls stream one after another: the accumulator's rule 9
     value_paths = (("choices", None, "delta", "tool_calls", None, "function", "arguments"),)  # a gateway's object
     done = "[DONE]"
-    auth_header, auth_value = "Authorization", "Bearer {}"
-    key_variables, base_url_variable = ("OPENAI_API_KEY",), "OPENAI_BASE_URL"
     errors = ErrorShape(type_fields=("type", "code"))
     finish_reasons = FACTS.finish_reasons
     payload_keys = ("choices",)

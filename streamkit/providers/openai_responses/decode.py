@@ -87,8 +87,6 @@ _CARRIED = {"reasoning": "reasoning_item", "message": "message_item"} | dict.fro
 class OpenAIResponsesDecoder(TypedEventDecoder):
     slug = "openai_responses"
     done = "[DONE]"  # from a gateway: OpenAI sends none
-    auth_header, auth_value = "Authorization", "Bearer {}"
-    key_variables, base_url_variable = ("OPENAI_API_KEY",), "OPENAI_BASE_URL"
     errors = ErrorShape(type_fields=("code", "type"))
     finish_reasons = FACTS.finish_reasons
     event_prefix = "response."
