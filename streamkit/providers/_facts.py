@@ -45,6 +45,10 @@ class Facts:
             URL from: every integration and ``streamkit live`` read these, so a key set for the
             SDK works everywhere.
         signed: whether its requests are signed (AWS SigV4, boto3's job) rather than keyed.
+        telemetry_name: its ``gen_ai.provider.name`` in OpenTelemetry's conventions: their
+            well-known value, else (none given) its slug.
+        sdk_packages: the top-level packages of its official SDKs, whose exceptions report its
+            errors (``streamkit._foreign``).
     """
 
     slug: str
@@ -59,12 +63,15 @@ class Facts:
     key_variables: tuple[str, ...] = ()
     base_url_variable: str | None = None
     signed: bool = False
+    telemetry_name: str = ""
+    sdk_packages: tuple[str, ...] = ()
     cutting: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "finish_reasons", MappingProxyType(dict(self.finish_reasons)))
         object.__setattr__(self, "request_headers", MappingProxyType(dict(self.request_headers)))
         object.__setattr__(self, "cutting", cutting_reasons(self.finish_reasons))
+        object.__setattr__(self, "telemetry_name", self.telemetry_name or self.slug)
 
     def key_from(self, environ: Mapping[str, str]) -> str | None:
         """The API key in ``environ``, from the first of ``key_variables`` that is set."""

@@ -32,6 +32,7 @@ FACTS = Facts(
     client_headers=("anthropic-version", "anthropic-beta"),
     key_variables=("ANTHROPIC_API_KEY",),
     base_url_variable="ANTHROPIC_BASE_URL",
+    sdk_packages=("anthropic",),
 )
 
 

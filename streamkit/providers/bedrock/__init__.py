@@ -23,6 +23,8 @@ FACTS = Facts(
         "malformed_tool_use": "error",
     },
     signed=True,
+    telemetry_name="aws.bedrock",
+    sdk_packages=("botocore", "aiobotocore"),
 )
 
 

@@ -28,6 +28,7 @@ FACTS = Facts(
     auth_value="Bearer {}",
     key_variables=("CO_API_KEY",),
     base_url_variable="CO_API_URL",
+    sdk_packages=("cohere",),
 )
 
 

@@ -47,6 +47,8 @@ FACTS = Facts(
     # google-genai falls back to GOOGLE_API_KEY when GEMINI_API_KEY is unset.
     key_variables=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
     base_url_variable="GOOGLE_GEMINI_BASE_URL",
+    telemetry_name="gcp.gemini",
+    sdk_packages=("google",),
 )
 
 

@@ -24,6 +24,8 @@ FACTS = Facts(
     auth_value=OPENAI_CHAT.auth_value,
     key_variables=("MISTRAL_API_KEY",),
     base_url_variable="MISTRAL_BASE_URL",
+    telemetry_name="mistral_ai",
+    sdk_packages=("mistralai",),
 )
 
 

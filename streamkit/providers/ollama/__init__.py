@@ -17,6 +17,7 @@ FACTS = Facts(
     "ollama",
     finish_reasons={"stop": "stop", "length": "length", "load": "other", "unload": "other"},
     path_end="/api/chat",
+    sdk_packages=("ollama",),  # the conventions list no name for it: its slug is its name
 )
 
 

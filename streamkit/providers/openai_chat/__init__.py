@@ -32,6 +32,8 @@ FACTS = Facts(
     client_headers=("openai-organization", "openai-project", "openai-beta"),
     key_variables=("OPENAI_API_KEY",),
     base_url_variable="OPENAI_BASE_URL",
+    telemetry_name="openai",
+    sdk_packages=("openai",),
 )
 
 
