@@ -1,25 +1,20 @@
-"""The three client formats the proxy speaks: their paths, keys and error shapes.
+"""The client formats the proxy speaks: their paths, keys and error shapes, each from its
+provider's folder.
 
-Each format answers a failure in its own shape, so the client's SDK raises its own error with
-streamkit's message in it, rather than reading a cut stream or a stranger's JSON:
-
-- OpenAI Chat Completions: an HTTP error is ``{"error": {"message", "type", "param", "code"}}``;
-  in a stream, a chunk ``data: {"error": {...}}`` (the openai SDKs raise ``APIError`` on it).
-- OpenAI Responses: an HTTP error is the same body; in a stream, the ``error`` event
-  (``{"type": "error", "code", "message", "param", "sequence_number"}``), which the SDKs hand
-  over as ``ResponseErrorEvent``; the stream ends after it, with no ``response.completed``.
-- Anthropic Messages: ``{"type": "error", "error": {"type", "message"}}``, in a stream as
-  ``event: error`` (the anthropic SDKs raise ``APIStatusError`` on it).
+A format is a provider whose non-streamed bodies are read (its ``body.py``). Its path, key
+header and the headers passed on are its facts; each format answers a failure in its own shape
+(its re-emitter's ``error_body`` and ``error_event``), so the client's SDK raises its own error
+with streamkit's message in it, rather than reading a cut stream or a stranger's JSON.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 
 from .._types import Provider
-from ..providers import FACTS
-from ..providers._encoder import dumps, sse_json
+from ..providers import BODIES, ENCODERS, FACTS
+from ..providers._encoder import dumps
 from ..providers._facts import Facts
 
 __all__ = ("FORMATS", "KEYS", "Format")
@@ -47,19 +42,11 @@ class Format:
 
     def error_body(self, kind: str, message: str, code: str | None = None) -> bytes:
         """An HTTP error body in the format's own shape."""
-        if self.slug == "anthropic":
-            return dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
-        return dumps({"error": {"message": message, "type": kind, "param": None, "code": code}}).encode()
+        return dumps(ENCODERS[self.slug].error_body(kind, message, code)).encode()
 
     def error_event(self, kind: str, message: str, code: str) -> bytes:
         """An in-stream error, in the format's own shape: the last event of the stream."""
-        payload: dict[str, Any]
-        if self.slug == "anthropic":
-            return sse_json("error", {"type": "error", "error": {"type": kind, "message": message}})
-        if self.slug == "openai_responses":
-            payload = {"type": "error", "code": code, "message": message, "param": None, "sequence_number": None}
-            return sse_json("error", payload)
-        return sse_json(None, {"error": {"message": message, "type": kind, "param": None, "code": code}})
+        return ENCODERS[self.slug].error_event(kind, message, code)
 
 
 def _format(slug: Provider) -> Format:
@@ -72,7 +59,6 @@ def _format(slug: Provider) -> Format:
     return Format(slug, "/v1" + facts.path_end, facts.path_end, facts.auth_header.lower(), facts.auth_value, forwarded)
 
 
-_SERVED: tuple[Provider, ...] = ("openai_chat", "openai_responses", "anthropic")
-FORMATS: dict[str, Format] = {slug: _format(slug) for slug in _SERVED}
+FORMATS: dict[str, Format] = {slug: _format(cast(Provider, slug)) for slug in BODIES}
 #: Each header a served format's key comes in, and the facts that read the key in its value.
 KEYS: dict[str, Facts] = {fmt.key_header: FACTS[fmt.slug] for fmt in FORMATS.values()}

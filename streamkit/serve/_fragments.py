@@ -103,7 +103,7 @@ class Fragments(Encoder):
 
     def _started(self, started: CallStarted, payload: dict[str, Any]) -> list[bytes]:
         number = started.index  # the provider's block or item index: the other blocks and items keep theirs
-        if self.provider == "openai_chat":
+        if self._base.numbers_calls:  # OpenAI Chat's own indexes, per choice
             number = self._counts.get(started.choice, 0)
             self._counts[started.choice] = number + 1
         item = payload.get("content_block", payload.get("item"))
