@@ -54,15 +54,13 @@ def declared(cls: type[Decoder]) -> set[str]:
 GENERIC = {"text/event-stream", "application/json"}
 
 
-#: Each fact, and the modules where it may stand: its decoder's. An encoder writes its own
-#: provider's events, so it names their types; nothing else does.
+#: Each fact, and the modules where it may stand: its provider's folder (its facts, its decoder,
+#: and its re-emitter, which writes its own provider's events and so names their types); no
+#: module outside names them.
 HOMES: dict[str, set[Path]] = {}
 for _cls in DECODERS.values():
-    for _fact in declared(_cls):
+    for _fact in {*declared(_cls), *_cls.event_types}:
         HOMES.setdefault(_fact, set()).update(homes(_cls))
-    for _fact in _cls.event_types:
-        encoder = PACKAGE / "providers" / _cls.slug / "reemit.py"
-        HOMES.setdefault(_fact, set()).update(homes(_cls) | {encoder.resolve()})
 
 
 def restated(path: Path) -> list[str]:
