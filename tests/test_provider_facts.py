@@ -18,11 +18,11 @@ from streamkit._events import ErrorReceived
 from streamkit._foreign import _reported
 from streamkit._live import AUTH
 from streamkit._redact import secrets
+from streamkit._reemit import path_provider
 from streamkit._response import _accepted
 from streamkit._status import error_details_of
 from streamkit._types import Call
 from streamkit.integrations._chat import PROVIDERS, User, build
-from streamkit.integrations._reemit import path_provider
 from streamkit.providers import DECODERS, FACTS, Decoder, decoder_for
 from streamkit.serve._formats import FORMATS
 from streamkit.serve._whole import whole_calls
@@ -197,7 +197,7 @@ def _messages_answer(reason: str, arguments: str) -> tuple[bytes, dict[str, Any]
     ``input`` is what the API parsed of the text, here nothing)."""
     start = {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "usage": {"input_tokens": 1}}
     block = {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}
-    events = [
+    events: list[tuple[str, dict[str, Any]]] = [
         ("message_start", {"type": "message_start", "message": start}),
         ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
         (

@@ -38,7 +38,7 @@ NOT_YET_MOVED: dict[str, int] = {
     # ``request.py`` per folder to come.
     "integrations/_chat.py": 7,
     # The content types of the streams re-emitted: the SSE one and Ollama's NDJSON one.
-    "integrations/_reemit.py": 2,
+    "_reemit/__init__.py": 2,
     # The frameworks' own provider tables: the slugs each accepts (a ``Literal``), the
     # parameters each provider takes, the framework's model classes by provider, and the
     # per-provider quirks of their requests (LiteLLM's reasoning effort, smolagents' stop field,
