@@ -21,9 +21,10 @@ STAGES = {"_sse", "_ndjson", "_awsstream", "_accumulator", "_normalize", "_valid
 # facts) for the transports and the proxy. Each folder's ``__init__.py`` declares the provider's
 # facts (``FACTS``, a ``providers/_facts.py`` dataclass), read by its stages and the generic code;
 # the registry (``providers/__init__.py``) loads a provider's stages at their first lookup.
+# ``request.py`` writes a streamed request's body from a history already written (``_request``).
 FOLDER_FILES = {"decode": "providers", "body": "providers", "history": "adapters", "reemit": "_encoder"}
-FOLDER_FILES |= {"__init__": "_facts"}
-STAGES |= {"_encoder", "_registry", "_facts"}
+FOLDER_FILES |= {"__init__": "_facts", "request": "_request"}
+STAGES |= {"_encoder", "_registry", "_facts", "_request"}
 STAGES |= {"_sources", "_preview"}  # source items -> pipeline inputs; argument previews
 STAGES |= {"_ending"}  # the end of a response in the vocabulary every provider shares
 COMPOSER = {"_pipeline", "_detect"}
@@ -69,7 +70,7 @@ def layer_of(parts: list[str] | tuple[str, ...]) -> str:
     if parts[0] == "providers":
         if len(parts) == 1 or parts[1] == "__init__":
             return "_registry"
-        if parts[1] in ("_encoder", "_facts"):
+        if parts[1] in ("_encoder", "_facts", "_request"):
             return parts[1]
         if not parts[1].startswith("_"):  # a provider's folder
             return FOLDER_FILES[parts[2]] if len(parts) > 2 else "_facts"
@@ -113,7 +114,7 @@ def test_imports_flow_one_way(path: Path) -> None:
         if me == "_framing":
             allowed |= {"_events"}  # the framers' base cuts bytes into the frames defined there
     elif me == "_registry":
-        allowed = VOCABULARY | {"providers", "adapters", "_encoder", "_facts"}  # each provider's stages, by slug
+        allowed = VOCABULARY | {"providers", "adapters", "_encoder", "_facts", "_request"}  # each provider's stages
     elif me == "_facts":
         allowed = VOCABULARY | {"_ending"}  # which finishes cut: the shared rule, read once per provider
         allowed |= {"providers"} if path.name == "__init__.py" else set()  # its decoder, re-exported on first use

@@ -34,9 +34,6 @@ PUBLIC: dict[str, int] = {
 #: The places not yet moved into the providers' folders, each with the number of slugs it
 #: names. Only to shrink.
 NOT_YET_MOVED: dict[str, int] = {
-    # The request writers (a body per provider, a user message, the wire of each): a
-    # ``request.py`` per folder to come.
-    "integrations/_chat.py": 7,
     # The content types of the streams re-emitted: the SSE one and Ollama's NDJSON one.
     "_reemit/__init__.py": 2,
     # The frameworks' own provider tables: the slugs each accepts (a ``Literal``), the

@@ -3,14 +3,14 @@
 Every folder has the same files, so that its file list is that provider's pipeline:
 ``decode.py`` reads its stream into stage events, ``history.py`` writes calls, results and
 turns as its history, ``reemit.py`` writes its stream back with each call whole and
-``body.py`` reads the calls of a body that was not streamed (a missing file means that stage
-is not offered).
+``body.py`` reads the calls of a body that was not streamed and ``request.py`` writes a
+streamed request (a missing file means that stage is not offered).
 
 ``FACTS`` maps each slug (the same in folders, fixtures and the command line) to its facts
 (``providers/_facts.py``: what the generic code reads instead of naming a provider),
-``DECODERS`` to its decoder class, ``HISTORIES`` to its history writer, ``ENCODERS`` to its re-emitter and
-``BODIES`` to its body reader. They are read-only: to use another decoder, pass an instance
-to the pipeline.
+``DECODERS`` to its decoder class, ``HISTORIES`` to its history writer, ``ENCODERS`` to its
+re-emitter and ``BODIES`` to its body reader and ``REQUESTS`` to its request writer. They are
+read-only: to use another decoder, pass an instance to the pipeline.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ._body import Body
     from ._encoder import Encoder
     from ._facts import Facts
+    from ._request import RequestWriter
     from .anthropic.decode import AnthropicDecoder
     from .bedrock.decode import BedrockDecoder
     from .cohere.decode import CohereDecoder
@@ -45,6 +46,7 @@ __all__ = (
     "ENCODERS",
     "FACTS",
     "HISTORIES",
+    "REQUESTS",
     "AnthropicDecoder",
     "BedrockDecoder",
     "CohereDecoder",
@@ -221,6 +223,36 @@ def _body(slug: str) -> Body:
     raise AssertionError(slug)
 
 
+#: The slugs a streamed request can be written for (the integrations that send their own).
+_REQUESTED = ("anthropic", "gemini", "mistral", "openai_chat", "openai_responses")
+
+
+@cache
+def _request(slug: str) -> RequestWriter:
+    """A requested slug's request writer (its ``request`` module), by a plain import statement."""
+    if slug == "openai_chat":
+        from .openai_chat import request as openai_chat
+
+        return openai_chat
+    if slug == "openai_responses":
+        from .openai_responses import request as openai_responses
+
+        return openai_responses
+    if slug == "anthropic":
+        from .anthropic import request as anthropic
+
+        return anthropic
+    if slug == "gemini":
+        from .gemini import request as gemini
+
+        return gemini
+    if slug == "mistral":
+        from .mistral import request as mistral
+
+        return mistral
+    raise AssertionError(slug)
+
+
 T = TypeVar("T")
 
 
@@ -253,6 +285,8 @@ HISTORIES: Mapping[str, ModuleType] = _Registry("HISTORIES", tuple(_CLASSES), _h
 ENCODERS: Mapping[str, type[Encoder]] = _Registry("ENCODERS", _REEMITTED, _encoder)
 #: Each read slug's body reader: ``calls(body)``, its ``RawCall``s, and ``stop_reason(body)``.
 BODIES: Mapping[str, Body] = _Registry("BODIES", _BODIES, _body)
+#: Each requested slug's request writer: ``body(...)``, ``user(text)`` and ``MERGE_ROLES``.
+REQUESTS: Mapping[str, RequestWriter] = _Registry("REQUESTS", _REQUESTED, _request)
 
 
 def decoder_for(provider: Any) -> type[Decoder]:

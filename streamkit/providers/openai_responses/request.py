@@ -1,0 +1,26 @@
+"""An OpenAI Responses request: the history as ``input``, the system text as ``instructions``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .._request import Message, ToolSpec, function, plain_user
+
+__all__ = ("MERGE_ROLES", "body", "user")
+
+MERGE_ROLES = False
+user = plain_user
+
+
+def body(
+    model: str, history: list[Message], system: str | None, tools: Sequence[ToolSpec], limit: int | None
+) -> dict[str, Any]:
+    written: dict[str, Any] = {"model": model, "input": history, "stream": True}
+    if system is not None:
+        written["instructions"] = system
+    if tools:
+        written["tools"] = [{"type": "function", **function(tool)} for tool in tools]
+    if limit is not None:
+        written["max_output_tokens"] = limit
+    return written
