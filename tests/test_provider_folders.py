@@ -34,8 +34,6 @@ PUBLIC: dict[str, int] = {
 #: The places not yet moved into the providers' folders, each with the number of slugs it
 #: names. Only to shrink.
 NOT_YET_MOVED: dict[str, int] = {
-    # The content types of the streams re-emitted: the SSE one and Ollama's NDJSON one.
-    "_reemit/__init__.py": 2,
     # The frameworks' own provider tables: the slugs each accepts (a ``Literal``), the
     # parameters each provider takes, the framework's model classes by provider, and the
     # per-provider quirks of their requests (LiteLLM's reasoning effort, smolagents' stop field,

@@ -58,7 +58,7 @@ from .._ndjson import NDJSONDecoder
 from .._sse import SSEDecoder
 from .._types import PROVIDERS, CallStarted, InvalidToolCall, Provider
 from .._validate import Toolset, as_toolset
-from ..providers import DECODERS, ENCODERS, FACTS
+from ..providers import ENCODERS, FACTS
 from ..providers._encoder import Call
 
 __all__ = (
@@ -76,8 +76,8 @@ __all__ = (
 #: ``on_call(call)``: a plain function, or (for the async transports) a coroutine function.
 OnCall = Callable[[Call], Any]
 
-#: The content types of a stream to re-emit: SSE's, and Ollama's NDJSON (not its plain JSON).
-_STREAM_TYPES = (DECODERS["openai_chat"].content_types[0], DECODERS["ollama"].content_types[0])
+#: The content types of a stream to re-emit, one per framing an encoder writes (not plain JSON).
+_STREAM_TYPES = (SSEDecoder.content_type, NDJSONDecoder.content_type)
 #: The key of a re-emitted response's ``extensions`` that lists the calls left out of its body.
 INVALID_CALLS = "streamkit_invalid_calls"
 #: How an SSE stream's first line begins: one of its fields, or a comment.
