@@ -26,7 +26,7 @@ from .._types import CallRef, InvalidToolCall, JSONObject, ToolCall
 from ..adapters import ADAPTERS
 from ..adapters._base import Message, Outcome, call_id
 from ..providers import FACTS, REQUESTS
-from ..providers._request import RequestWriter
+from ..providers._request import RequestWriter, merged
 from ._turns import read
 
 __all__ = (
@@ -237,7 +237,8 @@ def build(
     environ: Mapping[str, str] = os.environ,
 ) -> Request:
     """The streaming request that continues ``entries``; ``extra`` is merged into the body last
-    (``{"thinking": {...}}``, ``{"temperature": 0}``…), so it can set anything the API takes.
+    (``{"thinking": {...}}``, ``{"temperature": 0}``…), so it can set anything the API takes; an
+    object in both is merged key by key (a setting under ``generationConfig`` keeps the limit).
 
     A key or base URL not given is read from ``environ``, from the variables the provider's
     facts declare (``OPENAI_API_KEY``, ``GEMINI_API_KEY`` then ``GOOGLE_API_KEY``…): every
@@ -252,7 +253,7 @@ def build(
     if wire.MERGE_ROLES:
         history = _merged(history)
     body = wire.body(model, history, system, tools, max_tokens)
-    body.update(extra or {})
+    body = merged(body, extra or {})
     facts = FACTS[provider]
     assert facts.base_url is not None and facts.request_path is not None  # every provider a request is built for
     base = base_url or facts.base_url_from(environ) or facts.base_url

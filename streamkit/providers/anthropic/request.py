@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._request import Message, ToolSpec
+from .._request import Message, Place, ToolSpec, same_names
 
-__all__ = ("MAX_TOKENS", "MERGE_ROLES", "body", "user")
+__all__ = ("MAX_TOKENS", "MERGE_ROLES", "SETTINGS", "body", "effort", "user")
 
 #: The API requires ``max_tokens``: what is sent when the caller sets none.
 MAX_TOKENS = 4096
 MERGE_ROLES = True
+SETTINGS: Mapping[str, Place] = {**same_names("temperature", "top_p", "top_k", "thinking"), "stop": ("stop_sequences",)}
+
+
+def effort(level: str, budgets: Mapping[str, int]) -> dict[str, Any] | None:
+    """Extended thinking with the level's budget; ``none`` is no thinking."""
+    if level == "none":
+        return {}
+    if level in budgets:
+        return {"thinking": {"type": "enabled", "budget_tokens": budgets[level]}}
+    return None
 
 
 def user(text: str) -> Message:

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._request import Message, ToolSpec
+from .._request import Message, Place, ToolSpec, no_effort
 
-__all__ = ("MERGE_ROLES", "body", "user")
+__all__ = ("MERGE_ROLES", "SETTINGS", "body", "effort", "user")
 
 MERGE_ROLES = True
+#: Sampling and stop sequences sit in ``generationConfig``, in its own spelling.
+SETTINGS: Mapping[str, Place] = {
+    "temperature": ("generationConfig", "temperature"),
+    "top_p": ("generationConfig", "topP"),
+    "stop": ("generationConfig", "stopSequences"),
+}
+effort = no_effort
 
 
 def user(text: str) -> Message:

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._request import Message, ToolSpec, function, plain_user
+from .._request import Message, ToolSpec, function, plain_user, same_names
 
-__all__ = ("MERGE_ROLES", "body", "user")
+__all__ = ("MERGE_ROLES", "SETTINGS", "body", "effort", "user")
 
 MERGE_ROLES = False
+SETTINGS = same_names("temperature", "top_p", "parallel_tool_calls")  # no stop sequences
 user = plain_user
+
+
+def effort(level: str, budgets: Mapping[str, int]) -> dict[str, Any] | None:
+    return {"reasoning": {"effort": level}}
 
 
 def body(
