@@ -95,8 +95,6 @@ class EventStreamDecoder(Framer):
             it is buffered.
     """
 
-    content_type = "application/vnd.amazon.eventstream"
-
     def __init__(self, *, max_event_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
         super().__init__()
         self._max = max_event_bytes

@@ -78,7 +78,8 @@ class Flushed(list[Frame]):
 class Framer(ABC):
     """Base of the framers (bytes -> ``Frame``s), holding the deferred-error rule once."""
 
-    #: The content type a stream in this framing is served with.
+    #: The content type a stream in this framing is served with, for the framings a stream is
+    #: written back in (SSE, NDJSON).
     content_type: ClassVar[str]
 
     def __init__(self) -> None:

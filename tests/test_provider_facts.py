@@ -50,8 +50,9 @@ def declared(cls: type[Decoder]) -> set[str]:
     return {fact for fact in facts if fact} - GENERIC
 
 
-#: Media types that are no one provider's: SSE's own, and any JSON body's.
-GENERIC = {"text/event-stream", "application/json"}
+#: Media types that are no one provider's: those of the framings streamkit reads and writes
+#: back (SSE's, NDJSON's: each framer names its own), and any JSON body's.
+GENERIC = {"text/event-stream", "application/x-ndjson", "application/json"}
 
 
 #: Each fact, and the modules where it may stand: its provider's folder (its facts, its decoder,
@@ -75,7 +76,7 @@ def restated(path: Path) -> list[str]:
 #: Modules that still restate facts, each pinned to exactly those: the test server speaks the
 #: providers' protocols as a server does, and is to read them from their homes too.
 NOT_YET_READ: dict[str, list[str]] = {
-    "testing.py": ["application/vnd.amazon.eventstream", "application/x-ndjson"],
+    "testing.py": ["application/vnd.amazon.eventstream"],
 }
 
 

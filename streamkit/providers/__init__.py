@@ -16,7 +16,9 @@ read-only: to use another decoder, pass an instance to the pipeline.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from functools import cache, reduce
+from importlib import import_module
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -61,196 +63,79 @@ __all__ = (
     "error_details",
 )
 
-#: Each slug's decoder class, in the order of ``DECODERS`` (the slug is the folder's name). A
+
+@dataclass(frozen=True, slots=True)
+class _Folder:
+    """A provider's folder: its decoder's and re-emitter's class names, and the stages it offers
+    besides decoding and writing history."""
+
+    decoder: str
+    encoder: str | None = None  # ``reemit.py``'s class; None: its stream is not written back
+    body: bool = False  # ``body.py``: a body that was not streamed is read
+    request: bool = False  # ``request.py``: a streamed request is written
+
+
+#: Every provider, one line each, in the order of ``DECODERS`` (the slug is the folder's name). A
 #: provider's modules are imported the first time its slug is looked up: a stream of one
 #: provider loads that provider's decoder only.
-_CLASSES = {
-    "openai_chat": "OpenAIChatDecoder",
-    "openai_responses": "OpenAIResponsesDecoder",
-    "anthropic": "AnthropicDecoder",
-    "gemini": "GeminiDecoder",
-    "cohere": "CohereDecoder",
-    "mistral": "MistralDecoder",
-    "ollama": "OllamaDecoder",
-    "bedrock": "BedrockDecoder",
+_FOLDERS = {
+    "openai_chat": _Folder("OpenAIChatDecoder", "OpenAIChatEncoder", body=True, request=True),
+    "openai_responses": _Folder("OpenAIResponsesDecoder", "OpenAIResponsesEncoder", body=True, request=True),
+    "anthropic": _Folder("AnthropicDecoder", "AnthropicEncoder", body=True, request=True),
+    "gemini": _Folder("GeminiDecoder", "GeminiEncoder", request=True),
+    "cohere": _Folder("CohereDecoder", "CohereEncoder"),
+    "mistral": _Folder("MistralDecoder", "MistralEncoder", request=True),
+    "ollama": _Folder("OllamaDecoder", "OllamaEncoder"),
+    "bedrock": _Folder("BedrockDecoder"),  # binary frames: boto3 decodes them, nothing writes them back
 }
-_SLUGS = {name: slug for slug, name in _CLASSES.items()}
+_SLUGS = {folder.decoder: slug for slug, folder in _FOLDERS.items()}
 
 
-@cache  # an import statement costs microseconds even when the module is loaded: once per slug
-def _package(slug: str) -> ModuleType:
-    """A known slug's folder (its ``__init__``: its facts, its decoder's names on first use), by
-    a plain import statement: no module is imported by a string."""
-    if slug == "openai_chat":
-        from . import openai_chat
-
-        return openai_chat
-    if slug == "openai_responses":
-        from . import openai_responses
-
-        return openai_responses
-    if slug == "anthropic":
-        from . import anthropic
-
-        return anthropic
-    if slug == "gemini":
-        from . import gemini
-
-        return gemini
-    if slug == "cohere":
-        from . import cohere
-
-        return cohere
-    if slug == "mistral":
-        from . import mistral
-
-        return mistral
-    if slug == "ollama":
-        from . import ollama
-
-        return ollama
-    if slug == "bedrock":
-        from . import bedrock
-
-        return bedrock
-    raise AssertionError(slug)  # every slug of ``_CLASSES`` has its import above
+@cache  # once per slug and stage
+def _module(slug: str, stage: str = "") -> ModuleType:
+    """A known slug's folder (its ``__init__``: its facts, its decoder's names on first use), or
+    one of its stage modules."""
+    return import_module(f"{__name__}.{slug}.{stage}" if stage else f"{__name__}.{slug}")
 
 
 @cache
 def _decoder(slug: str) -> type[Decoder]:
     """A known slug's decoder class, which its folder loads on first use."""
-    cls: type[Decoder] = getattr(_package(slug), _CLASSES[slug])
+    cls: type[Decoder] = getattr(_module(slug), _FOLDERS[slug].decoder)
     return cls
 
 
 def _facts(slug: str) -> Facts:
     """A known slug's facts, declared in its folder's ``__init__``."""
-    facts: Facts = _package(slug).FACTS
+    facts: Facts = _module(slug).FACTS
     return facts
 
 
-@cache
 def _history(slug: str) -> ModuleType:
-    """A known slug's history writer (its ``history`` module), by a plain import statement."""
-    if slug == "openai_chat":
-        from .openai_chat import history as openai_chat
-
-        return openai_chat
-    if slug == "openai_responses":
-        from .openai_responses import history as openai_responses
-
-        return openai_responses
-    if slug == "anthropic":
-        from .anthropic import history as anthropic
-
-        return anthropic
-    if slug == "gemini":
-        from .gemini import history as gemini
-
-        return gemini
-    if slug == "cohere":
-        from .cohere import history as cohere
-
-        return cohere
-    if slug == "mistral":
-        from .mistral import history as mistral
-
-        return mistral
-    if slug == "ollama":
-        from .ollama import history as ollama
-
-        return ollama
-    if slug == "bedrock":
-        from .bedrock import history as bedrock
-
-        return bedrock
-    raise AssertionError(slug)
+    """A known slug's history writer (its ``history`` module)."""
+    return _module(slug, "history")
 
 
-#: The slugs whose streams can be written back with each call whole (Bedrock's binary frames cannot).
-_REEMITTED = ("openai_chat", "mistral", "openai_responses", "anthropic", "gemini", "cohere", "ollama")
-
-
-@cache
 def _encoder(slug: str) -> type[Encoder]:
-    """A re-emitted slug's encoder class, by a plain import statement."""
-    if slug in ("openai_chat", "mistral"):  # Mistral speaks OpenAI Chat chunks: written back by that encoder
-        from .openai_chat.reemit import OpenAIChatEncoder
-
-        return OpenAIChatEncoder
-    if slug == "openai_responses":
-        from .openai_responses.reemit import OpenAIResponsesEncoder
-
-        return OpenAIResponsesEncoder
-    if slug == "anthropic":
-        from .anthropic.reemit import AnthropicEncoder
-
-        return AnthropicEncoder
-    if slug == "gemini":
-        from .gemini.reemit import GeminiEncoder
-
-        return GeminiEncoder
-    if slug == "cohere":
-        from .cohere.reemit import CohereEncoder
-
-        return CohereEncoder
-    if slug == "ollama":
-        from .ollama.reemit import OllamaEncoder
-
-        return OllamaEncoder
-    raise AssertionError(slug)
+    """A re-emitted slug's encoder class (in its ``reemit`` module)."""
+    cls: type[Encoder] = getattr(_module(slug, "reemit"), _FOLDERS[slug].encoder or "")
+    return cls
 
 
-#: The slugs whose bodies that were not streamed are read (the formats the proxy serves).
-_BODIES = ("openai_chat", "openai_responses", "anthropic")
-
-
-@cache
 def _body(slug: str) -> Body:
-    """A read slug's body reader (its ``body`` module), by a plain import statement."""
-    if slug == "openai_chat":
-        from .openai_chat import body as openai_chat
-
-        return openai_chat
-    if slug == "openai_responses":
-        from .openai_responses import body as openai_responses
-
-        return openai_responses
-    if slug == "anthropic":
-        from .anthropic import body as anthropic
-
-        return anthropic
-    raise AssertionError(slug)
+    """A read slug's body reader (its ``body`` module)."""
+    reader: Body = _module(slug, "body")
+    return reader
 
 
-#: The slugs a streamed request can be written for (the integrations that send their own).
-_REQUESTED = ("anthropic", "gemini", "mistral", "openai_chat", "openai_responses")
-
-
-@cache
 def _request(slug: str) -> RequestWriter:
-    """A requested slug's request writer (its ``request`` module), by a plain import statement."""
-    if slug == "openai_chat":
-        from .openai_chat import request as openai_chat
+    """A requested slug's request writer (its ``request`` module)."""
+    writer: RequestWriter = _module(slug, "request")
+    return writer
 
-        return openai_chat
-    if slug == "openai_responses":
-        from .openai_responses import request as openai_responses
 
-        return openai_responses
-    if slug == "anthropic":
-        from .anthropic import request as anthropic
-
-        return anthropic
-    if slug == "gemini":
-        from .gemini import request as gemini
-
-        return gemini
-    if slug == "mistral":
-        from .mistral import request as mistral
-
-        return mistral
-    raise AssertionError(slug)
+def _offering(stage: str) -> tuple[str, ...]:
+    return tuple(slug for slug, folder in _FOLDERS.items() if getattr(folder, stage))
 
 
 T = TypeVar("T")
@@ -278,15 +163,15 @@ class _Registry(Mapping[str, T], Generic[T]):
 
 
 #: Each slug's facts (``providers/_facts.py``), loaded without its decoder.
-FACTS: Mapping[str, Facts] = _Registry("FACTS", tuple(_CLASSES), _facts)
-DECODERS: Mapping[str, type[Decoder]] = _Registry("DECODERS", tuple(_CLASSES), _decoder)
+FACTS: Mapping[str, Facts] = _Registry("FACTS", tuple(_FOLDERS), _facts)
+DECODERS: Mapping[str, type[Decoder]] = _Registry("DECODERS", tuple(_FOLDERS), _decoder)
 #: Each slug's history writer, a module of the functions ``streamkit.adapters.Adapter`` names.
-HISTORIES: Mapping[str, ModuleType] = _Registry("HISTORIES", tuple(_CLASSES), _history)
-ENCODERS: Mapping[str, type[Encoder]] = _Registry("ENCODERS", _REEMITTED, _encoder)
+HISTORIES: Mapping[str, ModuleType] = _Registry("HISTORIES", tuple(_FOLDERS), _history)
+ENCODERS: Mapping[str, type[Encoder]] = _Registry("ENCODERS", _offering("encoder"), _encoder)
 #: Each read slug's body reader: ``calls(body)``, its ``RawCall``s, and ``stop_reason(body)``.
-BODIES: Mapping[str, Body] = _Registry("BODIES", _BODIES, _body)
+BODIES: Mapping[str, Body] = _Registry("BODIES", _offering("body"), _body)
 #: Each requested slug's request writer: ``body(...)``, ``user(text)`` and ``MERGE_ROLES``.
-REQUESTS: Mapping[str, RequestWriter] = _Registry("REQUESTS", _REQUESTED, _request)
+REQUESTS: Mapping[str, RequestWriter] = _Registry("REQUESTS", _offering("request"), _request)
 
 
 def decoder_for(provider: Any) -> type[Decoder]:
