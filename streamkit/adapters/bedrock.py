@@ -1,11 +1,4 @@
 """Bedrock's history, at its public path: written in ``providers/bedrock/history.py``."""
 
-from ..providers.bedrock.history import (
-    assistant_message,
-    error_result_message,
-    tool_result_message,
-    tool_results_message,
-    turn_messages,
-)
-
-__all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
+from ..providers.bedrock.history import *  # noqa: F403 (the same names, at their public path)
+from ..providers.bedrock.history import __all__ as __all__

@@ -1,11 +1,4 @@
 """Cohere's history, at its public path: written in ``providers/cohere/history.py``."""
 
-from ..providers.cohere.history import (
-    assistant_message,
-    error_result_message,
-    tool_result_message,
-    tool_results_message,
-    turn_messages,
-)
-
-__all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
+from ..providers.cohere.history import *  # noqa: F403 (the same names, at their public path)
+from ..providers.cohere.history import __all__ as __all__

@@ -1,11 +1,4 @@
 """Mistral's history, at its public path: written in ``providers/mistral/history.py``."""
 
-from ..providers.mistral.history import (
-    assistant_message,
-    error_result_message,
-    tool_result_message,
-    tool_results_message,
-    turn_messages,
-)
-
-__all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
+from ..providers.mistral.history import *  # noqa: F403 (the same names, at their public path)
+from ..providers.mistral.history import __all__ as __all__

@@ -93,15 +93,14 @@ _SLUGS = {folder.decoder: slug for slug, folder in _FOLDERS.items()}
 
 @cache  # once per slug and stage
 def _module(slug: str, stage: str = "") -> ModuleType:
-    """A known slug's folder (its ``__init__``: its facts, its decoder's names on first use), or
-    one of its stage modules."""
+    """A known slug's folder (its ``__init__``: its facts), or one of its stage modules."""
     return import_module(f"{__name__}.{slug}.{stage}" if stage else f"{__name__}.{slug}")
 
 
 @cache
 def _decoder(slug: str) -> type[Decoder]:
-    """A known slug's decoder class, which its folder loads on first use."""
-    cls: type[Decoder] = getattr(_module(slug), _FOLDERS[slug].decoder)
+    """A known slug's decoder class (in its ``decode`` module)."""
+    cls: type[Decoder] = getattr(_module(slug, "decode"), _FOLDERS[slug].decoder)
     return cls
 
 

@@ -1,17 +1,6 @@
-"""Anthropic Messages: ``decode`` reads its stream, ``history`` writes its history and ``reemit``
-writes its stream back with each call whole."""
-
-from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
+"""Anthropic Messages: its facts. Its stages are the modules beside this one."""
 
 from .._facts import Facts
-
-if TYPE_CHECKING:
-    from .decode import AnthropicDecoder, cached_apart
-
-__all__ = ("FACTS", "AnthropicDecoder", "cached_apart")
-
 
 FACTS = Facts(
     "anthropic",
@@ -34,12 +23,3 @@ FACTS = Facts(
     base_url_variable="ANTHROPIC_BASE_URL",
     sdk_packages=("anthropic",),
 )
-
-
-def __getattr__(name: str) -> Any:
-    """The decoder's names, loaded on first use: writing this provider's history loads no decoder."""
-    if name in __all__:
-        from . import decode
-
-        return getattr(decode, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,17 +1,7 @@
-"""Amazon Bedrock ConverseStream: ``decode`` reads its stream and ``history`` writes its history."""
-
-from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
+"""Amazon Bedrock ConverseStream: its facts. Its stages are the modules beside this one."""
 
 from .._facts import Facts
 from ..anthropic import FACTS as ANTHROPIC
-
-if TYPE_CHECKING:
-    from .decode import BedrockDecoder
-
-__all__ = ("FACTS", "BedrockDecoder")
-
 
 FACTS = Facts(
     "bedrock",
@@ -26,12 +16,3 @@ FACTS = Facts(
     telemetry_name="aws.bedrock",
     sdk_packages=("botocore", "aiobotocore"),
 )
-
-
-def __getattr__(name: str) -> Any:
-    """The decoder's names, loaded on first use: writing this provider's history loads no decoder."""
-    if name in __all__:
-        from . import decode
-
-        return getattr(decode, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,17 +1,6 @@
-"""Cohere Chat v2: ``decode`` reads its stream, ``history`` writes its history and ``reemit``
-writes its stream back with each call whole."""
-
-from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
+"""Cohere Chat v2: its facts. Its stages are the modules beside this one."""
 
 from .._facts import Facts
-
-if TYPE_CHECKING:
-    from .decode import CohereDecoder
-
-__all__ = ("FACTS", "CohereDecoder")
-
 
 FACTS = Facts(
     "cohere",
@@ -30,12 +19,3 @@ FACTS = Facts(
     base_url_variable="CO_API_URL",
     sdk_packages=("cohere",),
 )
-
-
-def __getattr__(name: str) -> Any:
-    """The decoder's names, loaded on first use: writing this provider's history loads no decoder."""
-    if name in __all__:
-        from . import decode
-
-        return getattr(decode, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

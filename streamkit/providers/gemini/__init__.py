@@ -1,17 +1,6 @@
-"""Google Gemini: ``decode`` reads its stream, ``history`` writes its history and ``reemit``
-writes its stream back with each call whole."""
-
-from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
+"""Google Gemini: its facts. Its stages are the modules beside this one."""
 
 from .._facts import Facts
-
-if TYPE_CHECKING:
-    from .decode import GeminiDecoder
-
-__all__ = ("FACTS", "GeminiDecoder")
-
 
 #: The reasons a candidate or a prompt was blocked by a filter.
 _FILTERS = (
@@ -24,7 +13,6 @@ _FILTERS = (
     "IMAGE_PROHIBITED_CONTENT",
     "IMAGE_RECITATION",
 )
-
 
 FACTS = Facts(
     "gemini",
@@ -50,12 +38,3 @@ FACTS = Facts(
     telemetry_name="gcp.gemini",
     sdk_packages=("google",),
 )
-
-
-def __getattr__(name: str) -> Any:
-    """The decoder's names, loaded on first use: writing this provider's history loads no decoder."""
-    if name in __all__:
-        from . import decode
-
-        return getattr(decode, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,18 +1,7 @@
-"""Mistral: ``decode`` reads its stream and ``history`` writes its history (its stream is
-written back by OpenAI Chat's ``reemit``: it speaks OpenAI Chat chunks)."""
-
-from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
+"""Mistral: its facts. Its stages are the modules beside this one."""
 
 from .._facts import Facts
 from ..openai_chat import FACTS as OPENAI_CHAT
-
-if TYPE_CHECKING:
-    from .decode import MistralDecoder
-
-__all__ = ("FACTS", "MistralDecoder")
-
 
 FACTS = Facts(
     "mistral",
@@ -27,12 +16,3 @@ FACTS = Facts(
     telemetry_name="mistral_ai",
     sdk_packages=("mistralai",),
 )
-
-
-def __getattr__(name: str) -> Any:
-    """The decoder's names, loaded on first use: writing this provider's history loads no decoder."""
-    if name in __all__:
-        from . import decode
-
-        return getattr(decode, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,17 +1,6 @@
-"""OpenAI Responses: ``decode`` reads its stream, ``history`` writes its history and ``reemit``
-writes its stream back with each call whole."""
-
-from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
+"""OpenAI Responses: its facts. Its stages are the modules beside this one."""
 
 from .._facts import Facts
-
-if TYPE_CHECKING:
-    from .decode import OpenAIResponsesDecoder
-
-__all__ = ("FACTS", "OpenAIResponsesDecoder")
-
 
 FACTS = Facts(
     "openai_responses",
@@ -32,12 +21,3 @@ FACTS = Facts(
     telemetry_name="openai",
     sdk_packages=("openai",),
 )
-
-
-def __getattr__(name: str) -> Any:
-    """The decoder's names, loaded on first use: writing this provider's history loads no decoder."""
-    if name in __all__:
-        from . import decode
-
-        return getattr(decode, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
