@@ -42,8 +42,6 @@ NOT_YET_MOVED: dict[str, int] = {
     "integrations/pydantic_ai.py": 6,
     # boto3's hook is Bedrock's: the one provider whose SDK decodes the stream itself.
     "integrations/boto3.py": 1,
-    # The proxy answers a path it serves no format on in OpenAI Chat's error shape.
-    "serve/_app.py": 1,
     # The bundled example upstream replays an OpenAI Chat recording.
     "serve/_example.py": 1,
 }
