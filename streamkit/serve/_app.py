@@ -71,7 +71,7 @@ class App:
         self._upstreams = [Upstream(route, key, transport) for route, key in zip(config.routes, keys, strict=True)]
         # A path no format is served on is answered in the shape of the first route's format:
         # the one this proxy's clients speak.
-        self._unrouted = FORMATS[config.routes[0].format] if config.routes else next(iter(FORMATS.values()))
+        self._unserved_format = FORMATS[config.routes[0].format] if config.routes else next(iter(FORMATS.values()))
         if config.telemetry:
             upstream_keys = [key for key in keys if key is not None]
             telemetry_module().enable(tracer_provider, meter_provider, secrets=upstream_keys)
@@ -93,7 +93,7 @@ class App:
         elif self.config.example and path.startswith(EXAMPLE_PREFIX):
             await serve_example(path, receive, send)
         else:
-            body = self._unrouted.error_body("not_found", f"no route for {method} {path}")
+            body = self._unserved_format.error_body("not_found", f"no route for {method} {path}")
             await _answer(send, 404, body)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
