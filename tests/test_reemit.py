@@ -34,8 +34,8 @@ from streamkit import (
 )
 from streamkit._detect import detect_provider
 from streamkit._reemit import Options, Session, content_decoding, path_provider
-from streamkit._reemit._encoders import ENCODERS
 from streamkit._types import Call, CustomToolCall
+from streamkit.providers import ENCODERS
 
 from .helpers import FIXTURES, Fixture, fixtures, slug, split_at
 from .server import LoopbackServer, Reply

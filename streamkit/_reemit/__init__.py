@@ -5,7 +5,7 @@ Bytes of one response go in; out come the same provider's bytes in which every t
 written once, whole, at its end marker, with a distinct index, its id, name and arguments. The
 frames are cut by streamkit's framers and fed to the pipeline (``Assembler``), which says which
 calls each frame completed and whether each is valid; the provider's encoder
-(``_encoders``) then writes those calls and the frame itself with its call fragments taken out.
+(``providers/<slug>/reemit.py``) then writes those calls and the frame itself with its call fragments taken out.
 
 Every other frame is written back as it came (its ``event:`` and ``data:``, not its comments or
 ``id:`` lines): the pipeline keeps no response id, model name, sequence number or usage field
@@ -58,9 +58,8 @@ from .._ndjson import NDJSONDecoder
 from .._sse import SSEDecoder
 from .._types import PROVIDERS, CallStarted, InvalidToolCall, Provider
 from .._validate import Toolset, as_toolset
-from ..providers import DECODERS
-from ._encoders import ENCODERS
-from ._encoders._base import Call
+from ..providers import ENCODERS, FACTS
+from ..providers._encoder import Call
 
 __all__ = (
     "INVALID_CALLS",
@@ -77,17 +76,8 @@ __all__ = (
 #: ``on_call(call)``: a plain function, or (for the async transports) a coroutine function.
 OnCall = Callable[[Call], Any]
 
-#: Request paths that name the provider when the stream's first events do not.
-_PATHS = (
-    ("/chat/completions", "openai_chat"),
-    ("/responses", "openai_responses"),
-    ("/messages", "anthropic"),
-    (":streamGenerateContent", "gemini"),
-    ("/v2/chat", "cohere"),
-    ("/api/chat", "ollama"),
-)
-#: The content types of a stream to re-emit: SSE's, and Ollama's NDJSON (not its plain JSON).
-_STREAM_TYPES = (DECODERS["openai_chat"].content_types[0], DECODERS["ollama"].content_types[0])
+#: The content types of a stream to re-emit, one per framing an encoder writes (not plain JSON).
+_STREAM_TYPES = (SSEDecoder.content_type, NDJSONDecoder.content_type)
 #: The key of a re-emitted response's ``extensions`` that lists the calls left out of its body.
 INVALID_CALLS = "streamkit_invalid_calls"
 #: How an SSE stream's first line begins: one of its fields, or a comment.
@@ -103,8 +93,14 @@ class ContentDecoder(Protocol):
 
 
 def path_provider(path: str) -> str | None:
-    """The provider whose API has this request path, if any."""
-    return next((slug for suffix, slug in _PATHS if path.endswith(suffix)), None)
+    """The provider whose API has this request path (its facts' ``path_end``), if any: what
+    names the provider when the stream's first events do not."""
+    return next((slug for slug, end in _path_ends() if path.endswith(end)), None)
+
+
+@functools.cache
+def _path_ends() -> tuple[tuple[str, str], ...]:
+    return tuple((slug, facts.path_end) for slug, facts in FACTS.items() if facts.path_end)
 
 
 def _reemittable(name: str | None) -> Provider | None:

@@ -45,9 +45,9 @@ from .._errors import StreamError, UsageError
 from .._foreign import translated
 from .._limits import Limits
 from .._reemit import OnCall, Options
-from .._reemit._encoders._base import dumps
 from .._types import CallStarted, InvalidToolCall, ToolCall
 from .._validate import Toolset
+from ..providers._encoder import dumps
 
 __all__ = ("EVENT", "ToolCallStream", "install", "invalid_calls", "uninstall")
 

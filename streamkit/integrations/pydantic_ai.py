@@ -65,10 +65,10 @@ from .. import _observe
 from .._errors import ProviderProtocolError, UsageError
 from .._limits import Limits
 from .._reemit import Options, Session
-from .._reemit._encoders._base import Call
 from .._turn_types import Thinking
 from .._types import InvalidToolCall, Provider, ToolCall
 from ..adapters._base import error_payload
+from ..providers._encoder import Call
 from ._early import EarlyRuns
 from ._shell import _AsyncBody, _on, session_for
 

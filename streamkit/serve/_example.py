@@ -17,12 +17,16 @@ from typing import Any
 
 import orjson
 
+from ._formats import FORMATS
+
 __all__ = ("EXAMPLE_MODEL", "EXAMPLE_PREFIX", "example_hint", "example_route", "serve_example")
 
 EXAMPLE_PREFIX = "/example/v1"
 #: The one model the example serves; any other is answered with the proxy's "no route" error.
 EXAMPLE_MODEL = "example"
 _RECORDED = Path(__file__).parent / "example"  # package data
+#: The example upstream speaks OpenAI Chat Completions, at that API's own path.
+_CHAT = FORMATS["openai_chat"]
 
 Message = MutableMapping[str, Any]
 Send = Callable[[Message], Awaitable[None]]
@@ -30,7 +34,7 @@ Send = Callable[[Message], Awaitable[None]]
 
 def example_route(host: str, port: int) -> dict[str, Any]:
     """The route that sends OpenAI Chat Completions to the example upstream (a ``[[route]]`` table)."""
-    return {"format": "openai_chat", "upstream": _base(host, port) + EXAMPLE_PREFIX, "models": [EXAMPLE_MODEL]}
+    return {"format": _CHAT.slug, "upstream": _base(host, port) + EXAMPLE_PREFIX, "models": [EXAMPLE_MODEL]}
 
 
 def example_hint(host: str, port: int) -> str:
@@ -39,7 +43,7 @@ def example_hint(host: str, port: int) -> str:
     body = '{"model": "example", "messages": [{"role": "user", "content": "Weather in Paris, and AAPL?"}]}'
     return (
         f"streamkit serve: the example answers at {url} (model {EXAMPLE_MODEL!r}, any key); try: "
-        f"curl -s {url}/chat/completions -H 'content-type: application/json' -d '{body}'"
+        f"curl -s {_base(host, port)}{_CHAT.path} -H 'content-type: application/json' -d '{body}'"
     )
 
 
@@ -56,8 +60,8 @@ async def serve_example(path: str, receive: Callable[[], Awaitable[Message]], se
         body += message.get("body", b"")
         if not message.get("more_body", False):
             break
-    if path != EXAMPLE_PREFIX + "/chat/completions":
-        await _error(send, 404, "the example upstream serves /chat/completions only")
+    if path != EXAMPLE_PREFIX + _CHAT.upstream_path:
+        await _error(send, 404, f"the example upstream serves {_CHAT.upstream_path} only")
         return
     try:
         streamed = orjson.loads(body).get("stream") is True
