@@ -545,3 +545,19 @@ def test_a_body_closed_early_closes_the_connection_under_it(server: LoopbackServ
         next(response.iter_raw())
     assert all(connection.closed.wait(5) for connection in server.connections)
     assert len(server.connections) == 2
+
+
+@pytest.mark.parametrize(("lib", "other"), [("httpx", "httpx2"), ("httpx2", "httpx")])
+def test_an_inner_transport_of_the_other_library_is_refused_when_the_transport_is_made(lib: str, other: str) -> None:
+    integration = importlib.import_module(f"streamkit.integrations.{lib}")
+    library = importlib.import_module(other)
+    with pytest.raises(UsageError) as sync:
+        integration.Transport(library.HTTPTransport())
+    assert str(sync.value) == (
+        f"streamkit.integrations.{lib}.Transport sends through {lib}, and the inner transport given is "
+        f"{other}'s (HTTPTransport): give it one of {lib}'s, or use streamkit.integrations.{other}.Transport"
+    )
+    with pytest.raises(UsageError, match=rf"or use streamkit\.integrations\.{other}\.AsyncTransport$"):
+        integration.AsyncTransport(library.AsyncHTTPTransport())
+    mine = importlib.import_module(lib)
+    assert integration.Transport(mine.HTTPTransport())._inner is not None

@@ -16,6 +16,7 @@ from typing import Any
 import pydantic
 import pytest
 
+import streamkit
 from streamkit import InvalidToolCall, ToolCall
 from streamkit._types import Call
 from streamkit.integrations.httpx2 import invalid_calls
@@ -567,3 +568,46 @@ def test_google_genai_async_client_takes_the_async_transport(server: LoopbackSer
         return got
 
     assert asyncio.run(calls()) == [("cookRecipe", RECIPE), ("writeItems", ITEMS)]
+
+
+# -- A transport of the other HTTP library ----------------------------------------------------
+
+#: (SDK, the client's library, the transport's library): every pairing an SDK accepts a client for.
+MISMATCHED = [("openai", "httpx2", "httpx"), ("openai", "httpx", "httpx2"), ("anthropic", "httpx2", "httpx")]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("sdk", "client_lib", "transport_lib"), MISMATCHED)
+def test_a_transport_under_the_other_librarys_client_is_a_usage_error_naming_the_right_one(
+    server: LoopbackServer, mode: str, sdk: str, client_lib: str, transport_lib: str
+) -> None:
+    library = importlib.import_module(client_lib)
+    integration = importlib.import_module(f"streamkit.integrations.{transport_lib}")
+    name = "AsyncTransport" if mode == "async" else "Transport"
+    transport = getattr(integration, name)()
+    http = library.AsyncClient(transport=transport) if mode == "async" else library.Client(transport=transport)
+    api = CHAT if sdk == "openai" else MESSAGES
+    module, sync_class, async_class = api.clients
+    make = getattr(importlib.import_module(module), async_class if mode == "async" else sync_class)
+    client = make(base_url=server.url(api.base), api_key="sk-test", max_retries=0, http_client=http)
+
+    async def opened() -> None:
+        async with client, api.open(client):
+            pass
+
+    with pytest.raises(Exception) as raised:
+        if mode == "async":
+            asyncio.run(opened())
+        else:
+            with client, api.open(client):
+                pass
+    error: BaseException | None = raised.value
+    if sdk == "anthropic":  # it wraps what is not its own or httpx2's, the UsageError as the cause
+        assert (type(error), str(error)) == (anthropic.APIConnectionError, "Connection error.")
+        error = raised.value.__cause__
+    assert type(error) is streamkit.UsageError
+    assert str(error) == (
+        f"streamkit.integrations.{transport_lib}.{name} is for {transport_lib} clients, and it was given "
+        f"a request from an {client_lib} client: use streamkit.integrations.{client_lib}.{name}"
+    )
+    assert server.requests == []  # refused before anything was sent

@@ -21,8 +21,8 @@ from collections.abc import AsyncGenerator, Callable, Generator, Iterable, Mappi
 from types import ModuleType
 from typing import Any, ClassVar, Generic, TypeVar, cast
 
-from .. import _observe, _redact
-from .._errors import TransportError
+from .. import _libraries, _observe, _redact
+from .._errors import TransportError, UsageError
 from .._limits import Limits
 from .._reemit import INVALID_CALLS, OnCall, Options, Session, areemit, kept_headers, reemit
 from .._types import InvalidToolCall, Provider
@@ -40,7 +40,8 @@ class _Shell(Generic[_Inner, _Request, _Response]):
 
     Args:
         inner: the transport that sends the requests (default: the library's ``HTTPTransport()``
-            or ``AsyncHTTPTransport()``).
+            or ``AsyncHTTPTransport()``); one of the other library's is a ``UsageError``, as is a
+            request from the other library's client, at the first request, before it is sent.
         provider: the provider's slug; by default it is told from the stream and the request path.
         tools: the tools sent to the provider, to check each call against its schema (``Toolset``).
         on_call: called with each ``ToolCall`` or ``InvalidToolCall`` the moment it completes, while
@@ -62,10 +63,34 @@ class _Shell(Generic[_Inner, _Request, _Response]):
         limits: Limits | None = None,
     ) -> None:
         self._options = Options(provider, tools, on_call, limits, asynchronous=self._asynchronous)
+        theirs = None if inner is None else _libraries.library(inner)
+        if theirs is not None and theirs is not self.library:
+            raise UsageError(
+                f"{self._named(self.library)} sends through {self.library.__name__}, and the inner transport "
+                f"given is {theirs.__name__}'s ({type(inner).__name__}): give it one of "
+                f"{self.library.__name__}'s, or use {self._named(theirs)}"
+            )
         self._inner: Any = self._default_inner() if inner is None else inner
 
     def _default_inner(self) -> Any:
         raise NotImplementedError
+
+    def _named(self, library: ModuleType) -> str:
+        """This transport's public name in ``library``'s integration module."""
+        return f"streamkit.integrations.{library.__name__}.{'AsyncTransport' if self._asynchronous else 'Transport'}"
+
+    def _check(self, request: Any) -> None:
+        """A request from the other library's client fails here, as a ``UsageError`` naming the
+        transport to use: past here it would fail in the client, on a response of the wrong kind."""
+        if isinstance(request, self.library.Request):
+            return
+        theirs = _libraries.library(request)
+        if theirs is None:
+            given = f"a request of type {type(request).__name__}"
+        else:
+            given = f"a request from an {theirs.__name__} client: use {self._named(theirs)}"
+        mine = self.library.__name__
+        raise UsageError(f"{self._named(self.library)} is for {mine} clients, and it was given {given}")
 
     def _reemitted(self, session: Session | None, response: Any, body: type[_Body | _AsyncBody]) -> _Response:
         """``response`` itself to pass through, or a new one whose body is re-emitted.
@@ -94,6 +119,7 @@ class SyncShell(_Shell[_Inner, _Request, _Response]):
         return self.library.HTTPTransport()
 
     def handle_request(self, request: _Request) -> _Response:
+        self._check(request)
         response = self._inner.handle_request(request)
         try:
             session = session_for(self._options, self.library, request, response)
@@ -115,6 +141,7 @@ class AsyncShell(_Shell[_Inner, _Request, _Response]):
         return self.library.AsyncHTTPTransport()
 
     async def handle_async_request(self, request: _Request) -> _Response:
+        self._check(request)
         response = await self._inner.handle_async_request(request)
         try:
             session = session_for(self._options, self.library, request, response)
