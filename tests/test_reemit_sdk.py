@@ -19,7 +19,7 @@ import pytest
 import streamkit
 from streamkit import InvalidToolCall, ToolCall
 from streamkit._types import Call
-from streamkit.integrations.httpx2 import invalid_calls
+from streamkit.integrations.httpx2 import AsyncTransport, Transport, invalid_calls
 
 from .helpers import FIXTURES
 from .models import ANTHROPIC, GEMINI, OPENAI
@@ -528,8 +528,6 @@ def test_google_genai_gets_each_call_whole_with_its_signature(
     genai = pytest.importorskip("google.genai")
     import httpx2
 
-    from streamkit.integrations.httpx2 import Transport
-
     server.routes["/v1/models/gemini-3.8-flash:streamGenerateContent"] = fixture(f"gemini/{case}.sse")
     log: list[Any] = []
     got = []
@@ -551,8 +549,6 @@ def test_google_genai_gets_each_call_whole_with_its_signature(
 def test_google_genai_async_client_takes_the_async_transport(server: LoopbackServer) -> None:
     genai = pytest.importorskip("google.genai")
     import httpx2
-
-    from streamkit.integrations.httpx2 import AsyncTransport
 
     server.routes["/v1/models/gemini-3.8-flash:streamGenerateContent"] = fixture("gemini/vertex_streamed_arguments.sse")
 
@@ -611,3 +607,111 @@ def test_a_transport_under_the_other_librarys_client_is_a_usage_error_naming_the
         f"a request from an {client_lib} client: use streamkit.integrations.{client_lib}.{name}"
     )
     assert server.requests == []  # refused before anything was sent
+
+
+# -- What each SDK raises when streamkit stops the stream --------------------------------------
+
+
+def ended_after(path: str, marker: bytes) -> Reply:
+    """A fixture's events up to the first that holds ``marker``, then the body's clean end: a call
+    is still open and nothing says why, so streamkit stops the stream."""
+    events = (FIXTURES / path).read_bytes().split(b"\n\n")
+    upto = next(number for number, event in enumerate(events) if marker in event)
+    return Reply([event + b"\n\n" for event in events[: upto + 1]])
+
+
+def stopped(error: BaseException | None, library: str, cause: type[Exception], provider: str) -> BaseException:
+    """``error`` is the library's ``RemoteProtocolError`` for streamkit's ``cause``; it is returned."""
+    assert error is not None and type(error) is importlib.import_module(library).RemoteProtocolError
+    assert str(error).startswith(f"streamkit stopped the stream: {provider}: ")
+    assert type(error.__cause__) is cause
+    return error
+
+
+@pytest.mark.parametrize("lib", OPENAI_LIBS)
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("api", "case"), [(CHAT, "openai_chat"), (RESPONSES, "openai_responses")], ids=["chat", "responses"]
+)
+def test_openai_raises_its_connection_error_when_streamkit_stops_the_stream(
+    server: LoopbackServer, lib: str, mode: str, api: Api, case: str
+) -> None:
+    reply = ended_after(f"{case}/text_then_two_calls.sse", b"get_stock")
+    outcome = run(server, api, reply, lib, mode)
+    assert (type(outcome.error), str(outcome.error)) == (openai.APIConnectionError, "Connection error.")
+    assert outcome.error is not None
+    stopped(outcome.error.__cause__, lib, streamkit.IncompleteStreamError, case)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_anthropic_raises_its_connection_error_naming_why_when_streamkit_stops_the_stream(
+    server: LoopbackServer, mode: str
+) -> None:
+    outcome = run(server, MESSAGES, ended_after("anthropic/text_then_two_calls.sse", b"get_stock"), "httpx2", mode)
+    assert outcome.error is not None and type(outcome.error) is anthropic.APIConnectionError
+    cause = stopped(outcome.error.__cause__, "httpx2", streamkit.IncompleteStreamError, "anthropic")
+    host = server.url("").removeprefix("http://")
+    assert str(outcome.error) == f"Connection to {host} failed: {cause}"
+    assert [call.name for call in outcome.calls] == ["get_weather"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_google_genai_raises_the_protocol_error_itself_when_streamkit_stops_the_stream(
+    server: LoopbackServer, mode: str
+) -> None:
+    genai = pytest.importorskip("google.genai")
+    import httpx2
+
+    first = (FIXTURES / "gemini" / "text_then_two_calls.sse").read_bytes().split(b"\n\n")[0]
+    server.routes[f"/v1/models/{GEMINI}:streamGenerateContent"] = Reply(
+        [first + b"\n\n", b'data: {"candidates": [\n\n']
+    )
+    retry = genai.types.HttpRetryOptions(attempts=1)
+
+    def read() -> None:
+        with httpx2.Client(transport=Transport()) as http:
+            options = genai.types.HttpOptions(base_url=server.url(""), httpx_client=http, retry_options=retry)
+            for _ in genai.Client(api_key="k", http_options=options).models.generate_content_stream(
+                model=GEMINI, contents="hi"
+            ):
+                pass
+
+    async def aread() -> None:
+        async with httpx2.AsyncClient(transport=AsyncTransport()) as http:
+            options = genai.types.HttpOptions(base_url=server.url(""), httpx_async_client=http, retry_options=retry)
+            client = genai.Client(api_key="k", http_options=options)
+            async for _ in await client.aio.models.generate_content_stream(model=GEMINI, contents="hi"):
+                pass
+
+    with pytest.raises(httpx2.RemoteProtocolError) as raised:
+        read() if mode == "sync" else asyncio.run(aread())
+    stopped(raised.value, "httpx2", streamkit.ProviderProtocolError, "gemini")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_mistral_raises_the_protocol_error_itself_when_streamkit_stops_the_stream(
+    server: LoopbackServer, mode: str
+) -> None:
+    pytest.importorskip("mistralai")
+    import httpx2
+    from mistralai.client import Mistral
+
+    server.routes["/v1/chat/completions"] = ended_after("openai_chat/text_then_two_calls.sse", b"get_stock")
+    messages: Any = [{"role": "user", "content": "hi"}]
+
+    def read() -> None:
+        with httpx2.Client(transport=Transport()) as http:
+            for _ in Mistral(api_key="k", server_url=server.url(""), client=http).chat.stream(
+                model="m", messages=messages
+            ):
+                pass
+
+    async def aread() -> None:
+        async with httpx2.AsyncClient(transport=AsyncTransport()) as http:
+            client = Mistral(api_key="k", server_url=server.url(""), async_client=http)
+            async for _ in await client.chat.stream_async(model="m", messages=messages):
+                pass
+
+    with pytest.raises(httpx2.RemoteProtocolError) as raised:
+        read() if mode == "sync" else asyncio.run(aread())
+    stopped(raised.value, "httpx2", streamkit.IncompleteStreamError, "openai_chat")
