@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 import pydantic
 import pytest
 
@@ -715,3 +716,102 @@ def test_mistral_raises_the_protocol_error_itself_when_streamkit_stops_the_strea
     with pytest.raises(httpx2.RemoteProtocolError) as raised:
         read() if mode == "sync" else asyncio.run(aread())
     stopped(raised.value, "httpx2", streamkit.IncompleteStreamError, "openai_chat")
+
+
+# -- The request's own tools -------------------------------------------------------------------
+
+#: TOOLS as the openai SDK sends them.
+FUNCTIONS = [
+    {"type": "function", "function": {"name": tool["name"], "parameters": tool["input_schema"]}} for tool in TOOLS
+]
+
+
+def offering(api: Api, tools: list[dict[str, Any]]) -> Api:
+    """``api`` whose request offers ``tools``, through the SDK's own parameter."""
+    if api is CHAT:
+        opened = lambda client: client.chat.completions.stream(model=OPENAI, messages=[], tools=tools)  # noqa: E731
+    else:
+        opened = lambda client: client.messages.stream(model=ANTHROPIC, max_tokens=1024, messages=[], tools=tools)  # noqa: E731
+    return Api(api.path, api.base, api.clients, opened, api.final, api.snapshot)
+
+
+@pytest.mark.parametrize("lib", OPENAI_LIBS)
+@pytest.mark.parametrize("mode", MODES)
+def test_openai_chat_calls_are_checked_against_the_tools_the_request_offers(
+    server: LoopbackServer, lib: str, mode: str
+) -> None:
+    outcome = run(
+        server, offering(CHAT, FUNCTIONS), fixture("openai_chat/invalid_calls_then_a_valid_one.sse"), lib, mode
+    )
+    assert outcome.error is None
+    choice = outcome.final.choices[0]
+    assert (choice.finish_reason, tool_calls(choice.message)) == (
+        "tool_calls",
+        [("call_2", "get_stock", '{"ticker":"AAPL"}')],
+    )
+    assert kinds(outcome.left_out) == [("call_1", "invalid_json"), ("call_3", "schema"), ("call_4", "unknown_tool")]
+    # each call left out is reported as a cut one is: on_call sees it, then invalid_calls lists it
+    assert [call for call in outcome.calls if isinstance(call, InvalidToolCall)] == outcome.left_out
+    assert outcome.fired_while_streaming()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_anthropic_calls_are_checked_against_the_tools_the_request_offers(server: LoopbackServer, mode: str) -> None:
+    case = fixture("anthropic/invalid_calls_between_blocks.sse")
+    outcome = run(server, offering(MESSAGES, TOOLS), case, "httpx2", mode)
+    assert outcome.error is None
+    assert blocks(outcome.final) == [
+        ("text", "Checking Paris first."),
+        ("text", "And the stock."),
+        ("tool_use", "toolu_02", "get_stock", {"ticker": "AAPL"}),
+    ]
+    assert kinds(outcome.left_out) == [
+        ("toolu_01", "invalid_json"),
+        ("toolu_03", "schema"),
+        ("toolu_04", "unknown_tool"),
+    ]
+    assert [call for call in outcome.calls if isinstance(call, InvalidToolCall)] == outcome.left_out
+
+
+def test_google_genai_calls_are_checked_against_the_declarations_beside_built_in_tools(server: LoopbackServer) -> None:
+    genai = pytest.importorskip("google.genai")
+    import httpx2
+
+    server.routes[f"/v1/models/{GEMINI}:streamGenerateContent"] = fixture("gemini/text_then_two_calls.sse")
+    weather = genai.types.FunctionDeclaration(
+        name="get_weather", parameters={"type": "OBJECT", "properties": {"city": {"type": "STRING"}}}
+    )
+    tools = [
+        genai.types.Tool(google_search=genai.types.GoogleSearch()),
+        genai.types.Tool(function_declarations=[weather]),
+    ]
+    seen: list[Any] = []
+    got = []
+    with httpx2.Client(transport=Transport(on_call=seen.append)) as http:
+        retry = genai.types.HttpRetryOptions(attempts=1)
+        options = genai.types.HttpOptions(base_url=server.url(""), httpx_client=http, retry_options=retry)
+        client = genai.Client(api_key="k", http_options=options)
+        config = genai.types.GenerateContentConfig(tools=tools)
+        for chunk in client.models.generate_content_stream(model=GEMINI, contents="hi", config=config):
+            parts = chunk.candidates[0].content.parts or []
+            got += [(part.function_call.name, part.function_call.args) for part in parts if part.function_call]
+    assert got == [("get_weather", {"city": "Paris"})]
+    [stock] = [call for call in seen if isinstance(call, InvalidToolCall)]
+    assert (stock.name, *(issue.kind for issue in stock.errors)) == ("get_stock", "unknown_tool")
+    assert orjson.loads(server.requests[0].body)["tools"][0] == {"googleSearch": {}}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_sdk_request_whose_tools_streamkit_cannot_read_is_refused_before_it_is_sent(
+    server: LoopbackServer, mode: str
+) -> None:
+    outcome = run(
+        server,
+        offering(CHAT, [{"type": "function", "function": "f"}]),
+        fixture("openai_chat/text_then_two_calls.sse"),
+        "httpx2",
+        mode,
+    )
+    assert type(outcome.error) is streamkit.UsageError
+    assert str(outcome.error).startswith("the request's tools: tools[0].function must be an object; ")
+    assert server.requests == []
