@@ -17,7 +17,8 @@ Invalid calls never reach an SDK as calls: the transports leave each one (cut of
 failing its schema, an unknown tool) out of the re-emitted stream, with the frames of its block,
 and keep the provider's own stop reason (``max_tokens``, ``length``, ``response.incomplete``,
 ``MAX_TOKENS``), so no SDK accumulator (partial-JSON parsers included) can complete one; they
-report it through ``on_call`` and on the response (``INVALID_CALLS``). A session made with
+report it through ``on_call`` and on the response (``INVALID_CALLS``); ``Session._bad`` is the
+one place that decides what a bad call becomes. A session made with
 ``keep_invalid`` (pydantic-ai's, whose wrapper turns each into a retry) writes it instead: a cut
 call with its raw text and without its end, an invalid call with its raw text. When the provider reports an error in the
 stream, the calls completed before it are written, then those it cut (raw, unended), then the
@@ -36,6 +37,10 @@ say so. An encoding the library cannot undo is a ``TransportError`` before any b
 none) is re-emitted when its first bytes are the provider's framing, and passed through as it
 came otherwise; a JSON body (an answer not streamed) always passes through.
 
+The tools calls are checked against are a request's own (``request_toolset``: the proxy's reader
+of a parsed request, ``offered_tools``: the transports' of its body), unless the transport was
+given some.
+
 Nothing here does IO or imports an HTTP library: ``Session`` is sans-IO, and ``reemit`` and
 ``areemit`` drive it over the chunks of a response body for the transport shells; the proxy
 drives a ``Session`` itself.
@@ -47,6 +52,8 @@ import functools
 import inspect
 from collections.abc import AsyncGenerator, AsyncIterable, Callable, Generator, Iterable, Mapping, Sequence
 from typing import Any, Protocol
+
+import orjson
 
 from .. import _observe
 from .._assembler import Assembler
@@ -69,8 +76,10 @@ __all__ = (
     "Session",
     "areemit",
     "kept_headers",
+    "offered_tools",
     "path_provider",
     "reemit",
+    "request_toolset",
 )
 
 #: ``on_call(call)``: a plain function, or (for the async transports) a coroutine function.
@@ -115,6 +124,33 @@ _STALE_HEADERS = frozenset({b"content-length", b"content-encoding"})
 def kept_headers(raw: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
     """A re-emitted response's headers: the same, less its ``Content-Length`` and ``Content-Encoding``."""
     return [(name, value) for name, value in raw if name.lower() not in _STALE_HEADERS]
+
+
+def request_toolset(request: Mapping[str, Any]) -> Toolset | None:
+    """The tools a request offers (its ``tools``), ``None`` when it offers none: how the proxy and
+    the transports read them. Compiled once per distinct list (an agent sends the same list each
+    turn); a list streamkit cannot read raises ``UsageError``."""
+    tools = request.get("tools")
+    if tools is None or tools == []:
+        return None
+    return _compiled(orjson.dumps(tools, option=orjson.OPT_SORT_KEYS))
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(tools: bytes) -> Toolset:
+    return Toolset(orjson.loads(tools))
+
+
+def offered_tools(body: bytes) -> Toolset | None:
+    """The tools a request body offers (``request_toolset``), ``None`` when it offers none or is
+    no JSON object: a body without the key is not parsed."""
+    if b'"tools"' not in body:
+        return None
+    try:
+        request = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    return request_toolset(request) if isinstance(request, dict) else None
 
 
 class _Decoding:
@@ -196,6 +232,7 @@ class Options:
         *,
         made: type[Session] | None = None,
         request: _observe.Request | None = None,
+        offered: Toolset | None = None,
     ) -> Session | None:
         """A session for a response to re-emit, or ``None`` for one to pass through untouched.
 
@@ -204,6 +241,8 @@ class Options:
         is undone by ``decoders``, the library's (``content_decoding``). ``made`` is a
         ``Session`` subclass to make, which may keep invalid calls (``keep_invalid``). ``request``
         is what telemetry records of the request the body answers (its server, its secrets).
+        Calls are checked against the tools given when the options were made, else against
+        ``offered``, the request's own (``offered_tools``).
         """
         kind = headers.get("content-type", "").lower()
         streamed = any(name in kind for name in _STREAM_TYPES)
@@ -211,9 +250,8 @@ class Options:
             return None
         decoding = content_decoding(headers.get("content-encoding", ""), decoders)
         made = Session if made is None else made
-        return made(
-            self.provider, path, self.toolset, self.limits, sniff=not streamed, decoding=decoding, request=request
-        )
+        toolset = offered if self.toolset is None else self.toolset
+        return made(self.provider, path, toolset, self.limits, sniff=not streamed, decoding=decoding, request=request)
 
 
 class Session:
@@ -418,10 +456,8 @@ class Session:
             else:
                 error = self._assembler.error
             calls = self._take(values)
-            if isinstance(error, ProviderError):  # the calls it cut: written as they were, raw, unended
-                calls += error.unfinished
-                if not self.keep_invalid:
-                    self.left_out += error.unfinished
+            if isinstance(error, ProviderError):  # the calls it cut, as ``_bad`` makes them
+                calls += [self._bad(call) for call in error.unfinished]
             if self._withhold and self._withheld(calls):
                 break
             if error is None or isinstance(error, ProviderError):
@@ -439,13 +475,22 @@ class Session:
         return b"".join(out)
 
     def _take(self, values: Sequence[object]) -> list[Call]:
+        """The calls ``values`` completed, for the encoder; ``on_call`` will see each as it came."""
         calls = [value for value in values if isinstance(value, Call)]
         self.calls += calls
-        if not self.keep_invalid:
-            self.left_out += [call for call in calls if isinstance(call, InvalidToolCall)]
         if self._opened:
             self.started += (value for value in values if isinstance(value, CallStarted))
-        return calls
+        return [self._bad(call) if isinstance(call, InvalidToolCall) else call for call in calls]
+
+    def _bad(self, call: InvalidToolCall) -> InvalidToolCall:
+        """What a bad call (cut off, not JSON, failing its schema, naming a tool not offered)
+        becomes in the body: the one place that decides it, the call returned being what the
+        encoder is given. Without ``keep_invalid`` the encoder leaves it out, with its block, and
+        ``left_out`` keeps it, so it is reported (``on_call``, ``INVALID_CALLS``) and never
+        dropped unsaid; with it, the encoder writes its raw text (a cut call without its end)."""
+        if not self.keep_invalid:
+            self.left_out.append(call)
+        return call
 
     def _withheld(self, calls: list[Call]) -> bool:
         """Whether ``calls`` hold an invalid call, which then ends the body (``withhold``)."""

@@ -19,7 +19,6 @@ key and the proxy keys. A client that disconnects cancels the upstream request.
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
@@ -31,7 +30,7 @@ import orjson
 from .. import _observe
 from .._errors import HTTPStatusError, TransportError, UsageError
 from .._redact import scrub
-from .._reemit import Session
+from .._reemit import Session, request_toolset
 from .._types import InvalidToolCall, ResponseEnd
 from .._validate import Toolset
 from ..providers._encoder import Call
@@ -172,7 +171,7 @@ class Upstream:
         fmt, route = exchange.format, self.route
         exchange.log["model"] = request.get("model")
         try:
-            toolset = _toolset(request.get("tools"))
+            toolset = request_toolset(request)
         except UsageError as exc:
             await exchange.refuse(400, "invalid_request_error", f"the request's tools: {exc}")
             return
@@ -462,18 +461,6 @@ def _span(
 def _describe(call: InvalidToolCall) -> str:
     issues = "; ".join(f"{issue.kind}: {issue.message}" for issue in call.errors)
     return f"at index {call.index} ({call.name or 'no name'}, id {call.id or 'none'}): {issues}"
-
-
-@functools.lru_cache(maxsize=256)
-def _compiled(tools: bytes) -> Toolset:
-    return Toolset(orjson.loads(tools))
-
-
-def _toolset(tools: Any) -> Toolset | None:
-    """The request's own tools, compiled once per distinct list (an agent sends the same list each turn)."""
-    if tools is None or tools == []:
-        return None
-    return _compiled(orjson.dumps(tools, option=orjson.OPT_SORT_KEYS))
 
 
 async def _bounded(response: httpx.Response, limit: int) -> bytes | None:
