@@ -34,12 +34,9 @@ PUBLIC: dict[str, int] = {
 #: The places not yet moved into the providers' folders, each with the number of slugs it
 #: names. Only to shrink.
 NOT_YET_MOVED: dict[str, int] = {
-    # The frameworks' own tables: the pydantic-ai model class whose stream each provider's
-    # decoder reads, and the two places where a framework's own data belongs to one provider
-    # (Anthropic's signed thinking in pydantic-ai's parts, OpenAI's reasoning items in
-    # openai-agents' history).
+    # openai-agents keeps OpenAI's own reasoning items (from an OpenAI Responses model of
+    # openai-agents) in the history it sends to the Responses API, and no other's.
     "integrations/openai_agents.py": 1,
-    "integrations/pydantic_ai.py": 6,
     # boto3's hook is Bedrock's: the one provider whose SDK decodes the stream itself.
     "integrations/boto3.py": 1,
     # The bundled example upstream replays an OpenAI Chat recording.

@@ -49,6 +49,10 @@ class Facts:
             well-known value, else (none given) its slug.
         sdk_packages: the top-level packages of its official SDKs, whose exceptions report its
             errors (``streamkit._foreign``).
+        model_classes: the model classes of the frameworks whose streams of it streamkit reads
+            under their own SDK client, by framework (pydantic-ai's ``AnthropicModel``).
+        signature_deltas: whether a thinking block's signature may come in several deltas (an
+            SDK keeping only the last loses the rest; streamkit joins them).
     """
 
     slug: str
@@ -65,11 +69,14 @@ class Facts:
     signed: bool = False
     telemetry_name: str = ""
     sdk_packages: tuple[str, ...] = ()
+    model_classes: Mapping[str, str] = field(default_factory=dict)
+    signature_deltas: bool = False
     cutting: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "finish_reasons", MappingProxyType(dict(self.finish_reasons)))
         object.__setattr__(self, "request_headers", MappingProxyType(dict(self.request_headers)))
+        object.__setattr__(self, "model_classes", MappingProxyType(dict(self.model_classes)))
         object.__setattr__(self, "cutting", cutting_reasons(self.finish_reasons))
         object.__setattr__(self, "telemetry_name", self.telemetry_name or self.slug)
 

@@ -22,4 +22,6 @@ FACTS = Facts(
     key_variables=("ANTHROPIC_API_KEY",),
     base_url_variable="ANTHROPIC_BASE_URL",
     sdk_packages=("anthropic",),
+    model_classes={"pydantic_ai": "AnthropicModel"},
+    signature_deltas=True,
 )

@@ -37,4 +37,5 @@ FACTS = Facts(
     base_url_variable="GOOGLE_GEMINI_BASE_URL",
     telemetry_name="gcp.gemini",
     sdk_packages=("google",),
+    model_classes={"pydantic_ai": "GoogleModel"},
 )

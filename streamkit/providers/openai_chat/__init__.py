@@ -23,4 +23,5 @@ FACTS = Facts(
     base_url_variable="OPENAI_BASE_URL",
     telemetry_name="openai",
     sdk_packages=("openai",),
+    model_classes={"pydantic_ai": "OpenAIChatModel"},
 )
