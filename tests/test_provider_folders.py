@@ -31,18 +31,6 @@ PUBLIC: dict[str, int] = {
     **{f"adapters/{slug}.py": 2 for slug in SLUGS},  # the imports of its history writer and its names
 }
 
-#: The places not yet moved into the providers' folders, each with the number of slugs it
-#: names. Only to shrink.
-NOT_YET_MOVED: dict[str, int] = {
-    # openai-agents keeps OpenAI's own reasoning items (from an OpenAI Responses model of
-    # openai-agents) in the history it sends to the Responses API, and no other's.
-    "integrations/openai_agents.py": 1,
-    # boto3's hook is Bedrock's: the one provider whose SDK decodes the stream itself.
-    "integrations/boto3.py": 1,
-    # The bundled example upstream replays an OpenAI Chat recording.
-    "serve/_example.py": 1,
-}
-
 
 def named(tree: ast.AST) -> Iterator[str]:
     """Every slug a module names: as a string, a name, an attribute, an argument or a module."""
@@ -74,11 +62,11 @@ OUTSIDE = sorted(path for path in PACKAGE.rglob("*.py") if path.relative_to(PACK
 @pytest.mark.parametrize("path", OUTSIDE, ids=[str(p.relative_to(PACKAGE)) for p in OUTSIDE])
 def test_no_module_outside_the_providers_folders_names_a_provider(path: Path) -> None:
     where = str(path.relative_to(PACKAGE))
-    assert counted(path) == PUBLIC.get(where, NOT_YET_MOVED.get(where, 0))
+    assert counted(path) == PUBLIC.get(where, 0)
 
 
 def test_every_listed_place_exists() -> None:
-    assert {where for where in [*PUBLIC, *NOT_YET_MOVED] if not (PACKAGE / where).is_file()} == set()
+    assert {where for where in PUBLIC if not (PACKAGE / where).is_file()} == set()
 
 
 def test_the_test_sees_each_way_of_naming_a_provider(tmp_path: Path) -> None:

@@ -91,7 +91,7 @@ from .._types import (
     ToolCall,
 )
 from ..adapters._base import Outcome, call_id, dumps
-from ..providers import REQUESTS
+from ..providers import FACTS, REQUESTS
 from ..providers._request import merged
 from ..providers._request import settings as written
 from . import _chat
@@ -421,8 +421,8 @@ class _Reader:
             items = [TextDelta(text)] if text else []
         elif kind == "function_call":
             items = [_foreign_call(item, position, len(self.turn))]
-        elif self.provider == "openai_responses" and item.get("encrypted_content"):
-            # OpenAI's own reasoning item, from an OpenAI Responses model of openai-agents
+        elif FACTS[self.provider].reasoning_items and item.get("encrypted_content"):
+            # the API's own reasoning item, from another model of openai-agents on the same API
             items = [ReasoningItem({key: value for key, value in item.items() if key != "provider_data"})]
         else:
             items = []  # another provider's reasoning: no API can read it but that one

@@ -53,6 +53,8 @@ class Facts:
             under their own SDK client, by framework (pydantic-ai's ``AnthropicModel``).
         signature_deltas: whether a thinking block's signature may come in several deltas (an
             SDK keeping only the last loses the rest; streamkit joins them).
+        reasoning_items: whether its history carries reasoning as opaque items that any client
+            of its API may hand back as it got them (Responses' encrypted reasoning items).
     """
 
     slug: str
@@ -71,6 +73,7 @@ class Facts:
     sdk_packages: tuple[str, ...] = ()
     model_classes: Mapping[str, str] = field(default_factory=dict)
     signature_deltas: bool = False
+    reasoning_items: bool = False
     cutting: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:

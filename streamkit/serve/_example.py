@@ -25,8 +25,11 @@ EXAMPLE_PREFIX = "/example/v1"
 #: The one model the example serves; any other is answered with the proxy's "no route" error.
 EXAMPLE_MODEL = "example"
 _RECORDED = Path(__file__).parent / "example"  # package data
-#: The example upstream speaks OpenAI Chat Completions, at that API's own path.
-_CHAT = FORMATS["openai_chat"]
+#: The example upstream speaks the format of its recording (``<slug>.sse``, and the same turn
+#: not streamed, ``<slug>.json``), at that API's own path.
+_STREAMED = next(_RECORDED.glob("*.sse"))
+_WHOLE = _STREAMED.with_suffix(".json")
+_CHAT = FORMATS[_STREAMED.stem]
 
 Message = MutableMapping[str, Any]
 Send = Callable[[Message], Awaitable[None]]
@@ -69,11 +72,11 @@ async def serve_example(path: str, receive: Callable[[], Awaitable[Message]], se
         await _error(send, 400, "the request body is not a JSON object")
         return
     if not streamed:
-        whole = (_RECORDED / "openai_chat.json").read_bytes()
+        whole = _WHOLE.read_bytes()
         await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
         await send({"type": "http.response.body", "body": whole})
         return
-    recorded = (_RECORDED / "openai_chat.sse").read_bytes()
+    recorded = _STREAMED.read_bytes()
     await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
     for event in recorded.split(b"\n\n"):
         if event.strip():

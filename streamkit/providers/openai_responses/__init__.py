@@ -17,4 +17,5 @@ FACTS = replace(
     request_path="/responses",
     path_end="/responses",
     model_classes={"pydantic_ai": "OpenAIResponsesModel"},
+    reasoning_items=True,
 )
