@@ -264,6 +264,7 @@ def test_a_call_leaving_out_a_defaulted_parameter_runs_with_the_tools_default(
         output = Crew(agents=[agent], tasks=[task]).kickoff()
     finally:
         llm.close()
+    assert isinstance(output, CrewOutput)
     assert output.raw == "done"
     assert ran == [("get_weather", {"city": "Paris", "units": "c"}), ("get_stock", {"ticker": "AAPL"})]
     assert results("openai_chat", request(server, 1)) == ["sunny in Paris", "190"]
