@@ -270,6 +270,39 @@ async def test_unstreamed_a_cut_call_is_withheld_and_described(server: LoopbackS
     assert choice.message.provider_specific_fields == {integration.INVALID_CALLS: [CUT]}
 
 
+@pytest.mark.parametrize("sync", [False, True], ids=["acompletion", "completion"])
+async def test_the_invalid_calls_are_where_the_page_says(server: LoopbackServer, sync: bool) -> None:
+    """Streamed: on one chunk's ``choices[0].delta.provider_specific_fields``, just before the
+    finish, and on the message ``stream_chunk_builder`` builds; unstreamed, on the message: the
+    same list, read by ``invalid_calls`` from each."""
+    given = {"model": f"streamkit/anthropic/{ANTHROPIC}", "api_base": server.url(""), "api_key": "k", "tools": TOOLS}
+    messages = [{"role": "user", "content": "?"}]
+    server.routes[MESSAGES] = Reply([fixture("anthropic/invalid_calls_between_blocks.sse")])
+    if sync:
+        chunks = list(litellm.completion(messages=messages, stream=True, **given))
+        unstreamed = litellm.completion(messages=messages, **given)
+    else:
+        chunks = [chunk async for chunk in await litellm.acompletion(messages=messages, stream=True, **given)]
+        unstreamed = await litellm.acompletion(messages=messages, **given)
+    described = [
+        i for i, chunk in enumerate(chunks) if chunk.choices and chunk.choices[0].delta.provider_specific_fields
+    ]
+    [at] = described
+    assert at == len(chunks) - 2  # just before the finish
+    assert chunks[-1].choices[0].finish_reason == "tool_calls"
+    on_chunk = integration.invalid_calls(chunks[at].choices[0].delta)
+    assert [(call["id"], call["error"]["errors"][0]["kind"]) for call in on_chunk] == [
+        ("toolu_01", "invalid_json"),
+        ("toolu_03", "schema"),
+        ("toolu_04", "unknown_tool"),
+    ]
+    assert chunks[at].choices[0].delta.provider_specific_fields == {integration.INVALID_CALLS: on_chunk}
+    built = litellm.stream_chunk_builder(chunks).choices[0].message
+    assert built.provider_specific_fields == {integration.INVALID_CALLS: on_chunk}
+    assert integration.invalid_calls(built) == on_chunk
+    assert integration.invalid_calls(unstreamed.choices[0].message) == on_chunk
+
+
 @pytest.mark.parametrize("streamed", [False, True], ids=["acompletion", "acompletion-stream"])
 async def test_a_response_of_two_choices_is_refused_not_merged_into_one(server: LoopbackServer, streamed: bool) -> None:
     server.routes[CHAT] = Reply([fixture("openai_chat/n2_same_call_id_per_choice.sse")])

@@ -16,10 +16,11 @@ every framework that runs on LiteLLM gets streamkit's calls:
   index, or without one, stay apart); never a fragment;
 - an invalid call (cut off by the output limit, invalid JSON, not matching its tool's schema)
   never comes out in ``tool_calls``: it is withheld, and described, with the error streamkit
-  tells a model (``error_payload``), under ``provider_specific_fields["streamkit_invalid_tool_calls"]``
-  of the message: all of them at once on one chunk's delta just before the finish, where
-  ``litellm.stream_chunk_builder`` finds them (it keeps one value per key), and on the message
-  unstreamed; a cut turn ends with ``finish_reason="length"``. ``assistant_turn``
+  tells a model (``error_payload``), under ``provider_specific_fields["streamkit_invalid_tool_calls"]``:
+  streamed, all of them at once in ``choices[0].delta.provider_specific_fields`` of the chunk
+  just before the finish, where ``litellm.stream_chunk_builder`` finds them (it keeps one value
+  per key) and puts them on its message's; unstreamed, on ``choices[0].message``'s. ``invalid_calls``
+  reads them from any of the three; a cut turn ends with ``finish_reason="length"``. ``assistant_turn``
   writes the messages that send such a turn back, each invalid call answered with its error;
 - for the OpenAI Agents SDK's ``LitellmModel`` (its ``User-Agent``), which reads nothing but
   ``tool_calls``, an invalid call goes out among the calls instead, with arguments no JSON
@@ -371,7 +372,7 @@ def _message(output: _Output, events: Sequence[StreamEvent], model_response: Mod
 
 def invalid_calls(message: Any) -> list[dict[str, Any]]:
     """The invalid calls withheld from a message (a LiteLLM ``Message``, its dict, or a streamed
-    chunk's ``Delta``): each ``{"id", "name", "arguments", "error"}``, in the order they ended."""
+    chunk's ``Delta``): each ``{"id", "name", "arguments", "error", "position"}``, in the order they ended."""
     fields = plain(message).get("provider_specific_fields") or {}
     return list(fields.get(INVALID_CALLS) or ())
 
