@@ -69,7 +69,7 @@ from .._types import InvalidToolCall, Provider, ResponseEnd, TextDelta, ToolCall
 from ..adapters._base import call_id, dumps, error_payload
 from ._chat import PROVIDERS, Request, build, read_tools
 from ._clients import DEFAULT_TIMEOUT, Clients
-from ._invalid import unparseable
+from ._invalid import InvalidCallsError, unparseable
 from ._openai_messages import conversation, plain
 from ._turns import Reader, usage_of
 
@@ -114,8 +114,11 @@ _THINKING_BUDGETS = {
 _SETTLED = frozenset({"stream", "stream_options"})
 #: The first wait before a request is sent again, and the longest (seconds).
 _FIRST_WAIT, _LONGEST_WAIT = 0.5, 8.0
-#: The ``User-Agent`` the OpenAI Agents SDK's ``LitellmModel`` sends each request with (``Agents/Python <version>``).
-_AGENTS_SDK = "agents/python "
+#: The frameworks that take invalid calls their own way (``_Output``), by the start of the
+#: ``User-Agent`` they send each request with: the OpenAI Agents SDK's ``LitellmModel``
+#: (``Agents/Python <version>``) and DSPy (``DSPy/<version>``).
+AGENTS_SDK, DSPY = "agents", "dspy"
+_CALLERS = {"agents/python ": AGENTS_SDK, "dspy/": DSPY}
 #: How many invalid calls a handler keeps, for the Agents SDK's next requests.
 KEPT_CALLS = 256
 #: OpenAI's finish reasons for streamkit's ``ResponseEnd.finish`` (an error or an unknown end is a stop).
@@ -165,9 +168,8 @@ class _Call:
         )
         self.model = given["model"]
         self.provider = cast(Provider, provider)
-        #: Whether invalid calls go out among the calls (see ``_Output``): the Agents SDK's
-        #: ``LitellmModel`` reads only ``tool_calls``, and answers a call it cannot parse.
-        self.invalid_as_calls = _from_agents_sdk(given.get("headers"))
+        #: The framework that sent the request, when it takes invalid calls its own way (``_Output``).
+        self.caller = _caller(given.get("headers"))
         self.request = Request(request.url, {**request.headers, **(given.get("headers") or {})}, request.body)
         self.tools = tools or None
         self.client = given.get("client")
@@ -204,13 +206,14 @@ class Kept:
         return call
 
 
-def _from_agents_sdk(headers: Any) -> bool:
-    """Whether the request comes from the OpenAI Agents SDK's ``LitellmModel``, by the
-    ``User-Agent`` it sends every request with."""
+def _caller(headers: Any) -> str | None:
+    """The framework that sent the request (``AGENTS_SDK``, ``DSPY``), by its ``User-Agent``; else ``None``."""
     if not isinstance(headers, Mapping):
-        return False
+        return None
     agent = next((value for key, value in headers.items() if str(key).lower() == "user-agent"), None)
-    return isinstance(agent, str) and agent.lower().startswith(_AGENTS_SDK)
+    if not isinstance(agent, str):
+        return None
+    return next((name for start, name in _CALLERS.items() if agent.lower().startswith(start)), None)
 
 
 def _translated(provider: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -248,15 +251,19 @@ class _Output:
     """One response, as LiteLLM's deltas: each event the moment it comes, the end kept for last
     with the invalid calls (``invalid``), which go together on the last chunk.
 
-    With ``invalid_as_calls`` (the OpenAI Agents SDK's ``LitellmModel``, which reads nothing but
-    ``tool_calls``), an invalid call goes out among the calls instead, its arguments a text no
+    For the OpenAI Agents SDK's ``LitellmModel``, which reads nothing but ``tool_calls``, an
+    invalid call goes out among the calls instead (``invalid_as_calls``), its arguments a text no
     JSON parser reads (streamkit's message, then the raw text): the Agents SDK's own path for a
-    call it cannot parse answers it with that message and asks the model again.
+    call it cannot parse answers it and asks the model again. For DSPy, which reads the text and
+    the calls only and has no loop to tell the model, a turn whose calls were all invalid has as
+    its text what ``InvalidCallsError`` says of them (``told``), so the error DSPy raises for a
+    turn without its output names each call and why it did not come.
     """
 
-    def __init__(self, provider: str, invalid_as_calls: bool = False) -> None:
+    def __init__(self, provider: str, caller: str | None = None) -> None:
         self.reader = Reader(provider, FRAMEWORK)
-        self.invalid_as_calls = invalid_as_calls
+        self.invalid_as_calls = caller == AGENTS_SDK
+        self.told_in_text = caller == DSPY
         self.end: ResponseEnd | None = None
         self.invalid: list[dict[str, Any]] = []
         self.calls = 0  # the calls out in ``tool_calls`` so far: the next one's index
@@ -289,6 +296,14 @@ class _Output:
         return None  # state LiteLLM's messages have no place for
 
     @property
+    def told(self) -> str | None:
+        """The text that tells DSPy of a turn whose calls were all invalid (``told_in_text``)."""
+        calls = self.reader.calls
+        if not self.told_in_text or not calls or self.reader.valid:
+            return None
+        return str(InvalidCallsError([call for call in calls if isinstance(call, InvalidToolCall)]))
+
+    @property
     def finish(self) -> str:
         finish = "stop" if self.end is None else _FINISHES.get(self.end.finish, "stop")
         return "stop" if finish == "tool_calls" and not self.calls else finish
@@ -312,6 +327,8 @@ class _Output:
             yield self._chunk(Delta(**delta))
         if isinstance(event, ResponseEnd):
             usage = self.usage
+            if self.told is not None:
+                yield self._chunk(Delta(content=self.told))
             if self.invalid:  # on a chunk of their own: LiteLLM empties the finish chunk's delta
                 yield self._chunk(Delta(provider_specific_fields={INVALID_CALLS: self.invalid}))
             if usage is not None:  # LiteLLM reads usage only from a chunk before the finish, of no choice
@@ -353,6 +370,7 @@ def _message(output: _Output, events: Sequence[StreamEvent], model_response: Mod
         calls.extend(
             {key: value for key, value in call.items() if key != "index"} for call in delta.get("tool_calls", ())
         )
+    text.append(output.told or "")
     message = Message(
         content="".join(text) or None,
         tool_calls=calls or None,
@@ -479,14 +497,14 @@ class StreamkitLLM(CustomLLM):
 
     def completion(self, *args: Any, **kwargs: Any) -> ModelResponse:
         call = _Call(kwargs, self._kept)
-        output = _Output(call.provider, call.invalid_as_calls)
+        output = _Output(call.provider, call.caller)
         response = _message(output, list(_events(call, self._sync(call))), kwargs["model_response"])
         self._kept.keep(output)
         return response
 
     async def acompletion(self, *args: Any, **kwargs: Any) -> ModelResponse:
         call = _Call(kwargs, self._kept)
-        output = _Output(call.provider, call.invalid_as_calls)
+        output = _Output(call.provider, call.caller)
         events = [event async for event in _aevents(call, self._async(call))]
         response = _message(output, events, kwargs["model_response"])
         self._kept.keep(output)
@@ -494,7 +512,7 @@ class StreamkitLLM(CustomLLM):
 
     def streaming(self, *args: Any, **kwargs: Any) -> Iterator[ModelResponseStream]:
         call = _Call(kwargs, self._kept)
-        output = _Output(call.provider, call.invalid_as_calls)
+        output = _Output(call.provider, call.caller)
         with contextlib.closing(_events(call, self._sync(call))) as events:  # closed when a chunk fails, too
             for event in events:
                 chunks = list(output.chunks(event))
@@ -506,7 +524,7 @@ class StreamkitLLM(CustomLLM):
         self, *args: Any, **kwargs: Any
     ) -> AsyncIterator[ModelResponseStream]:
         call = _Call(kwargs, self._kept)
-        output = _Output(call.provider, call.invalid_as_calls)
+        output = _Output(call.provider, call.caller)
         async with contextlib.aclosing(_aevents(call, self._async(call))) as events:  # closed when a chunk fails
             async for event in events:
                 chunks = list(output.chunks(event))
