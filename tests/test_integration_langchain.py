@@ -679,6 +679,32 @@ async def test_a_run_closed_mid_stream_cancels_its_tool_and_the_next_run_gets_it
     assert [m.content for m in messages if isinstance(m, ToolMessage)] == ["sunny, run 3"]
 
 
+async def test_a_run_closed_after_its_model_streamed_waits_for_its_sync_tool_to_end(server: LoopbackServer) -> None:
+    """A tool of sync code runs in a thread, which nothing can stop: closing the run waits for
+    it, so nothing the run started goes on once the close has returned."""
+    import time
+
+    from streamkit.integrations.langchain import EarlyToolsMiddleware
+
+    server.routes[path(server, "anthropic")] = fixture("anthropic/thinking_then_call.sse")
+    seen: list[str] = []
+
+    def weather(city: str) -> str:
+        seen.append(f"{city} started")
+        time.sleep(0.5)
+        seen.append(f"{city} ended")
+        return "sunny"
+
+    get_weather = StructuredTool.from_function(func=weather, name="get_weather", description="Weather.")
+    agent = create_agent(model(server, "anthropic"), tools=[get_weather], middleware=[EarlyToolsMiddleware()])
+    stream = agent.astream({"messages": [HumanMessage("Paris?")]}, stream_mode="messages")
+    async for chunk, _ in stream:
+        if isinstance(chunk, AIMessageChunk) and chunk.chunk_position == "last":
+            break  # the model's message is whole; its tool still runs
+    await stream.aclose()  # type: ignore[attr-defined]
+    assert seen == ["Paris started", "Paris ended"]
+
+
 # -- a turn of invalid calls only: the model is told, and asked again -----------------------------
 
 

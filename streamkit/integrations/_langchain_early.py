@@ -15,18 +15,18 @@ import.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse, hook_config
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langchain_core.tools import BaseTool
+from langchain_core.tools import BaseTool, StructuredTool
 
 from .. import _observe
 from .._errors import UsageError
 from .._types import ToolCall
 from ..adapters._base import call_id
-from ._early import STARTER, EarlyRuns
+from ._early import STARTER, EarlyRuns, in_thread
 from ._invalid import InvalidCallsError
 from .langchain import ASKS_AGAIN, invalid_calls_of
 
@@ -151,7 +151,7 @@ class EarlyToolsMiddleware(AskAgainMiddleware):
             tool = tools.get(call.name)
             if tool is not None:
                 entry = {"type": "tool_call", "id": call_id(call), "name": call.name, "args": call.input}
-                runs.start(call_id(call), (call.name, call.input), lambda: _observe.traced(call, tool.ainvoke(entry)))
+                runs.start(call_id(call), (call.name, call.input), lambda: _observe.traced(call, _run(tool, entry)))
 
         token = STARTER.set(start)
         asking = ASKS_AGAIN.set(True)
@@ -183,6 +183,23 @@ async def _answers(response: ModelResponse[Any], runs: EarlyRuns[Any]) -> list[T
             )
         answers.append(outcome)
     return answers
+
+
+def _run(tool: BaseTool, entry: dict[str, Any]) -> Coroutine[Any, Any, Any]:
+    """The tool's run: its own async code, or its sync code in a worker thread. LangChain's
+    ``ainvoke`` hands sync code to an executor that a cancellation leaves running; a thread cannot
+    be stopped, so here a cancelled run waits for its thread to end, and closing the run that
+    started it waits too: nothing of it goes on in the background."""
+    if _async(tool):
+        return tool.ainvoke(entry)
+    return in_thread(tool.invoke, entry)
+
+
+def _async(tool: BaseTool) -> bool:
+    """Whether the tool has async code of its own (a coroutine, or its own ``_arun``)."""
+    if isinstance(tool, StructuredTool):
+        return tool.coroutine is not None
+    return type(tool)._arun is not BaseTool._arun
 
 
 def _plain(tool: BaseTool) -> bool:
