@@ -12,6 +12,11 @@ and reads the grammar. Any other declared grammar is never guessed at: the call 
 anomaly ``grammar_not_checked``. Free text for a tool that takes JSON, or JSON for a custom
 tool, is ``wrong_input_type``.
 
+A property the schema gives a ``default`` may be left out, even where ``required`` lists it:
+the tool's own default applies. Strict schemas (the OpenAI Agents SDK's, CrewAI's) list every
+property as required, a defaulted one too, while the tool behind them fills a missing one in;
+the rule is decided here once, for every path that checks calls.
+
 This stage is pure: it neither parses arguments (the normalizer did) nor runs tools, and it
 imports nothing but the vocabulary, the definitions' reader, jsonschema-rs and (for a lark
 grammar) lark.
@@ -66,6 +71,9 @@ class Toolset:
             says itself what undeclared properties mean (``additionalProperties``,
             ``patternProperties``, ``unevaluatedProperties``, or a combination such as
             ``allOf``). On by default: a model that invents a field should be told.
+
+    A property with a ``default`` may be left out even where ``required`` lists it (as strict
+    schemas list every property): the tool's own default applies.
 
     Raises:
         UsageError: a definition in no known format, a missing or repeated name, or a schema
@@ -241,6 +249,7 @@ def _shortened(message: str) -> str:
 
 
 def _compile(where: str, name: str, schema: JSONObject, report_undeclared: bool) -> jsonschema_rs.Validator:
+    schema = _defaults_optional(schema)
     if report_undeclared:
         schema = _close_objects(schema, _allof_targets(schema))
     import jsonschema_rs  # at the first schema compiled: ``import streamkit`` does not pay for it
@@ -295,6 +304,32 @@ def _close_objects(schema: Any, keep_open: frozenset[str], pointer: str = "#", i
     closable = isinstance(schema.get("properties"), dict) and not (_OPEN_KEYWORDS & schema.keys())
     if closable and not in_allof and pointer not in keep_open:
         out["additionalProperties"] = False
+    return out
+
+
+def _defaults_optional(schema: Any) -> Any:
+    """A copy of ``schema`` where no object schema requires a property it gives a ``default``:
+    the tool's own default applies when the model leaves it out."""
+    if not isinstance(schema, dict):
+        return schema
+    out = dict(schema)
+    for key in _SCHEMA_MAPS:
+        value = schema.get(key)
+        if isinstance(value, dict):
+            out[key] = {sub: _defaults_optional(part) for sub, part in value.items()}
+    for key in _SCHEMA_LISTS:
+        value = schema.get(key)
+        if isinstance(value, list):
+            out[key] = [_defaults_optional(part) for part in value]
+    for key in _SCHEMA_VALUES:
+        if key in schema:
+            out[key] = _defaults_optional(schema[key])
+    properties, required = schema.get("properties"), schema.get("required")
+    if isinstance(properties, dict) and isinstance(required, list):
+        defaulted = {name for name, part in properties.items() if isinstance(part, dict) and "default" in part}
+        kept = [name for name in required if not (isinstance(name, str) and name in defaulted)]
+        if len(kept) < len(required):
+            out["required"] = kept
     return out
 
 

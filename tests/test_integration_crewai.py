@@ -235,3 +235,36 @@ async def test_call_and_acall_tell_crewai_of_a_failing_stream_once_each(
     assert crewai_event_bus.flush()  # its handlers run on a thread pool
     assert str(sync_error.value) == str(async_error.value)
     assert [event.error for event in failures] == [str(sync_error.value)] * 2
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["streaming", "not-streaming"])
+def test_a_call_leaving_out_a_defaulted_parameter_runs_with_the_tools_default(
+    server: LoopbackServer, stream: bool
+) -> None:
+    """CrewAI's tool schema lists ``units`` as required; CrewAI's own tool fills it in, and so the call runs."""
+    ran: list[tuple[str, dict[str, Any]]] = []
+
+    def get_weather(city: str, units: str = "c") -> str:
+        """The weather in a city."""
+        ran.append(("get_weather", {"city": city, "units": units}))
+        return f"sunny in {city}"
+
+    def get_stock(ticker: str) -> str:
+        """A stock's price."""
+        ran.append(("get_stock", {"ticker": ticker}))
+        return "190"
+
+    scenario = Scenario("openai_chat", "openai_chat/index_missing.sse", [], ["ran", "ran"])
+    llm = llm_for(server, scenario, stream=stream)
+    agent = Agent(
+        role="helper", goal="answer", backstory="a helper", llm=llm, tools=[tool(get_weather), tool(get_stock)]
+    )
+    task = Task(description="Weather in Paris, and AAPL?", expected_output="an answer", agent=agent)
+    try:
+        output = Crew(agents=[agent], tasks=[task]).kickoff()
+    finally:
+        llm.close()
+    assert isinstance(output, CrewOutput)
+    assert output.raw == "done"
+    assert ran == [("get_weather", {"city": "Paris", "units": "c"}), ("get_stock", {"ticker": "AAPL"})]
+    assert results("openai_chat", request(server, 1)) == ["sunny in Paris", "190"]

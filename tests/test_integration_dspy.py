@@ -105,9 +105,10 @@ class Ask(dspy.Signature):  # type: ignore[misc]  # DSPy's classes are untyped
     calls: dspy.ToolCalls = dspy.OutputField()
 
 
-def ask(server: LoopbackServer, name: str) -> Any:
+def ask(server: LoopbackServer, name: str, model: Any = None) -> Any:
     server.routes = Turns(PATHS["openai_chat"], Reply([fixture(name)]))
-    model = dspy.LM(MODELS["openai_chat"], api_base=server.url("/v1"), api_key="k", cache=False, num_retries=0)
+    if model is None:
+        model = dspy.LM(MODELS["openai_chat"], api_base=server.url("/v1"), api_key="k", cache=False, num_retries=0)
 
     def get_weather(city: str) -> str:
         """The weather in a city."""
@@ -131,11 +132,19 @@ def test_native_tool_calls_come_whole_and_apart(server: LoopbackServer) -> None:
     assert "tools" not in sent(server, 0)  # LiteLLM knows no streamkit model's abilities: DSPy writes them as text
 
 
-def test_a_cut_native_call_is_withheld_and_dspy_raises(server: LoopbackServer) -> None:
+def test_a_cut_native_call_is_withheld_and_dspy_raises_naming_it(server: LoopbackServer) -> None:
+    """DSPy has no loop to tell the model: its error names the call, and why it did not come."""
     from dspy.utils.exceptions import AdapterParseError
 
-    with pytest.raises(AdapterParseError, match=r"Expected to find output fields in the LM response: \[calls\]"):
+    with pytest.raises(AdapterParseError) as raised:
         ask(server, "openai_chat/length_truncated.sse")
+    assert raised.value.lm_response == (
+        "the tool call write_file (call_A) was not run: your arguments were cut off by the output limit; "
+        "send less per call. Send the calls again, each whole."
+    )
+    assert "Expected to find output fields in the LM response: [calls]" in str(raised.value)
+    assert raised.value.lm_response in str(raised.value)
+    assert len(server.requests) == 2  # DSPy asks again through its JSONAdapter, as for any unparsed answer
 
 
 def test_num_retries_resends_a_request_that_failed_before_its_response(server: LoopbackServer) -> None:
@@ -151,4 +160,13 @@ def test_without_retries_the_status_error_is_raised(server: LoopbackServer) -> N
     busy = Reply([json.dumps({"error": {"type": "overloaded", "message": "busy"}}).encode()], status=503)
     with pytest.raises(Exception, match="503"):
         react(server, "openai_chat", text_turn("openai_chat", ANSWER), first=busy, num_retries=0)
+    assert len(server.requests) == 1
+
+
+def test_beside_a_whole_native_call_a_cut_one_is_left_out_and_listed_in_the_history(server: LoopbackServer) -> None:
+    model = dspy.LM(MODELS["openai_chat"], api_base=server.url("/v1"), api_key="k", cache=False, num_retries=0)
+    prediction = ask(server, "openai_chat/length_after_a_followed_call.sse", model)
+    assert [(call.name, call.args) for call in prediction.calls.tool_calls] == [("get_stock", {"ticker": "AAPL"})]
+    [withheld] = integration.invalid_calls(model.history[-1]["response"].choices[0].message)
+    assert (withheld["id"], withheld["error"]["errors"][0]["kind"]) == ("call_St0ck2", "truncated")
     assert len(server.requests) == 1

@@ -197,33 +197,55 @@ async def test_each_parallel_call_runs_once_with_its_own_arguments(server: Loopb
 
 
 @pytest.mark.parametrize("how", HOW)
-async def test_a_call_cut_by_the_output_limit_never_runs(server: LoopbackServer, how: str) -> None:
+async def test_without_middleware_a_turn_of_invalid_calls_only_ends_the_run_with_a_typed_error(
+    server: LoopbackServer, how: str
+) -> None:
+    """create_agent would end its loop on it, the model untold: the run raises, naming the call and why."""
+    from streamkit.integrations.langchain import InvalidCallsError
+
     server.routes[path(server, "openai_chat")] = fixture("openai_chat/length_truncated.sse")
-    ran, messages = await run_agent(server, "openai_chat", how, "Write a story to a.txt")
-    assert ran == []
-    last = messages[-1]
+    with pytest.raises(InvalidCallsError) as info:
+        await run_agent(server, "openai_chat", how, "Write a story to a.txt")
+    assert str(info.value) == (
+        f"the tool call write_file (call_A) was not run: {TRUNCATED_MESSAGE}. Send the calls again, each whole."
+    )
+    assert [(call.id, call.raw, call.truncated) for call in info.value.invalid] == [
+        ("call_A", '{"path": "a.txt", "content": "Once upon', True)
+    ]
+    assert (info.value.withheld, info.value.turns) == ((), None)
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("how", ["invoke", "ainvoke"])
+async def test_a_call_cut_by_the_output_limit_is_an_invalid_call_of_the_message(
+    server: LoopbackServer, how: str
+) -> None:
+    """Outside an agent the message holds it, never runnable, with streamkit's message."""
+    server.routes[path(server, "openai_chat")] = fixture("openai_chat/length_truncated.sse")
+    bound = model(server, "openai_chat").bind_tools(tools(server, "openai_chat", []))
+    last = bound.invoke("Write a story to a.txt") if how == "invoke" else await bound.ainvoke("Write a story to a.txt")
     assert isinstance(last, AIMessage) and last.tool_calls == []
     [invalid] = last.invalid_tool_calls
     raw = '{"path": "a.txt", "content": "Once upon'
     assert (invalid["id"], invalid["name"]) == ("call_A", "write_file")
     assert invalid["args"] == f"invalid arguments ({TRUNCATED_MESSAGE}): {raw}"
-    # invoke keeps the error; a merge of streamed chunks sets it to None (LangChain's merging)
-    assert invalid["error"] == (None if how == "astream" else TRUNCATED_MESSAGE)
+    assert invalid["error"] == TRUNCATED_MESSAGE
     turn = turn_of(last)
     assert turn is not None and [call.raw for call in turn.calls if isinstance(call, InvalidToolCall)] == [raw]
-    assert len(server.requests) == 1
 
 
 async def test_the_next_request_tells_the_model_its_call_was_cut_off(server: LoopbackServer) -> None:
-    """The conversation goes on after a cut call: create_agent answers it with its own note,
+    """A conversation that holds a cut call goes on: create_agent answers it with its own note,
     and the model is told streamkit's message instead, once."""
     route = path(server, "openai_chat")
     server.routes[route] = fixture("openai_chat/length_truncated.sse")
     ran: Ran = []
-    agent = create_agent(model(server, "openai_chat"), tools=tools(server, "openai_chat", ran))
-    first = await agent.ainvoke({"messages": [HumanMessage("Write a story to a.txt")]})
+    offered = tools(server, "openai_chat", ran)
+    cut = await model(server, "openai_chat").bind_tools(offered).ainvoke("Write a story to a.txt")
     server.routes[route] = FINAL["openai_chat"]
-    second = await agent.ainvoke({"messages": [*first["messages"], HumanMessage("Shorter, then.")]})
+    agent = create_agent(model(server, "openai_chat"), tools=offered)
+    history: Any = {"messages": [HumanMessage("Write a story to a.txt"), cut, HumanMessage("Shorter, then.")]}
+    second = await agent.ainvoke(history)
     assert ran == []
     assert second["messages"][-1].content == "done"
     follow_up = sent(server, 1)["messages"]
@@ -655,6 +677,32 @@ async def test_a_run_closed_mid_stream_cancels_its_tool_and_the_next_run_gets_it
     messages = (await agent.ainvoke({"messages": [HumanMessage("Paris?")]}))["messages"]
     assert seen == ["Paris started", "Paris cancelled", "Paris started"]
     assert [m.content for m in messages if isinstance(m, ToolMessage)] == ["sunny, run 3"]
+
+
+async def test_a_run_closed_after_its_model_streamed_waits_for_its_sync_tool_to_end(server: LoopbackServer) -> None:
+    """A tool of sync code runs in a thread, which nothing can stop: closing the run waits for
+    it, so nothing the run started goes on once the close has returned."""
+    import time
+
+    from streamkit.integrations.langchain import EarlyToolsMiddleware
+
+    server.routes[path(server, "anthropic")] = fixture("anthropic/thinking_then_call.sse")
+    seen: list[str] = []
+
+    def weather(city: str) -> str:
+        seen.append(f"{city} started")
+        time.sleep(0.5)
+        seen.append(f"{city} ended")
+        return "sunny"
+
+    get_weather = StructuredTool.from_function(func=weather, name="get_weather", description="Weather.")
+    agent = create_agent(model(server, "anthropic"), tools=[get_weather], middleware=[EarlyToolsMiddleware()])
+    stream = agent.astream({"messages": [HumanMessage("Paris?")]}, stream_mode="messages")
+    async for chunk, _ in stream:
+        if isinstance(chunk, AIMessageChunk) and chunk.chunk_position == "last":
+            break  # the model's message is whole; its tool still runs
+    await stream.aclose()  # type: ignore[attr-defined]
+    assert seen == ["Paris started", "Paris ended"]
 
 
 # -- a turn of invalid calls only: the model is told, and asked again -----------------------------

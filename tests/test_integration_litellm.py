@@ -23,7 +23,7 @@ from streamkit import UsageError
 from streamkit.adapters._base import TRUNCATED_MESSAGE
 
 from .helpers import FIXTURES
-from .server import LoopbackServer, Reply
+from .server import LoopbackServer, Reply, Turns
 
 litellm = pytest.importorskip("litellm")
 
@@ -270,6 +270,39 @@ async def test_unstreamed_a_cut_call_is_withheld_and_described(server: LoopbackS
     assert choice.message.provider_specific_fields == {integration.INVALID_CALLS: [CUT]}
 
 
+@pytest.mark.parametrize("sync", [False, True], ids=["acompletion", "completion"])
+async def test_the_invalid_calls_are_where_the_page_says(server: LoopbackServer, sync: bool) -> None:
+    """Streamed: on one chunk's ``choices[0].delta.provider_specific_fields``, just before the
+    finish, and on the message ``stream_chunk_builder`` builds; unstreamed, on the message: the
+    same list, read by ``invalid_calls`` from each."""
+    given = {"model": f"streamkit/anthropic/{ANTHROPIC}", "api_base": server.url(""), "api_key": "k", "tools": TOOLS}
+    messages = [{"role": "user", "content": "?"}]
+    server.routes[MESSAGES] = Reply([fixture("anthropic/invalid_calls_between_blocks.sse")])
+    if sync:
+        chunks = list(litellm.completion(messages=messages, stream=True, **given))
+        unstreamed = litellm.completion(messages=messages, **given)
+    else:
+        chunks = [chunk async for chunk in await litellm.acompletion(messages=messages, stream=True, **given)]
+        unstreamed = await litellm.acompletion(messages=messages, **given)
+    described = [
+        i for i, chunk in enumerate(chunks) if chunk.choices and chunk.choices[0].delta.provider_specific_fields
+    ]
+    [at] = described
+    assert at == len(chunks) - 2  # just before the finish
+    assert chunks[-1].choices[0].finish_reason == "tool_calls"
+    on_chunk = integration.invalid_calls(chunks[at].choices[0].delta)
+    assert [(call["id"], call["error"]["errors"][0]["kind"]) for call in on_chunk] == [
+        ("toolu_01", "invalid_json"),
+        ("toolu_03", "schema"),
+        ("toolu_04", "unknown_tool"),
+    ]
+    assert chunks[at].choices[0].delta.provider_specific_fields == {integration.INVALID_CALLS: on_chunk}
+    built = litellm.stream_chunk_builder(chunks).choices[0].message
+    assert built.provider_specific_fields == {integration.INVALID_CALLS: on_chunk}
+    assert integration.invalid_calls(built) == on_chunk
+    assert integration.invalid_calls(unstreamed.choices[0].message) == on_chunk
+
+
 @pytest.mark.parametrize("streamed", [False, True], ids=["acompletion", "acompletion-stream"])
 async def test_a_response_of_two_choices_is_refused_not_merged_into_one(server: LoopbackServer, streamed: bool) -> None:
     server.routes[CHAT] = Reply([fixture("openai_chat/n2_same_call_id_per_choice.sse")])
@@ -369,10 +402,10 @@ def agent(server: LoopbackServer, model: str, route: str, ran: list[tuple[str, A
     return Agent(name="assistant", tools=tools, model=llm, model_settings=ModelSettings(**settings))
 
 
-async def run(made: Any, streamed: bool) -> Any:
+async def run(made: Any, streamed: bool, **options: Any) -> Any:
     from agents import RunConfig, Runner
 
-    config = RunConfig(tracing_disabled=True)
+    config = RunConfig(tracing_disabled=True, **options)
     if not streamed:
         return (await Runner.run(made, "Weather in Paris, and AAPL?", run_config=config)).final_output
     result = Runner.run_streamed(made, "Weather in Paris, and AAPL?", run_config=config)
@@ -394,65 +427,106 @@ async def test_agents_run_each_parallel_call_once(server: LoopbackServer, case: 
     assert sorted(ran) == BOTH
 
 
-@STREAMED
-async def test_agents_never_run_a_cut_call(server: LoopbackServer, streamed: bool) -> None:
-    server.routes[CHAT] = Reply([fixture("openai_chat/length_truncated.sse")])
-    ran: list[tuple[str, Any]] = []
-    assert await run(agent(server, f"streamkit/openai_chat/{OPENAI}", CHAT, ran), streamed) == ""
-    assert ran == []
-    assert len(server.requests) == 1
+def one_call(name: str, arguments: str) -> bytes:
+    """An OpenAI Chat turn of one call, ``call_X``, with these arguments."""
+    call = {"index": 0, "id": "call_X", "type": "function", "function": {"name": name, "arguments": arguments}}
+    return chat_chunk({"role": "assistant", "tool_calls": [call]}) + chat_chunk({}, "tool_calls") + b"data: [DONE]\n\n"
 
 
-#: Under the Agents SDK's Runner over LitellmModel("streamkit/..."): (model, route, fixture), the
-#: tools that run, the final output, and the calls the next request never mentions.
+#: Under the Agents SDK's Runner over LitellmModel("streamkit/..."): (model, route, first turn),
+#: the tools that run, and what the next request tells the model of each call: ``"ran"`` for a
+#: result, else the kind of streamkit's error it was sent.
 AGENT_SCENARIOS = {
-    "cut": (f"streamkit/openai_chat/{OPENAI}", CHAT, "openai_chat/length_truncated.sse", [], "", 1),
+    "cut": (CHAT, fixture("openai_chat/length_truncated.sse"), [], {"call_A": "truncated"}),
     "cut-after-a-whole-value": (
-        f"streamkit/openai_chat/{OPENAI}",
         CHAT,
-        "openai_chat/length_cut_after_a_whole_value.sse",
+        fixture("openai_chat/length_cut_after_a_whole_value.sse"),
         [],
-        "",
-        1,
+        {"call_C": "truncated"},
+    ),
+    "invalid-json": (CHAT, one_call("get_weather", '{"city": "Paris",}'), [], {"call_X": "invalid_json"}),
+    "schema": (CHAT, one_call("get_weather", '{"city": 7}'), [], {"call_X": "schema"}),
+    "complete-then-cut": (
+        MESSAGES,
+        fixture("anthropic/max_tokens_truncated.sse"),
+        [("get_weather", {"city": "Paris"})],
+        {"toolu_A": "ran", "toolu_B": "truncated"},
     ),
     "invalid-json-schema-unknown-beside-a-valid-call": (
-        f"streamkit/openai_chat/{OPENAI}",
         CHAT,
-        "openai_chat/invalid_calls_then_a_valid_one.sse",
+        fixture("openai_chat/invalid_calls_then_a_valid_one.sse"),
         [("get_stock", {"ticker": "AAPL"})],
-        "done",
-        2,
-    ),
-    "complete-then-cut": (
-        f"streamkit/anthropic/{ANTHROPIC}",
-        MESSAGES,
-        "anthropic/max_tokens_truncated.sse",
-        [("get_weather", {"city": "Paris"})],
-        "Hello ☃",
-        2,
+        {"call_1": "invalid_json", "call_2": "ran", "call_3": "schema", "call_4": "unknown_tool"},
     ),
 }
+MODELS = {CHAT: f"streamkit/openai_chat/{OPENAI}", MESSAGES: f"streamkit/anthropic/{ANTHROPIC}"}
+
+
+def results_told(body: dict[str, Any]) -> dict[str, str]:
+    """What a request tells the model of each call: ``"ran"``, or the kinds of streamkit's error."""
+    answers: dict[str, Any] = {}
+    for message in body["messages"]:
+        if message["role"] == "tool":
+            answers[message["tool_call_id"]] = message["content"]
+        elif message["role"] == "user" and isinstance(message["content"], list):
+            answers |= {b["tool_use_id"]: b["content"] for b in message["content"] if b["type"] == "tool_result"}
+    return {
+        ident: "ran" if not content.startswith("{") else ",".join(e["kind"] for e in json.loads(content)["errors"])
+        for ident, content in answers.items()
+    }
 
 
 @STREAMED
 @pytest.mark.parametrize("case", AGENT_SCENARIOS)
-async def test_agents_over_litellm_run_only_valid_calls_and_are_never_told_of_the_others(
+async def test_agents_over_litellm_run_the_valid_calls_and_tell_the_model_of_the_others(
     server: LoopbackServer, case: str, streamed: bool
 ) -> None:
-    """What the page says of LitellmModel: a withheld call never runs, and the model never hears of it."""
-    model, route, name, runs, output, requests = AGENT_SCENARIOS[case]
-    server.routes[route] = Reply([fixture(name)])
+    """A call that cannot run never runs; openai-agents answers it, and the next request tells
+    the model streamkit's error for it; the run goes on to the model's answer."""
+    route, first, runs, results = AGENT_SCENARIOS[case]
+    server.routes = Turns(route, Reply([first]), Reply([FINAL[route]]))
     ran: list[tuple[str, Any]] = []
-    assert await run(agent(server, model, route, ran), streamed) == output
+    made = agent(server, MODELS[route], route, ran)
+    assert await run(made, streamed, tool_not_found_behavior="return_error_to_model") == ANSWER[route]
     assert ran == runs
-    assert len(server.requests) == requests
-    if requests == 2:
-        withheld = [
-            call["id"]
-            for call in map(json.loads, fixture(name.replace(".sse", ".expected.jsonl")).splitlines())
-            if call["type"] == "invalid_tool_call"
-        ]
-        assert withheld and not any(ident.encode() in server.requests[1].body for ident in withheld)
+    assert len(server.requests) == 2
+    assert results_told(sent(server, 1)) == results
+
+
+@STREAMED
+async def test_agents_over_litellm_stop_on_an_unknown_tool_with_their_own_error(
+    server: LoopbackServer, streamed: bool
+) -> None:
+    """openai-agents' default for a tool it does not know: ``ModelBehaviorError``, naming it."""
+    from agents.exceptions import ModelBehaviorError
+
+    server.routes[CHAT] = Reply([one_call("delete_everything", "{}")])
+    ran: list[tuple[str, Any]] = []
+    with pytest.raises(ModelBehaviorError, match=r"^Tool delete_everything not found in agent assistant$"):
+        await run(agent(server, MODELS[CHAT], CHAT, ran), streamed)
+    assert (ran, len(server.requests)) == ([], 1)
+
+
+@STREAMED
+async def test_agents_over_litellm_run_a_call_leaving_out_a_defaulted_parameter(
+    server: LoopbackServer, streamed: bool
+) -> None:
+    """The Agents SDK's strict schema lists ``units`` as required; the tool's default applies."""
+    from agents import Agent, function_tool
+    from agents.extensions.models.litellm_model import LitellmModel
+
+    server.routes = Turns(CHAT, Reply([one_call("get_weather", '{"city": "Paris"}')]), Reply([FINAL[CHAT]]))
+    ran: list[tuple[str, Any]] = []
+
+    @function_tool
+    def get_weather(city: str, units: str = "c") -> str:
+        ran.append(("get_weather", {"city": city, "units": units}))
+        return "sunny"
+
+    llm = LitellmModel(MODELS[CHAT], base_url=base_url(server, CHAT), api_key="k")
+    assert await run(Agent(name="assistant", tools=[get_weather], model=llm), streamed) == "done"
+    assert ran == [("get_weather", {"city": "Paris", "units": "c"})]
+    assert results_told(sent(server, 1)) == {"call_X": "ran"}
 
 
 @STREAMED

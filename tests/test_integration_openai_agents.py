@@ -557,3 +557,34 @@ async def test_openai_responses_reasoning_and_item_ids_go_back(
         *json.loads(history)["items"],
         {"type": "function_call_output", "call_id": "call_A1", "output": "sunny in Paris"},
     ]
+
+
+async def test_a_call_leaving_out_a_defaulted_parameter_runs_with_the_tools_default(
+    server: LoopbackServer, client: httpx.AsyncClient, run: Callable[..., Awaitable[Any]]
+) -> None:
+    """openai-agents' strict schema lists ``units`` as required; its default still applies."""
+    server.routes[PATHS["openai_chat"]] = fixture_reply("openai_chat", "index_missing")
+    ran: Ran = []
+
+    @function_tool
+    def get_weather(city: str, units: str = "c") -> str:
+        """The weather in a city."""
+        ran.append(("get_weather", {"city": city, "units": units}))
+        return f"sunny in {city}"
+
+    @function_tool
+    def get_stock(ticker: str) -> str:
+        """A stock's price."""
+        ran.append(("get_stock", {"ticker": ticker}))
+        server.routes[PATHS["openai_chat"]] = final_reply("openai_chat")
+        return "190"
+
+    assert "units" in get_weather.params_json_schema["required"]
+    agent = Agent(name="assistant", tools=[get_weather, get_stock])
+    assert await run(agent, "Weather in Paris, and AAPL?", run_config(server, "openai_chat", client)) == "done"
+    assert ran == [("get_weather", {"city": "Paris", "units": "c"}), ("get_stock", {"ticker": "AAPL"})]
+    follow_up = json.loads(server.requests[1].body)["messages"]
+    assert follow_up[-2:] == [
+        {"role": "tool", "tool_call_id": "call_A", "content": "sunny in Paris"},
+        {"role": "tool", "tool_call_id": "call_B", "content": "190"},
+    ]

@@ -101,7 +101,8 @@ def observations(case: Case) -> str:
 
 
 CALLING = [name for name, case in CASES.items() if case.valid and not case.invalid]
-INVALID = [name for name, case in CASES.items() if case.invalid]
+ALL_INVALID = [name for name, case in CASES.items() if case.invalid and not case.valid]
+MIXED = [name for name, case in CASES.items() if case.invalid and case.valid]
 PLAIN = [name for name, case in CASES.items() if not case.valid and not case.invalid]
 
 
@@ -130,22 +131,36 @@ RETRY = (
 )
 
 
+def told(case: Case) -> str:
+    """What streamkit says of a case's invalid calls (``InvalidCallsError``'s words)."""
+    said = [f"the tool call {tool} ({ident}) was not run: {SAID[kind]}" for ident, tool, kind in case.invalid]
+    return "; ".join(said) + ". Send the calls again, each whole."
+
+
 @STREAMED
-@pytest.mark.parametrize("name", INVALID)
-def test_a_turn_with_an_invalid_call_runs_nothing_and_the_model_is_told(
+@pytest.mark.parametrize("name", ALL_INVALID)
+def test_a_turn_of_invalid_calls_only_runs_nothing_and_the_model_is_told(
     server: LoopbackServer, name: str, streamed: bool
 ) -> None:
     case = CASES[name]
     answer, ran = run(server, case, streamed)
     assert (answer, ran) == ("done", [])
-    said = [f"the tool call {tool} ({ident}) was not run: {SAID[kind]}" for ident, tool, kind in case.invalid]
-    if case.valid:
-        withheld = ", ".join(f"{tool} ({ident})" for ident, tool, _ in case.valid)
-        said.append(f"so the other calls of that turn were not run either: {withheld}")
-    error = (
-        "Error while parsing tool call from model output: " + "; ".join(said) + ". Send the calls again, each whole."
-    )
+    error = "Error while parsing tool call from model output: " + told(case)
     assert last_user_text(sent(server, 1)) == "Error:\n" + error + RETRY
+
+
+@STREAMED
+@pytest.mark.parametrize("name", MIXED)
+def test_the_valid_calls_of_a_turn_run_and_the_model_is_told_of_the_invalid_ones(
+    server: LoopbackServer, name: str, streamed: bool
+) -> None:
+    """Beside the observation of the calls that ran, the next request says why the others did not."""
+    case = CASES[name]
+    answer, ran = run(server, case, streamed)
+    assert answer == "done"
+    assert sorted(ran, key=json.dumps) == sorted(((n, a) for _, n, a in case.valid), key=json.dumps)
+    assert len(server.requests) == 2
+    assert last_user_text(sent(server, 1)) == observations(case) + "\n" + told(case)
 
 
 @STREAMED
@@ -179,15 +194,22 @@ def test_generate_stream_gives_each_call_one_delta_at_an_index_of_its_own(server
     model.close()
 
 
-def test_generate_outside_an_agent_raises_for_the_withheld_calls(server: LoopbackServer) -> None:
+def test_generate_outside_an_agent_gives_the_valid_calls_and_raises_for_invalid_ones_only(
+    server: LoopbackServer,
+) -> None:
     case = CASES["anthropic-complete-then-cut"]
     model = StreamkitModel("anthropic", ANTHROPIC, base_url=serve(server, case), api_key="k")
+    message = model.generate([said("user", "?")])
+    assert [(call.id, call.function.name, call.function.arguments) for call in message.tool_calls or ()] == [
+        ("toolu_A", "get_weather", {"city": "Paris"})
+    ]
+    assert model.parse_tool_calls(message) is message  # nothing to raise: the turn has a valid call
+    server.routes = {PATHS["anthropic"]: Reply([CASES["anthropic-cut"].first])}
     message = model.generate([said("user", "?")])
     assert message.tool_calls is None
     with pytest.raises(InvalidCallsError) as raised:
         model.parse_tool_calls(message)
-    assert [call.id for call in raised.value.invalid] == ["toolu_B"]
-    assert [call.id for call in raised.value.withheld] == ["toolu_A"]
+    assert ([call.id for call in raised.value.invalid], raised.value.withheld) == (["toolu_C"], ())
     model.close()
 
 

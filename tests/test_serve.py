@@ -70,6 +70,25 @@ def test_a_call_without_index_gets_one(served: Proxy, upstream: LoopbackServer) 
     assert calls == {0: {"id": "call_w", "name": "get_weather", "arguments": '{"city":"Oslo"}'}}
 
 
+def test_a_call_leaving_out_a_defaulted_parameter_comes_through(served: Proxy, upstream: LoopbackServer) -> None:
+    """A strict schema (every property required, a defaulted one too): the tool's default applies."""
+    weather = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "units": {"type": "string", "default": "c"}},
+        "required": ["city", "units"],
+        "additionalProperties": False,
+    }
+    strict = [{"type": "function", "function": {"name": "get_weather", "parameters": weather}}]
+    upstream.routes[PATH] = reply("openai_chat", "index_missing")
+    stream = client(served).chat.completions.create(model="llama3.1", messages=[], tools=strict, stream=True)
+    calls = [
+        (d.index, d.id, d.function.name, d.function.arguments)
+        for c in stream
+        for d in c.choices[0].delta.tool_calls or ()
+    ]
+    assert calls == [(0, "call_w", "get_weather", '{"city":"Oslo"}')]
+
+
 NOT_JSON = "the arguments are not valid JSON: trailing comma is not allowed"
 CUT = "truncated: the arguments were cut off before the call ended (output limit reached or stream ended)"
 

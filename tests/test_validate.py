@@ -66,6 +66,41 @@ def test_missing_required_fields_are_each_reported_at_their_path(orders: Toolset
     ]
 
 
+#: A strict schema as the OpenAI Agents SDK and CrewAI send it: every property required, a
+#: defaulted one too, here also in a nested model under ``$defs``.
+STRICT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string"},
+        "units": {"type": "string", "default": "c"},
+        "when": {"$ref": "#/$defs/When"},
+    },
+    "required": ["city", "units", "when"],
+    "additionalProperties": False,
+    "$defs": {
+        "When": {
+            "type": "object",
+            "properties": {"day": {"type": "string"}, "hour": {"type": "integer", "default": 12}},
+            "required": ["day", "hour"],
+            "additionalProperties": False,
+        }
+    },
+}
+
+
+def test_a_defaulted_property_left_out_is_valid_even_when_listed_as_required() -> None:
+    tools = Toolset({"get_weather": STRICT})
+    good = call("get_weather", {"city": "Paris", "when": {"day": "mon"}})
+    assert tools.validate(good) is good
+    assert errors(tools.validate(call("get_weather", {"units": 1, "when": {"hour": "noon"}}))) == [
+        ("schema", "$.units", '1 is not of type "string"'),
+        ("schema", "$.when.hour", '"noon" is not of type "integer"'),
+        ("schema", "$.when.day", 'the required property "day" is missing'),
+        ("schema", "$.city", 'the required property "city" is missing'),
+    ]
+    assert STRICT["required"] == ["city", "units", "when"]  # the caller's schema is left as given
+
+
 def test_wrong_types_and_enum_values(orders: Toolset) -> None:
     bad = {"customer": {"name": 7, "vip": "yes"}, "items": [{"sku": "a", "qty": 1}], "speed": "fast"}
     assert errors(orders.validate(call("place_order", bad))) == [

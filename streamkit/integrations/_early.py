@@ -10,7 +10,8 @@ started, each run with the call that started it, so that
   carry none, and theirs are derived from index, name and input), or a retry that sends another
   call under an old id, gets a run of its own, never the old one's result;
 - nothing outlives its scope: ``close`` cancels what was not taken and waits for it to end,
-  also when the scope is itself being cancelled.
+  also when the scope is itself being cancelled; a tool's sync code runs in a thread
+  (``in_thread``) that a cancelled run waits for, since a thread cannot be stopped.
 
 Each scope makes its own ``EarlyRuns``: never one shared by two runs, tasks or threads.
 """
@@ -18,6 +19,7 @@ Each scope makes its own ``EarlyRuns``: never one shared by two runs, tasks or t
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import Callable, Coroutine
 from contextvars import ContextVar
 from typing import Any, Generic, TypeVar
@@ -26,7 +28,7 @@ import anyio
 
 from .._types import ToolCall
 
-__all__ = ("STARTER", "EarlyRuns")
+__all__ = ("STARTER", "EarlyRuns", "in_thread")
 
 T = TypeVar("T")
 
@@ -71,3 +73,20 @@ class EarlyRuns(Generic[T]):
         if left:
             with anyio.CancelScope(shield=True):
                 await asyncio.gather(*left, return_exceptions=True)
+
+
+async def in_thread(function: Callable[..., T], *args: Any) -> T:
+    """``function(*args)`` in a worker thread, with this context. Cancelled, it waits for the
+    thread to end before it raises: a thread cannot be stopped, and what a scope started must
+    not go on after the scope has closed (asyncio's executor futures leave it running)."""
+    context = contextvars.copy_context()
+    future = asyncio.get_running_loop().run_in_executor(None, context.run, function, *args)
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        while not future.done():
+            try:
+                await asyncio.wait([future])
+            except asyncio.CancelledError:
+                continue  # cancelled again: the thread still runs, so still wait for it
+        raise

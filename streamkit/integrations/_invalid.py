@@ -4,8 +4,10 @@ An invalid call (cut off by the output limit, invalid JSON, failing its tool's s
 not offered) never reaches a framework's tools. Each integration tells the model through the
 framework's own path for it, in streamkit's words (``error_payload``, one sentence per issue:
 ``said``): as arguments no JSON parser reads (``unparseable``: CrewAI, LangChain, the OpenAI
-Agents SDK), or as an ``InvalidCallsError`` (smolagents raises it for the step; LangChain's
-``AskAgainMiddleware`` raises it when the model sends nothing else, turn after turn).
+Agents SDK), as what an ``InvalidCallsError`` says of them (smolagents adds it to the
+observation of the turn's valid calls, DSPy gets it as the text of a turn without valid calls),
+or as an ``InvalidCallsError`` raised (smolagents for a step of invalid calls only; LangChain's
+``AskAgainMiddleware`` when the model sends nothing else, turn after turn).
 """
 
 from __future__ import annotations

@@ -15,20 +15,20 @@ import.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse, hook_config
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langchain_core.tools import BaseTool
+from langchain_core.tools import BaseTool, StructuredTool
 
 from .. import _observe
 from .._errors import UsageError
 from .._types import ToolCall
 from ..adapters._base import call_id
-from ._early import STARTER, EarlyRuns
+from ._early import STARTER, EarlyRuns, in_thread
 from ._invalid import InvalidCallsError
-from .langchain import invalid_calls_of
+from .langchain import ASKS_AGAIN, invalid_calls_of
 
 __all__ = ("AskAgainMiddleware", "EarlyToolsMiddleware")
 
@@ -41,7 +41,8 @@ class AskAgainMiddleware(AgentMiddleware):
 
     ``create_agent`` ends its loop on a message without a valid call, so a turn whose calls were
     all cut off by the output limit, invalid JSON, or failing their tool's schema would end the
-    run with the model untold. After such a turn this middleware answers each invalid call with
+    run with the model untold (without this middleware, ``StreamkitChatModel`` raises
+    ``InvalidCallsError`` there instead). After such a turn this middleware answers each invalid call with
     an error ``ToolMessage`` (``StreamkitChatModel`` sends the model streamkit's own error for
     it: "cut off by the output limit", the JSON position, the schema's paths) and sends the agent
     back to the model; after ``retries`` such turns in a row it raises ``InvalidCallsError``. A
@@ -54,6 +55,24 @@ class AskAgainMiddleware(AgentMiddleware):
         if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
             raise UsageError(f"retries must be a whole number of at least 0, got {retries!r}")
         self.retries = retries
+
+    def wrap_model_call(
+        self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
+    ) -> ModelResponse[Any]:
+        token = ASKS_AGAIN.set(True)  # the model leaves a turn of invalid calls only to this middleware
+        try:
+            return handler(request)
+        finally:
+            ASKS_AGAIN.reset(token)
+
+    async def awrap_model_call(
+        self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
+    ) -> ModelResponse[Any]:
+        token = ASKS_AGAIN.set(True)
+        try:
+            return await handler(request)
+        finally:
+            ASKS_AGAIN.reset(token)
 
     @hook_config(can_jump_to=["model"])
     def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
@@ -132,9 +151,10 @@ class EarlyToolsMiddleware(AskAgainMiddleware):
             tool = tools.get(call.name)
             if tool is not None:
                 entry = {"type": "tool_call", "id": call_id(call), "name": call.name, "args": call.input}
-                runs.start(call_id(call), (call.name, call.input), lambda: _observe.traced(call, tool.ainvoke(entry)))
+                runs.start(call_id(call), (call.name, call.input), lambda: _observe.traced(call, _run(tool, entry)))
 
         token = STARTER.set(start)
+        asking = ASKS_AGAIN.set(True)
         try:
             response = await handler(request)
             if not isinstance(response, ModelResponse):
@@ -142,13 +162,9 @@ class EarlyToolsMiddleware(AskAgainMiddleware):
             answers = await _answers(response, runs)
             return ModelResponse(result=[*response.result, *answers], structured_response=response.structured_response)
         finally:
+            ASKS_AGAIN.reset(asking)
             STARTER.reset(token)
             await runs.close()  # what no call of the message asked for, or all of it when cut short
-
-    def wrap_model_call(
-        self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
-    ) -> ModelResponse[Any]:
-        return handler(request)
 
 
 async def _answers(response: ModelResponse[Any], runs: EarlyRuns[Any]) -> list[ToolMessage]:
@@ -167,6 +183,23 @@ async def _answers(response: ModelResponse[Any], runs: EarlyRuns[Any]) -> list[T
             )
         answers.append(outcome)
     return answers
+
+
+def _run(tool: BaseTool, entry: dict[str, Any]) -> Coroutine[Any, Any, Any]:
+    """The tool's run: its own async code, or its sync code in a worker thread. LangChain's
+    ``ainvoke`` hands sync code to an executor that a cancellation leaves running; a thread cannot
+    be stopped, so here a cancelled run waits for its thread to end, and closing the run that
+    started it waits too: nothing of it goes on in the background."""
+    if _async(tool):
+        return tool.ainvoke(entry)
+    return in_thread(tool.invoke, entry)
+
+
+def _async(tool: BaseTool) -> bool:
+    """Whether the tool has async code of its own (a coroutine, or its own ``_arun``)."""
+    if isinstance(tool, StructuredTool):
+        return tool.coroutine is not None
+    return type(tool)._arun is not BaseTool._arun
 
 
 def _plain(tool: BaseTool) -> bool:

@@ -9,31 +9,42 @@ one ``Results``; anything else is a ``UsageError`` naming the message and what w
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from dataclasses import replace
+from typing import Any, TypeAlias
 
 from .._errors import UsageError
 from .._normalize import parse_arguments
 from .._turn_types import RedactedThinking, Thinking, Turn, TurnItem
 from .._types import CallRef, InvalidToolCall, TextDelta, ToolCall
-from ..adapters._base import Outcome, dumps
+from ..adapters._base import Outcome, call_id, dumps
 from ._chat import Entry, Results, User
 
-__all__ = ("conversation", "plain")
+__all__ = ("Withheld", "conversation", "plain")
+
+#: Finds the invalid call a call entry of an assistant message went out for, if any.
+Withheld: TypeAlias = Callable[[Mapping[str, Any]], InvalidToolCall | None]
 
 
 def conversation(
-    provider: str, messages: Sequence[Any], stored: Callable[[Mapping[str, Any]], Turn | None] | None = None
+    provider: str,
+    messages: Sequence[Any],
+    stored: Callable[[Mapping[str, Any]], Turn | None] | None = None,
+    withheld: Withheld | None = None,
 ) -> tuple[str | None, list[Entry]]:
     """The system text and the entries of an OpenAI-format conversation.
 
     Consecutive ``tool`` messages are one ``Results``; each result is matched to its call's name
     by ``tool_call_id``, as Gemini needs the name. ``stored`` finds the ``Turn`` an assistant
     message was made from, where the framework kept it (with its signatures, as received).
+    ``withheld`` finds the invalid call a call entry of an assistant message went out for: the
+    call goes back as received, and the result the framework wrote for it is replaced by the
+    call itself, so the model is told streamkit's error for it (it never ran).
     """
     system: list[str] = []
     entries: list[Entry] = []
     results: list[Outcome] = []
     names: dict[str, str] = {}
+    told: dict[str, InvalidToolCall] = {}
     for position, given in enumerate(messages):
         message = plain(given)
         role = message.get("role")
@@ -45,12 +56,14 @@ def conversation(
         elif role == "user":
             entries.append(User(_text(message.get("content"), position)))
         elif role == "assistant":
-            turn = (stored and stored(message)) or _turn(provider, message, position)
+            turn = (stored and stored(message)) or _turn(provider, message, position, withheld)
             names.update({call.id: call.name for call in turn.calls if call.id and call.name})
+            told = _withheld(message, withheld)
             if turn.items:
                 entries.append(turn)
         elif role == "tool":
-            results.append(_result(message, names, position))
+            found = told.get(message.get("tool_call_id") or "")
+            results.append(found if found is not None else _result(message, names, position))
         else:
             raise UsageError(
                 f"messages[{position}] has the role {role!r}; streamkit sends system, user, assistant, tool"
@@ -87,7 +100,13 @@ def _text(content: Any, position: int) -> str:
     return "".join(texts)
 
 
-def _turn(provider: str, message: Mapping[str, Any], position: int) -> Turn:
+def _withheld(message: Mapping[str, Any], withheld: Withheld | None) -> dict[str, InvalidToolCall]:
+    """The invalid calls an assistant message's call entries went out for, by id."""
+    found = (withheld(entry) for entry in message.get("tool_calls") or ()) if withheld is not None else ()
+    return {call_id(call): call for call in found if call is not None}
+
+
+def _turn(provider: str, message: Mapping[str, Any], position: int, withheld: Withheld | None = None) -> Turn:
     """An assistant message as the ``Turn`` it was made from: reasoning, text, then calls."""
     items: list[TurnItem] = []
     for block in message.get("thinking_blocks") or ():
@@ -100,12 +119,16 @@ def _turn(provider: str, message: Mapping[str, Any], position: int) -> Turn:
     text = _text(message.get("content"), position)
     if text:
         items.append(TextDelta(text))
-    items.extend(_call(index, entry) for index, entry in enumerate(message.get("tool_calls") or ()))
+    items.extend(_call(index, entry, withheld) for index, entry in enumerate(message.get("tool_calls") or ()))
     return Turn(provider, tuple(items))
 
 
-def _call(index: int, entry: Mapping[str, Any]) -> ToolCall | InvalidToolCall:
-    """A call of the history, parsed again: arguments that are not an object make an invalid call."""
+def _call(index: int, entry: Mapping[str, Any], withheld: Withheld | None = None) -> ToolCall | InvalidToolCall:
+    """A call of the history, parsed again: arguments that are not an object make an invalid
+    call; an entry that went out for an invalid call is that call, as received."""
+    found = withheld(entry) if withheld is not None else None
+    if found is not None:
+        return replace(found, index=index)
     function = entry.get("function") or {}
     fields = entry.get("provider_specific_fields") or function.get("provider_specific_fields") or {}
     signature = fields.get("thought_signature")

@@ -17,12 +17,16 @@ from changing any call:
 The whole ``streamkit.Turn`` (reasoning and its signatures, provider state, invalid calls with
 their issues) goes into the message's ``additional_kwargs``, so the next request carries it back
 exactly, and an invalid call is answered with streamkit's error payload, whatever ``ToolMessage``
-the framework wrote for it. LangChain runs tools only after the whole message: see the docs page.
+the framework wrote for it. ``create_agent`` ends its loop on a message without a valid call, so
+in its model node a turn whose calls were all invalid raises ``InvalidCallsError``, naming each
+call and why, unless ``AskAgainMiddleware`` is there to tell the model and ask again. LangChain
+runs tools only after the whole message: see the docs page.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
@@ -39,7 +43,7 @@ from langchain_core.messages import (
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, ensure_config
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, SecretStr
@@ -77,6 +81,11 @@ __all__ = (
 TURN_KEY = "streamkit_turn"
 #: How streamkit's errors name the framework.
 FRAMEWORK = "LangChain"
+#: The name of ``create_agent``'s model node, as LangGraph gives it to the model's run.
+AGENT_MODEL_NODE = "model"
+#: Set by ``AskAgainMiddleware`` (and ``EarlyToolsMiddleware``) around ``create_agent``'s model
+#: call: a turn of invalid calls only is told to the model there, not raised here.
+ASKS_AGAIN: ContextVar[bool] = ContextVar("streamkit_asks_again", default=False)
 
 
 class StreamkitChatModel(ClientFields, BaseChatModel):
@@ -154,7 +163,7 @@ class StreamkitChatModel(ClientFields, BaseChatModel):
     ) -> Iterator[ChatGenerationChunk]:
         prepared = self._request(messages, stop, kwargs)
         with stream(self._http().sync(), self.provider, **prepared.arguments()) as events:
-            chunks = _Chunks(self)
+            chunks = _Chunks(self, _untold())
             for event in events:
                 yield from chunks.feed(event)
         yield chunks.last()
@@ -169,7 +178,7 @@ class StreamkitChatModel(ClientFields, BaseChatModel):
         prepared = self._request(messages, stop, kwargs)
         start = STARTER.get()
         async with astream(self._http().async_(), self.provider, **prepared.arguments()) as events:
-            chunks = _Chunks(self)
+            chunks = _Chunks(self, _untold())
             async for event in events:
                 out = chunks.feed(event)  # the event read first: only a call of the one choice starts
                 if start is not None and isinstance(event, ToolCall):
@@ -200,11 +209,23 @@ class StreamkitChatModel(ClientFields, BaseChatModel):
 # -- events -> chunks ----------------------------------------------------------------------------
 
 
-class _Chunks:
-    """One response's events as ``ChatGenerationChunk``s, in a shape LangChain's merging keeps."""
+def _untold() -> bool:
+    """Whether this is ``create_agent``'s model call with no middleware to tell the model of a turn
+    of invalid calls only: its loop would end on such a turn, the model untold. LangGraph names
+    the node in the config of the run the model is called in (not on every path's run manager)."""
+    node = (ensure_config().get("metadata") or {}).get("langgraph_node")
+    return node == AGENT_MODEL_NODE and not ASKS_AGAIN.get()
 
-    def __init__(self, model: StreamkitChatModel) -> None:
+
+class _Chunks:
+    """One response's events as ``ChatGenerationChunk``s, in a shape LangChain's merging keeps.
+
+    With ``refuse`` (``_untold``), a turn whose calls were all invalid raises ``InvalidCallsError``
+    at its end: nothing else would tell the model, and the run would end without a word."""
+
+    def __init__(self, model: StreamkitChatModel, refuse: bool = False) -> None:
         self.model = model
+        self.refuse = refuse
         self.reader = Reader(model.provider, FRAMEWORK)
 
     def feed(self, event: StreamEvent) -> list[ChatGenerationChunk]:
@@ -222,6 +243,8 @@ class _Chunks:
     def last(self) -> ChatGenerationChunk:
         """The closing chunk: the turn, the stop reason and the token usage."""
         done = self.reader.read()
+        if self.refuse and done.invalid and not done.valid:
+            raise InvalidCallsError(done.invalid)
         turn = done.turn
         metadata = {"model_name": self.model.model, "stop_reason": turn.stop_reason, "finish_reason": turn.finish}
         message = AIMessageChunk(

@@ -16,11 +16,16 @@ every framework that runs on LiteLLM gets streamkit's calls:
   index, or without one, stay apart); never a fragment;
 - an invalid call (cut off by the output limit, invalid JSON, not matching its tool's schema)
   never comes out in ``tool_calls``: it is withheld, and described, with the error streamkit
-  tells a model (``error_payload``), under ``provider_specific_fields["streamkit_invalid_tool_calls"]``
-  of the message: all of them at once on one chunk's delta just before the finish, where
-  ``litellm.stream_chunk_builder`` finds them (it keeps one value per key), and on the message
-  unstreamed; a cut turn ends with ``finish_reason="length"``. ``assistant_turn``
+  tells a model (``error_payload``), under ``provider_specific_fields["streamkit_invalid_tool_calls"]``:
+  streamed, all of them at once in ``choices[0].delta.provider_specific_fields`` of the chunk
+  just before the finish, where ``litellm.stream_chunk_builder`` finds them (it keeps one value
+  per key) and puts them on its message's; unstreamed, on ``choices[0].message``'s. ``invalid_calls``
+  reads them from any of the three; a cut turn ends with ``finish_reason="length"``. ``assistant_turn``
   writes the messages that send such a turn back, each invalid call answered with its error;
+- for the OpenAI Agents SDK's ``LitellmModel`` (its ``User-Agent``), which reads nothing but
+  ``tool_calls``, an invalid call goes out among the calls instead, with arguments no JSON
+  parser reads, so that the Agents SDK answers it and asks the model again; the next request
+  sends it back as received, answered with streamkit's error (``Kept``);
 - reasoning comes as ``reasoning_content`` and LiteLLM's ``thinking_blocks`` (Anthropic's
   with their signatures); an assistant message's ``thinking_blocks`` go back to the provider as
   received, and a Gemini call's signature rides on its ``provider_specific_fields["thought_signature"]``.
@@ -66,6 +71,7 @@ from ..providers import REQUESTS
 from ..providers._request import merged, settings
 from ._chat import PROVIDERS, Request, build, read_tools
 from ._clients import DEFAULT_TIMEOUT, Clients
+from ._invalid import InvalidCallsError, unparseable
 from ._openai_messages import conversation, plain
 from ._turns import Reader, usage_of
 
@@ -88,6 +94,13 @@ _THINKING_BUDGETS = {
 _SETTLED = frozenset({"stream", "stream_options"})
 #: The first wait before a request is sent again, and the longest (seconds).
 _FIRST_WAIT, _LONGEST_WAIT = 0.5, 8.0
+#: The frameworks that take invalid calls their own way (``_Output``), by the start of the
+#: ``User-Agent`` they send each request with: the OpenAI Agents SDK's ``LitellmModel``
+#: (``Agents/Python <version>``) and DSPy (``DSPy/<version>``).
+AGENTS_SDK, DSPY = "agents", "dspy"
+_CALLERS = {"agents/python ": AGENTS_SDK, "dspy/": DSPY}
+#: How many invalid calls a handler keeps, for the Agents SDK's next requests.
+KEPT_CALLS = 256
 #: OpenAI's finish reasons for streamkit's ``ResponseEnd.finish`` (an error or an unknown end is a stop).
 _FINISHES = {"tool_calls": "tool_calls", "length": "length", "content_filter": "content_filter"}
 
@@ -107,7 +120,7 @@ class _Call:
     """One LiteLLM call, read from the arguments LiteLLM gives a ``CustomLLM``: the provider, the
     request to send, the tools to validate against, and the client and timeout to send with."""
 
-    def __init__(self, given: Mapping[str, Any]) -> None:
+    def __init__(self, given: Mapping[str, Any], kept: Kept | None = None) -> None:
         provider, _, name = given["model"].partition("/")
         if provider not in PROVIDERS or not name:
             raise UsageError(
@@ -121,7 +134,7 @@ class _Call:
         limit = params.pop("max_completion_tokens", None)
         limit = params.pop("max_tokens", None) if limit is None else limit
         extra = _translated(provider, params)
-        system, entries = conversation(provider, given["messages"])
+        system, entries = conversation(provider, given["messages"], withheld=None if kept is None else kept.call_of)
         request = build(  # without api_key and api_base, the provider's own variables (its decoder's)
             provider,
             name,
@@ -135,11 +148,52 @@ class _Call:
         )
         self.model = given["model"]
         self.provider = cast(Provider, provider)
+        #: The framework that sent the request, when it takes invalid calls its own way (``_Output``).
+        self.caller = _caller(given.get("headers"))
         self.request = Request(request.url, {**request.headers, **(given.get("headers") or {})}, request.body)
         self.tools = tools or None
         self.client = given.get("client")
         self.timeout = given.get("timeout")
         self.retries = retries
+
+
+class Kept:
+    """The invalid calls that went out among the calls (``_Output.invalid_as_calls``), by id, the
+    latest ``KEPT_CALLS``: the history the Agents SDK sends back holds such a call as it went out,
+    and its own words for it; the call goes back as received instead, answered by streamkit's
+    error for it."""
+
+    def __init__(self) -> None:
+        self._calls: dict[str, InvalidToolCall] = {}
+        self._lock = threading.Lock()
+
+    def keep(self, output: _Output) -> None:
+        if not output.invalid_as_calls:
+            return
+        with self._lock:
+            for call in output.reader.calls:
+                if isinstance(call, InvalidToolCall):
+                    self._calls[call_id(call)] = call
+            while len(self._calls) > KEPT_CALLS:
+                del self._calls[next(iter(self._calls))]
+
+    def call_of(self, entry: Mapping[str, Any]) -> InvalidToolCall | None:
+        """The kept call ``entry`` (a call of an assistant message) went out for, while it reads as it went out."""
+        with self._lock:
+            call = self._calls.get(entry.get("id") or "")
+        if call is None or _whole(call, 0)["function"] != entry.get("function"):
+            return None
+        return call
+
+
+def _caller(headers: Any) -> str | None:
+    """The framework that sent the request (``AGENTS_SDK``, ``DSPY``), by its ``User-Agent``; else ``None``."""
+    if not isinstance(headers, Mapping):
+        return None
+    agent = next((value for key, value in headers.items() if str(key).lower() == "user-agent"), None)
+    if not isinstance(agent, str):
+        return None
+    return next((name for start, name in _CALLERS.items() if agent.lower().startswith(start)), None)
 
 
 def _translated(provider: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -170,12 +224,24 @@ def _translated(provider: str, params: dict[str, Any]) -> dict[str, Any]:
 
 class _Output:
     """One response, as LiteLLM's deltas: each event the moment it comes, the end kept for last
-    with the invalid calls (``invalid``), which go together on the last chunk."""
+    with the invalid calls (``invalid``), which go together on the last chunk.
 
-    def __init__(self, provider: str) -> None:
+    For the OpenAI Agents SDK's ``LitellmModel``, which reads nothing but ``tool_calls``, an
+    invalid call goes out among the calls instead (``invalid_as_calls``), its arguments a text no
+    JSON parser reads (streamkit's message, then the raw text): the Agents SDK's own path for a
+    call it cannot parse answers it and asks the model again. For DSPy, which reads the text and
+    the calls only and has no loop to tell the model, a turn whose calls were all invalid has as
+    its text what ``InvalidCallsError`` says of them (``told``), so the error DSPy raises for a
+    turn without its output names each call and why it did not come.
+    """
+
+    def __init__(self, provider: str, caller: str | None = None) -> None:
         self.reader = Reader(provider, FRAMEWORK)
+        self.invalid_as_calls = caller == AGENTS_SDK
+        self.told_in_text = caller == DSPY
         self.end: ResponseEnd | None = None
         self.invalid: list[dict[str, Any]] = []
+        self.calls = 0  # the calls out in ``tool_calls`` so far: the next one's index
 
     def delta(self, event: StreamEvent) -> dict[str, Any] | None:
         self.reader.feed(event)
@@ -188,8 +254,9 @@ class _Output:
             return {"reasoning_content": event.text, "thinking_blocks": [block]}
         if isinstance(event, RedactedThinking):
             return {"thinking_blocks": [{"type": "redacted_thinking", "data": event.data}]}
-        if isinstance(event, ToolCall):
-            return {"tool_calls": [_whole(event, len(self.reader.valid) - 1)]}
+        if isinstance(event, ToolCall) or (isinstance(event, InvalidToolCall) and self.invalid_as_calls):
+            self.calls += 1
+            return {"tool_calls": [_whole(event, self.calls - 1)]}
         if isinstance(event, InvalidToolCall):
             described = {
                 "id": call_id(event),
@@ -204,9 +271,17 @@ class _Output:
         return None  # state LiteLLM's messages have no place for
 
     @property
+    def told(self) -> str | None:
+        """The text that tells DSPy of a turn whose calls were all invalid (``told_in_text``)."""
+        calls = self.reader.calls
+        if not self.told_in_text or not calls or self.reader.valid:
+            return None
+        return str(InvalidCallsError([call for call in calls if isinstance(call, InvalidToolCall)]))
+
+    @property
     def finish(self) -> str:
         finish = "stop" if self.end is None else _FINISHES.get(self.end.finish, "stop")
-        return "stop" if finish == "tool_calls" and not self.reader.valid else finish
+        return "stop" if finish == "tool_calls" and not self.calls else finish
 
     @property
     def usage(self) -> Usage | None:
@@ -227,6 +302,8 @@ class _Output:
             yield self._chunk(Delta(**delta))
         if isinstance(event, ResponseEnd):
             usage = self.usage
+            if self.told is not None:
+                yield self._chunk(Delta(content=self.told))
             if self.invalid:  # on a chunk of their own: LiteLLM empties the finish chunk's delta
                 yield self._chunk(Delta(provider_specific_fields={INVALID_CALLS: self.invalid}))
             if usage is not None:  # LiteLLM reads usage only from a chunk before the finish, of no choice
@@ -240,12 +317,13 @@ class _Output:
         return ModelResponseStream(choices=[choice], usage=usage)
 
 
-def _whole(call: ToolCall, index: int) -> dict[str, Any]:
+def _whole(call: ToolCall | InvalidToolCall, index: int) -> dict[str, Any]:
+    arguments = dumps(call.input) if isinstance(call, ToolCall) else unparseable(call)
     entry: dict[str, Any] = {
         "index": index,
         "id": call_id(call),
         "type": "function",
-        "function": {"name": call.name, "arguments": dumps(call.input)},
+        "function": {"name": call.name, "arguments": arguments},
     }
     signature = call.state.get("thoughtSignature")
     if signature is not None:
@@ -267,6 +345,7 @@ def _message(output: _Output, events: Sequence[StreamEvent], model_response: Mod
         calls.extend(
             {key: value for key, value in call.items() if key != "index"} for call in delta.get("tool_calls", ())
         )
+    text.append(output.told or "")
     message = Message(
         content="".join(text) or None,
         tool_calls=calls or None,
@@ -286,7 +365,7 @@ def _message(output: _Output, events: Sequence[StreamEvent], model_response: Mod
 
 def invalid_calls(message: Any) -> list[dict[str, Any]]:
     """The invalid calls withheld from a message (a LiteLLM ``Message``, its dict, or a streamed
-    chunk's ``Delta``): each ``{"id", "name", "arguments", "error"}``, in the order they ended."""
+    chunk's ``Delta``): each ``{"id", "name", "arguments", "error", "position"}``, in the order they ended."""
     fields = plain(message).get("provider_specific_fields") or {}
     return list(fields.get(INVALID_CALLS) or ())
 
@@ -389,31 +468,44 @@ class StreamkitLLM(CustomLLM):
         super().__init__()
         self._clients: dict[tuple[str, str], Clients] = {}
         self._lock = threading.Lock()
+        self._kept = Kept()
 
     def completion(self, *args: Any, **kwargs: Any) -> ModelResponse:
-        call = _Call(kwargs)
-        return _message(_Output(call.provider), list(_events(call, self._sync(call))), kwargs["model_response"])
+        call = _Call(kwargs, self._kept)
+        output = _Output(call.provider, call.caller)
+        response = _message(output, list(_events(call, self._sync(call))), kwargs["model_response"])
+        self._kept.keep(output)
+        return response
 
     async def acompletion(self, *args: Any, **kwargs: Any) -> ModelResponse:
-        call = _Call(kwargs)
+        call = _Call(kwargs, self._kept)
+        output = _Output(call.provider, call.caller)
         events = [event async for event in _aevents(call, self._async(call))]
-        return _message(_Output(call.provider), events, kwargs["model_response"])
+        response = _message(output, events, kwargs["model_response"])
+        self._kept.keep(output)
+        return response
 
     def streaming(self, *args: Any, **kwargs: Any) -> Iterator[ModelResponseStream]:
-        call = _Call(kwargs)
-        output = _Output(call.provider)
+        call = _Call(kwargs, self._kept)
+        output = _Output(call.provider, call.caller)
         with contextlib.closing(_events(call, self._sync(call))) as events:  # closed when a chunk fails, too
             for event in events:
-                yield from output.chunks(event)
+                chunks = list(output.chunks(event))
+                if isinstance(event, ResponseEnd):
+                    self._kept.keep(output)  # before the last chunks: the next request may follow them
+                yield from chunks
 
     async def astreaming(  # type: ignore[override]  # LiteLLM's own annotation says a coroutine
         self, *args: Any, **kwargs: Any
     ) -> AsyncIterator[ModelResponseStream]:
-        call = _Call(kwargs)
-        output = _Output(call.provider)
+        call = _Call(kwargs, self._kept)
+        output = _Output(call.provider, call.caller)
         async with contextlib.aclosing(_aevents(call, self._async(call))) as events:  # closed when a chunk fails
             async for event in events:
-                for chunk in output.chunks(event):
+                chunks = list(output.chunks(event))
+                if isinstance(event, ResponseEnd):
+                    self._kept.keep(output)  # before the last chunks: the next request may follow them
+                for chunk in chunks:
                     yield chunk
 
     async def aclose(self) -> None:

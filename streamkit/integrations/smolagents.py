@@ -7,11 +7,14 @@ hands smolagents each call whole. Two of smolagents' own paths would otherwise c
   two parallel calls a provider sent at one index become one call with glued arguments; here
   every call is one delta holding its whole arguments, at an index of its own;
 - a call cut off by the output limit, or with invalid JSON, would reach the tool with whatever
-  ``parse_json_if_needed`` made of it. Here a turn with an invalid call hands smolagents no call
-  at all: smolagents then asks the model's ``parse_tool_calls``, which raises
-  ``InvalidCallsError``; smolagents records it as the step's error and tells the model on the
-  next step, in streamkit's words. The valid calls of such a turn do not run either, since a
-  smolagents step has one error and its tool outputs are lost when one of its calls fails.
+  ``parse_json_if_needed`` made of it. Here an invalid call never reaches smolagents as a call.
+  A turn whose calls were all invalid hands smolagents no call: smolagents then asks the
+  model's ``parse_tool_calls``, which raises ``InvalidCallsError``; smolagents records it as the
+  step's error and tells the model on the next step, in streamkit's words. A turn with valid
+  calls beside invalid ones hands smolagents the valid ones, which run; the model keeps the
+  invalid ones by the valid calls' ids, and the next request adds what ``InvalidCallsError``
+  says of them to the observation of those calls (a smolagents step has one error, and its
+  tool outputs are lost when one of its calls fails, so they cannot go as calls).
 
 Tools run after the model's whole message (smolagents' step runs them then), so calls are held
 until the end of the stream, and text streams as it comes.
@@ -19,6 +22,7 @@ until the end of the stream, and text streams as it comes.
 
 from __future__ import annotations
 
+import ast
 import threading
 from collections.abc import Generator, Iterator, Sequence
 from typing import Any, cast
@@ -41,7 +45,7 @@ from smolagents.tools import Tool as SmolTool
 from .._client import stream
 from .._errors import UsageError
 from .._turn_types import StreamEvent, Turn
-from .._types import Provider, TextDelta
+from .._types import InvalidToolCall, Provider, TextDelta
 from ..adapters._base import call_id, dumps
 from ..providers import REQUESTS
 from ..providers._request import merged, settings
@@ -55,6 +59,8 @@ __all__ = ("InvalidCallsError", "StreamkitModel")
 
 #: How streamkit's errors name the framework.
 FRAMEWORK = "smolagents"
+#: How many turns' invalid calls a model keeps, to tell the model of them beside the results.
+KEPT_TURNS = 256
 
 
 class StreamkitModel(Model):
@@ -101,6 +107,8 @@ class StreamkitModel(Model):
         self.validate_calls = validate_calls
         self._clients = Clients(http_client, timeout=timeout)
         self._streamed = threading.local()  # the last streamed turn, for parse_tool_calls
+        self._withheld: dict[str, tuple[InvalidToolCall, ...]] = {}  # by each valid call's id of the turn
+        self._lock = threading.Lock()
 
     def generate(
         self,
@@ -115,7 +123,9 @@ class StreamkitModel(Model):
         reader = Reader(self.provider, FRAMEWORK)
         for _ in self._events(prepared, reader):
             pass
-        return _message(reader.read())
+        done = reader.read()
+        self._keep(done)
+        return _message(done)
 
     def generate_stream(
         self,
@@ -133,6 +143,7 @@ class StreamkitModel(Model):
                 yield ChatMessageStreamDelta(content=event.text)
         done = reader.read()
         self._streamed.turn = done.turn
+        self._keep(done)
         message = _message(done)
         for index, call in enumerate(message.tool_calls or ()):
             function = ChatMessageToolCallFunction(name=call.function.name, arguments=dumps(call.function.arguments))
@@ -142,19 +153,46 @@ class StreamkitModel(Model):
             yield ChatMessageStreamDelta(token_usage=message.token_usage)
 
     def parse_tool_calls(self, message: ChatMessage) -> ChatMessage:
-        """Raise ``InvalidCallsError`` for a turn whose calls were withheld; otherwise smolagents'
+        """Raise ``InvalidCallsError`` for a turn whose calls were all invalid; otherwise smolagents'
         own reading of calls written as text."""
         turn = message.raw if isinstance(message.raw, Turn) else getattr(self._streamed, "turn", None)
         self._streamed.turn = None
         done = None if turn is None else read(turn, FRAMEWORK)
-        if done is not None and done.invalid:
-            raise InvalidCallsError(done.invalid, done.valid)
+        if done is not None and done.invalid and not done.valid:
+            raise InvalidCallsError(done.invalid)
         parsed: ChatMessage = super().parse_tool_calls(message)
         return parsed
 
     def close(self) -> None:
         """Close the HTTP client the model made (one given stays open)."""
         self._clients.close()
+
+    def _keep(self, done: Read) -> None:
+        """Keep the invalid calls of a turn that also had valid ones, by the valid calls' ids."""
+        if not (done.invalid and done.valid):
+            return
+        with self._lock:
+            for call in done.valid:
+                self._withheld[call_id(call)] = done.invalid
+            while len(self._withheld) > KEPT_TURNS:
+                del self._withheld[next(iter(self._withheld))]
+
+    def _told(self, messages: Sequence[ChatMessage | dict[str, Any]]) -> list[ChatMessage | dict[str, Any]]:
+        """``messages`` with the observation of each turn that had invalid calls beside its valid
+        ones telling of them, in ``InvalidCallsError``'s words (smolagents' memory is left as it is)."""
+        out = list(messages)
+        for position, message in enumerate(out[:-1]):
+            if _role(message) != MessageRole.TOOL_CALL or _role(out[position + 1]) != MessageRole.TOOL_RESPONSE:
+                continue
+            with self._lock:
+                kept = [self._withheld.get(ident) for ident in _called(_text(message))]
+            invalid = {call_id(call): call for calls in kept if calls for call in calls}
+            if invalid:
+                told = f"{_text(out[position + 1])}\n{InvalidCallsError(list(invalid.values()))}"
+                out[position + 1] = ChatMessage(
+                    role=MessageRole.TOOL_RESPONSE, content=[{"type": "text", "text": told}]
+                )
+        return out
 
     def _events(self, prepared: Prepared, reader: Reader) -> Iterator[StreamEvent]:
         with stream(self._clients.sync(), self.provider, **prepared.arguments()) as events:
@@ -173,7 +211,7 @@ class StreamkitModel(Model):
         if response_format is not None:
             raise UsageError("response_format is not supported; pass the provider's field in extra=")
         given = get_clean_message_list(
-            list(messages), role_conversions=tool_role_conversions, flatten_messages_as_text=True
+            self._told(messages), role_conversions=tool_role_conversions, flatten_messages_as_text=True
         )
         talk = conversation(self.provider, given)
         offered = read_tools([get_tool_json_schema(tool) for tool in tools or ()])
@@ -193,16 +231,39 @@ def _add_stop(provider: str, prepared: Prepared, stop: list[str]) -> None:
         body[key] = value
 
 
+def _role(message: ChatMessage | dict[str, Any]) -> Any:
+    return message.get("role") if isinstance(message, dict) else message.role
+
+
+def _text(message: ChatMessage | dict[str, Any]) -> str:
+    """A message's text: smolagents writes its tool calls and observations as text parts."""
+    content = message.get("content") if isinstance(message, dict) else message.content
+    if isinstance(content, str) or content is None:
+        return content or ""
+    return "".join(part.get("text", "") for part in content if part.get("type") == "text")
+
+
+def _called(text: str) -> list[str]:
+    """The ids of the calls a smolagents ``Calling tools:`` message lists (``str`` of their dicts)."""
+    try:
+        listed = ast.literal_eval(text.removeprefix("Calling tools:\n"))
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return []
+    if not isinstance(listed, list):
+        return []
+    return [entry["id"] for entry in listed if isinstance(entry, dict) and isinstance(entry.get("id"), str)]
+
+
 def _message(done: Read) -> ChatMessage:
-    """The turn as smolagents' message: its text and valid calls, or no call at all when any
-    call of the turn was invalid (``parse_tool_calls`` then raises)."""
+    """The turn as smolagents' message: its text and valid calls; no call at all when every call
+    of the turn was invalid (``parse_tool_calls`` then raises)."""
     calls = [
         ChatMessageToolCall(
             function=ChatMessageToolCallFunction(name=call.name, arguments=dict(call.input)),
             id=call_id(call),
             type="function",
         )
-        for call in (() if done.invalid else done.valid)
+        for call in done.valid
     ]
     usage = done.usage
     return ChatMessage(
