@@ -146,9 +146,15 @@ def test_responses_invalid_calls_are_withheld_as_an_error_event(
     served: Proxy, upstream: LoopbackServer, case: str, message: str, code: str
 ) -> None:
     events = responses(served, upstream, case)
-    assert [e.type for e in events] == ["response.created", "response.in_progress", "error"]
-    error = events[-1]
+    assert [e.type for e in events] == ["response.created", "response.in_progress", "error", "response.failed"]
+    error, failed = events[-2:]
     assert (error.code, error.message) == (code, f"streamkit withheld an invalid tool call: {message}")
+    # numbered on from the events read (the last one read is the withheld call's), as clients that
+    # check the events' types require; then the terminal event a client stops on
+    numbers = [e.sequence_number for e in events]
+    assert numbers[:2] == [0, 1] and numbers[2] > 1 and numbers[3] == numbers[2] + 1
+    assert (failed.response.status, failed.response.id, failed.response.output) == ("failed", events[0].response.id, [])
+    assert (failed.response.error.code, failed.response.error.message) == (code, error.message)
 
 
 def test_responses_pass_route_marks_and_passes_the_invalid_call(upstream: LoopbackServer) -> None:
@@ -195,8 +201,8 @@ def test_responses_custom_calls_come_whole_beside_function_calls(served: Proxy, 
 
 def test_responses_custom_call_failing_its_grammar_is_withheld(served: Proxy, upstream: LoopbackServer) -> None:
     events = custom(served, upstream, "custom_tool_grammar_regex")
-    error = events[-1]
-    assert error.type == "error"
+    error, failed = events[-2:]
+    assert (error.type, failed.type, failed.response.error.code) == ("error", "response.failed", "grammar")
     assert (error.code, error.message) == (
         "grammar",
         "streamkit withheld an invalid tool call: at index 1 (set_date, id call_d2): grammar: "

@@ -442,6 +442,12 @@ class Session:
         framer = SSEDecoder if self._encoder.framing == "sse" else NDJSONDecoder
         self._framer = framer(max_event_bytes=self._limits.max_event_bytes)
 
+    def ending(self, kind: str, message: str, code: str) -> bytes | None:
+        """The error that ends the re-emitted stream, written after what was written (a format
+        whose events are numbered numbers it on); None before the stream's format is known."""
+        encoder = getattr(self, "_encoder", None)
+        return None if encoder is None else encoder.ending(kind, message, code)
+
     def _frames(self, frames: list[Frame]) -> bytes:
         out: list[bytes] = []
         for frame in frames:

@@ -86,6 +86,11 @@ class Encoder(ABC):
         """An error in the stream, in the provider's own shape: the stream's last event."""
         raise NotImplementedError(f"{cls.__name__} writes no error")
 
+    def ending(self, kind: str, message: str, code: str) -> bytes:
+        """The error that ends this stream after what it has written: ``error_event``, where a
+        format's events carry nothing of the stream before them."""
+        return self.error_event(kind, message, code)
+
     def write(self, frame: Frame) -> bytes:
         """``frame`` as it came (an SSE event, or an NDJSON line)."""
         return sse(frame.event, frame.data) if self.framing == "sse" else frame.data.encode() + b"\n"

@@ -79,6 +79,9 @@ class Fragments(Encoder):
     def write(self, frame: Frame) -> bytes:
         return self._base.write(frame)
 
+    def ending(self, kind: str, message: str, code: str) -> bytes:
+        return self._base.ending(kind, message, code)
+
     def frame(self, frame: Frame, calls: Sequence[Call]) -> list[bytes]:
         values, self.values = self.values, ()
         payload = loads(frame.data) if values or calls else None

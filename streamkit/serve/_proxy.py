@@ -431,7 +431,9 @@ class _Stream:
     def _end(self, outcome: str, kind: str, message: str, code: str = "upstream_error") -> bytes:
         """The format's error event that ends the stream."""
         self.exchange.log["outcome"] = outcome
-        return self.format.error_event(kind, scrub(message, self.exchange.secrets), code)
+        message = scrub(message, self.exchange.secrets)
+        ending = self.session.ending(kind, message, code)
+        return self.format.error_event(kind, message, code) if ending is None else ending
 
 
 def _span(

@@ -44,20 +44,40 @@ class OpenAIResponsesEncoder(Encoder):
         return {"error": {"message": message, "type": kind, "param": None, "code": code}}  # Chat's
 
     @classmethod
-    def error_event(cls, kind: str, message: str, code: str) -> bytes:
-        """The ``error`` event, which the SDKs hand over as ``ResponseErrorEvent``; the stream
-        ends after it, with no ``response.completed``."""
-        payload = {"type": "error", "code": code, "message": message, "param": None, "sequence_number": None}
+    def error_event(cls, kind: str, message: str, code: str, number: int = 0) -> bytes:
+        """The ``error`` event, which the SDKs hand over as ``ResponseErrorEvent``, numbered
+        ``number`` (clients that check the events' types want an integer)."""
+        payload = {"type": "error", "code": code, "message": message, "param": None, "sequence_number": number}
         return sse_json("error", payload)
+
+    def ending(self, kind: str, message: str, code: str) -> bytes:
+        """The ``error`` event and then ``response.failed``, numbered on from the last event read:
+        a client that waits for a terminal event of the response (Codex) stops there rather than
+        reading a cut stream and sending the request again."""
+        number = _number(self._last) + 1
+        response = _response_of(self._created)
+        failed = {
+            **response,
+            "status": "failed",
+            "error": {"code": code, "message": message},
+            "incomplete_details": None,
+        }
+        return self.error_event(kind, message, code, number) + _event(
+            "response.failed", {"sequence_number": number + 1, "response": failed}
+        )
 
     def __init__(self) -> None:
         self._items: dict[int, dict[str, Any]] = {}  # output_index -> the function_call item added
         self._written: dict[str, str] = {}  # call_id -> the arguments written
         self._left_out: set[Any] = set()  # the call_id (or item id) of each call left out
         self._moved: dict[int, int] = {}  # an item added after one was left out: its output_index -> the one written
+        self._last = ""  # the data of the last event read: its sequence_number
+        self._created = ""  # the data of ``response.created``: the response an ending fails
 
     def frame(self, frame: Frame, calls: Sequence[Call]) -> list[bytes]:
-        data = frame.data
+        data = self._last = frame.data
+        if frame.event == "response.created":
+            self._created = data
         if not calls and "function_call" not in data and TEXT_CALL[1] not in data:
             return [self._move(frame) if self._left_out and "output_index" in data else self.write(frame)]
         payload = loads(data)
@@ -183,3 +203,17 @@ def _is_call(item: dict[str, Any]) -> bool:
 
 def _event(kind: str, body: dict[str, Any]) -> bytes:
     return sse_json(kind, {"type": kind, **body})
+
+
+def _number(data: str) -> int:
+    """An event's ``sequence_number``, -1 where it has none (no event read yet)."""
+    payload = loads(data) if data else None
+    number = payload.get("sequence_number") if isinstance(payload, dict) else None
+    return number if isinstance(number, int) and not isinstance(number, bool) else -1
+
+
+def _response_of(created: str) -> dict[str, Any]:
+    """The response ``response.created`` announced, its output emptied; a bare one without it."""
+    payload = loads(created) if created else None
+    response = payload.get("response") if isinstance(payload, dict) else None
+    return {**response, "output": []} if isinstance(response, dict) else {"object": "response", "output": []}
