@@ -233,9 +233,21 @@ class Assembler:
                 return taken
         return self._general(data)
 
+    @property
+    def hot(self) -> HotRead | None:
+        """The hot read armed for the next read of bytes (``streamkit._hot``), or None. A
+        driver reading bytes hands each read to its ``take`` first, which is ``feed`` in one
+        stage crossing, and a read it turns down (None) to ``feed_general``."""
+        return self._hot
+
+    def feed_general(self, data: bytes) -> list[StreamEvent]:
+        """``feed`` for a read of bytes that the hot read (``hot``) already turned down: the
+        general path, with no second try of the hot read."""
+        return self._general(data)
+
     def _general(self, data: bytes) -> list[StreamEvent]:
-        """``feed`` past the hot read (``_hot``, which a driver reading bytes tries first itself):
-        the bytes the hot read held, then ``data``, through the stages."""
+        """``feed`` past the hot read: the bytes the hot read held, then ``data``, through the
+        stages."""
         held = self._cool()
         if held:
             data = held + data
@@ -441,7 +453,9 @@ class Assembler:
         self._failed(exc)
         return exc
 
-    def _fail(self, exc: StreamError) -> None:
+    def fail(self, exc: StreamError) -> None:
+        """Fail the stream with ``exc``, an error found outside the stages (a source's item that
+        no stream can carry): kept, as the stages' own are, for every later call."""
         self._deferred.fail(exc)
 
     def _failed(self, exc: StreamError | TransportError) -> None:

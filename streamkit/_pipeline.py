@@ -60,7 +60,7 @@ def _feed(assembler: Assembler, adapter: SourceAdapter, item: Any) -> list[Strea
     except UnicodeEncodeError as exc:
         shown = exc.object[exc.start : exc.end]
         error = FramingError(f"the source's text holds {shown!r}, a lone surrogate that no UTF-8 stream can carry")
-        assembler._fail(error)
+        assembler.fail(error)
         raise error from None
     if type(value) is bytes:
         return assembler.feed(value)
@@ -218,14 +218,14 @@ def _read(assembler: Assembler, adapter: SourceAdapter, item: Any, hot: HotRead 
     """What one item completes through the general path; a read the hot read ``hot`` turned
     down (already counted) goes past it, not through it again."""
     if hot is not None and type(item) is bytes:
-        return assembler._general(item)
+        return assembler.feed_general(item)
     return _feed(assembler, adapter, item)
 
 
 def _hot(assembler: Assembler, adapter: SourceAdapter) -> HotRead | None:
     """The assembler's hot read, for the driver to hand each read of a bytes source to first:
     what ``Assembler.feed`` would do, less two frames. Any other source's items are adapted."""
-    return assembler._hot if adapter.kind == "bytes" else None
+    return assembler.hot if adapter.kind == "bytes" else None
 
 
 def iter_tool_calls(
