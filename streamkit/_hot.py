@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from ._accumulator import Accumulator, _Slot
+from ._accumulator import Accumulator, PlainCall
 from ._sse import SSEDecoder
 from ._types import TextDelta
 from .providers._base import Decoder, Template
@@ -50,7 +50,6 @@ class HotRead:
         "head",
         "held",
         "index",
-        "limit",
         "match",
         "reads",
         "size",
@@ -59,7 +58,7 @@ class HotRead:
         "template",
     )
 
-    def __init__(self, framer: SSEDecoder, template: Template, accumulator: Accumulator, slot: _Slot | None) -> None:
+    def __init__(self, framer: SSEDecoder, template: Template, slot: PlainCall | None) -> None:
         self.framer = framer
         self.template = template
         self.choice, self.index = template.choice, template.index  # a text's place
@@ -68,7 +67,6 @@ class HotRead:
         self.start = len(self.head) - 1  # the token's opening quote
         self.match = template.match
         self.slot = slot
-        self.limit = accumulator.max_argument_bytes
         self.event_limit = template.most  # a longer event is the general path's, read within its bound
         self.reads = 0
         self.size = 0
@@ -106,11 +104,10 @@ class HotRead:
         slot = self.slot
         if slot is None:
             out: list[StreamEvent] = [text_delta(text, self.choice, self.index)]
-        elif slot.size + len(text) > self.limit:
-            return None  # the general path raises, naming the call
-        else:
-            slot.add(text, self.limit)
+        elif slot.add(text):
             out = []
+        else:
+            return None  # past max_argument_bytes: the general path raises, naming the call
         self.reads += 1
         self.size += len(data)
         self.held = tail
@@ -127,11 +124,10 @@ class HotRead:
         slot = self.slot
         if slot is None:
             out: list[StreamEvent] = [text_delta(text, self.choice, self.index) for text in texts]
-        elif slot.size + sum(map(len, texts)) > self.limit:
-            return None  # the general path raises, naming the call
-        else:
-            slot.extend(texts, self.limit)
+        elif slot.extend(texts):
             out = []
+        else:
+            return None  # past max_argument_bytes: the general path raises, naming the call
         self.reads += len(texts)
         self.size += len(data)
         self.held = tail
@@ -188,12 +184,12 @@ def arm(framer: object, decoder: Decoder, accumulator: Accumulator) -> HotRead |
             return None
     else:
         assert template.index is not None  # a call's fragment always has its index
-        slot = accumulator.plain_text(template.index, template.choice)
+        slot = accumulator.plain_call(template.index, template.choice)
         if slot is None:
             return None
     held = framer.release()
     if held is None:
         return None
-    hot = HotRead(framer, template, accumulator, slot)
+    hot = HotRead(framer, template, slot)
     hot.held = held
     return hot
