@@ -31,7 +31,7 @@ from ._errors import (
 )
 from ._events import TURN_EVENTS, Event, Frame, Payloads, RawCall, RawPreview, ResponseEnded, TextReceived
 from ._framing import Deferred, Framer
-from ._hot import HotRead, arm, text_delta
+from ._hot import HotRead, TemplateReader, arm, text_delta
 from ._limits import DEFAULT_LIMITS, Limits, TurnBudget
 from ._normalize import normalize, stops_mid_json
 from ._sse import SSEDecoder
@@ -175,6 +175,7 @@ class Assembler:
         self._toolset = None if tools is None else _toolset(tools)
         self._decoder = _make_decoder(provider, early_close=early_close)
         self._decoder.limits = limits
+        self._reader = TemplateReader(self._decoder)  # the decoder, with the stream's template
         self.provider = self._decoder.slug
         self._watch = _observe.watch(self.provider)  # None unless telemetry is on
         self.decoder_class = type(self._decoder)
@@ -257,8 +258,8 @@ class Assembler:
 
     def _read_bytes(self, data: bytes, out: list[StreamEvent]) -> None:
         self._staged(data, out)
-        if self._decoder.template is not None and not self._accumulator.finished:  # the next read may be hot
-            self._hot = arm(self._framer, self._decoder, self._accumulator)
+        if self._reader.template is not None and not self._accumulator.finished:  # the next read may be hot
+            self._hot = arm(self._framer, self._reader, self._accumulator)
 
     def _staged(self, data: bytes, out: list[StreamEvent]) -> None:
         """Read ``data`` through the stages, arming no hot read after it."""
@@ -268,7 +269,7 @@ class Assembler:
         if one is None:
             self._frames(self._read(data), out)
         else:  # one payload: a decoder error leaves no events before it to pass on
-            events = self._decoder.read_event(*one)
+            events = self._reader.read_event(*one)
             if events:
                 self._events(events, out)
 
@@ -295,7 +296,7 @@ class Assembler:
             raise self._after_flush("feed_payload")
         if not self._received:
             self._first_input()
-        return self._guard(lambda out: self._events(self._decoder.read_payload(payload, event), out))
+        return self._guard(lambda out: self._events(self._reader.read_payload(payload, event), out))
 
     def flush(self) -> list[StreamEvent]:
         """End of input: raises ``IncompleteStreamError`` if the end-of-stream marker is missing.
@@ -360,7 +361,7 @@ class Assembler:
         # what is delivered, and which error is raised, is what one event at a time would give.
         events: list[Event] = []
         try:
-            self._decoder.read(items, events)
+            self._reader.read(items, events)
         except Exception:
             self._events(events, out)
             raise

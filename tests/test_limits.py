@@ -24,7 +24,7 @@ from streamkit import (
     ToolCall,
     UsageError,
 )
-from streamkit._assembler import _FRAMERS, Assembler
+from streamkit._assembler import _FRAMERS
 from streamkit._events import Frame
 from streamkit._limits import (
     DEFAULT_LIMITS,

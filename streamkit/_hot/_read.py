@@ -1,4 +1,4 @@
-"""The hot read: one stage crossing for a read that only continues what the stages proved.
+"""``HotRead``: one stage crossing for a read that only continues what the stages proved.
 
 A token-streaming server flushes each SSE event as it is made, so most reads are one event, and
 most events are one more fragment of the call already open, or one more piece of text. After a
@@ -26,13 +26,14 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from ._accumulator import Accumulator, PlainCall
-from ._sse import SSEDecoder
-from ._types import TextDelta
-from .providers._base import Decoder, Template
+from .._accumulator import Accumulator, PlainCall
+from .._sse import SSEDecoder
+from .._types import TextDelta
+from ._template import Template
 
 if TYPE_CHECKING:
-    from ._turn_types import StreamEvent
+    from .._turn_types import StreamEvent
+    from ._learn import TemplateReader
 
 __all__ = ("HotRead", "arm", "text_delta")
 
@@ -170,12 +171,13 @@ def text_delta(text: str, choice: int, index: int | None) -> TextDelta:
     return delta
 
 
-def arm(framer: object, decoder: Decoder, accumulator: Accumulator) -> HotRead | None:
-    """A hot read, when the three stages have each proved their part; else None. The framer
-    hands over what it holds last, once the other two agreed."""
+def arm(framer: object, reader: TemplateReader, accumulator: Accumulator) -> HotRead | None:
+    """A hot read, when the three stages have each proved their part (the decoder's through
+    ``reader``, its template); else None. The framer hands over what it holds last, once the
+    other two agreed."""
     if type(framer) is not SSEDecoder:
         return None
-    template = decoder.template
+    template = reader.template
     if template is None:
         return None
     slot = None
