@@ -114,7 +114,9 @@ def iter_events(
     return _events_of(source, _assembler(provider, options))
 
 
-def _events_of(source: Iterable[Any], assembler: Assembler) -> Iterator[StreamEvent]:
+def _events_of(source: Iterable[Any], assembler: Assembler, *, calls: bool = False) -> Iterator[StreamEvent]:
+    """The events of ``source``; with ``calls``, only the calls: the text the hot read gives
+    is dropped where it is read, not handed through a second generator to be filtered out."""
     adapter = SourceAdapter(assembler.provider, assembler.framing)
     items = iter(source)
     hot: HotRead | None = None
@@ -130,9 +132,13 @@ def _events_of(source: Iterable[Any], assembler: Assembler) -> Iterator[StreamEv
                 adapter.count += 1
                 taken = hot.take(item)
                 if taken is not None:
-                    yield from taken
+                    if not calls:  # text deltas: the hot read delivers no call
+                        yield from taken
                     continue
-            yield from _read(assembler, adapter, item, hot)
+            if calls:
+                yield from _calls(_read(assembler, adapter, item, hot))
+            else:
+                yield from _read(assembler, adapter, item, hot)
             if assembler.error is not None:
                 raise assembler.error
             if assembler.finished:
@@ -140,7 +146,7 @@ def _events_of(source: Iterable[Any], assembler: Assembler) -> Iterator[StreamEv
                     _drain(items)
                 break
             hot = _hot(assembler, adapter)
-        yield from assembler.flush()
+        yield from _calls(assembler.flush()) if calls else assembler.flush()
         if assembler.error is not None:
             raise assembler.error
     finally:
@@ -233,13 +239,12 @@ def iter_tool_calls(
 ) -> Iterator[Call]:
     """Yield each call, valid or not, the moment its end marker arrives."""
     check_source(source, "iter_tool_calls")
-    return _calls_of(iter_events(source, provider, **options))
+    return cast(Iterator[Call], _events_of(source, _assembler(provider, options), calls=True))
 
 
-def _calls_of(events: Iterator[StreamEvent]) -> Iterator[Call]:
-    for item in events:
-        if isinstance(item, Call):
-            yield item
+def _calls(events: list[StreamEvent]) -> list[StreamEvent]:
+    """The calls among ``events``."""
+    return [item for item in events if isinstance(item, Call)]
 
 
 def aiter_tool_calls(
