@@ -208,6 +208,7 @@ class Assembler:
         self._called = False  # a call was delivered: a normal stop then finishes as tool_calls
         self._received = False  # any input at all: an empty body gets its own message
         self._hot: HotRead | None = None  # armed after a general read that proved its parts
+        self._text = True  # text deltas are made: a reader of the calls alone wants none
         self._flushed = False  # flush() was called: the input ended, and feeding more is misuse
 
     @property
@@ -234,6 +235,13 @@ class Assembler:
                 return taken
         return self._general(data)
 
+    def calls_only(self) -> None:
+        """From now on, make no ``TextDelta``: the reader keeps only the calls and the end
+        (``iter_tool_calls``), and a turn's text is most of its events. Its text is still read,
+        and checked, as ever."""
+        self._text = False
+        self._hot = None  # armed again, for the calls alone, by the next general read
+
     @property
     def hot(self) -> HotRead | None:
         """The hot read armed for the next read of bytes (``streamkit._hot``), or None. A
@@ -259,7 +267,7 @@ class Assembler:
     def _read_bytes(self, data: bytes, out: list[StreamEvent]) -> None:
         self._staged(data, out)
         if self._reader.template is not None and not self._accumulator.finished:  # the next read may be hot
-            self._hot = arm(self._framer, self._reader, self._accumulator)
+            self._hot = arm(self._framer, self._reader, self._accumulator, text=self._text)
 
     def _staged(self, data: bytes, out: list[StreamEvent]) -> None:
         """Read ``data`` through the stages, arming no hot read after it."""
@@ -429,7 +437,7 @@ class Assembler:
                 self._watch.call(call)
             return call
         if type(item) is TextReceived:
-            return text_delta(item.text, item.choice, item.index)
+            return text_delta(item.text, item.choice, item.index) if self._text else None
         stop, usage = self._accumulator.stop_reason, self._accumulator.usage
         finish = finish_of(self._decoder.finish_reasons, stop, self._called)
         tokens, anomalies = tokens_of(self._decoder.tokens, usage), tuple(self._accumulator.anomalies)

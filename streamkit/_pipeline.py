@@ -115,8 +115,10 @@ def iter_events(
 
 
 def _events_of(source: Iterable[Any], assembler: Assembler, *, calls: bool = False) -> Iterator[StreamEvent]:
-    """The events of ``source``; with ``calls``, only the calls: the text the hot read gives
-    is dropped where it is read, not handed through a second generator to be filtered out."""
+    """The events of ``source``; with ``calls``, only the calls: the stream's text is made into
+    no ``TextDelta`` (``Assembler.calls_only``), and nothing but calls is handed on."""
+    if calls:
+        assembler.calls_only()
     adapter = SourceAdapter(assembler.provider, assembler.framing)
     items = iter(source)
     hot: HotRead | None = None
@@ -167,6 +169,8 @@ async def _aevents_of(
     """The events of ``source``; with ``calls``, only the calls: one generator per stream,
     reading an async source directly, so a read crosses no other generator, and a read of bytes
     the hot read takes no other frame."""
+    if calls:
+        assembler.calls_only()
     adapter = SourceAdapter(assembler.provider, assembler.framing)
     hot: HotRead | None = None
     try:

@@ -57,9 +57,10 @@ class HotRead:
         "slot",
         "start",
         "template",
+        "text",
     )
 
-    def __init__(self, framer: SSEDecoder, template: Template, slot: PlainCall | None) -> None:
+    def __init__(self, framer: SSEDecoder, template: Template, slot: PlainCall | None, *, text: bool = True) -> None:
         self.framer = framer
         self.template = template
         self.choice, self.index = template.choice, template.index  # a text's place
@@ -68,6 +69,7 @@ class HotRead:
         self.start = len(self.head) - 1  # the token's opening quote
         self.match = template.match
         self.slot = slot
+        self.text = text  # whether a piece of text is handed on as a TextDelta, or only read
         self.event_limit = template.most  # a longer event is the general path's, read within its bound
         self.reads = 0
         self.size = 0
@@ -104,7 +106,7 @@ class HotRead:
             return None
         slot = self.slot
         if slot is None:
-            out: list[StreamEvent] = [text_delta(text, self.choice, self.index)]
+            out: list[StreamEvent] = [text_delta(text, self.choice, self.index)] if self.text else []
         elif slot.add(text):
             out = []
         else:
@@ -124,7 +126,7 @@ class HotRead:
             return None
         slot = self.slot
         if slot is None:
-            out: list[StreamEvent] = [text_delta(text, self.choice, self.index) for text in texts]
+            out: list[StreamEvent] = [text_delta(text, self.choice, self.index) for text in texts] if self.text else []
         elif slot.extend(texts):
             out = []
         else:
@@ -171,7 +173,7 @@ def text_delta(text: str, choice: int, index: int | None) -> TextDelta:
     return delta
 
 
-def arm(framer: object, reader: TemplateReader, accumulator: Accumulator) -> HotRead | None:
+def arm(framer: object, reader: TemplateReader, accumulator: Accumulator, *, text: bool = True) -> HotRead | None:
     """A hot read, when the three stages have each proved their part (the decoder's through
     ``reader``, its template); else None. The framer hands over what it holds last, once the
     other two agreed."""
@@ -192,6 +194,6 @@ def arm(framer: object, reader: TemplateReader, accumulator: Accumulator) -> Hot
     held = framer.release()
     if held is None:
         return None
-    hot = HotRead(framer, template, slot)
+    hot = HotRead(framer, template, slot, text=text)
     hot.held = held
     return hot
