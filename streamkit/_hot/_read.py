@@ -9,13 +9,15 @@ one piece of that choice's text, and changes none of its state), the accumulator
 takes fragments plainly (it is in ``TEXT``, with no fragments or previews to hand out) or that
 it passes the choice's text through. With all three, a read that is exactly one such event (the
 SSE header and the template's prefix, one JSON string token, the template's suffix, the blank
-line) is read here: one ``startswith``, one ``fullmatch``, one strict ``orjson.loads``, then one
-append to the call's text or one ``TextDelta``. Anything else (two events, a partial one,
+line, each as the framer writes them: ``SSEDecoder.event_head``, ``EVENT_END``) is read here:
+one ``startswith``, one ``fullmatch``, one strict ``orjson.loads``, then one append to the
+call's text or one ``TextDelta``. Anything else (two events, a partial one,
 another shape, a token that does not parse, a fragment that would pass ``max_argument_bytes``)
 gives None with nothing changed, and the general path reads it. A read that ends inside an
 event (reads of a fixed size) leaves that event's start ``held`` here, to be read with the next
 read; when the hot read is dropped, the held bytes go to the general path ahead of the next read,
-as one read of both would (no event completes in them: they hold no blank line and no CR). The
+as one read of both would (no event completes in them: they hold no ``EVENT_END``, and nothing
+the framer would not hold, ``SSEDecoder.may_hold``). The
 bookkeeping the stages would have done (the framer's byte offset, the template's hit count) is
 settled then too.
 """
@@ -27,7 +29,7 @@ from typing import TYPE_CHECKING
 import orjson
 
 from .._accumulator import Accumulator, PlainCall
-from .._sse import SSEDecoder
+from .._sse import EVENT_END, SSEDecoder
 from .._types import TextDelta
 from ._template import Template
 
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = ("HotRead", "arm", "text_delta")
 
 _loads = orjson.loads
+_END, _ENDS = EVENT_END, len(EVENT_END)
 _BAD = orjson.JSONDecodeError
 
 
@@ -52,6 +55,7 @@ class HotRead:
         "held",
         "index",
         "match",
+        "may_hold",
         "reads",
         "size",
         "slot",
@@ -64,8 +68,8 @@ class HotRead:
         self.framer = framer
         self.template = template
         self.choice, self.index = template.choice, template.index  # a text's place
-        header = b"data: " if template.event is None else b"event: " + template.event.encode() + b"\ndata: "
-        self.head = header + template.prefix
+        self.head = framer.event_head(template.event) + template.prefix
+        self.may_hold = framer.may_hold
         self.start = len(self.head) - 1  # the token's opening quote
         self.match = template.match
         self.slot = slot
@@ -82,14 +86,14 @@ class HotRead:
         held = self.held
         if held:
             data = held + data
-        if data.endswith(b"\n\n"):
+        if data.endswith(_END):
             tail = b""
         else:
-            end = data.rfind(b"\n\n") + 2
-            tail = data[end:] if end >= 2 else data
-            if len(tail) > self.event_limit or b"\r" in tail:
+            end = data.rfind(_END) + _ENDS
+            tail = data[end:] if end >= _ENDS else data
+            if len(tail) > self.event_limit or not self.may_hold(tail):
                 return None
-            if end < 2:  # still inside the event: held whole, once (held twice, the framer's
+            if end < _ENDS:  # still inside the event: held whole, once (held twice, the framer's
                 if held:  # growing buffer is the way that stays linear)
                     return None
                 self.held = tail
@@ -97,7 +101,7 @@ class HotRead:
             data = data[:end]
         if not data.startswith(self.head) or len(data) > self.event_limit:
             return None
-        found = self.match(data, self.start, len(data) - 2)
+        found = self.match(data, self.start, len(data) - _ENDS)
         if found is None:
             return self._take_several(data, tail)
         try:
@@ -143,7 +147,7 @@ class HotRead:
         the events the framer would find."""
         head, match, start = self.head, self.match, self.start
         tokens: list[bytes] = []
-        for piece in data[:-2].split(b"\n\n"):
+        for piece in data[:-_ENDS].split(_END):
             found = match(piece, start) if piece.startswith(head) else None
             if found is None:
                 return []
