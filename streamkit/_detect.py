@@ -30,14 +30,16 @@ _MAX_EVENTS = 8
 _CANDIDATES = sorted(DECODERS.values(), key=lambda cls: cls.models is None)
 #: The data of the events that end a stream: every provider that sends one may.
 _DONE = frozenset(cls.done for cls in DECODERS.values() if cls.done is not None)
+#: The provider of each framing but SSE: one provider frames its stream so, which its bytes tell.
+_FRAMED = {cls.framing: cls.slug for cls in DECODERS.values() if cls.framing != "sse"}
 
 
 def detect_provider(data: bytes) -> str | None:
     """The slug of the provider whose events begin ``data``, or ``None`` when they do not tell."""
     if _is_eventstream(data):
-        return "bedrock"
-    if _is_ollama(data):
-        return "ollama"
+        return _FRAMED["eventstream"]
+    if _is_ndjson(data):
+        return _FRAMED["ndjson"]
     decoder = SSEDecoder()
     try:
         frames = decoder.feed(data[:HEAD_BYTES])
@@ -68,8 +70,9 @@ def _is_eventstream(data: bytes) -> bool:
     return True
 
 
-def _is_ollama(data: bytes) -> bool:
-    """Ollama's ``/api/chat`` writes one JSON object per line, each with its model and ``done``."""
+def _is_ndjson(data: bytes) -> bool:
+    """The NDJSON provider (Ollama's ``/api/chat``) writes one JSON object per line, each with its
+    model and ``done``."""
     first = data[:HEAD_BYTES].lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0]
     if not first.startswith(b"{"):
         return False

@@ -3,13 +3,14 @@
 Each provider names its stop reasons and counts its tokens its own way; ``ResponseEnd`` keeps
 those as received (``stop_reason``, ``usage``) and adds the same facts in a shared form:
 
-- ``finish``: one of ``FINISHES``, from the decoder's ``finish_reasons``. A normal stop with at least one call
-  delivered is ``tool_calls`` (Gemini, the Responses API and Ollama say only that they stopped),
-  and a reason not in the table, or none, is ``other``: nothing is guessed from its spelling.
+- ``finish``: one of ``FINISHES``, from the provider's ``finish_reasons`` (its facts). A normal
+  stop with at least one call delivered is ``tool_calls`` (Gemini, the Responses API and Ollama
+  say only that they stopped), and a reason not in the table, or none, is ``other``: nothing is
+  guessed from its spelling.
 - ``TokenUsage``: input tokens counted whole (cached or not, written to the cache or not),
   output tokens counted whole (reasoning included), and the cached and reasoning parts of
   them, where the provider gives them. Each decoder's ``tokens`` reads its provider's usage
-  object (a provider fact, declared in ``providers/<slug>.py``); a usage object holding none
+  object (a provider fact, declared in ``providers/<slug>/decode.py``); a usage object holding none
   of the counts it knows is no ``TokenUsage`` at all.
 
 Docs: https://platform.openai.com/docs/api-reference/chat/object,

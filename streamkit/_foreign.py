@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json as jsonlib
 from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
 from ._assembler import Assembler
@@ -24,7 +25,7 @@ from ._errors import (
     TransportError,
 )
 from ._status import status_error
-from .providers import Decoder, error_details
+from .providers import FACTS, Decoder, error_details
 
 __all__ = ("translated",)
 
@@ -57,13 +58,17 @@ _TRANSPORT_MODULES = frozenset({"httpx", "httpcore", "h11", "h2", "anyio", "aioh
 _TRANSPORT_NAMES = frozenset({"APIConnectionError", "APITimeoutError"})  # openai's and anthropic's
 
 
-#: The packages of the SDKs whose exceptions report the provider's error (an error event in a
-#: 200 stream, or a status that is not 2xx). Any other exception a source raises that is no
-#: failure to read is the caller's own (a ``KeyError`` in its generator): it passes through.
-_SDK_PACKAGES = frozenset(
-    {"openai", "anthropic", "google", "mistralai", "cohere", "ollama", "groq", "litellm", "botocore", "aiobotocore"}
-    | {"httpx_sse", "pydantic_core"}  # an SSE reader refusing the body; an SDK refusing an event's shape
-)
+@cache
+def _sdk_packages() -> frozenset[str]:
+    """The packages of the SDKs whose exceptions report the provider's error (an error event in
+    a 200 stream, or a status that is not 2xx): every provider's (its facts'), and those of the
+    gateways in front of them. Any other exception a source raises that is no failure to read
+    is the caller's own (a ``KeyError`` in its generator): it passes through."""
+    return frozenset(
+        {package for facts in FACTS.values() for package in facts.sdk_packages}
+        | {"groq", "litellm"}  # the gateways'
+        | {"httpx_sse", "pydantic_core"}  # an SSE reader refusing the body; an SDK refusing an event's shape
+    )
 
 
 def _reports(exc: Exception) -> bool:
@@ -71,7 +76,7 @@ def _reports(exc: Exception) -> bool:
     SDK's, by its package or by the error body or status it carries."""
     return (
         _is_transport(exc)
-        or _comes_from(exc, _SDK_PACKAGES)
+        or _comes_from(exc, _sdk_packages())
         or any(getattr(exc, name, None) is not None for name in ("body", "status_code", "details"))
     )
 

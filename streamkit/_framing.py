@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
-from typing import TypeVar
+from typing import ClassVar, TypeVar
 
 from ._errors import StreamError
 from ._events import Frame, Payloads
@@ -77,6 +77,10 @@ class Flushed(list[Frame]):
 
 class Framer(ABC):
     """Base of the framers (bytes -> ``Frame``s), holding the deferred-error rule once."""
+
+    #: The content type a stream in this framing is served with, for the framings a stream is
+    #: written back in (SSE, NDJSON).
+    content_type: ClassVar[str]
 
     def __init__(self) -> None:
         self._deferred = Deferred()

@@ -37,7 +37,8 @@ from ._errors import StreamError, TransportError, UsageError
 from ._limits import DEFAULT_LIMITS, Limits
 from ._turn_types import StreamEvent
 from ._types import Call
-from .providers import DECODERS, Decoder, decoder_for
+from .providers import DECODERS, FACTS, decoder_for
+from .providers._facts import Facts
 
 __all__ = ("AUTH", "COMMANDS", "Progress", "add_commands", "read_bytes", "run", "say")
 
@@ -46,28 +47,27 @@ EXIT_OK, EXIT_STREAM_ERROR, EXIT_USAGE = 0, 1, 2
 
 
 class Auth:
-    """Where a provider's API key comes from and the header that carries it: both its decoder's."""
+    """Where a provider's API key comes from and the header that carries it: both its facts'."""
 
-    def __init__(self, decoder: type[Decoder]) -> None:
-        assert decoder.auth_header is not None, decoder.slug  # a provider that takes a key
-        self.variables = decoder.key_variables
-        self.header = decoder.auth_header
-        self.template = decoder.auth_value
-        self.extra = decoder.request_headers
-        self.key_from = decoder.key_from
+    def __init__(self, facts: Facts) -> None:
+        assert facts.auth_header is not None, facts.slug  # a provider that takes a key
+        self.variables = facts.key_variables
+        self.header = facts.auth_header
+        self.template = facts.auth_value
+        self.extra = facts.request_headers
+        self.key_from = facts.key_from
 
 
 #: The providers that take a key. Ollama runs locally without one; Bedrock needs AWS SigV4
 #: signing, which is boto3's job.
-AUTH: Mapping[str, Auth] = {slug: Auth(cls) for slug, cls in DECODERS.items() if cls.auth_header is not None}
-_UNSIGNED = frozenset({"bedrock"})
+AUTH: Mapping[str, Auth] = {slug: Auth(facts) for slug, facts in FACTS.items() if facts.auth_header is not None}
 
 DEFAULT_TIMEOUT = 600.0  # seconds between two reads: a model may think for minutes
 
 
 def add_commands(commands: Any) -> list[argparse.ArgumentParser]:
     """Add ``live`` and ``record`` to the command line's subparsers; return their parsers."""
-    providers = ", ".join(slug for slug in sorted(DECODERS) if slug not in _UNSIGNED)
+    providers = ", ".join(slug for slug in sorted(DECODERS) if not FACTS[slug].signed)
     parsers = []
     for name, text in (
         ("live", "send a request and print its calls as they complete"),
@@ -109,7 +109,7 @@ def _keys_epilog() -> str:
     lines = ["API keys, read from the environment (--header NAME: VALUE overrides):"]
     for slug in sorted(DECODERS):
         auth = AUTH.get(slug)
-        if slug in _UNSIGNED:
+        if FACTS[slug].signed:
             lines.append(f"  {slug}: needs AWS SigV4 signing; record it through boto3 instead")
         elif auth is None:
             lines.append(f"  {slug}: no key")
@@ -138,7 +138,7 @@ def _seconds(text: str) -> float:
 
 
 def _headers(provider: str, extra: list[str], environ: Mapping[str, str]) -> dict[str, str]:
-    if provider in _UNSIGNED:
+    if FACTS[provider].signed:
         raise UsageError(f"{provider} requests need AWS SigV4 signing: record the stream with boto3 instead")
     headers: dict[str, str] = {}
     for number, item in enumerate(extra, 1):

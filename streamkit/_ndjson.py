@@ -40,6 +40,8 @@ class NDJSONDecoder(Framer):
             naming ``max_event_bytes``, raised as soon as the buffered part of the line passes it.
     """
 
+    content_type = "application/x-ndjson"
+
     def __init__(self, *, max_event_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
         super().__init__()
         self._max = max_event_bytes

@@ -23,7 +23,7 @@ from functools import cache
 from typing import Any, TypeVar
 
 from ._errors import StreamkitError
-from .providers import DECODERS
+from .providers import FACTS
 
 __all__ = (
     "EXCERPT_CHARS",
@@ -55,10 +55,10 @@ _WORD = re.compile(r"[A-Za-z0-9_-]+")
 @cache
 def _secret_headers() -> frozenset[str]:
     """Every provider's auth header, and those that carry credentials whatever the provider
-    (read on first use: it loads every decoder)."""
+    (read on first use: it loads every provider's facts, no decoder)."""
     return frozenset(
         {"authorization", "proxy-authorization", "api-key", "cookie"}
-        | {cls.auth_header.lower() for cls in DECODERS.values() if cls.auth_header is not None}
+        | {facts.auth_header.lower() for facts in FACTS.values() if facts.auth_header is not None}
     )
 
 

@@ -53,6 +53,8 @@ _SPLIT_AT = 64 * 1024
 class SSEDecoder(Framer):
     """Feed bytes, get complete ``Frame``s; ``flush`` at the end of input."""
 
+    content_type = "text/event-stream"
+
     def __init__(self, *, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> None:
         super().__init__()
         self._max_event_bytes = max_event_bytes

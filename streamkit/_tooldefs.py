@@ -5,7 +5,8 @@ JSON: it is read as (name, ``TextFormat``), its grammar kept for the validator t
 
 Eight formats (OpenAI Chat and Responses, Anthropic, Gemini, Cohere, Mistral, Ollama, Bedrock),
 mixed freely, a plain mapping of name to JSON Schema, or pydantic model classes. Gemini's
-OpenAPI-style ``Schema`` is turned into JSON Schema. A definition in no known format, a missing
+OpenAPI-style ``Schema`` is turned into JSON Schema, and its built-in tools (``googleSearch``,
+``codeExecution``…) offer no function. A definition in no known format, a missing
 name or a schema nested too deep is a ``UsageError`` naming where it was. pydantic is never
 imported: a model class is recognised by its ``model_json_schema`` method. Compiling and
 checking the schemas is the validator's job (``_validate``).
@@ -40,6 +41,26 @@ _SYNTAXES = ("lark", "regex")
 
 # A tool with no parameters: any provider lets the model call it with an empty object.
 _NO_PARAMETERS: JSONObject = {"type": "object", "properties": {}}
+
+# Gemini's built-in tools, which the model does not call by name (no ``functionCall`` part): a
+# tool object holding only these offers no function. Computer use is not among them: the model
+# calls its actions by name, which streamkit cannot know.
+_GEMINI_BUILTINS = frozenset(
+    spelling
+    for camel, snake in (
+        ("googleSearch", "google_search"),
+        ("googleSearchRetrieval", "google_search_retrieval"),
+        ("retrieval", "retrieval"),
+        ("codeExecution", "code_execution"),
+        ("urlContext", "url_context"),
+        ("fileSearch", "file_search"),
+        ("googleMaps", "google_maps"),
+        ("enterpriseWebSearch", "enterprise_web_search"),
+        ("parallelAiSearch", "parallel_ai_search"),
+        ("exaAiSearch", "exa_ai_search"),
+    )
+    for spelling in (camel, snake)
+)
 
 # Keys of a single tool definition (or of a Gemini tool object): a mapping with one of them and
 # a value that is no schema was meant as a list of one.
@@ -85,6 +106,8 @@ def one_definition(where: str, tool: Any) -> Iterable[tuple[str, str, Definition
             raise UsageError(f"{where}.{key} must be a list")
         for position, declaration in enumerate(declarations):
             yield _gemini_declaration(f"{where}.{key}[{position}]", declaration)
+        return
+    if tool and _GEMINI_BUILTINS.issuperset(tool):  # Gemini: {"googleSearch": {}}, no function in it
         return
     if "toolSpec" in tool:  # Bedrock Converse: {"toolSpec": {"name", "inputSchema": {"json": {...}}}}
         spec = tool["toolSpec"]

@@ -38,6 +38,7 @@ except ModuleNotFoundError as exc:  # the one hint a user needs, not a bare impo
 from . import _observe, _redact
 from ._errors import StreamkitError
 from ._types import Call, CallTimes, CustomToolCall, InvalidToolCall, ResponseEnd, ToolCall, ToolResult
+from .providers import FACTS
 
 __all__ = (
     "CALL_EVENT",
@@ -50,18 +51,9 @@ __all__ = (
     "enabled",
 )
 
-#: ``gen_ai.provider.name`` for each provider slug: the conventions' well-known values, and the
-#: slug itself for a provider they do not list (Ollama).
-PROVIDER_NAMES = {
-    "openai_chat": "openai",
-    "openai_responses": "openai",
-    "anthropic": "anthropic",
-    "gemini": "gcp.gemini",
-    "cohere": "cohere",
-    "mistral": "mistral_ai",
-    "ollama": "ollama",
-    "bedrock": "aws.bedrock",
-}
+#: ``gen_ai.provider.name`` for each provider slug, from its facts: the conventions' well-known
+#: values, and the slug itself for a provider they do not list (Ollama).
+PROVIDER_NAMES = {slug: facts.telemetry_name for slug, facts in FACTS.items()}
 
 #: The span event each call adds to its stream's span, at its end marker.
 CALL_EVENT = "streamkit.tool_call"

@@ -8,14 +8,17 @@ thinking block and its signature byte for byte.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, get_args
 
 import httpx
 import pytest
 
 import streamkit
 from streamkit import CallRef, InvalidToolCall, TextDelta, Thinking, ToolCall, Turn, UsageError
+from streamkit._types import Requested
 from streamkit.integrations._chat import PROVIDERS, Results, Tool, User, build
+from streamkit.providers import REQUESTS
+from streamkit.providers._request import settings
 
 from .helpers import FIXTURES
 from .models import ANTHROPIC, GEMINI, OPENAI
@@ -32,6 +35,47 @@ def conversation(provider: str) -> list[Any]:
 
 def test_the_providers() -> None:
     assert PROVIDERS == ("anthropic", "gemini", "mistral", "openai_chat", "openai_responses")
+    assert PROVIDERS == tuple(sorted(REQUESTS)) == get_args(Requested)
+
+
+SAMPLING = {"temperature": 0.5, "top_p": 0.9, "stop": ["END"]}
+
+
+@pytest.mark.parametrize(
+    ("provider", "fields", "left"),
+    [
+        ("openai_chat", SAMPLING, []),
+        ("mistral", SAMPLING, []),
+        ("openai_responses", {"temperature": 0.5, "top_p": 0.9}, ["stop"]),
+        ("anthropic", {"temperature": 0.5, "top_p": 0.9, "stop_sequences": ["END"]}, []),
+        ("gemini", {"generationConfig": {"temperature": 0.5, "topP": 0.9, "stopSequences": ["END"]}}, []),
+    ],
+)
+def test_each_provider_writes_the_settings_at_its_own_places(
+    provider: str, fields: dict[str, Any], left: list[str]
+) -> None:
+    assert settings(REQUESTS[provider], SAMPLING) == (fields, left)
+
+
+def test_a_setting_under_an_object_keeps_what_the_body_has_there() -> None:
+    fields, _ = settings(REQUESTS["gemini"], {"temperature": 0})
+    request = build("gemini", GEMINI, [User("Hi")], max_tokens=100, extra=fields, api_key="k")
+    assert request.body["generationConfig"] == {"maxOutputTokens": 100, "temperature": 0}
+
+
+@pytest.mark.parametrize(
+    ("provider", "level", "fields"),
+    [
+        ("openai_responses", "low", {"reasoning": {"effort": "low"}}),
+        ("anthropic", "medium", {"thinking": {"type": "enabled", "budget_tokens": 2048}}),
+        ("anthropic", "none", {}),
+        ("anthropic", "extreme", None),
+        ("gemini", "low", None),
+        ("mistral", "low", None),
+    ],
+)
+def test_each_provider_writes_a_reasoning_effort_its_own_way(provider: str, level: str, fields: Any) -> None:
+    assert REQUESTS[provider].effort(level, {"low": 1024, "medium": 2048}) == fields
 
 
 def test_openai_chat() -> None:

@@ -21,7 +21,7 @@ from streamkit._turn_types import StreamEvent
 from streamkit.adapters._base import call_id
 from streamkit.integrations._chat import User, build
 from streamkit.integrations._clients import Clients
-from streamkit.providers import DECODERS
+from streamkit.providers import FACTS
 
 from .helpers import FIXTURES
 from .server import LoopbackServer, Reply
@@ -61,12 +61,12 @@ def test_without_a_key_anywhere_only_the_always_sent_headers_go() -> None:
     assert build("anthropic", "m", [User("hi")], environ={}).headers == {"anthropic-version": "2023-06-01"}
 
 
-@pytest.mark.parametrize("slug", sorted(slug for slug, cls in DECODERS.items() if cls.auth_header))
+@pytest.mark.parametrize("slug", sorted(slug for slug, facts in FACTS.items() if facts.auth_header))
 def test_every_provider_that_takes_a_key_declares_where_it_is_read_from(slug: str) -> None:
-    decoder = DECODERS[slug]
-    assert decoder.key_variables and decoder.base_url_variable
-    assert decoder.key_from({decoder.key_variables[-1]: "k"}) == "k"
-    assert decoder.key_from({name: "" for name in decoder.key_variables}) is None  # empty is unset
+    facts = FACTS[slug]
+    assert facts.key_variables and facts.base_url_variable
+    assert facts.key_from({facts.key_variables[-1]: "k"}) == "k"
+    assert facts.key_from({name: "" for name in facts.key_variables}) is None  # empty is unset
 
 
 def _text_reply() -> Reply:

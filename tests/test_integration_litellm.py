@@ -538,8 +538,8 @@ def test_a_conversation_in_the_providers_shape() -> None:
         (
             [],
             "gemini/m",
-            {"temperature": 0},
-            "streamkit/gemini does not translate temperature; give the provider's own",
+            {"temperature": 0, "seed": 1},
+            "streamkit/gemini does not translate seed; give the provider's own",
         ),
         ([], "mistral/m", {"reasoning_effort": "low"}, r"does not translate reasoning_effort='low'"),
         ([], "anthropic/m", {"tools": [{"type": "web_search"}]}, r"tools\[0\] is not a function tool"),

@@ -14,6 +14,17 @@ VOCABULARY = {"_errors", "_types", "_turn_types", "_events", "_limits", "_json",
 VOCABULARY |= {"_values"}  # how the vocabulary's dataclasses are made
 VOCABULARY |= {"_observe"}  # the telemetry hooks: a global every layer may read, importing nothing
 STAGES = {"_sse", "_ndjson", "_awsstream", "_accumulator", "_normalize", "_validate", "providers", "adapters", "_turn"}
+# A provider is a folder holding its part of several stages, each file classed by its name:
+# ``decode.py`` and ``body.py`` (a body that was not streamed) are the decoder stage
+# ("providers"), ``history.py`` the adapters' and
+# ``reemit.py`` the re-emission's, which writes a decoded stream back (using its decoder's
+# facts) for the transports and the proxy. Each folder's ``__init__.py`` declares the provider's
+# facts (``FACTS``, a ``providers/_facts.py`` dataclass), read by its stages and the generic code;
+# the registry (``providers/__init__.py``) loads a provider's stages at their first lookup.
+# ``request.py`` writes a streamed request's body from a history already written (``_request``).
+FOLDER_FILES = {"decode": "providers", "body": "providers", "history": "adapters", "reemit": "_encoder"}
+FOLDER_FILES |= {"__init__": "_facts", "request": "_request"}
+STAGES |= {"_encoder", "_registry", "_facts", "_request"}
 STAGES |= {"_sources", "_preview"}  # source items -> pipeline inputs; argument previews
 STAGES |= {"_ending"}  # the end of a response in the vocabulary every provider shares
 # The hot read: the stream's fast path, across the framer, the decoder and the accumulator,
@@ -58,9 +69,20 @@ PART_OF |= {"_assembler": "_pipeline", "_foreign": "_pipeline"}
 PART_OF |= {"_status": "_pipeline", "_redact": "_pipeline"}
 
 
+def layer_of(parts: list[str] | tuple[str, ...]) -> str:
+    """The layer of a streamkit module named by its dotted parts below the package."""
+    if parts[0] == "providers":
+        if len(parts) == 1 or parts[1] == "__init__":
+            return "_registry"
+        if parts[1] in ("_encoder", "_facts", "_request"):
+            return parts[1]
+        if not parts[1].startswith("_"):  # a provider's folder
+            return FOLDER_FILES[parts[2]] if len(parts) > 2 else "_facts"
+    return PART_OF.get(parts[0], parts[0])
+
+
 def module_of(path: Path) -> str:
-    rel = path.relative_to(PACKAGE).with_suffix("")
-    return PART_OF.get(rel.parts[0], rel.parts[0])
+    return layer_of(path.relative_to(PACKAGE).with_suffix("").parts)
 
 
 def imports(path: Path) -> set[str]:
@@ -72,15 +94,15 @@ def imports(path: Path) -> set[str]:
             if node.level:
                 base = list(package[: len(package) - node.level + 1])
                 parts = [*base, *(node.module or "").split(".")] if node.module else base
-                if parts:
-                    found.add(parts[0])
-                else:
-                    found.update(alias.name for alias in node.names)
+                for alias in node.names:  # a name may be a module of the package imported from
+                    named = [*parts, alias.name]
+                    module = PACKAGE.joinpath(*named).with_suffix(".py").is_file() or PACKAGE.joinpath(*named).is_dir()
+                    found.add(layer_of(named if module or not parts else parts))
             elif node.module:
                 found.add(node.module.split(".")[0])
         elif isinstance(node, ast.Import):
             found.update(alias.name.split(".")[0] for alias in node.names)
-    return {PART_OF.get(name, name) for name in found}
+    return found
 
 
 SOURCES = sorted(PACKAGE.rglob("*.py"))
@@ -95,8 +117,17 @@ def test_imports_flow_one_way(path: Path) -> None:
         allowed |= {"_values"}  # how its dataclasses are made
         if me == "_framing":
             allowed |= {"_events"}  # the framers' base cuts bytes into the frames defined there
+    elif me == "_registry":
+        allowed = VOCABULARY | {"providers", "adapters", "_encoder", "_facts", "_request"}  # each provider's stages
+    elif me == "_facts":
+        allowed = VOCABULARY | {"_ending"}  # which finishes cut: the shared rule, read once per provider
+        allowed |= {"providers"} if path.name == "__init__.py" else set()  # its decoder, re-exported on first use
     elif me in STAGES:
-        allowed = VOCABULARY
+        allowed = VOCABULARY | {"_facts"}  # a stage reads its provider's facts
+        if me == "_encoder":
+            allowed |= {"providers", "_registry"}  # a re-emitter reads its own decoder's facts
+        if me == "adapters":
+            allowed |= {"_registry"}  # ``ADAPTERS`` is the registry's history writers
     elif me in HOT:
         allowed = VOCABULARY | STAGES
     elif me in COMPOSER:
@@ -175,7 +206,10 @@ def test_the_pipeline_loads_the_decoder_of_its_stream_alone() -> None:
     stream = "list(iter_tool_calls([b'data: [DONE]\\n\\n'], 'openai_chat'))"
     for statement, decoders in (
         ("from streamkit import iter_tool_calls", []),
-        (f"from streamkit import iter_tool_calls; {stream}", ["streamkit.providers.openai_chat"]),
+        (
+            f"from streamkit import iter_tool_calls; {stream}",
+            ["streamkit.providers.openai_chat", "streamkit.providers.openai_chat.decode"],
+        ),
     ):
         loaded = _loaded_by(statement)
         assert [name for name in loaded if name.startswith("streamkit.providers.") and "._" not in name] == decoders

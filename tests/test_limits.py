@@ -697,7 +697,7 @@ def test_gemini_candidates_with_only_text_count_against_max_choices() -> None:
 def test_a_responses_call_announced_again_and_again_holds_no_new_ids() -> None:
     # The decoder's lookup maps took every id of every announcement; the accumulator now also
     # refuses a changed item id, but the decoder holds nothing more whatever follows.
-    from streamkit.providers.openai_responses import OpenAIResponsesDecoder
+    from streamkit.providers import OpenAIResponsesDecoder
 
     decoder = OpenAIResponsesDecoder()
     for n in range(100):

@@ -34,8 +34,8 @@ from streamkit import (
 )
 from streamkit._detect import detect_provider
 from streamkit._reemit import Options, Session, content_decoding, path_provider
-from streamkit._reemit._encoders import ENCODERS
 from streamkit._types import Call, CustomToolCall
+from streamkit.providers import ENCODERS
 
 from .helpers import FIXTURES, Fixture, fixtures, slug, split_at
 from .server import LoopbackServer, Reply
@@ -545,3 +545,85 @@ def test_a_body_closed_early_closes_the_connection_under_it(server: LoopbackServ
         next(response.iter_raw())
     assert all(connection.closed.wait(5) for connection in server.connections)
     assert len(server.connections) == 2
+
+
+@pytest.mark.parametrize(("lib", "other"), [("httpx", "httpx2"), ("httpx2", "httpx")])
+def test_an_inner_transport_of_the_other_library_is_refused_when_the_transport_is_made(lib: str, other: str) -> None:
+    integration = importlib.import_module(f"streamkit.integrations.{lib}")
+    library = importlib.import_module(other)
+    with pytest.raises(UsageError) as sync:
+        integration.Transport(library.HTTPTransport())
+    assert str(sync.value) == (
+        f"streamkit.integrations.{lib}.Transport sends through {lib}, and the inner transport given is "
+        f"{other}'s (HTTPTransport): give it one of {lib}'s, or use streamkit.integrations.{other}.Transport"
+    )
+    with pytest.raises(UsageError, match=rf"or use streamkit\.integrations\.{other}\.AsyncTransport$"):
+        integration.AsyncTransport(library.AsyncHTTPTransport())
+    mine = importlib.import_module(lib)
+    assert integration.Transport(mine.HTTPTransport())._inner is not None
+
+
+#: The tools an OpenAI Chat request offers, as the SDK sends them.
+OFFERED = [
+    {
+        "type": "function",
+        "function": {"name": name, "parameters": {"type": "object", "properties": {key: {"type": "string"}}}},
+    }
+    for name, key in (("get_weather", "city"), ("get_stock", "ticker"))
+]
+
+
+def _kinds(calls: list[InvalidToolCall]) -> list[tuple[Any, ...]]:
+    return [(call.id, *(issue.kind for issue in call.errors)) for call in calls]
+
+
+@pytest.mark.parametrize("lib", ["httpx", "httpx2"])
+def test_the_transport_checks_the_calls_against_the_requests_own_tools_unless_given_some(
+    server: LoopbackServer, lib: str
+) -> None:
+    library = pytest.importorskip(lib)
+    integration = importlib.import_module(f"streamkit.integrations.{lib}")
+    server.routes["/v1/chat/completions"] = Reply(
+        [(FIXTURES / "openai_chat/invalid_calls_then_a_valid_one.sse").read_bytes()]
+    )
+    url = server.url("/v1/chat/completions")
+    body = json.dumps({"model": "m", "stream": True, "tools": OFFERED}).encode()
+
+    def left_out(transport: Any, **request: Any) -> list[tuple[Any, ...]]:
+        with library.Client(transport=transport) as client:
+            return _kinds(integration.invalid_calls(client.post(url, **request)))
+
+    assert left_out(integration.Transport(), content=body) == [
+        ("call_1", "invalid_json"),
+        ("call_3", "schema"),
+        ("call_4", "unknown_tool"),
+    ]
+    # tools given to the transport stand for the request's, which are not read
+    given: dict[str, Any] = {"get_weather": {}, "delete_everything": {}}
+    assert left_out(integration.Transport(tools=given), content=body) == [
+        ("call_1", "invalid_json"),
+        ("call_2", "unknown_tool"),
+    ]
+    # no tools offered, a body that is no JSON, one streamed as it is sent: nothing to check against
+    for request in (
+        {"json": {"model": "m", "tools": []}},
+        {"content": b'"tools" ['},
+        {"content": iter([body]), "headers": {"content-length": str(len(body))}},
+    ):
+        assert left_out(integration.Transport(), **request) == [("call_1", "invalid_json")]
+
+
+@pytest.mark.parametrize("lib", ["httpx", "httpx2"])
+def test_a_request_whose_tools_cannot_be_read_is_refused_before_it_is_sent(server: LoopbackServer, lib: str) -> None:
+    library = pytest.importorskip(lib)
+    integration = importlib.import_module(f"streamkit.integrations.{lib}")
+    with (
+        library.Client(transport=integration.Transport()) as client,
+        pytest.raises(UsageError) as raised,
+    ):
+        client.post(server.url("/v1/chat/completions"), json={"tools": [{"type": "function", "function": "f"}]})
+    assert str(raised.value) == (
+        "the request's tools: tools[0].function must be an object; "
+        "give the transport tools=... in a form streamkit reads"
+    )
+    assert server.requests == []

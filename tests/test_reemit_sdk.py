@@ -13,12 +13,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 import pydantic
 import pytest
 
+import streamkit
 from streamkit import InvalidToolCall, ToolCall
 from streamkit._types import Call
-from streamkit.integrations.httpx2 import invalid_calls
+from streamkit.integrations.httpx2 import AsyncTransport, Transport, invalid_calls
 
 from .helpers import FIXTURES
 from .models import ANTHROPIC, GEMINI, OPENAI
@@ -527,8 +529,6 @@ def test_google_genai_gets_each_call_whole_with_its_signature(
     genai = pytest.importorskip("google.genai")
     import httpx2
 
-    from streamkit.integrations.httpx2 import Transport
-
     server.routes["/v1/models/gemini-3.8-flash:streamGenerateContent"] = fixture(f"gemini/{case}.sse")
     log: list[Any] = []
     got = []
@@ -551,8 +551,6 @@ def test_google_genai_async_client_takes_the_async_transport(server: LoopbackSer
     genai = pytest.importorskip("google.genai")
     import httpx2
 
-    from streamkit.integrations.httpx2 import AsyncTransport
-
     server.routes["/v1/models/gemini-3.8-flash:streamGenerateContent"] = fixture("gemini/vertex_streamed_arguments.sse")
 
     async def calls() -> list[tuple[Any, ...]]:
@@ -567,3 +565,253 @@ def test_google_genai_async_client_takes_the_async_transport(server: LoopbackSer
         return got
 
     assert asyncio.run(calls()) == [("cookRecipe", RECIPE), ("writeItems", ITEMS)]
+
+
+# -- A transport of the other HTTP library ----------------------------------------------------
+
+#: (SDK, the client's library, the transport's library): every pairing an SDK accepts a client for.
+MISMATCHED = [("openai", "httpx2", "httpx"), ("openai", "httpx", "httpx2"), ("anthropic", "httpx2", "httpx")]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("sdk", "client_lib", "transport_lib"), MISMATCHED)
+def test_a_transport_under_the_other_librarys_client_is_a_usage_error_naming_the_right_one(
+    server: LoopbackServer, mode: str, sdk: str, client_lib: str, transport_lib: str
+) -> None:
+    library = importlib.import_module(client_lib)
+    integration = importlib.import_module(f"streamkit.integrations.{transport_lib}")
+    name = "AsyncTransport" if mode == "async" else "Transport"
+    transport = getattr(integration, name)()
+    http = library.AsyncClient(transport=transport) if mode == "async" else library.Client(transport=transport)
+    api = CHAT if sdk == "openai" else MESSAGES
+    module, sync_class, async_class = api.clients
+    make = getattr(importlib.import_module(module), async_class if mode == "async" else sync_class)
+    client = make(base_url=server.url(api.base), api_key="sk-test", max_retries=0, http_client=http)
+
+    async def opened() -> None:
+        async with client, api.open(client):
+            pass
+
+    with pytest.raises(Exception) as raised:
+        if mode == "async":
+            asyncio.run(opened())
+        else:
+            with client, api.open(client):
+                pass
+    error: BaseException | None = raised.value
+    if sdk == "anthropic":  # it wraps what is not its own or httpx2's, the UsageError as the cause
+        assert (type(error), str(error)) == (anthropic.APIConnectionError, "Connection error.")
+        error = raised.value.__cause__
+    assert type(error) is streamkit.UsageError
+    assert str(error) == (
+        f"streamkit.integrations.{transport_lib}.{name} is for {transport_lib} clients, and it was given "
+        f"a request from an {client_lib} client: use streamkit.integrations.{client_lib}.{name}"
+    )
+    assert server.requests == []  # refused before anything was sent
+
+
+# -- What each SDK raises when streamkit stops the stream --------------------------------------
+
+
+def ended_after(path: str, marker: bytes) -> Reply:
+    """A fixture's events up to the first that holds ``marker``, then the body's clean end: a call
+    is still open and nothing says why, so streamkit stops the stream."""
+    events = (FIXTURES / path).read_bytes().split(b"\n\n")
+    upto = next(number for number, event in enumerate(events) if marker in event)
+    return Reply([event + b"\n\n" for event in events[: upto + 1]])
+
+
+def stopped(error: BaseException | None, library: str, cause: type[Exception], provider: str) -> BaseException:
+    """``error`` is the library's ``RemoteProtocolError`` for streamkit's ``cause``; it is returned."""
+    assert error is not None and type(error) is importlib.import_module(library).RemoteProtocolError
+    assert str(error).startswith(f"streamkit stopped the stream: {provider}: ")
+    assert type(error.__cause__) is cause
+    return error
+
+
+@pytest.mark.parametrize("lib", OPENAI_LIBS)
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("api", "case"), [(CHAT, "openai_chat"), (RESPONSES, "openai_responses")], ids=["chat", "responses"]
+)
+def test_openai_raises_its_connection_error_when_streamkit_stops_the_stream(
+    server: LoopbackServer, lib: str, mode: str, api: Api, case: str
+) -> None:
+    reply = ended_after(f"{case}/text_then_two_calls.sse", b"get_stock")
+    outcome = run(server, api, reply, lib, mode)
+    assert (type(outcome.error), str(outcome.error)) == (openai.APIConnectionError, "Connection error.")
+    assert outcome.error is not None
+    stopped(outcome.error.__cause__, lib, streamkit.IncompleteStreamError, case)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_anthropic_raises_its_connection_error_naming_why_when_streamkit_stops_the_stream(
+    server: LoopbackServer, mode: str
+) -> None:
+    outcome = run(server, MESSAGES, ended_after("anthropic/text_then_two_calls.sse", b"get_stock"), "httpx2", mode)
+    assert outcome.error is not None and type(outcome.error) is anthropic.APIConnectionError
+    cause = stopped(outcome.error.__cause__, "httpx2", streamkit.IncompleteStreamError, "anthropic")
+    host = server.url("").removeprefix("http://")
+    assert str(outcome.error) == f"Connection to {host} failed: {cause}"
+    assert [call.name for call in outcome.calls] == ["get_weather"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_google_genai_raises_the_protocol_error_itself_when_streamkit_stops_the_stream(
+    server: LoopbackServer, mode: str
+) -> None:
+    genai = pytest.importorskip("google.genai")
+    import httpx2
+
+    first = (FIXTURES / "gemini" / "text_then_two_calls.sse").read_bytes().split(b"\n\n")[0]
+    server.routes[f"/v1/models/{GEMINI}:streamGenerateContent"] = Reply(
+        [first + b"\n\n", b'data: {"candidates": [\n\n']
+    )
+    retry = genai.types.HttpRetryOptions(attempts=1)
+
+    def read() -> None:
+        with httpx2.Client(transport=Transport()) as http:
+            options = genai.types.HttpOptions(base_url=server.url(""), httpx_client=http, retry_options=retry)
+            for _ in genai.Client(api_key="k", http_options=options).models.generate_content_stream(
+                model=GEMINI, contents="hi"
+            ):
+                pass
+
+    async def aread() -> None:
+        async with httpx2.AsyncClient(transport=AsyncTransport()) as http:
+            options = genai.types.HttpOptions(base_url=server.url(""), httpx_async_client=http, retry_options=retry)
+            client = genai.Client(api_key="k", http_options=options)
+            async for _ in await client.aio.models.generate_content_stream(model=GEMINI, contents="hi"):
+                pass
+
+    with pytest.raises(httpx2.RemoteProtocolError) as raised:
+        read() if mode == "sync" else asyncio.run(aread())
+    stopped(raised.value, "httpx2", streamkit.ProviderProtocolError, "gemini")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_mistral_raises_the_protocol_error_itself_when_streamkit_stops_the_stream(
+    server: LoopbackServer, mode: str
+) -> None:
+    pytest.importorskip("mistralai")
+    import httpx2
+    from mistralai.client import Mistral
+
+    server.routes["/v1/chat/completions"] = ended_after("openai_chat/text_then_two_calls.sse", b"get_stock")
+    messages: Any = [{"role": "user", "content": "hi"}]
+
+    def read() -> None:
+        with httpx2.Client(transport=Transport()) as http:
+            for _ in Mistral(api_key="k", server_url=server.url(""), client=http).chat.stream(
+                model="m", messages=messages
+            ):
+                pass
+
+    async def aread() -> None:
+        async with httpx2.AsyncClient(transport=AsyncTransport()) as http:
+            client = Mistral(api_key="k", server_url=server.url(""), async_client=http)
+            async for _ in await client.chat.stream_async(model="m", messages=messages):
+                pass
+
+    with pytest.raises(httpx2.RemoteProtocolError) as raised:
+        read() if mode == "sync" else asyncio.run(aread())
+    stopped(raised.value, "httpx2", streamkit.IncompleteStreamError, "openai_chat")
+
+
+# -- The request's own tools -------------------------------------------------------------------
+
+#: TOOLS as the openai SDK sends them.
+FUNCTIONS = [
+    {"type": "function", "function": {"name": tool["name"], "parameters": tool["input_schema"]}} for tool in TOOLS
+]
+
+
+def offering(api: Api, tools: list[dict[str, Any]]) -> Api:
+    """``api`` whose request offers ``tools``, through the SDK's own parameter."""
+    if api is CHAT:
+        opened = lambda client: client.chat.completions.stream(model=OPENAI, messages=[], tools=tools)  # noqa: E731
+    else:
+        opened = lambda client: client.messages.stream(model=ANTHROPIC, max_tokens=1024, messages=[], tools=tools)  # noqa: E731
+    return Api(api.path, api.base, api.clients, opened, api.final, api.snapshot)
+
+
+@pytest.mark.parametrize("lib", OPENAI_LIBS)
+@pytest.mark.parametrize("mode", MODES)
+def test_openai_chat_calls_are_checked_against_the_tools_the_request_offers(
+    server: LoopbackServer, lib: str, mode: str
+) -> None:
+    outcome = run(
+        server, offering(CHAT, FUNCTIONS), fixture("openai_chat/invalid_calls_then_a_valid_one.sse"), lib, mode
+    )
+    assert outcome.error is None
+    choice = outcome.final.choices[0]
+    assert (choice.finish_reason, tool_calls(choice.message)) == (
+        "tool_calls",
+        [("call_2", "get_stock", '{"ticker":"AAPL"}')],
+    )
+    assert kinds(outcome.left_out) == [("call_1", "invalid_json"), ("call_3", "schema"), ("call_4", "unknown_tool")]
+    # each call left out is reported as a cut one is: on_call sees it, then invalid_calls lists it
+    assert [call for call in outcome.calls if isinstance(call, InvalidToolCall)] == outcome.left_out
+    assert outcome.fired_while_streaming()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_anthropic_calls_are_checked_against_the_tools_the_request_offers(server: LoopbackServer, mode: str) -> None:
+    case = fixture("anthropic/invalid_calls_between_blocks.sse")
+    outcome = run(server, offering(MESSAGES, TOOLS), case, "httpx2", mode)
+    assert outcome.error is None
+    assert blocks(outcome.final) == [
+        ("text", "Checking Paris first."),
+        ("text", "And the stock."),
+        ("tool_use", "toolu_02", "get_stock", {"ticker": "AAPL"}),
+    ]
+    assert kinds(outcome.left_out) == [
+        ("toolu_01", "invalid_json"),
+        ("toolu_03", "schema"),
+        ("toolu_04", "unknown_tool"),
+    ]
+    assert [call for call in outcome.calls if isinstance(call, InvalidToolCall)] == outcome.left_out
+
+
+def test_google_genai_calls_are_checked_against_the_declarations_beside_built_in_tools(server: LoopbackServer) -> None:
+    genai = pytest.importorskip("google.genai")
+    import httpx2
+
+    server.routes[f"/v1/models/{GEMINI}:streamGenerateContent"] = fixture("gemini/text_then_two_calls.sse")
+    weather = genai.types.FunctionDeclaration(
+        name="get_weather", parameters={"type": "OBJECT", "properties": {"city": {"type": "STRING"}}}
+    )
+    tools = [
+        genai.types.Tool(google_search=genai.types.GoogleSearch()),
+        genai.types.Tool(function_declarations=[weather]),
+    ]
+    seen: list[Any] = []
+    got = []
+    with httpx2.Client(transport=Transport(on_call=seen.append)) as http:
+        retry = genai.types.HttpRetryOptions(attempts=1)
+        options = genai.types.HttpOptions(base_url=server.url(""), httpx_client=http, retry_options=retry)
+        client = genai.Client(api_key="k", http_options=options)
+        config = genai.types.GenerateContentConfig(tools=tools)
+        for chunk in client.models.generate_content_stream(model=GEMINI, contents="hi", config=config):
+            parts = chunk.candidates[0].content.parts or []
+            got += [(part.function_call.name, part.function_call.args) for part in parts if part.function_call]
+    assert got == [("get_weather", {"city": "Paris"})]
+    [stock] = [call for call in seen if isinstance(call, InvalidToolCall)]
+    assert (stock.name, *(issue.kind for issue in stock.errors)) == ("get_stock", "unknown_tool")
+    assert orjson.loads(server.requests[0].body)["tools"][0] == {"googleSearch": {}}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_sdk_request_whose_tools_streamkit_cannot_read_is_refused_before_it_is_sent(
+    server: LoopbackServer, mode: str
+) -> None:
+    outcome = run(
+        server,
+        offering(CHAT, [{"type": "function", "function": "f"}]),
+        fixture("openai_chat/text_then_two_calls.sse"),
+        "httpx2",
+        mode,
+    )
+    assert type(outcome.error) is streamkit.UsageError
+    assert str(outcome.error).startswith("the request's tools: tools[0].function must be an object; ")
+    assert server.requests == []

@@ -209,3 +209,21 @@ def test_an_unreachable_upstream_is_a_502_in_the_formats_shape(upstream: Loopbac
     assert raised.value.status_code == 502
     assert raised.value.body["type"] == "api_error"
     assert raised.value.body["message"].startswith("the upstream cannot be reached: ConnectError: ")
+
+
+@pytest.mark.parametrize(
+    ("fmt", "body"),
+    [
+        (
+            "openai_chat",
+            {"error": {"message": "no route for GET /v1/nowhere", "type": "not_found", "param": None, "code": None}},
+        ),
+        ("anthropic", {"type": "error", "error": {"type": "not_found", "message": "no route for GET /v1/nowhere"}}),
+    ],
+)
+def test_a_path_no_format_is_served_on_is_a_404_in_the_first_routes_shape(
+    upstream: LoopbackServer, fmt: str, body: dict[str, Any]
+) -> None:
+    with keyed_proxy(upstream, {"format": fmt, "upstream": upstream.url("/v1")}) as proxying:
+        answer = httpx.get(proxying.url + "/v1/nowhere", headers={"authorization": f"Bearer {PROXY_KEY}"})
+    assert (answer.status_code, answer.json()) == (404, body)

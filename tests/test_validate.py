@@ -303,6 +303,16 @@ def test_formats_can_be_mixed_in_one_list() -> None:
     assert tools.names == ("get_weather", "b") and "b" in tools and "c" not in tools
 
 
+def test_gemini_built_in_tools_offer_no_function_and_computer_use_is_not_read() -> None:
+    """google-genai sends each built-in tool as a tool object of its own, beside the declarations."""
+    declared = FORMATS["gemini_openapi"][0]
+    tools = Toolset([{"googleSearch": {}}, {"codeExecution": {}, "urlContext": {}}, declared, {"google_maps": {}}])
+    assert tools.names == ("get_weather",)
+    assert Toolset([{"googleSearch": {}}]).names == ()
+    with pytest.raises(UsageError, match=r"^tools\[0\]: not a tool definition in a known format .* \['computerUse'\]$"):
+        Toolset([{"computerUse": {"environment": "ENVIRONMENT_BROWSER"}}])
+
+
 def test_gemini_openapi_schemas_are_translated() -> None:
     declaration = {
         "name": "book",

@@ -5,7 +5,7 @@ Bytes of one response go in; out come the same provider's bytes in which every t
 written once, whole, at its end marker, with a distinct index, its id, name and arguments. The
 frames are cut by streamkit's framers and fed to the pipeline (``Assembler``), which says which
 calls each frame completed and whether each is valid; the provider's encoder
-(``_encoders``) then writes those calls and the frame itself with its call fragments taken out.
+(``providers/<slug>/reemit.py``) then writes those calls and the frame itself with its call fragments taken out.
 
 Every other frame is written back as it came (its ``event:`` and ``data:``, not its comments or
 ``id:`` lines): the pipeline keeps no response id, model name, sequence number or usage field
@@ -17,7 +17,8 @@ Invalid calls never reach an SDK as calls: the transports leave each one (cut of
 failing its schema, an unknown tool) out of the re-emitted stream, with the frames of its block,
 and keep the provider's own stop reason (``max_tokens``, ``length``, ``response.incomplete``,
 ``MAX_TOKENS``), so no SDK accumulator (partial-JSON parsers included) can complete one; they
-report it through ``on_call`` and on the response (``INVALID_CALLS``). A session made with
+report it through ``on_call`` and on the response (``INVALID_CALLS``); ``Session._bad`` is the
+one place that decides what a bad call becomes. A session made with
 ``keep_invalid`` (pydantic-ai's, whose wrapper turns each into a retry) writes it instead: a cut
 call with its raw text and without its end, an invalid call with its raw text. When the provider reports an error in the
 stream, the calls completed before it are written, then those it cut (raw, unended), then the
@@ -36,6 +37,10 @@ say so. An encoding the library cannot undo is a ``TransportError`` before any b
 none) is re-emitted when its first bytes are the provider's framing, and passed through as it
 came otherwise; a JSON body (an answer not streamed) always passes through.
 
+The tools calls are checked against are a request's own (``request_toolset``: the proxy's reader
+of a parsed request, ``offered_tools``: the transports' of its body), unless the transport was
+given some.
+
 Nothing here does IO or imports an HTTP library: ``Session`` is sans-IO, and ``reemit`` and
 ``areemit`` drive it over the chunks of a response body for the transport shells; the proxy
 drives a ``Session`` itself.
@@ -48,6 +53,8 @@ import inspect
 from collections.abc import AsyncGenerator, AsyncIterable, Callable, Generator, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
+import orjson
+
 from .. import _observe
 from .._assembler import Assembler
 from .._detect import HEAD_BYTES, detect_provider
@@ -58,9 +65,8 @@ from .._ndjson import NDJSONDecoder
 from .._sse import SSEDecoder
 from .._types import PROVIDERS, CallStarted, InvalidToolCall, Provider
 from .._validate import Toolset, as_toolset
-from ..providers import DECODERS
-from ._encoders import ENCODERS
-from ._encoders._base import Call
+from ..providers import ENCODERS, FACTS
+from ..providers._encoder import Call
 
 __all__ = (
     "INVALID_CALLS",
@@ -70,24 +76,17 @@ __all__ = (
     "Session",
     "areemit",
     "kept_headers",
+    "offered_tools",
     "path_provider",
     "reemit",
+    "request_toolset",
 )
 
 #: ``on_call(call)``: a plain function, or (for the async transports) a coroutine function.
 OnCall = Callable[[Call], Any]
 
-#: Request paths that name the provider when the stream's first events do not.
-_PATHS = (
-    ("/chat/completions", "openai_chat"),
-    ("/responses", "openai_responses"),
-    ("/messages", "anthropic"),
-    (":streamGenerateContent", "gemini"),
-    ("/v2/chat", "cohere"),
-    ("/api/chat", "ollama"),
-)
-#: The content types of a stream to re-emit: SSE's, and Ollama's NDJSON (not its plain JSON).
-_STREAM_TYPES = (DECODERS["openai_chat"].content_types[0], DECODERS["ollama"].content_types[0])
+#: The content types of a stream to re-emit, one per framing an encoder writes (not plain JSON).
+_STREAM_TYPES = (SSEDecoder.content_type, NDJSONDecoder.content_type)
 #: The key of a re-emitted response's ``extensions`` that lists the calls left out of its body.
 INVALID_CALLS = "streamkit_invalid_calls"
 #: How an SSE stream's first line begins: one of its fields, or a comment.
@@ -103,8 +102,14 @@ class ContentDecoder(Protocol):
 
 
 def path_provider(path: str) -> str | None:
-    """The provider whose API has this request path, if any."""
-    return next((slug for suffix, slug in _PATHS if path.endswith(suffix)), None)
+    """The provider whose API has this request path (its facts' ``path_end``), if any: what
+    names the provider when the stream's first events do not."""
+    return next((slug for slug, end in _path_ends() if path.endswith(end)), None)
+
+
+@functools.cache
+def _path_ends() -> tuple[tuple[str, str], ...]:
+    return tuple((slug, facts.path_end) for slug, facts in FACTS.items() if facts.path_end)
 
 
 def _reemittable(name: str | None) -> Provider | None:
@@ -119,6 +124,33 @@ _STALE_HEADERS = frozenset({b"content-length", b"content-encoding"})
 def kept_headers(raw: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
     """A re-emitted response's headers: the same, less its ``Content-Length`` and ``Content-Encoding``."""
     return [(name, value) for name, value in raw if name.lower() not in _STALE_HEADERS]
+
+
+def request_toolset(request: Mapping[str, Any]) -> Toolset | None:
+    """The tools a request offers (its ``tools``), ``None`` when it offers none: how the proxy and
+    the transports read them. Compiled once per distinct list (an agent sends the same list each
+    turn); a list streamkit cannot read raises ``UsageError``."""
+    tools = request.get("tools")
+    if tools is None or tools == []:
+        return None
+    return _compiled(orjson.dumps(tools, option=orjson.OPT_SORT_KEYS))
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(tools: bytes) -> Toolset:
+    return Toolset(orjson.loads(tools))
+
+
+def offered_tools(body: bytes) -> Toolset | None:
+    """The tools a request body offers (``request_toolset``), ``None`` when it offers none or is
+    no JSON object: a body without the key is not parsed."""
+    if b'"tools"' not in body:
+        return None
+    try:
+        request = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    return request_toolset(request) if isinstance(request, dict) else None
 
 
 class _Decoding:
@@ -200,6 +232,7 @@ class Options:
         *,
         made: type[Session] | None = None,
         request: _observe.Request | None = None,
+        offered: Toolset | None = None,
     ) -> Session | None:
         """A session for a response to re-emit, or ``None`` for one to pass through untouched.
 
@@ -208,6 +241,8 @@ class Options:
         is undone by ``decoders``, the library's (``content_decoding``). ``made`` is a
         ``Session`` subclass to make, which may keep invalid calls (``keep_invalid``). ``request``
         is what telemetry records of the request the body answers (its server, its secrets).
+        Calls are checked against the tools given when the options were made, else against
+        ``offered``, the request's own (``offered_tools``).
         """
         kind = headers.get("content-type", "").lower()
         streamed = any(name in kind for name in _STREAM_TYPES)
@@ -215,9 +250,8 @@ class Options:
             return None
         decoding = content_decoding(headers.get("content-encoding", ""), decoders)
         made = Session if made is None else made
-        return made(
-            self.provider, path, self.toolset, self.limits, sniff=not streamed, decoding=decoding, request=request
-        )
+        toolset = offered if self.toolset is None else self.toolset
+        return made(self.provider, path, toolset, self.limits, sniff=not streamed, decoding=decoding, request=request)
 
 
 class Session:
@@ -422,10 +456,8 @@ class Session:
             else:
                 error = self._assembler.error
             calls = self._take(values)
-            if isinstance(error, ProviderError):  # the calls it cut: written as they were, raw, unended
-                calls += error.unfinished
-                if not self.keep_invalid:
-                    self.left_out += error.unfinished
+            if isinstance(error, ProviderError):  # the calls it cut, as ``_bad`` makes them
+                calls += [self._bad(call) for call in error.unfinished]
             if self._withhold and self._withheld(calls):
                 break
             if error is None or isinstance(error, ProviderError):
@@ -443,13 +475,22 @@ class Session:
         return b"".join(out)
 
     def _take(self, values: Sequence[object]) -> list[Call]:
+        """The calls ``values`` completed, for the encoder; ``on_call`` will see each as it came."""
         calls = [value for value in values if isinstance(value, Call)]
         self.calls += calls
-        if not self.keep_invalid:
-            self.left_out += [call for call in calls if isinstance(call, InvalidToolCall)]
         if self._opened:
             self.started += (value for value in values if isinstance(value, CallStarted))
-        return calls
+        return [self._bad(call) if isinstance(call, InvalidToolCall) else call for call in calls]
+
+    def _bad(self, call: InvalidToolCall) -> InvalidToolCall:
+        """What a bad call (cut off, not JSON, failing its schema, naming a tool not offered)
+        becomes in the body: the one place that decides it, the call returned being what the
+        encoder is given. Without ``keep_invalid`` the encoder leaves it out, with its block, and
+        ``left_out`` keeps it, so it is reported (``on_call``, ``INVALID_CALLS``) and never
+        dropped unsaid; with it, the encoder writes its raw text (a cut call without its end)."""
+        if not self.keep_invalid:
+            self.left_out.append(call)
+        return call
 
     def _withheld(self, calls: list[Call]) -> bool:
         """Whether ``calls`` hold an invalid call, which then ends the body (``withhold``)."""

@@ -16,21 +16,25 @@ Every module here has the same five functions:
 
 Each returns a list, to add to the history with ``history += ...``. ``ADAPTERS`` maps each
 provider slug to its module, typed by the ``Adapter`` protocol those five functions make; it is
-read-only. ``call_id(call)`` is the id the adapters write for a call, derived from the call when
+read-only, and loads a provider's module at its slug's first lookup. Each provider's functions
+are written in its own folder (``providers/<slug>/history.py``); the modules here name them at
+their public path. ``call_id(call)`` is the id the adapters write for a call, derived from the call when
 the provider gave none.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from types import MappingProxyType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from .._turn_types import Turn
 from .._types import InvalidToolCall
-from . import anthropic, bedrock, cohere, gemini, mistral, ollama, openai_chat, openai_responses
+from ..providers import HISTORIES
 from ._base import Call, Message, Outcome, Ran, call_id
 from ._history import TurnMessages
+
+if TYPE_CHECKING:
+    from . import anthropic, bedrock, cohere, gemini, mistral, ollama, openai_chat, openai_responses
 
 __all__ = (
     "ADAPTERS",
@@ -57,15 +61,11 @@ class Adapter(Protocol):
     def turn_messages(self, turn: Turn) -> TurnMessages: ...
 
 
-ADAPTERS: Mapping[str, Adapter] = MappingProxyType(
-    {
-        "anthropic": anthropic,
-        "bedrock": bedrock,
-        "cohere": cohere,
-        "gemini": gemini,
-        "mistral": mistral,
-        "ollama": ollama,
-        "openai_chat": openai_chat,
-        "openai_responses": openai_responses,
-    }
-)
+ADAPTERS: Mapping[str, Adapter] = cast("Mapping[str, Adapter]", HISTORIES)
+
+
+def __getattr__(name: str) -> Any:
+    """Each provider's module, loaded on first use (``streamkit.adapters.anthropic``)."""
+    if name in ADAPTERS:
+        return ADAPTERS[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

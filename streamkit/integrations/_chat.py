@@ -7,15 +7,15 @@ module writes them in the provider's wire shape. History is written by the exit 
 decoded from the same provider goes back with its thinking signatures and reasoning items as
 received, and a tool's result or an invalid call's error is worded as everywhere else.
 
-Base URLs follow each official SDK: OpenAI's and Mistral's include the ``/v1`` prefix,
-Anthropic's and Gemini's do not. Keys and base URLs not given come from the environment
-variables each decoder declares.
+How a request's body is laid out is each provider's ``request.py`` (``REQUESTS``); where it goes
+is its facts' (``base_url``, as its official SDK has it, and ``request_path``). Keys and base
+URLs not given come from the environment variables each provider's facts declare.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias
 
@@ -25,7 +25,8 @@ from .._turn_types import Turn
 from .._types import CallRef, InvalidToolCall, JSONObject, ToolCall
 from ..adapters import ADAPTERS
 from ..adapters._base import Message, Outcome, call_id
-from ..providers import DECODERS
+from ..providers import FACTS, REQUESTS
+from ..providers._request import RequestWriter, merged
 from ._turns import read
 
 __all__ = (
@@ -46,8 +47,6 @@ __all__ = (
 
 #: What a tool declares when it takes no arguments.
 NO_PARAMETERS: JSONObject = {"type": "object", "properties": {}}
-#: Anthropic requires ``max_tokens``; this is what is sent when the caller sets none.
-ANTHROPIC_MAX_TOKENS = 4096
 
 
 @dataclass(frozen=True)
@@ -210,130 +209,18 @@ def prepare(
     return Prepared.of(request, tools, sender.validate_calls)
 
 
-_Body: TypeAlias = Callable[[str, list[Message], str | None, Sequence[Tool], int | None], dict[str, Any]]
-"""Lays a request's body out: model, history, system text, tools, output limit."""
-
-
-@dataclass(frozen=True)
-class _Wire:
-    """A provider's request: where it goes and how the body is laid out (the key is sent in its
-    decoder's ``auth_header``)."""
-
-    base_url: str
-    path: str
-    body: _Body
-    merge_roles: bool  # consecutive messages of one role are joined (the API wants them alternating)
-
-
 def _headers(provider: str, key: str | None) -> dict[str, str]:
     """The headers the provider's requests always carry, and the key in its auth header if given."""
-    decoder = DECODERS[provider]
-    headers = dict(decoder.request_headers)
+    facts = FACTS[provider]
+    headers = dict(facts.request_headers)
     if key is not None:
-        assert decoder.auth_header is not None  # every provider here takes a key
-        headers[decoder.auth_header] = decoder.auth_value.format(key)
+        assert facts.auth_header is not None  # every provider here takes a key
+        headers[facts.auth_header] = facts.auth_value.format(key)
     return headers
 
 
-def _chat_completions(limit_key: str, *, usage: bool) -> _Body:
-    """The Chat Completions body, OpenAI's or Mistral's: they name the output limit differently,
-    and only OpenAI is asked for usage in the stream."""
-
-    def body_of(
-        model: str, history: list[Message], system: str | None, tools: Sequence[Tool], limit: int | None
-    ) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": model, "messages": _system_first(system, history), "stream": True}
-        if usage:
-            body["stream_options"] = {"include_usage": True}
-        if tools:
-            body["tools"] = [{"type": "function", "function": _function(tool)} for tool in tools]
-        if limit is not None:
-            body[limit_key] = limit
-        return body
-
-    return body_of
-
-
-def _openai_responses(
-    model: str, history: list[Message], system: str | None, tools: Sequence[Tool], limit: int | None
-) -> dict[str, Any]:
-    body: dict[str, Any] = {"model": model, "input": history, "stream": True}
-    if system is not None:
-        body["instructions"] = system
-    if tools:
-        body["tools"] = [{"type": "function", **_function(tool)} for tool in tools]
-    if limit is not None:
-        body["max_output_tokens"] = limit
-    return body
-
-
-def _anthropic(
-    model: str, history: list[Message], system: str | None, tools: Sequence[Tool], limit: int | None
-) -> dict[str, Any]:
-    body: dict[str, Any] = {"model": model, "max_tokens": limit or ANTHROPIC_MAX_TOKENS, "messages": history}
-    body["stream"] = True
-    if system is not None:
-        body["system"] = system
-    if tools:
-        body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools]
-    return body
-
-
-def _gemini(
-    model: str, history: list[Message], system: str | None, tools: Sequence[Tool], limit: int | None
-) -> dict[str, Any]:
-    body: dict[str, Any] = {"contents": history}
-    if system is not None:
-        body["systemInstruction"] = {"parts": [{"text": system}]}
-    if tools:
-        # parametersJsonSchema takes JSON Schema as it is; `parameters` wants Gemini's OpenAPI subset.
-        declarations = [
-            {"name": t.name, "description": t.description, "parametersJsonSchema": t.parameters} for t in tools
-        ]
-        body["tools"] = [{"functionDeclarations": declarations}]
-    if limit is not None:
-        body["generationConfig"] = {"maxOutputTokens": limit}
-    return body
-
-
-def _function(tool: Tool) -> dict[str, Any]:
-    return {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
-
-
-def _system_first(system: str | None, history: list[Message]) -> list[Message]:
-    return [{"role": "system", "content": system}, *history] if system is not None else history
-
-
-_WIRES: dict[str, _Wire] = {
-    "anthropic": _Wire(
-        "https://api.anthropic.com",
-        "/v1/messages",
-        _anthropic,
-        merge_roles=True,
-    ),
-    "gemini": _Wire(
-        "https://generativelanguage.googleapis.com",
-        "/v1beta/models/{model}:streamGenerateContent?alt=sse",
-        _gemini,
-        merge_roles=True,
-    ),
-    "mistral": _Wire(
-        "https://api.mistral.ai/v1",
-        "/chat/completions",
-        _chat_completions("max_tokens", usage=False),
-        merge_roles=False,
-    ),
-    "openai_chat": _Wire(
-        "https://api.openai.com/v1",
-        "/chat/completions",
-        _chat_completions("max_completion_tokens", usage=True),
-        merge_roles=False,
-    ),
-    "openai_responses": _Wire("https://api.openai.com/v1", "/responses", _openai_responses, merge_roles=False),
-}
-
-#: The providers a request can be built for.
-PROVIDERS: tuple[str, ...] = tuple(sorted(_WIRES))
+#: The providers a request can be built for: those whose folder writes one.
+PROVIDERS: tuple[str, ...] = tuple(sorted(REQUESTS))
 
 
 def build(
@@ -350,45 +237,39 @@ def build(
     environ: Mapping[str, str] = os.environ,
 ) -> Request:
     """The streaming request that continues ``entries``; ``extra`` is merged into the body last
-    (``{"thinking": {...}}``, ``{"temperature": 0}``…), so it can set anything the API takes.
+    (``{"thinking": {...}}``, ``{"temperature": 0}``…), so it can set anything the API takes; an
+    object in both is merged key by key (a setting under ``generationConfig`` keeps the limit).
 
     A key or base URL not given is read from ``environ``, from the variables the provider's
-    decoder declares (``OPENAI_API_KEY``, ``GEMINI_API_KEY`` then ``GOOGLE_API_KEY``…): every
+    facts declare (``OPENAI_API_KEY``, ``GEMINI_API_KEY`` then ``GOOGLE_API_KEY``…): every
     integration that sends its own requests finds them the same way.
     """
-    wire = _WIRES.get(provider)
+    wire = REQUESTS.get(provider)
     if wire is None:
         raise UsageError(
             f"no request can be built for provider {provider!r}; the providers are: {', '.join(PROVIDERS)}"
         )
-    history = [message for entry in entries for message in _messages(provider, entry)]
-    if wire.merge_roles:
+    history = [message for entry in entries for message in _messages(wire, provider, entry)]
+    if wire.MERGE_ROLES:
         history = _merged(history)
     body = wire.body(model, history, system, tools, max_tokens)
-    body.update(extra or {})
-    decoder = DECODERS[provider]
-    base = base_url or decoder.base_url_from(environ) or wire.base_url
-    key = api_key if api_key is not None else decoder.key_from(environ)
-    return Request(base.rstrip("/") + wire.path.format(model=model), _headers(provider, key), body)
+    body = merged(body, extra or {})
+    facts = FACTS[provider]
+    assert facts.base_url is not None and facts.request_path is not None  # every provider a request is built for
+    base = base_url or facts.base_url_from(environ) or facts.base_url
+    key = api_key if api_key is not None else facts.key_from(environ)
+    return Request(base.rstrip("/") + facts.request_path.format(model=model), _headers(provider, key), body)
 
 
-def _messages(provider: str, entry: Entry) -> list[Message]:
+def _messages(wire: RequestWriter, provider: str, entry: Entry) -> list[Message]:
     adapter = ADAPTERS[provider]
     if isinstance(entry, Turn):
         return adapter.turn_messages(entry)
     if isinstance(entry, Results):
         return adapter.tool_results_message(entry.outcomes)
     if isinstance(entry, User):
-        return [_user(provider, entry.text)]
+        return [wire.user(entry.text)]
     raise UsageError(f"a conversation entry is a User, a Turn or Results, not {type(entry).__name__}")
-
-
-def _user(provider: str, text: str) -> Message:
-    if provider == "gemini":
-        return {"role": "user", "parts": [{"text": text}]}
-    if provider == "anthropic":
-        return {"role": "user", "content": [{"type": "text", "text": text}]}
-    return {"role": "user", "content": text}
 
 
 def _merged(history: list[Message]) -> list[Message]:

@@ -21,10 +21,10 @@ from collections.abc import AsyncGenerator, Callable, Generator, Iterable, Mappi
 from types import ModuleType
 from typing import Any, ClassVar, Generic, TypeVar, cast
 
-from .. import _observe, _redact
-from .._errors import TransportError
+from .. import _libraries, _observe, _redact
+from .._errors import TransportError, UsageError
 from .._limits import Limits
-from .._reemit import INVALID_CALLS, OnCall, Options, Session, areemit, kept_headers, reemit
+from .._reemit import INVALID_CALLS, OnCall, Options, Session, areemit, kept_headers, offered_tools, reemit
 from .._types import InvalidToolCall, Provider
 from .._validate import Toolset
 
@@ -40,9 +40,13 @@ class _Shell(Generic[_Inner, _Request, _Response]):
 
     Args:
         inner: the transport that sends the requests (default: the library's ``HTTPTransport()``
-            or ``AsyncHTTPTransport()``).
+            or ``AsyncHTTPTransport()``); one of the other library's is a ``UsageError``, as is a
+            request from the other library's client, at the first request, before it is sent.
         provider: the provider's slug; by default it is told from the stream and the request path.
-        tools: the tools sent to the provider, to check each call against its schema (``Toolset``).
+        tools: the tools to check each call against (any format ``Toolset`` reads). By default
+            each request's own ``tools`` are read from its body, as the proxy reads them; given
+            here, they stand for every request's and no body is read. A request whose tools
+            streamkit cannot read is a ``UsageError``, before it is sent.
         on_call: called with each ``ToolCall`` or ``InvalidToolCall`` the moment it completes, while
             the SDK is still reading the stream (the async transport awaits a coroutine function).
         limits: the ``streamkit.Limits`` one response may reach.
@@ -62,10 +66,49 @@ class _Shell(Generic[_Inner, _Request, _Response]):
         limits: Limits | None = None,
     ) -> None:
         self._options = Options(provider, tools, on_call, limits, asynchronous=self._asynchronous)
+        theirs = None if inner is None else _libraries.library(inner)
+        if theirs is not None and theirs is not self.library:
+            raise UsageError(
+                f"{self._named(self.library)} sends through {self.library.__name__}, and the inner transport "
+                f"given is {theirs.__name__}'s ({type(inner).__name__}): give it one of "
+                f"{self.library.__name__}'s, or use {self._named(theirs)}"
+            )
         self._inner: Any = self._default_inner() if inner is None else inner
 
     def _default_inner(self) -> Any:
         raise NotImplementedError
+
+    def _named(self, library: ModuleType) -> str:
+        """This transport's public name in ``library``'s integration module."""
+        return f"streamkit.integrations.{library.__name__}.{'AsyncTransport' if self._asynchronous else 'Transport'}"
+
+    def _check(self, request: Any) -> None:
+        """A request from the other library's client fails here, as a ``UsageError`` naming the
+        transport to use: past here it would fail in the client, on a response of the wrong kind."""
+        if isinstance(request, self.library.Request):
+            return
+        theirs = _libraries.library(request)
+        if theirs is None:
+            given = f"a request of type {type(request).__name__}"
+        else:
+            given = f"a request from an {theirs.__name__} client: use {self._named(theirs)}"
+        mine = self.library.__name__
+        raise UsageError(f"{self._named(self.library)} is for {mine} clients, and it was given {given}")
+
+    def _offered(self, request: Any) -> Toolset | None:
+        """The tools ``request`` offers, when the transport was given none (``Options.session``)."""
+        if self._options.toolset is not None:
+            return None
+        try:
+            body = request.content
+        except self.library.RequestNotRead:  # a body streamed as it is sent: none to read
+            return None
+        try:
+            return offered_tools(body)
+        except UsageError as exc:
+            raise UsageError(
+                f"the request's tools: {exc}; give the transport tools=... in a form streamkit reads"
+            ) from exc
 
     def _reemitted(self, session: Session | None, response: Any, body: type[_Body | _AsyncBody]) -> _Response:
         """``response`` itself to pass through, or a new one whose body is re-emitted.
@@ -94,9 +137,11 @@ class SyncShell(_Shell[_Inner, _Request, _Response]):
         return self.library.HTTPTransport()
 
     def handle_request(self, request: _Request) -> _Response:
+        self._check(request)
+        offered = self._offered(request)
         response = self._inner.handle_request(request)
         try:
-            session = session_for(self._options, self.library, request, response)
+            session = session_for(self._options, self.library, request, response, offered=offered)
         except BaseException:
             response.close()
             raise
@@ -115,9 +160,11 @@ class AsyncShell(_Shell[_Inner, _Request, _Response]):
         return self.library.AsyncHTTPTransport()
 
     async def handle_async_request(self, request: _Request) -> _Response:
+        self._check(request)
+        offered = self._offered(request)
         response = await self._inner.handle_async_request(request)
         try:
-            session = session_for(self._options, self.library, request, response)
+            session = session_for(self._options, self.library, request, response, offered=offered)
         except BaseException:
             await response.aclose()
             raise
@@ -128,15 +175,28 @@ class AsyncShell(_Shell[_Inner, _Request, _Response]):
 
 
 def session_for(
-    options: Options, library: ModuleType, request: Any, response: Any, *, kind: type[Session] = Session
+    options: Options,
+    library: ModuleType,
+    request: Any,
+    response: Any,
+    *,
+    kind: type[Session] = Session,
+    offered: Toolset | None = None,
 ) -> Session | None:
     """The session that re-emits ``response`` (``None``: it passes through), its encoding undone by
-    ``library``'s decoders; an encoding they cannot undo raises the library's ``DecodingError``."""
+    ``library``'s decoders; an encoding they cannot undo raises the library's ``DecodingError``.
+    ``offered``: the request's own tools, checked when ``options`` has none."""
     decoders = library._decoders.SUPPORTED_DECODERS
     answered = None if _observe.watcher() is None else _observe.Request.of(request, _redact.secrets(request))
     try:
         return options.session(
-            request.url.path, response.status_code, response.headers, decoders, made=kind, request=answered
+            request.url.path,
+            response.status_code,
+            response.headers,
+            decoders,
+            made=kind,
+            request=answered,
+            offered=offered,
         )
     except TransportError as exc:
         raise library.DecodingError(str(exc), request=request) from exc

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Generator, Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from botocore.exceptions import ResponseStreamingError
@@ -45,13 +45,16 @@ from .._errors import StreamError, UsageError
 from .._foreign import translated
 from .._limits import Limits
 from .._reemit import OnCall, Options
-from .._reemit._encoders._base import dumps
-from .._types import CallStarted, InvalidToolCall, ToolCall
+from .._types import CallStarted, InvalidToolCall, Provider, ToolCall
 from .._validate import Toolset
+from ..providers import FACTS
+from ..providers._encoder import dumps
 
 __all__ = ("EVENT", "ToolCallStream", "install", "invalid_calls", "uninstall")
 
 #: The botocore event ``install`` handles: a ConverseStream response, parsed, not yet read.
+#: The provider whose SDK is botocore: the one whose stream boto3 decodes itself.
+_PROVIDER = cast(Provider, next(slug for slug, facts in FACTS.items() if "botocore" in facts.sdk_packages))
 EVENT = "after-call.bedrock-runtime.ConverseStream"
 _HANDLER_ID = "streamkit.integrations.boto3"
 
@@ -123,7 +126,7 @@ class ToolCallStream:
         self._on_call = options.on_call
         # fragments: the pipeline names each call's block as it opens (CallStarted), so the
         # rule of which blocks are client calls lives in the decoder alone
-        make = functools.partial(Assembler, "bedrock", tools=options.toolset, limits=options.limits, fragments=True)
+        make = functools.partial(Assembler, _PROVIDER, tools=options.toolset, limits=options.limits, fragments=True)
         self._assembler = _observe.within(request, make)
         self._held: dict[int, list[Event]] = {}  # an open call's block index -> its events so far
         self.invalid_calls: list[InvalidToolCall] = []

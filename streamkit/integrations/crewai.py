@@ -23,7 +23,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from crewai.events.types.llm_events import LLMCallType
@@ -33,7 +33,7 @@ from pydantic import PrivateAttr
 from .._client import astream, stream
 from .._errors import UsageError
 from .._turn_types import StreamEvent, Turn, TurnItem
-from .._types import ArgumentIssue, InvalidToolCall, TextDelta, ToolCall
+from .._types import ArgumentIssue, InvalidToolCall, Requested, TextDelta, ToolCall
 from ..adapters._base import call_id, dumps
 from ._chat import Entry, History, User, prepare, read_tools
 from ._fields import ClientFields
@@ -77,7 +77,7 @@ class StreamkitLLM(ClientFields, BaseLLM):
     """
 
     llm_type: str = "streamkit"
-    provider: Literal["anthropic", "gemini", "mistral", "openai_chat", "openai_responses"]  # type: ignore[assignment]
+    provider: Requested  # type: ignore[assignment]
     _turns: dict[str, Turn] = PrivateAttr(default_factory=dict)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
@@ -31,7 +31,7 @@ from pydantic import Field, PrivateAttr
 from .._client import astream
 from .._errors import UsageError
 from .._turn_types import Thinking, Turn, TurnItem
-from .._types import Finish, InvalidToolCall, TextDelta, ToolCall
+from .._types import Finish, InvalidToolCall, Requested, TextDelta, ToolCall
 from ..adapters._base import call_id, error_payload
 from ._chat import Entry, History, Tool, User, build, offered
 from ._clients import DEFAULT_TIMEOUT, Clients, HoldsClients
@@ -80,7 +80,7 @@ class StreamkitLlm(HoldsClients, BaseLlm):
             fails is not run, and the model is told the schema errors.
     """
 
-    provider: Literal["anthropic", "gemini", "mistral", "openai_chat", "openai_responses"]
+    provider: Requested
     api_key: str | None = Field(default=None, repr=False)
     base_url: str | None = None
     max_tokens: int | None = None

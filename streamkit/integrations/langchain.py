@@ -23,7 +23,7 @@ the framework wrote for it. LangChain runs tools only after the whole message: s
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
@@ -52,7 +52,7 @@ from .._turn_types import (
     Turn,
     TurnItem,
 )
-from .._types import ArgumentIssue, InvalidToolCall, TextDelta, ToolCall
+from .._types import ArgumentIssue, InvalidToolCall, Requested, TextDelta, ToolCall
 from ..adapters._base import call_id, dumps
 from ._chat import Entry, History, Prepared, User, prepare, read_tools
 from ._early import STARTER
@@ -107,7 +107,7 @@ class StreamkitChatModel(ClientFields, BaseChatModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    provider: Literal["anthropic", "gemini", "mistral", "openai_chat", "openai_responses"]
+    provider: Requested
     model: str
     api_key: SecretStr | None = None
     base_url: str | None = None

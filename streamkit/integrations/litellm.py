@@ -62,6 +62,8 @@ from .._errors import HTTPStatusError, TransportError, UsageError
 from .._turn_types import RedactedThinking, StreamEvent, Thinking
 from .._types import InvalidToolCall, Provider, ResponseEnd, TextDelta, ToolCall
 from ..adapters._base import call_id, dumps, error_payload
+from ..providers import REQUESTS
+from ..providers._request import merged, settings
 from ._chat import PROVIDERS, Request, build, read_tools
 from ._clients import DEFAULT_TIMEOUT, Clients
 from ._openai_messages import conversation, plain
@@ -76,28 +78,6 @@ INVALID_CALLS = "streamkit_invalid_tool_calls"
 #: How streamkit's errors name the framework.
 FRAMEWORK = "LiteLLM"
 
-#: LiteLLM's parameters that each provider takes under the same name, passed as they are.
-_SAME_NAME = {
-    "anthropic": frozenset({"temperature", "top_p", "top_k", "thinking"}),
-    "gemini": frozenset(),
-    "mistral": frozenset({"temperature", "top_p", "stop", "tool_choice", "parallel_tool_calls", "response_format"}),
-    "openai_chat": frozenset(
-        {
-            "temperature",
-            "top_p",
-            "stop",
-            "seed",
-            "tool_choice",
-            "parallel_tool_calls",
-            "response_format",
-            "reasoning_effort",
-            "frequency_penalty",
-            "presence_penalty",
-            "user",
-        }
-    ),
-    "openai_responses": frozenset({"temperature", "top_p", "parallel_tool_calls"}),
-}
 #: LiteLLM's own budgets for ``reasoning_effort`` on Anthropic models.
 _THINKING_BUDGETS = {
     "low": DEFAULT_REASONING_EFFORT_LOW_THINKING_BUDGET,
@@ -163,31 +143,26 @@ class _Call:
 
 
 def _translated(provider: str, params: dict[str, Any]) -> dict[str, Any]:
-    """LiteLLM's parameters as fields of the provider's body; ``extra_body`` merged last, as given."""
+    """LiteLLM's parameters as fields of the provider's body (each provider's ``SETTINGS`` and
+    ``effort``); ``extra_body`` merged last, as given."""
     extra_body = params.pop("extra_body", None) or {}
-    body = {key: params.pop(key) for key in list(params) if key in _SAME_NAME[provider]}
-    effort = params.pop("reasoning_effort", None)
+    wire = REQUESTS[provider]
+    effort = None if "reasoning_effort" in wire.SETTINGS else params.pop("reasoning_effort", None)
+    body, left = settings(wire, params)
     if effort is not None:
-        body.update(_effort(provider, effort))
-    if params:
+        written = wire.effort(effort, _THINKING_BUDGETS)
+        if written is None:
+            raise UsageError(
+                f"streamkit/{provider} does not translate reasoning_effort={effort!r}; "
+                "give the provider's own field in extra_body"
+            )
+        body = merged(body, written)
+    if left:
         raise UsageError(
-            f"streamkit/{provider} does not translate {', '.join(sorted(params))}; "
+            f"streamkit/{provider} does not translate {', '.join(sorted(left))}; "
             "give the provider's own field in extra_body"
         )
-    return {**body, **extra_body}
-
-
-def _effort(provider: str, effort: str) -> dict[str, Any]:
-    if provider == "openai_responses":
-        return {"reasoning": {"effort": effort}}
-    if provider == "anthropic" and effort in _THINKING_BUDGETS:
-        return {"thinking": {"type": "enabled", "budget_tokens": _THINKING_BUDGETS[effort]}}
-    if provider == "anthropic" and effort == "none":
-        return {}
-    raise UsageError(
-        f"streamkit/{provider} does not translate reasoning_effort={effort!r}; "
-        "give the provider's own field in extra_body"
-    )
+    return merged(body, extra_body)
 
 
 # -- streamkit's events out, LiteLLM's chunks and message ----------------------------------------

@@ -91,6 +91,9 @@ from .._types import (
     ToolCall,
 )
 from ..adapters._base import Outcome, call_id, dumps
+from ..providers import FACTS, REQUESTS
+from ..providers._request import merged
+from ..providers._request import settings as written
 from . import _chat
 from ._clients import Clients
 from ._invalid import unparseable
@@ -253,7 +256,7 @@ class StreamkitModel(Model):
         system, entries = _Reader(self.provider).read(input)
         instructions = "\n\n".join(part for part in (system_instructions, *system) if part) or None
         limit = model_settings.max_tokens if model_settings.max_tokens is not None else self.max_tokens
-        extra = {**_sampling(self.provider, model_settings), **dict(model_settings.extra_body or {}), **self.extra}
+        extra = merged(merged(_sampling(self.provider, model_settings), model_settings.extra_body or {}), self.extra)
         return _chat.build(
             self.provider,
             self.model,
@@ -331,12 +334,10 @@ def _check_output(output_schema: AgentOutputSchemaBase | None) -> None:
 
 
 def _sampling(provider: str, settings: ModelSettings) -> dict[str, Any]:
-    """``temperature`` and ``top_p``, where each API takes them."""
+    """``temperature`` and ``top_p``, where each API takes them (its ``SETTINGS``)."""
     given = {"temperature": settings.temperature, "top_p": settings.top_p}
-    given = {key: value for key, value in given.items() if value is not None}
-    if provider == "gemini" and given:
-        return {"generationConfig": {"topP" if key == "top_p" else key: value for key, value in given.items()}}
-    return given
+    fields, _ = written(REQUESTS[provider], {key: value for key, value in given.items() if value is not None})
+    return fields
 
 
 def _plain(item: Any, position: int) -> dict[str, Any]:
@@ -420,8 +421,8 @@ class _Reader:
             items = [TextDelta(text)] if text else []
         elif kind == "function_call":
             items = [_foreign_call(item, position, len(self.turn))]
-        elif self.provider == "openai_responses" and item.get("encrypted_content"):
-            # OpenAI's own reasoning item, from an OpenAI Responses model of openai-agents
+        elif FACTS[self.provider].reasoning_items and item.get("encrypted_content"):
+            # the API's own reasoning item, from another model of openai-agents on the same API
             items = [ReasoningItem({key: value for key, value in item.items() if key != "provider_data"})]
         else:
             items = []  # another provider's reasoning: no API can read it but that one

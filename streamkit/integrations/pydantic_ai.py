@@ -65,22 +65,25 @@ from .. import _observe
 from .._errors import ProviderProtocolError, UsageError
 from .._limits import Limits
 from .._reemit import Options, Session
-from .._reemit._encoders._base import Call
 from .._turn_types import Thinking
 from .._types import InvalidToolCall, Provider, ToolCall
 from ..adapters._base import error_payload
+from ..providers import FACTS
+from ..providers._encoder import Call
 from ._early import EarlyRuns
 from ._shell import _AsyncBody, _on, session_for
 
 __all__ = ("StartToolsEarly", "StreamkitModel", "StreamkitStreamedResponse", "wrap")
 
+#: This framework's name in the providers' facts (``model_classes``).
+_FRAMEWORK = "pydantic_ai"
 #: The wrapped model classes (matched by name along the model's class hierarchy, so that checking
-#: a model imports no SDK it does not use) and the provider whose stream each reads.
-_MODELS: tuple[tuple[str, Provider], ...] = (
-    ("OpenAIChatModel", "openai_chat"),
-    ("OpenAIResponsesModel", "openai_responses"),
-    ("AnthropicModel", "anthropic"),
-    ("GoogleModel", "gemini"),
+#: a model imports no SDK it does not use) and the provider whose stream each reads: the
+#: providers' facts.
+_MODELS: tuple[tuple[str, Provider], ...] = tuple(
+    (facts.model_classes[_FRAMEWORK], cast(Provider, slug))
+    for slug, facts in FACTS.items()
+    if _FRAMEWORK in facts.model_classes
 )
 
 #: The key of ``provider_details`` under which an invalid call keeps what the next request needs.
@@ -323,8 +326,9 @@ class StreamkitStreamedResponse(StreamedResponse):
             part = parts[index]
             if isinstance(part, ToolCallPart):
                 parts[index] = self._part(part, call)
-        if self._tap.session is not None and self._tap.session.provider == "anthropic":
-            _signed(parts, self._tap.session.thinking)
+        session = self._tap.session
+        if session is not None and session.provider is not None and FACTS[session.provider].signature_deltas:
+            _signed(parts, session.thinking, self._inner.provider_name)
         return parts
 
     async def close_stream(self) -> None:
@@ -363,8 +367,9 @@ class _Parts:
         return getattr(self._response._inner._parts_manager, name)
 
 
-def _signed(parts: list[ModelResponsePart], thinking: list[Thinking]) -> None:
-    """Each Anthropic ``thinking`` block with its whole signature.
+def _signed(parts: list[ModelResponsePart], thinking: list[Thinking], provider_name: str | None) -> None:
+    """Each ``thinking`` block with its whole signature, where the provider sends it in deltas
+    (Anthropic; ``provider_name`` is pydantic-ai's name for the response's provider).
 
     pydantic-ai (like the Anthropic SDK) keeps only the last ``signature_delta`` of a block;
     streamkit joins them all, as received. The thinking parts and streamkit's ``Thinking`` items
@@ -372,7 +377,7 @@ def _signed(parts: list[ModelResponsePart], thinking: list[Thinking]) -> None:
     """
     blocks = iter(thinking)
     for index, part in enumerate(parts):
-        if isinstance(part, ThinkingPart) and part.id != "redacted_thinking" and part.provider_name == "anthropic":
+        if isinstance(part, ThinkingPart) and part.id != "redacted_thinking" and part.provider_name == provider_name:
             block = next(blocks, None)
             if block is not None and block.signature is not None and part.signature != block.signature:
                 parts[index] = replace(part, signature=block.signature)

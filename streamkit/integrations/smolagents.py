@@ -43,6 +43,8 @@ from .._errors import UsageError
 from .._turn_types import StreamEvent, Turn
 from .._types import Provider, TextDelta
 from ..adapters._base import call_id, dumps
+from ..providers import REQUESTS
+from ..providers._request import merged, settings
 from ._chat import PROVIDERS, Prepared, prepare, read_tools
 from ._clients import DEFAULT_TIMEOUT, Clients
 from ._invalid import InvalidCallsError
@@ -53,8 +55,6 @@ __all__ = ("InvalidCallsError", "StreamkitModel")
 
 #: How streamkit's errors name the framework.
 FRAMEWORK = "smolagents"
-#: Where each provider's body takes stop sequences (Gemini's go under ``generationConfig``).
-_STOP_FIELD = {"anthropic": "stop_sequences", "mistral": "stop", "openai_chat": "stop"}
 
 
 class StreamkitModel(Model):
@@ -180,16 +180,17 @@ class StreamkitModel(Model):
         extra = {**self.extra, **kwargs}
         prepared = prepare(self, self.provider, str(self.model_id), talk, offered, self.api_key, self.max_tokens, extra)
         if stop and self.supports_stop_parameter:
-            _add_stop(self.provider, prepared.request.body, stop)
+            _add_stop(self.provider, prepared, stop)
         return prepared
 
 
-def _add_stop(provider: str, body: dict[str, Any], stop: list[str]) -> None:
-    """smolagents' stop sequences in the provider's field; the Responses API has none to take them."""
-    if provider == "gemini":
-        body.setdefault("generationConfig", {})["stopSequences"] = stop
-    elif provider in _STOP_FIELD:
-        body[_STOP_FIELD[provider]] = stop
+def _add_stop(provider: str, prepared: Prepared, stop: list[str]) -> None:
+    """smolagents' stop sequences in the provider's field (its ``SETTINGS``); the Responses API
+    has none to take them."""
+    fields, _ = settings(REQUESTS[provider], {"stop": stop})
+    body = prepared.request.body
+    for key, value in merged(body, fields).items():
+        body[key] = value
 
 
 def _message(done: Read) -> ChatMessage:

@@ -1,33 +1,54 @@
-"""Provider decoders, one module per provider, registered by slug.
+"""The providers, one folder per provider, registered by slug.
 
-``DECODERS`` maps each slug (the same in modules, fixtures and the command line) to its
-decoder class. It is read-only: to use another decoder, pass an instance to the pipeline.
+Every folder has the same files, so that its file list is that provider's pipeline:
+``decode.py`` reads its stream into stage events, ``history.py`` writes calls, results and
+turns as its history, ``reemit.py`` writes its stream back with each call whole and
+``body.py`` reads the calls of a body that was not streamed and ``request.py`` writes a
+streamed request (a missing file means that stage is not offered).
+
+``FACTS`` maps each slug (the same in folders, fixtures and the command line) to its facts
+(``providers/_facts.py``: what the generic code reads instead of naming a provider),
+``DECODERS`` to its decoder class, ``HISTORIES`` to its history writer, ``ENCODERS`` to its
+re-emitter and ``BODIES`` to its body reader and ``REQUESTS`` to its request writer. They are
+read-only: to use another decoder, pass an instance to the pipeline.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from functools import cache, reduce
-from typing import TYPE_CHECKING, Any
+from importlib import import_module
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .._errors import UsageError
-from ._base import Decoder, ErrorShape
 
 if TYPE_CHECKING:
-    from .anthropic import AnthropicDecoder
-    from .bedrock import BedrockDecoder
-    from .cohere import CohereDecoder
-    from .gemini import GeminiDecoder
-    from .mistral import MistralDecoder
-    from .ollama import OllamaDecoder
-    from .openai_chat import OpenAIChatDecoder
-    from .openai_responses import OpenAIResponsesDecoder
+    from ._base import Decoder, ErrorShape
+    from ._body import Body
+    from ._encoder import Encoder
+    from ._facts import Facts
+    from ._request import RequestWriter
+    from .anthropic.decode import AnthropicDecoder
+    from .bedrock.decode import BedrockDecoder
+    from .cohere.decode import CohereDecoder
+    from .gemini.decode import GeminiDecoder
+    from .mistral.decode import MistralDecoder
+    from .ollama.decode import OllamaDecoder
+    from .openai_chat.decode import OpenAIChatDecoder
+    from .openai_responses.decode import OpenAIResponsesDecoder
 
     ANY_ERRORS: ErrorShape  # built on first use, by ``__getattr__`` below
 
 __all__ = (
     "ANY_ERRORS",
+    "BODIES",
     "DECODERS",
+    "ENCODERS",
+    "FACTS",
+    "HISTORIES",
+    "REQUESTS",
     "AnthropicDecoder",
     "BedrockDecoder",
     "CohereDecoder",
@@ -42,79 +63,114 @@ __all__ = (
     "error_details",
 )
 
-#: Each slug's module and decoder class, in the order of ``DECODERS`` (the slug is the module's
-#: name). A decoder's module is imported the first time its slug is looked up: a stream of one
+
+@dataclass(frozen=True, slots=True)
+class _Folder:
+    """A provider's folder: its decoder's and re-emitter's class names, and the stages it offers
+    besides decoding and writing history."""
+
+    decoder: str
+    encoder: str | None = None  # ``reemit.py``'s class; None: its stream is not written back
+    body: bool = False  # ``body.py``: a body that was not streamed is read
+    request: bool = False  # ``request.py``: a streamed request is written
+
+
+#: Every provider, one line each, in the order of ``DECODERS`` (the slug is the folder's name). A
+#: provider's modules are imported the first time its slug is looked up: a stream of one
 #: provider loads that provider's decoder only.
-_CLASSES = {
-    "openai_chat": "OpenAIChatDecoder",
-    "openai_responses": "OpenAIResponsesDecoder",
-    "anthropic": "AnthropicDecoder",
-    "gemini": "GeminiDecoder",
-    "cohere": "CohereDecoder",
-    "mistral": "MistralDecoder",
-    "ollama": "OllamaDecoder",
-    "bedrock": "BedrockDecoder",
+_FOLDERS = {
+    "openai_chat": _Folder("OpenAIChatDecoder", "OpenAIChatEncoder", body=True, request=True),
+    "openai_responses": _Folder("OpenAIResponsesDecoder", "OpenAIResponsesEncoder", body=True, request=True),
+    "anthropic": _Folder("AnthropicDecoder", "AnthropicEncoder", body=True, request=True),
+    "gemini": _Folder("GeminiDecoder", "GeminiEncoder", request=True),
+    "cohere": _Folder("CohereDecoder", "CohereEncoder"),
+    "mistral": _Folder("MistralDecoder", "MistralEncoder", request=True),
+    "ollama": _Folder("OllamaDecoder", "OllamaEncoder"),
+    "bedrock": _Folder("BedrockDecoder"),  # binary frames: boto3 decodes them, nothing writes them back
 }
-_SLUGS = {name: slug for slug, name in _CLASSES.items()}
+_SLUGS = {folder.decoder: slug for slug, folder in _FOLDERS.items()}
 
 
-@cache  # an import statement costs microseconds even when the module is loaded: once per slug
-def _load(slug: str) -> type[Decoder]:
-    """A known slug's decoder class, by a plain import statement: no module is imported by a string."""
-    if slug == "openai_chat":
-        from .openai_chat import OpenAIChatDecoder
-
-        return OpenAIChatDecoder
-    if slug == "openai_responses":
-        from .openai_responses import OpenAIResponsesDecoder
-
-        return OpenAIResponsesDecoder
-    if slug == "anthropic":
-        from .anthropic import AnthropicDecoder
-
-        return AnthropicDecoder
-    if slug == "gemini":
-        from .gemini import GeminiDecoder
-
-        return GeminiDecoder
-    if slug == "cohere":
-        from .cohere import CohereDecoder
-
-        return CohereDecoder
-    if slug == "mistral":
-        from .mistral import MistralDecoder
-
-        return MistralDecoder
-    if slug == "ollama":
-        from .ollama import OllamaDecoder
-
-        return OllamaDecoder
-    if slug == "bedrock":
-        from .bedrock import BedrockDecoder
-
-        return BedrockDecoder
-    raise AssertionError(slug)  # every slug of ``_CLASSES`` has its import above
+@cache  # once per slug and stage
+def _module(slug: str, stage: str = "") -> ModuleType:
+    """A known slug's folder (its ``__init__``: its facts), or one of its stage modules."""
+    return import_module(f"{__name__}.{slug}.{stage}" if stage else f"{__name__}.{slug}")
 
 
-class _Decoders(Mapping[str, "type[Decoder]"]):
-    """The read-only registry, importing a decoder's module on its first lookup."""
+@cache
+def _decoder(slug: str) -> type[Decoder]:
+    """A known slug's decoder class (in its ``decode`` module)."""
+    cls: type[Decoder] = getattr(_module(slug, "decode"), _FOLDERS[slug].decoder)
+    return cls
 
-    def __getitem__(self, slug: str) -> type[Decoder]:
-        if slug not in _CLASSES:  # a KeyError, as a mapping's, before any import
+
+def _facts(slug: str) -> Facts:
+    """A known slug's facts, declared in its folder's ``__init__``."""
+    facts: Facts = _module(slug).FACTS
+    return facts
+
+
+def _history(slug: str) -> ModuleType:
+    """A known slug's history writer (its ``history`` module)."""
+    return _module(slug, "history")
+
+
+def _encoder(slug: str) -> type[Encoder]:
+    """A re-emitted slug's encoder class (in its ``reemit`` module)."""
+    cls: type[Encoder] = getattr(_module(slug, "reemit"), _FOLDERS[slug].encoder or "")
+    return cls
+
+
+def _body(slug: str) -> Body:
+    """A read slug's body reader (its ``body`` module)."""
+    reader: Body = _module(slug, "body")
+    return reader
+
+
+def _request(slug: str) -> RequestWriter:
+    """A requested slug's request writer (its ``request`` module)."""
+    writer: RequestWriter = _module(slug, "request")
+    return writer
+
+
+def _offering(stage: str) -> tuple[str, ...]:
+    return tuple(slug for slug, folder in _FOLDERS.items() if getattr(folder, stage))
+
+
+T = TypeVar("T")
+
+
+class _Registry(Mapping[str, T], Generic[T]):
+    """A read-only registry by slug, importing a provider's module on its slug's first lookup."""
+
+    def __init__(self, name: str, slugs: tuple[str, ...], load: Callable[[str], T]) -> None:
+        self._name, self._slugs, self._load = name, slugs, load
+
+    def __getitem__(self, slug: str) -> T:
+        if slug not in self._slugs:  # a KeyError, as a mapping's, before any import
             raise KeyError(slug)
-        return _load(slug)
+        return self._load(slug)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(_CLASSES)
+        return iter(self._slugs)
 
     def __len__(self) -> int:
-        return len(_CLASSES)
+        return len(self._slugs)
 
     def __repr__(self) -> str:
-        return f"DECODERS({dict(self)!r})"
+        return f"{self._name}({dict(self)!r})"
 
 
-DECODERS: Mapping[str, type[Decoder]] = _Decoders()
+#: Each slug's facts (``providers/_facts.py``), loaded without its decoder.
+FACTS: Mapping[str, Facts] = _Registry("FACTS", tuple(_FOLDERS), _facts)
+DECODERS: Mapping[str, type[Decoder]] = _Registry("DECODERS", tuple(_FOLDERS), _decoder)
+#: Each slug's history writer, a module of the functions ``streamkit.adapters.Adapter`` names.
+HISTORIES: Mapping[str, ModuleType] = _Registry("HISTORIES", tuple(_FOLDERS), _history)
+ENCODERS: Mapping[str, type[Encoder]] = _Registry("ENCODERS", _offering("encoder"), _encoder)
+#: Each read slug's body reader: ``calls(body)``, its ``RawCall``s, and ``stop_reason(body)``.
+BODIES: Mapping[str, Body] = _Registry("BODIES", _offering("body"), _body)
+#: Each requested slug's request writer: ``body(...)``, ``user(text)`` and ``MERGE_ROLES``.
+REQUESTS: Mapping[str, RequestWriter] = _Registry("REQUESTS", _offering("request"), _request)
 
 
 def decoder_for(provider: Any) -> type[Decoder]:
@@ -129,11 +185,18 @@ def decoder_for(provider: Any) -> type[Decoder]:
 def _any_errors() -> ErrorShape:
     """Every provider's error shape in one, in the order of ``DECODERS``: a gateway in front of
     one provider may answer in another's (an OpenAI-compatible server with Gemini's errors)."""
+    from ._base import ErrorShape
+
     return reduce(ErrorShape.then, (cls.errors for cls in DECODERS.values()))
 
 
 def __getattr__(name: str) -> Any:
-    """The decoder classes and ``ANY_ERRORS``, loaded on first use like ``DECODERS``' values."""
+    """The decoder classes, their base and ``ANY_ERRORS``, loaded on first use like ``DECODERS``'
+    values: writing a history loads no decoder."""
+    if name in ("Decoder", "ErrorShape"):
+        from . import _base
+
+        return getattr(_base, name)
     if name in _SLUGS:
         return DECODERS[_SLUGS[name]]
     if name == "ANY_ERRORS":

@@ -69,24 +69,13 @@ class Decoder(ABC):
     #: call is invalid, and the event's other calls are read.
     value_paths: ClassVar[tuple[tuple[str | None, ...], ...]] = ()
 
-    # The provider's facts beyond its events, declared here once and read by the HTTP edge,
-    # the command line and detection.
+    # The provider's facts that its stream's reading needs, declared here once and read by the
+    # HTTP edge, the command line and detection (the others are its folder's ``FACTS``).
     #: The Content-Types its stream comes in: a 2xx answer in another is refused (for SSE as
     #: httpx-sse does, which refuses a response whose Content-Type lacks this one).
     content_types: ClassVar[tuple[str, ...]] = ("text/event-stream",)
     #: The ``data`` of the SSE event that ends the stream, for a provider that sends one.
     done: ClassVar[str | None] = None
-    #: The request header that carries the API key, and its value around the key; ``None``
-    #: for a provider with no key (Ollama) or one whose requests are signed (Bedrock).
-    auth_header: ClassVar[str | None] = None
-    auth_value: ClassVar[str] = "{}"
-    #: Headers every request to the provider carries beside the key (an API version).
-    request_headers: ClassVar[Mapping[str, str]] = MappingProxyType({})
-    #: The environment variables its official SDK reads the key from, the first one set winning,
-    #: and the one it reads the API's base URL from: every integration and ``streamkit live``
-    #: read these, so a key set for the SDK works everywhere.
-    key_variables: ClassVar[tuple[str, ...]] = ()
-    base_url_variable: ClassVar[str | None] = None
     #: Its stop reasons (as the decoder gives them) and the ``finish`` each means; a reason not
     #: here is ``other``.
     finish_reasons: ClassVar[Mapping[str, Finish]] = MappingProxyType({})
@@ -135,16 +124,6 @@ class Decoder(ABC):
         counted whole (cached and reasoning ones included), and those parts of them, where it
         gives them. A decoder that knows no usage shape reads none."""
         return _NO_TOKENS
-
-    @classmethod
-    def key_from(cls, environ: Mapping[str, str]) -> str | None:
-        """The API key in ``environ``, from the first of ``key_variables`` that is set."""
-        return next((environ[name] for name in cls.key_variables if environ.get(name)), None)
-
-    @classmethod
-    def base_url_from(cls, environ: Mapping[str, str]) -> str | None:
-        """The API's base URL in ``environ``, when ``base_url_variable`` is set there."""
-        return (environ.get(cls.base_url_variable) or None) if cls.base_url_variable else None
 
     def feed(self, frame: Frame) -> list[Event]:
         data = frame.data

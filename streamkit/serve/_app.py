@@ -22,10 +22,10 @@ from typing import Any
 import httpx
 
 from .._errors import UsageError
-from .._reemit._encoders._base import dumps
+from ..providers._encoder import dumps
 from ._config import Config
 from ._example import EXAMPLE_PREFIX, serve_example
-from ._formats import FORMATS, Format
+from ._formats import FORMATS, KEYS, Format
 from ._metrics import Metrics
 from ._proxy import Exchange, Upstream
 
@@ -69,6 +69,9 @@ class App:
         self._proxy_keys = [key.encode() for key in config.proxy_keys()]
         keys = [route.upstream_key() for route in config.routes]
         self._upstreams = [Upstream(route, key, transport) for route, key in zip(config.routes, keys, strict=True)]
+        # A path no format is served on is answered in the shape of the first route's format:
+        # the one this proxy's clients speak.
+        self._unserved_format = FORMATS[config.routes[0].format] if config.routes else next(iter(FORMATS.values()))
         if config.telemetry:
             upstream_keys = [key for key in keys if key is not None]
             telemetry_module().enable(tracer_provider, meter_provider, secrets=upstream_keys)
@@ -90,7 +93,7 @@ class App:
         elif self.config.example and path.startswith(EXAMPLE_PREFIX):
             await serve_example(path, receive, send)
         else:
-            body = FORMATS["openai_chat"].error_body("not_found", f"no route for {method} {path}")
+            body = self._unserved_format.error_body("not_found", f"no route for {method} {path}")
             await _answer(send, 404, body)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
@@ -153,8 +156,8 @@ class App:
         """
         if not self._proxy_keys:
             return ""
-        sent = {name: headers.get(name, "") for name in (_PASSED_KEY_HEADER, "x-api-key")}
-        sent["authorization"] = headers.get("authorization", "").removeprefix("Bearer ")
+        sent = {_PASSED_KEY_HEADER: headers.get(_PASSED_KEY_HEADER, "")}
+        sent |= {name: facts.key_in(headers.get(name, "")) for name, facts in KEYS.items()}
         found = None
         for name, value in sent.items():
             given = value.encode()

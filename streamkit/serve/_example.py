@@ -17,12 +17,19 @@ from typing import Any
 
 import orjson
 
+from ._formats import FORMATS
+
 __all__ = ("EXAMPLE_MODEL", "EXAMPLE_PREFIX", "example_hint", "example_route", "serve_example")
 
 EXAMPLE_PREFIX = "/example/v1"
 #: The one model the example serves; any other is answered with the proxy's "no route" error.
 EXAMPLE_MODEL = "example"
 _RECORDED = Path(__file__).parent / "example"  # package data
+#: The example upstream speaks the format of its recording (``<slug>.sse``, and the same turn
+#: not streamed, ``<slug>.json``), at that API's own path.
+_STREAMED = next(_RECORDED.glob("*.sse"))
+_WHOLE = _STREAMED.with_suffix(".json")
+_CHAT = FORMATS[_STREAMED.stem]
 
 Message = MutableMapping[str, Any]
 Send = Callable[[Message], Awaitable[None]]
@@ -30,7 +37,7 @@ Send = Callable[[Message], Awaitable[None]]
 
 def example_route(host: str, port: int) -> dict[str, Any]:
     """The route that sends OpenAI Chat Completions to the example upstream (a ``[[route]]`` table)."""
-    return {"format": "openai_chat", "upstream": _base(host, port) + EXAMPLE_PREFIX, "models": [EXAMPLE_MODEL]}
+    return {"format": _CHAT.slug, "upstream": _base(host, port) + EXAMPLE_PREFIX, "models": [EXAMPLE_MODEL]}
 
 
 def example_hint(host: str, port: int) -> str:
@@ -39,7 +46,7 @@ def example_hint(host: str, port: int) -> str:
     body = '{"model": "example", "messages": [{"role": "user", "content": "Weather in Paris, and AAPL?"}]}'
     return (
         f"streamkit serve: the example answers at {url} (model {EXAMPLE_MODEL!r}, any key); try: "
-        f"curl -s {url}/chat/completions -H 'content-type: application/json' -d '{body}'"
+        f"curl -s {_base(host, port)}{_CHAT.path} -H 'content-type: application/json' -d '{body}'"
     )
 
 
@@ -56,8 +63,8 @@ async def serve_example(path: str, receive: Callable[[], Awaitable[Message]], se
         body += message.get("body", b"")
         if not message.get("more_body", False):
             break
-    if path != EXAMPLE_PREFIX + "/chat/completions":
-        await _error(send, 404, "the example upstream serves /chat/completions only")
+    if path != EXAMPLE_PREFIX + _CHAT.upstream_path:
+        await _error(send, 404, f"the example upstream serves {_CHAT.upstream_path} only")
         return
     try:
         streamed = orjson.loads(body).get("stream") is True
@@ -65,11 +72,11 @@ async def serve_example(path: str, receive: Callable[[], Awaitable[Message]], se
         await _error(send, 400, "the request body is not a JSON object")
         return
     if not streamed:
-        whole = (_RECORDED / "openai_chat.json").read_bytes()
+        whole = _WHOLE.read_bytes()
         await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
         await send({"type": "http.response.body", "body": whole})
         return
-    recorded = (_RECORDED / "openai_chat.sse").read_bytes()
+    recorded = _STREAMED.read_bytes()
     await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
     for event in recorded.split(b"\n\n"):
         if event.strip():

@@ -1,6 +1,6 @@
 """A route with ``emit = "fragments"``: each call's arguments written as they arrive, canonically.
 
-The whole-call encoders (``_reemit._encoders``) still write every frame that is not a
+The whole-call encoders (each provider's ``reemit``) still write every frame that is not a
 call's (text, reasoning, stop reason, usage, errors); the call's own frames are replaced by
 pieces made from the pipeline's values: its start when it opens (``CallStarted``), a delta per
 raw piece of its arguments (``ArgumentsFragment``), and its end once the pipeline completed it
@@ -27,8 +27,8 @@ from typing import Any
 
 from .._events import Frame
 from .._reemit import Session
-from .._reemit._encoders._base import Call, Encoder, Piece, arguments_text, loads
 from .._types import ArgumentsFragment, CallStarted, CustomToolCall, InvalidToolCall, Provider, ToolCall
+from ..providers._encoder import Call, Encoder, Piece, arguments_text, loads
 
 __all__ = ("ServeSession",)
 
@@ -103,7 +103,7 @@ class Fragments(Encoder):
 
     def _started(self, started: CallStarted, payload: dict[str, Any]) -> list[bytes]:
         number = started.index  # the provider's block or item index: the other blocks and items keep theirs
-        if self.provider == "openai_chat":
+        if self._base.numbers_calls:  # OpenAI Chat's own indexes, per choice
             number = self._counts.get(started.choice, 0)
             self._counts[started.choice] = number + 1
         item = payload.get("content_block", payload.get("item"))

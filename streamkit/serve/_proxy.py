@@ -19,7 +19,6 @@ key and the proxy keys. A client that disconnects cancels the upstream request.
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
@@ -31,12 +30,12 @@ import orjson
 from .. import _observe
 from .._errors import HTTPStatusError, TransportError, UsageError
 from .._redact import scrub
-from .._reemit import Session
-from .._reemit._encoders._base import Call
+from .._reemit import Session, request_toolset
 from .._types import InvalidToolCall, ResponseEnd
 from .._validate import Toolset
+from ..providers._encoder import Call
 from ._config import Route
-from ._formats import Format
+from ._formats import KEYS, Format
 from ._fragments import ServeSession
 from ._metrics import Metrics
 from ._whole import whole_calls, whole_end
@@ -68,7 +67,6 @@ _DROPPED = frozenset(
         "date",
     }
 )
-_KEY_HEADERS = ("authorization", "x-api-key")
 
 
 class Exchange:
@@ -173,13 +171,13 @@ class Upstream:
         fmt, route = exchange.format, self.route
         exchange.log["model"] = request.get("model")
         try:
-            toolset = _toolset(request.get("tools"))
+            toolset = request_toolset(request)
         except UsageError as exc:
             await exchange.refuse(400, "invalid_request_error", f"the request's tools: {exc}")
             return
         headers = self._headers(exchange)
-        exchange.secrets += [value for name, value in headers.items() if name in _KEY_HEADERS]
-        exchange.secrets += [value.removeprefix("Bearer ") for name, value in headers.items() if name in _KEY_HEADERS]
+        exchange.secrets += [value for name, value in headers.items() if name in KEYS]
+        exchange.secrets += [KEYS[name].key_in(value) for name, value in headers.items() if name in KEYS]
         # the client's query (Anthropic's ?beta=true) goes on as it came
         url = httpx.URL(route.upstream + fmt.upstream_path, query=exchange.scope.get("query_string", b""))
         outgoing = self._client.build_request("POST", url, content=body, headers=headers)
@@ -225,9 +223,9 @@ class Upstream:
         headers = {name: exchange.headers[name] for name in fmt.forwarded if name in exchange.headers}
         headers["accept-encoding"] = "identity"  # the proxy reads the bytes; compressing them is its own job
         if self.route.pass_key:
-            headers |= {name: exchange.headers[name] for name in _KEY_HEADERS if name in exchange.headers}
+            headers |= {name: exchange.headers[name] for name in KEYS if name in exchange.headers}
         elif self._key is not None:
-            headers[fmt.key_header] = f"Bearer {self._key}" if fmt.key_header == "authorization" else self._key
+            headers[fmt.key_header] = fmt.key_value.format(self._key)
         return headers
 
     async def _answer(self, exchange: Exchange, response: httpx.Response, toolset: Toolset | None) -> None:
@@ -463,18 +461,6 @@ def _span(
 def _describe(call: InvalidToolCall) -> str:
     issues = "; ".join(f"{issue.kind}: {issue.message}" for issue in call.errors)
     return f"at index {call.index} ({call.name or 'no name'}, id {call.id or 'none'}): {issues}"
-
-
-@functools.lru_cache(maxsize=256)
-def _compiled(tools: bytes) -> Toolset:
-    return Toolset(orjson.loads(tools))
-
-
-def _toolset(tools: Any) -> Toolset | None:
-    """The request's own tools, compiled once per distinct list (an agent sends the same list each turn)."""
-    if tools is None or tools == []:
-        return None
-    return _compiled(orjson.dumps(tools, option=orjson.OPT_SORT_KEYS))
 
 
 async def _bounded(response: httpx.Response, limit: int) -> bytes | None:

@@ -24,8 +24,8 @@ from streamkit import (
     UsageError,
 )
 from streamkit._events import ArgumentsDelta, BlockDelta, BlockEnded, BlockStarted, CallOpened, Frame
-from streamkit.providers import openai_chat
-from streamkit.providers.openai_chat import OpenAIChatDecoder
+from streamkit.providers import OpenAIChatDecoder
+from streamkit.providers.openai_chat import decode as openai_chat
 
 from ..helpers import FIXTURES, events, split_at, sse
 

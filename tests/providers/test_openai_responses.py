@@ -24,7 +24,7 @@ from streamkit import (
     ToolCall,
 )
 from streamkit._events import ArgumentsDelta, ArgumentsFinal, Frame
-from streamkit.providers.openai_responses import OpenAIResponsesDecoder
+from streamkit.providers import OpenAIResponsesDecoder
 
 from ..helpers import events, sse
 

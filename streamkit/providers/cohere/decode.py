@@ -15,12 +15,12 @@ Docs: https://docs.cohere.com/v2/docs/streaming, https://docs.cohere.com/docs/to
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from types import MappingProxyType
 from typing import Any, ClassVar
 
-from .. import _events as ev
-from .._types import Finish, TokenUsage
-from ._base import ErrorShape, TypedEventDecoder, count, field, optional
+from ... import _events as ev
+from ..._types import TokenUsage
+from .._base import ErrorShape, TypedEventDecoder, count, field, optional
+from . import FACTS
 
 __all__ = ("CohereDecoder",)
 
@@ -33,19 +33,8 @@ _NOTHING: list[ev.Event] = []
 class CohereDecoder(TypedEventDecoder):
     slug = "cohere"
     done = "[DONE]"  # sent by some gateways after message-end
-    auth_header, auth_value = "Authorization", "Bearer {}"
-    key_variables, base_url_variable = ("CO_API_KEY",), "CO_API_URL"
     errors = ErrorShape(keys=())
-    finish_reasons: ClassVar[Mapping[str, Finish]] = MappingProxyType(
-        {
-            "COMPLETE": "stop",
-            "STOP_SEQUENCE": "stop",
-            "TOOL_CALL": "tool_calls",
-            "MAX_TOKENS": "length",
-            "ERROR_LIMIT": "length",
-            "ERROR_TOXIC": "content_filter",
-        }
-    )
+    finish_reasons = FACTS.finish_reasons
     event_types = frozenset(
         {
             "message-start",

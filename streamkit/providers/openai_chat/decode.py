@@ -41,12 +41,12 @@ Docs: https://api-docs.deepseek.com/guides/thinking_mode
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any
 
-from .. import _events as ev
-from .._types import CUTTING_FINISHES, Finish, TokenUsage
-from ._base import Decoder, ErrorShape, count, optional
+from ... import _events as ev
+from ..._types import CUTTING_FINISHES, TokenUsage
+from .._base import Decoder, ErrorShape, count, optional
+from . import FACTS
 
 __all__ = ("OpenAIChatDecoder",)
 
@@ -96,20 +96,8 @@ class OpenAIChatDecoder(Decoder):
     call_order = "sequential"  # a choice's calls stream one after another: the accumulator's rule 9
     value_paths = (("choices", None, "delta", "tool_calls", None, "function", "arguments"),)  # a gateway's object
     done = "[DONE]"
-    auth_header, auth_value = "Authorization", "Bearer {}"
-    key_variables, base_url_variable = ("OPENAI_API_KEY",), "OPENAI_BASE_URL"
     errors = ErrorShape(type_fields=("type", "code"))
-    finish_reasons: ClassVar[Mapping[str, Finish]] = MappingProxyType(
-        {
-            "stop": "stop",
-            "tool_calls": "tool_calls",
-            "function_call": "tool_calls",  # the deprecated single-function form
-            "length": "length",
-            "content_filter": "content_filter",
-            "error": "error",  # OpenRouter and other gateways
-            "insufficient_system_resource": "error",  # DeepSeek
-        }
-    )
+    finish_reasons = FACTS.finish_reasons
     payload_keys = ("choices",)
     plain_fragments = True  # a continuation chunk is read without a change of state
     plain_text = True  # a text chunk after the choice's first, outside reasoning, changes no state

@@ -22,8 +22,8 @@ from typing import Any
 from ..._errors import IncompleteStreamError
 from ..._events import Frame
 from ..._types import InvalidToolCall
-from ...providers import OpenAIChatDecoder
-from ._base import Call, Encoder, Piece, arguments_text, loads, sse_json
+from .._encoder import Call, Encoder, Piece, arguments_text, loads, sse_json
+from .decode import OpenAIChatDecoder
 
 __all__ = ("OpenAIChatEncoder",)
 
@@ -32,6 +32,17 @@ _OWN = frozenset({"choices", "usage", "obfuscation", "x_groq", "error", "prompt_
 
 
 class OpenAIChatEncoder(Encoder):
+    numbers_calls = True
+
+    @classmethod
+    def error_body(cls, kind: str, message: str, code: str | None) -> Any:
+        return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+    @classmethod
+    def error_event(cls, kind: str, message: str, code: str) -> bytes:
+        """A chunk ``data: {"error": {...}}``, on which the openai SDKs raise ``APIError``."""
+        return sse_json(None, cls.error_body(kind, message, code))
+
     def __init__(self) -> None:
         self._envelope: dict[str, Any] | None = None  # the first chunk's id, model, created…
         self._counts: dict[int, int] = {}  # choice -> calls written

@@ -21,8 +21,8 @@ from typing import Any, ClassVar
 
 import orjson
 
-from ..._events import Frame
-from ..._types import Call, CustomToolCall, InvalidToolCall, ToolCall
+from .._events import Frame
+from .._types import Call, CustomToolCall, InvalidToolCall, ToolCall
 
 __all__ = ("Call", "Encoder", "Piece", "arguments_text", "arguments_value", "dumps", "loads", "sse", "sse_json")
 
@@ -49,6 +49,9 @@ class Encoder(ABC):
 
     #: "sse" or "ndjson": how the frames are written.
     framing: ClassVar[str] = "sse"
+    #: Whether the format numbers a choice's calls itself, in the order they start (OpenAI
+    #: Chat's ``index``), rather than by the block or item each call is.
+    numbers_calls: ClassVar[bool] = False
     #: Whether an invalid call is written (with its raw text) or left out; set by the session.
     keep_invalid: bool = True
 
@@ -71,6 +74,17 @@ class Encoder(ABC):
     def closing(self, piece: Piece, text: str, sequence: Any) -> list[bytes]:
         """A call's end marker, ``text`` being its whole arguments; none where the format has none."""
         return []
+
+    @classmethod
+    def error_body(cls, kind: str, message: str, code: str | None) -> Any:
+        """An HTTP error body in the provider's own shape, so that its SDK raises its own error
+        with the message in it, rather than reading a stranger's JSON."""
+        raise NotImplementedError(f"{cls.__name__} writes no error")
+
+    @classmethod
+    def error_event(cls, kind: str, message: str, code: str) -> bytes:
+        """An error in the stream, in the provider's own shape: the stream's last event."""
+        raise NotImplementedError(f"{cls.__name__} writes no error")
 
     def write(self, frame: Frame) -> bytes:
         """``frame`` as it came (an SSE event, or an NDJSON line)."""

@@ -19,12 +19,12 @@ Docs: https://docs.mistral.ai/capabilities/function_calling/
 
 from __future__ import annotations
 
-from types import MappingProxyType
 from typing import Any
 
-from .._events import AnomalyNoted, Event
-from ._base import ErrorShape
-from .openai_chat import OpenAIChatDecoder, _path
+from ..._events import AnomalyNoted, Event
+from .._base import ErrorShape
+from ..openai_chat.decode import OpenAIChatDecoder, _path
+from . import FACTS
 
 __all__ = ("MistralDecoder",)
 
@@ -34,9 +34,8 @@ _NORMAL_HERE = frozenset({"index_missing", "arguments_object"})
 
 class MistralDecoder(OpenAIChatDecoder):
     slug = "mistral"
-    key_variables, base_url_variable = ("MISTRAL_API_KEY",), "MISTRAL_BASE_URL"
     errors = ErrorShape(keys=(), type_fields=("type", "code"), message_fields=("message", "detail"))
-    finish_reasons = MappingProxyType({**OpenAIChatDecoder.finish_reasons, "model_length": "length"})
+    finish_reasons = FACTS.finish_reasons
     #: Its own model families: the chunk shape is OpenAI's, so the model name tells them apart.
     models = r"(?:mistral|mixtral|magistral|codestral|devstral|ministral|pixtral|voxtral)"
 

@@ -19,12 +19,21 @@ from typing import Any
 
 from ..._events import Frame
 from ..._types import InvalidToolCall
-from ._base import Call, Encoder, Piece, arguments_text, loads, sse_json
+from .._encoder import Call, Encoder, Piece, arguments_text, loads, sse_json
 
 __all__ = ("AnthropicEncoder",)
 
 
 class AnthropicEncoder(Encoder):
+    @classmethod
+    def error_body(cls, kind: str, message: str, code: str | None) -> Any:
+        return {"type": "error", "error": {"type": kind, "message": message}}
+
+    @classmethod
+    def error_event(cls, kind: str, message: str, code: str) -> bytes:
+        """``event: error``, on which the anthropic SDKs raise ``APIStatusError``."""
+        return sse_json("error", cls.error_body(kind, message, code))
+
     def __init__(self) -> None:
         self._starts: dict[int, dict[str, Any]] = {}  # held tool_use blocks: index -> start payload
         self._written = 0  # blocks written so far: the index the next one is written at

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..._events import Frame
 from ..._types import TEXT_CALL, InvalidToolCall, takes_text
-from ._base import Call, Encoder, Piece, arguments_text, loads, sse_json
+from .._encoder import Call, Encoder, Piece, arguments_text, loads, sse_json
 
 __all__ = ("OpenAIResponsesEncoder",)
 
@@ -39,6 +39,17 @@ _ARGUMENT_EVENTS = frozenset(f"{prefix}.{end}" for _, prefix in _CALL_ITEMS.valu
 
 
 class OpenAIResponsesEncoder(Encoder):
+    @classmethod
+    def error_body(cls, kind: str, message: str, code: str | None) -> Any:
+        return {"error": {"message": message, "type": kind, "param": None, "code": code}}  # Chat's
+
+    @classmethod
+    def error_event(cls, kind: str, message: str, code: str) -> bytes:
+        """The ``error`` event, which the SDKs hand over as ``ResponseErrorEvent``; the stream
+        ends after it, with no ``response.completed``."""
+        payload = {"type": "error", "code": code, "message": message, "param": None, "sequence_number": None}
+        return sse_json("error", payload)
+
     def __init__(self) -> None:
         self._items: dict[int, dict[str, Any]] = {}  # output_index -> the function_call item added
         self._written: dict[str, str] = {}  # call_id -> the arguments written

@@ -22,12 +22,12 @@ Ollama's OpenAI-compatible ``/v1/chat/completions`` is SSE: use ``openai_chat`` 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Any
 
-from .._events import CallReceived, Event, ResponseEnded, StopReceived, TextReceived, UsageReceived
-from .._types import TokenUsage
-from ._base import Decoder, count, field, optional
+from ..._events import CallReceived, Event, ResponseEnded, StopReceived, TextReceived, UsageReceived
+from ..._types import TokenUsage
+from .._base import Decoder, count, field, optional
+from . import FACTS
 
 __all__ = ("OllamaDecoder",)
 
@@ -41,7 +41,7 @@ class OllamaDecoder(Decoder):
     framing = "ndjson"
     value_paths = (("message", "tool_calls", None, "function", "arguments"),)
     content_types = ("application/x-ndjson", "application/jsonl", "application/json")
-    finish_reasons = MappingProxyType({"stop": "stop", "length": "length", "load": "other", "unload": "other"})
+    finish_reasons = FACTS.finish_reasons
 
     @classmethod
     def tokens(cls, usage: Mapping[str, Any]) -> TokenUsage:

@@ -45,10 +45,9 @@ API" (reasoning items passed back with the function call outputs).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from types import MappingProxyType
 from typing import Any, ClassVar
 
-from .._events import (
+from ..._events import (
     ArgumentsDelta,
     ArgumentsFinal,
     BlockReceived,
@@ -61,8 +60,9 @@ from .._events import (
     TextReceived,
     UsageReceived,
 )
-from .._types import TEXT_CALL, Finish, TokenUsage
-from ._base import ErrorShape, TypedEventDecoder, count, field, optional
+from ..._types import TEXT_CALL, TokenUsage
+from .._base import ErrorShape, TypedEventDecoder, count, field, optional
+from . import FACTS
 
 __all__ = ("OpenAIResponsesDecoder",)
 
@@ -87,17 +87,8 @@ _CARRIED = {"reasoning": "reasoning_item", "message": "message_item"} | dict.fro
 class OpenAIResponsesDecoder(TypedEventDecoder):
     slug = "openai_responses"
     done = "[DONE]"  # from a gateway: OpenAI sends none
-    auth_header, auth_value = "Authorization", "Bearer {}"
-    key_variables, base_url_variable = ("OPENAI_API_KEY",), "OPENAI_BASE_URL"
     errors = ErrorShape(type_fields=("code", "type"))
-    finish_reasons: ClassVar[Mapping[str, Finish]] = MappingProxyType(
-        {
-            "completed": "stop",
-            "max_output_tokens": "length",  # from incomplete_details.reason
-            "content_filter": "content_filter",
-            "incomplete": "other",  # incomplete with no reason given
-        }
-    )
+    finish_reasons = FACTS.finish_reasons
     event_prefix = "response."
 
     @classmethod

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..._events import Frame
 from ..._types import InvalidToolCall
-from ._base import Call, Encoder, arguments_value, loads, sse_json
+from .._encoder import Call, Encoder, arguments_value, loads, sse_json
 
 __all__ = ("GeminiEncoder",)
 

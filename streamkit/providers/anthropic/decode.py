@@ -21,12 +21,12 @@ https://docs.claude.com/en/docs/agents-and-tools/tool-use/server-tools
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from types import MappingProxyType
 from typing import Any, ClassVar
 
-from .. import _events as ev
-from .._types import Finish, TokenUsage
-from ._base import TypedEventDecoder, count, field, optional, total
+from ... import _events as ev
+from ..._types import TokenUsage
+from .._base import TypedEventDecoder, count, field, optional, total
+from . import FACTS
 
 __all__ = ("AnthropicDecoder", "cached_apart")
 
@@ -44,20 +44,7 @@ def cached_apart(usage: Mapping[str, Any], given: str, output: str, read: str, w
 
 class AnthropicDecoder(TypedEventDecoder):
     slug = "anthropic"
-    auth_header = "x-api-key"
-    key_variables, base_url_variable = ("ANTHROPIC_API_KEY",), "ANTHROPIC_BASE_URL"
-    finish_reasons: ClassVar[Mapping[str, Finish]] = MappingProxyType(
-        {
-            "end_turn": "stop",
-            "stop_sequence": "stop",
-            "tool_use": "tool_calls",
-            "max_tokens": "length",
-            "model_context_window_exceeded": "length",
-            "refusal": "content_filter",
-            "pause_turn": "other",  # a server tool paused the turn: send it back to continue
-        }
-    )
-    request_headers = MappingProxyType({"anthropic-version": "2023-06-01"})
+    finish_reasons = FACTS.finish_reasons
     value_paths = (("content_block", "input"),)  # a gateway's whole input up front
     event_types = frozenset(
         {

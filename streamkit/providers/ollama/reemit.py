@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..._events import Frame
-from ._base import Call, Encoder, arguments_value, dumps, loads
+from .._encoder import Call, Encoder, arguments_value, dumps, loads
 
 __all__ = ("OllamaEncoder",)
 

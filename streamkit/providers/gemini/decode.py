@@ -39,13 +39,13 @@ https://docs.cloud.google.com/vertex-ai/generative-ai/docs/multimodal/function-c
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any
 
-from .. import _events as ev
-from .._types import Finish, TokenUsage
-from ._base import Decoder, ErrorShape, count, field, optional, total
-from ._jsonpath import PathAssembler, PathError
+from ... import _events as ev
+from ..._types import TokenUsage
+from .._base import Decoder, ErrorShape, count, field, optional, total
+from .._jsonpath import PathAssembler, PathError
+from . import FACTS
 
 __all__ = ("GeminiDecoder",)
 
@@ -66,39 +66,10 @@ class _Candidate:
         self.open_index = 0
 
 
-#: The reasons a candidate or a prompt was blocked by a filter.
-_FILTERS = (
-    "SAFETY",
-    "RECITATION",
-    "BLOCKLIST",
-    "PROHIBITED_CONTENT",
-    "SPII",
-    "IMAGE_SAFETY",
-    "IMAGE_PROHIBITED_CONTENT",
-    "IMAGE_RECITATION",
-)
-
-
 class GeminiDecoder(Decoder):
     slug = "gemini"
-    auth_header = "x-goog-api-key"
-    # google-genai falls back to GOOGLE_API_KEY when GEMINI_API_KEY is unset.
-    key_variables, base_url_variable = ("GEMINI_API_KEY", "GOOGLE_API_KEY"), "GOOGLE_GEMINI_BASE_URL"
     errors = ErrorShape(type_fields=("status", "code"))  # {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED"}}
-    finish_reasons: ClassVar[Mapping[str, Finish]] = MappingProxyType(
-        {
-            "STOP": "stop",
-            "MAX_TOKENS": "length",
-            **dict.fromkeys(_FILTERS, "content_filter"),  # finishReason, and a prompt's blockReason
-            "MALFORMED_FUNCTION_CALL": "error",
-            "UNEXPECTED_TOOL_CALL": "error",
-            "TOO_MANY_TOOL_CALLS": "error",
-            "FINISH_REASON_UNSPECIFIED": "other",
-            "BLOCKED_REASON_UNSPECIFIED": "other",
-            "LANGUAGE": "other",
-            "OTHER": "other",
-        }
-    )
+    finish_reasons = FACTS.finish_reasons
     payload_keys = ("candidates", "promptFeedback")
     value_paths = (("candidates", None, "content", "parts", None, "functionCall", "args"),)
 

@@ -35,14 +35,14 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Mapping
-from types import MappingProxyType
 from typing import Any, ClassVar
 
-from .. import _events as ev
-from .._errors import ProviderProtocolError
-from .._types import Finish, TokenUsage
-from ._base import Decoder, ErrorShape, field, optional
-from .anthropic import AnthropicDecoder, cached_apart
+from ... import _events as ev
+from ..._errors import ProviderProtocolError
+from ..._types import TokenUsage
+from .._base import Decoder, ErrorShape, field, optional
+from ..anthropic.decode import cached_apart
+from . import FACTS
 
 __all__ = ("BedrockDecoder",)
 
@@ -60,15 +60,7 @@ class BedrockDecoder(Decoder):
     framing = "eventstream"
     content_types = ("application/vnd.amazon.eventstream",)
     errors = ErrorShape(keys=(), message_fields=("message", "Message"))  # "Message" in some services
-    finish_reasons: ClassVar[Mapping[str, Finish]] = MappingProxyType(
-        {
-            **AnthropicDecoder.finish_reasons,  # Claude's, through Converse
-            "guardrail_intervened": "content_filter",
-            "content_filtered": "content_filter",
-            "malformed_model_output": "error",
-            "malformed_tool_use": "error",
-        }
-    )
+    finish_reasons = FACTS.finish_reasons
 
     @classmethod
     def tokens(cls, usage: Mapping[str, Any]) -> TokenUsage:

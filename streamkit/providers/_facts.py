@@ -1,0 +1,98 @@
+"""A provider's facts: what the generic code needs to know of a provider besides how to read
+its stream, declared once, as data, in its folder's ``__init__.py`` (``FACTS``).
+
+The decoders, the proxy, the transports, telemetry and the integrations read these rather than
+naming a provider, so that the same answer means the same thing on every path: a body read
+whole cuts a call on exactly the stop reasons a stream cuts it on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from .._ending import cutting_reasons
+from .._types import Finish
+
+__all__ = ("Facts",)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Facts:
+    """One provider's facts.
+
+    Attributes:
+        slug: its name everywhere: its folder, its fixtures, ``--provider``.
+        finish_reasons: its stop reasons, each with its finish in the shared vocabulary
+            (``ResponseEnd.finish``); those whose finish is one of ``CUTTING_FINISHES`` cut off
+            a call being written (``cutting``), streamed or not.
+        base_url: its API's base URL as its official SDK has it (OpenAI's and Mistral's with
+            the ``/v1`` prefix, Anthropic's and Gemini's without).
+        request_path: what a streamed request is sent to, appended to the base URL
+            (``{model}`` stands for the model's name).
+        path_end: how the path of a request to its API ends, below the version prefix: what
+            names the provider when a stream's first events do not, and where the proxy serves
+            its format (under ``/v1``). ``None`` when its path is another provider's.
+        auth_header: the request header that carries the API key, and ``auth_value`` its value
+            around the key; ``None`` for a provider with no key (Ollama) or one whose requests
+            are signed (Bedrock: ``signed``).
+        request_headers: headers every request to it carries beside the key (an API version).
+        client_headers: the headers its SDKs send that a proxy passes on to it (an
+            organization, a beta), beside the key and those of any JSON request.
+        key_variables: the environment variables its official SDK reads the key from, the
+            first one set winning, and ``base_url_variable`` the one it reads the API's base
+            URL from: every integration and ``streamkit live`` read these, so a key set for the
+            SDK works everywhere.
+        signed: whether its requests are signed (AWS SigV4, boto3's job) rather than keyed.
+        telemetry_name: its ``gen_ai.provider.name`` in OpenTelemetry's conventions: their
+            well-known value, else (none given) its slug.
+        sdk_packages: the top-level packages of its official SDKs, whose exceptions report its
+            errors (``streamkit._foreign``).
+        model_classes: the model classes of the frameworks whose streams of it streamkit reads
+            under their own SDK client, by framework (pydantic-ai's ``AnthropicModel``).
+        signature_deltas: whether a thinking block's signature may come in several deltas (an
+            SDK keeping only the last loses the rest; streamkit joins them).
+        reasoning_items: whether its history carries reasoning as opaque items that any client
+            of its API may hand back as it got them (Responses' encrypted reasoning items).
+    """
+
+    slug: str
+    finish_reasons: Mapping[str, Finish] = field(default_factory=dict)
+    base_url: str | None = None
+    request_path: str | None = None
+    path_end: str | None = None
+    auth_header: str | None = None
+    auth_value: str = "{}"
+    request_headers: Mapping[str, str] = field(default_factory=dict)
+    client_headers: tuple[str, ...] = ()
+    key_variables: tuple[str, ...] = ()
+    base_url_variable: str | None = None
+    signed: bool = False
+    telemetry_name: str = ""
+    sdk_packages: tuple[str, ...] = ()
+    model_classes: Mapping[str, str] = field(default_factory=dict)
+    signature_deltas: bool = False
+    reasoning_items: bool = False
+    cutting: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "finish_reasons", MappingProxyType(dict(self.finish_reasons)))
+        object.__setattr__(self, "request_headers", MappingProxyType(dict(self.request_headers)))
+        object.__setattr__(self, "model_classes", MappingProxyType(dict(self.model_classes)))
+        object.__setattr__(self, "cutting", cutting_reasons(self.finish_reasons))
+        object.__setattr__(self, "telemetry_name", self.telemetry_name or self.slug)
+
+    def key_from(self, environ: Mapping[str, str]) -> str | None:
+        """The API key in ``environ``, from the first of ``key_variables`` that is set."""
+        return next((environ[name] for name in self.key_variables if environ.get(name)), None)
+
+    def base_url_from(self, environ: Mapping[str, str]) -> str | None:
+        """The API's base URL in ``environ``, when ``base_url_variable`` is set there."""
+        return (environ.get(self.base_url_variable) or None) if self.base_url_variable else None
+
+    def key_in(self, value: str) -> str:
+        """The key in a value of its ``auth_header`` (``Bearer sk-…`` → ``sk-…``)."""
+        before, _, after = self.auth_value.partition("{}")
+        value = value.removeprefix(before)
+        return value.removesuffix(after) if after else value

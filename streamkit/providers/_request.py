@@ -1,0 +1,147 @@
+"""What every provider's ``request.py`` shares: the shape of a request body's writer, and the
+pieces several formats lay out alike.
+
+A ``request.py`` writes a streamed request's body from a history already in the provider's
+wire shape (its ``history.py`` wrote it), the system text, the tools offered and an output
+limit; it also writes a user's plain text as that provider's message, and says whether its API
+wants consecutive messages of one role joined (``MERGE_ROLES``). Where the request goes and
+how it is keyed are the provider's facts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol, TypeAlias
+
+from .._types import JSONObject
+
+__all__ = (
+    "Body",
+    "Message",
+    "Place",
+    "RequestWriter",
+    "ToolSpec",
+    "chat_completions",
+    "function",
+    "merged",
+    "no_effort",
+    "plain_user",
+    "same_names",
+    "settings",
+    "system_first",
+)
+
+Message: TypeAlias = dict[str, Any]
+
+
+class ToolSpec(Protocol):
+    """A tool offered to the model, as a request writer reads it."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def parameters(self) -> JSONObject: ...
+
+
+Body: TypeAlias = Callable[[str, list[Message], "str | None", Sequence[ToolSpec], "int | None"], dict[str, Any]]
+"""Lays a request's body out: model, history, system text, tools, output limit."""
+
+
+#: An OpenAI Chat parameter's place in another body: the path of keys down to its field.
+Place: TypeAlias = tuple[str, ...]
+
+
+class RequestWriter(Protocol):
+    """A provider's ``request`` module."""
+
+    MERGE_ROLES: bool
+    #: The settings, named as OpenAI Chat names them (``temperature``, ``stop``…), that its body
+    #: takes, each at its place (``("generationConfig", "topP")``).
+    SETTINGS: Mapping[str, Place]
+
+    def effort(self, level: str, budgets: Mapping[str, int]) -> dict[str, Any] | None:
+        """A reasoning effort (``low``…) as its body's fields, thinking budgets from ``budgets``
+        where the API takes tokens; None where it has no such setting."""
+        ...
+
+    def body(
+        self, model: str, history: list[Message], system: str | None, tools: Sequence[ToolSpec], limit: int | None
+    ) -> dict[str, Any]: ...
+
+    def user(self, text: str) -> Message: ...
+
+
+def same_names(*names: str) -> Mapping[str, Place]:
+    """Settings its body takes under OpenAI Chat's own names, at the top."""
+    return {name: (name,) for name in names}
+
+
+def no_effort(level: str, budgets: Mapping[str, int]) -> dict[str, Any] | None:
+    """For an API with no reasoning effort to set (or one that takes it as a setting)."""
+    return None
+
+
+def settings(writer: RequestWriter, given: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """``given`` settings (OpenAI Chat's names) as fields of the provider's body, and the names
+    its body has no place for: what to do with those is the caller's (refuse, or leave out)."""
+    fields: dict[str, Any] = {}
+    left: list[str] = []
+    for name, value in given.items():
+        place = writer.SETTINGS.get(name)
+        if place is None:
+            left.append(name)
+        else:
+            fields = merged(fields, _at(place, value))
+    return fields, left
+
+
+def _at(place: Place, value: Any) -> dict[str, Any]:
+    for key in reversed(place[1:]):
+        value = {key: value}
+    return {place[0]: value}
+
+
+def merged(body: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """``extra`` laid over ``body``; an object in both is merged key by key, so that a setting
+    under ``generationConfig`` keeps the output limit already there."""
+    out = dict(body)
+    for key, value in extra.items():
+        below = out.get(key)
+        out[key] = merged(below, value) if isinstance(below, Mapping) and isinstance(value, Mapping) else value
+    return out
+
+
+def function(tool: ToolSpec) -> dict[str, Any]:
+    """A tool as a function declaration: its name, description and JSON Schema parameters."""
+    return {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+
+
+def system_first(system: str | None, history: list[Message]) -> list[Message]:
+    """The history behind a system message, for the formats that carry it as one."""
+    return [{"role": "system", "content": system}, *history] if system is not None else history
+
+
+def chat_completions(limit_key: str, *, usage: bool) -> Body:
+    """The Chat Completions body, for each provider speaking it: they name the output limit
+    differently, and not all of them report usage in the stream when asked."""
+
+    def body(
+        model: str, history: list[Message], system: str | None, tools: Sequence[ToolSpec], limit: int | None
+    ) -> dict[str, Any]:
+        written: dict[str, Any] = {"model": model, "messages": system_first(system, history), "stream": True}
+        if usage:
+            written["stream_options"] = {"include_usage": True}
+        if tools:
+            written["tools"] = [{"type": "function", "function": function(tool)} for tool in tools]
+        if limit is not None:
+            written[limit_key] = limit
+        return written
+
+    return body
+
+
+def plain_user(text: str) -> Message:
+    """A user's text as the Chat-like formats carry it: one string content."""
+    return {"role": "user", "content": text}

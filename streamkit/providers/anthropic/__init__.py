@@ -1,0 +1,27 @@
+"""Anthropic Messages: its facts. Its stages are the modules beside this one."""
+
+from .._facts import Facts
+
+FACTS = Facts(
+    "anthropic",
+    finish_reasons={
+        "end_turn": "stop",
+        "stop_sequence": "stop",
+        "tool_use": "tool_calls",
+        "max_tokens": "length",
+        "model_context_window_exceeded": "length",
+        "refusal": "content_filter",
+        "pause_turn": "other",  # a server tool paused the turn: send it back to continue
+    },
+    base_url="https://api.anthropic.com",
+    request_path="/v1/messages",
+    path_end="/messages",
+    auth_header="x-api-key",
+    request_headers={"anthropic-version": "2023-06-01"},
+    client_headers=("anthropic-version", "anthropic-beta"),
+    key_variables=("ANTHROPIC_API_KEY",),
+    base_url_variable="ANTHROPIC_BASE_URL",
+    sdk_packages=("anthropic",),
+    model_classes={"pydantic_ai": "AnthropicModel"},
+    signature_deltas=True,
+)

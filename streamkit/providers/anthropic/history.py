@@ -1,0 +1,86 @@
+"""Anthropic Messages: calls as ``tool_use`` blocks, results as ``tool_result`` blocks.
+
+The assistant message holds the text block and one ``tool_use`` block per call, ``input`` an
+object; all results of a turn go in one user message, an error with ``is_error: true``.
+Ids are kept to letters, digits, ``_`` and ``-``, as the API requires.
+Shapes: https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ..._turn_types import RedactedThinking, ServerToolResult, ServerToolUse, Thinking, Turn, TurnItem
+from ..._types import CallRef, InvalidToolCall, JSONObject, TextDelta, ToolCall
+from ...adapters._base import (
+    Call,
+    Message,
+    Ran,
+    check_calls,
+    dumps,
+    input_object,
+    name_of,
+    result_text,
+    result_writers,
+    safe_id,
+)
+from ...adapters._history import TurnMessages, block_turn
+
+__all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
+
+
+def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list[Message]:
+    """The assistant message that records ``calls`` (and the ``text`` before them) in the history."""
+    checked = check_calls(calls, text)
+    content: list[Message] = [{"type": "text", "text": text}] if text else []
+    content.extend(_tool_use(call) for call in checked)
+    return [{"role": "assistant", "content": content}]
+
+
+def _tool_use(call: Call) -> Message:
+    return {"type": "tool_use", "id": safe_id(call), "name": name_of(call), "input": input_object(call)}
+
+
+def _result(call: Ran, result: Any) -> Message:
+    return {"type": "tool_result", "tool_use_id": safe_id(call), "content": result_text(result)}
+
+
+def _error(call: Call | CallRef, payload: JSONObject) -> Message:
+    return {
+        "type": "tool_result",
+        "tool_use_id": safe_id(call),
+        "content": dumps(payload),
+        "is_error": True,
+    }
+
+
+tool_results_message, tool_result_message, error_result_message = result_writers(_result, _error, into="content")
+
+
+def turn_messages(turn: Turn) -> TurnMessages:
+    """The assistant message that records a whole ``Turn``, every block in the order it came.
+
+    For a turn decoded from Anthropic: ``thinking`` blocks with their signature byte for byte,
+    ``redacted_thinking`` with its ``data``, server tool blocks and their results as received,
+    text, and ``tool_use`` blocks. The extended-thinking docs require the last assistant turn's
+    thinking blocks to go back unmodified when tools are used
+    (https://docs.claude.com/en/docs/build-with-claude/extended-thinking#preserving-thinking-blocks);
+    a thinking block that never got its signature (cut off) cannot be sent and is dropped, as is
+    every other provider's state.
+    """
+    return block_turn(turn, "anthropic", _block)
+
+
+def _block(item: TurnItem, native: bool) -> Message | None:
+    if isinstance(item, TextDelta):
+        return {"type": "text", "text": item.text}
+    if isinstance(item, ToolCall | InvalidToolCall):
+        return {"type": "tool_use", "id": safe_id(item), "name": name_of(item), "input": input_object(item)}
+    if native and isinstance(item, Thinking) and item.signature is not None:
+        return {"type": "thinking", "thinking": item.text, "signature": item.signature}
+    if native and isinstance(item, RedactedThinking):
+        return {"type": "redacted_thinking", "data": item.data}
+    if native and isinstance(item, ServerToolUse | ServerToolResult):
+        return dict(item.block)
+    return None

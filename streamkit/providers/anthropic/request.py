@@ -1,0 +1,40 @@
+"""An Anthropic Messages request: ``max_tokens`` is required, roles alternate."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .._request import Message, Place, ToolSpec, same_names
+
+__all__ = ("MAX_TOKENS", "MERGE_ROLES", "SETTINGS", "body", "effort", "user")
+
+#: The API requires ``max_tokens``: what is sent when the caller sets none.
+MAX_TOKENS = 4096
+MERGE_ROLES = True
+SETTINGS: Mapping[str, Place] = {**same_names("temperature", "top_p", "top_k", "thinking"), "stop": ("stop_sequences",)}
+
+
+def effort(level: str, budgets: Mapping[str, int]) -> dict[str, Any] | None:
+    """Extended thinking with the level's budget; ``none`` is no thinking."""
+    if level == "none":
+        return {}
+    if level in budgets:
+        return {"thinking": {"type": "enabled", "budget_tokens": budgets[level]}}
+    return None
+
+
+def user(text: str) -> Message:
+    return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+
+def body(
+    model: str, history: list[Message], system: str | None, tools: Sequence[ToolSpec], limit: int | None
+) -> dict[str, Any]:
+    written: dict[str, Any] = {"model": model, "max_tokens": limit or MAX_TOKENS, "messages": history}
+    written["stream"] = True
+    if system is not None:
+        written["system"] = system
+    if tools:
+        written["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools]
+    return written

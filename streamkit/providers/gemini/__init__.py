@@ -1,0 +1,41 @@
+"""Google Gemini: its facts. Its stages are the modules beside this one."""
+
+from .._facts import Facts
+
+#: The reasons a candidate or a prompt was blocked by a filter.
+_FILTERS = (
+    "SAFETY",
+    "RECITATION",
+    "BLOCKLIST",
+    "PROHIBITED_CONTENT",
+    "SPII",
+    "IMAGE_SAFETY",
+    "IMAGE_PROHIBITED_CONTENT",
+    "IMAGE_RECITATION",
+)
+
+FACTS = Facts(
+    "gemini",
+    finish_reasons={
+        "STOP": "stop",
+        "MAX_TOKENS": "length",
+        **dict.fromkeys(_FILTERS, "content_filter"),  # finishReason, and a prompt's blockReason
+        "MALFORMED_FUNCTION_CALL": "error",
+        "UNEXPECTED_TOOL_CALL": "error",
+        "TOO_MANY_TOOL_CALLS": "error",
+        "FINISH_REASON_UNSPECIFIED": "other",
+        "BLOCKED_REASON_UNSPECIFIED": "other",
+        "LANGUAGE": "other",
+        "OTHER": "other",
+    },
+    base_url="https://generativelanguage.googleapis.com",
+    request_path="/v1beta/models/{model}:streamGenerateContent?alt=sse",
+    path_end=":streamGenerateContent",
+    auth_header="x-goog-api-key",
+    # google-genai falls back to GOOGLE_API_KEY when GEMINI_API_KEY is unset.
+    key_variables=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    base_url_variable="GOOGLE_GEMINI_BASE_URL",
+    telemetry_name="gcp.gemini",
+    sdk_packages=("google",),
+    model_classes={"pydantic_ai": "GoogleModel"},
+)

@@ -1,0 +1,100 @@
+"""Google Gemini (and Vertex AI): calls as ``functionCall`` parts, results as ``functionResponse``.
+
+The model turn holds the text part and one ``functionCall`` part per call, ``args`` an
+object; all results of a turn go in one user turn. A ``functionResponse.response`` must be
+an object: a result that is not one is wrapped as ``{"output": result}`` and an error as
+``{"error": {"ok": false, "errors": [...]}}``, the keys the API documents for output and
+error. An id is written only when the call has one (Gemini 2.5 gives none).
+Shapes: https://ai.google.dev/gemini-api/docs/function-calling
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ..._turn_types import CallState, TextSignature, Thinking, Turn, TurnItem
+from ..._types import CallRef, InvalidToolCall, JSONObject, TextDelta, ToolCall
+from ...adapters._base import Call, Message, Ran, check_calls, input_object, name_of, result_writers
+from ...adapters._history import TurnMessages, check_turn
+
+__all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
+
+
+def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list[Message]:
+    """The model turn that records ``calls`` (and the ``text`` before them) in the history.
+
+    A call decoded from Gemini keeps its ``thoughtSignature`` (from its ``state``) on its part,
+    as Gemini 3 requires of the calls of the current turn.
+    """
+    checked = check_calls(calls, text)
+    parts: list[Message] = [{"text": text}] if text else []
+    parts.extend(_call_part(call, call.state.get("thoughtSignature")) for call in checked)
+    return [{"role": "model", "parts": parts}]
+
+
+def _call_part(call: Call, signature: str | None) -> Message:
+    """A ``functionCall`` part, with the ``thoughtSignature`` the call came with."""
+    part: Message = {"functionCall": _with_id(call, {"name": name_of(call), "args": input_object(call)})}
+    if signature is not None:
+        part["thoughtSignature"] = signature
+    return part
+
+
+def _with_id(call: Call | CallRef, body: Message) -> Message:
+    if call.id:
+        body["id"] = call.id
+    return body
+
+
+def _result(call: Ran, result: Any) -> Message:
+    response = result if isinstance(result, dict) else {"output": result}
+    return {"functionResponse": _with_id(call, {"name": name_of(call), "response": response})}
+
+
+def _error(call: Call | CallRef, payload: JSONObject) -> Message:
+    return {"functionResponse": _with_id(call, {"name": name_of(call), "response": {"error": payload}})}
+
+
+tool_results_message, tool_result_message, error_result_message = result_writers(_result, _error, into="parts")
+
+
+def turn_messages(turn: Turn) -> TurnMessages:
+    """The model turn that records a whole ``Turn``, each ``thoughtSignature`` on its own part.
+
+    For a turn decoded from Gemini: thought parts (``thought: true``, with their signature),
+    text parts, and ``functionCall`` parts, each signature exactly where it came: on the call
+    that carried it (with parallel calls, only the first has one, and none is added), on the
+    thought, or on the text just before it (a signature that came with an empty text part after
+    a call or another signature goes back as that empty part). Google requires the signatures
+    back in the part they came with
+    (https://ai.google.dev/gemini-api/docs/thought-signatures,
+    https://docs.cloud.google.com/vertex-ai/generative-ai/docs/thought-signatures).
+    Other providers' state is dropped.
+    """
+    checked = check_turn(turn)
+    native = checked.provider == "gemini"
+    parts: list[Message] = []
+    dropped: list[TurnItem] = []
+    text_open = False  # the last part is text that has no signature yet
+    for item in checked.items:
+        if isinstance(item, TextDelta):
+            parts.append({"text": item.text})
+            text_open = True
+            continue
+        if isinstance(item, ToolCall | InvalidToolCall):
+            parts.append(_call_part(item, checked.call_state(item).get("thoughtSignature") if native else None))
+        elif native and isinstance(item, Thinking):
+            thought: Message = {"text": item.text, "thought": True}
+            if item.signature is not None:
+                thought["thoughtSignature"] = item.signature
+            parts.append(thought)
+        elif native and isinstance(item, TextSignature):
+            if text_open:
+                parts[-1]["thoughtSignature"] = item.signature
+            else:
+                parts.append({"text": "", "thoughtSignature": item.signature})
+        elif not (native and isinstance(item, CallState)):  # call state is written with its call
+            dropped.append(item)
+        text_open = False
+    return TurnMessages([{"role": "model", "parts": parts}] if parts else [], dropped)

@@ -1,0 +1,27 @@
+"""OpenAI Chat Completions: its facts. Its stages are the modules beside this one."""
+
+from .._facts import Facts
+
+FACTS = Facts(
+    "openai_chat",
+    finish_reasons={
+        "stop": "stop",
+        "tool_calls": "tool_calls",
+        "function_call": "tool_calls",  # the deprecated single-function form
+        "length": "length",
+        "content_filter": "content_filter",
+        "error": "error",  # OpenRouter and other gateways
+        "insufficient_system_resource": "error",  # DeepSeek
+    },
+    base_url="https://api.openai.com/v1",
+    request_path="/chat/completions",
+    path_end="/chat/completions",
+    auth_header="Authorization",
+    auth_value="Bearer {}",
+    client_headers=("openai-organization", "openai-project", "openai-beta"),
+    key_variables=("OPENAI_API_KEY",),
+    base_url_variable="OPENAI_BASE_URL",
+    telemetry_name="openai",
+    sdk_packages=("openai",),
+    model_classes={"pydantic_ai": "OpenAIChatModel"},
+)

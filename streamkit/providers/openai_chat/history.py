@@ -1,0 +1,51 @@
+"""OpenAI Chat Completions: calls and results as chat messages.
+
+The assistant message carries ``tool_calls`` whose ``function.arguments`` is a JSON string,
+serialized here once; each result is a ``role: tool`` message naming ``tool_call_id``.
+Shapes: https://platform.openai.com/docs/guides/function-calling
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..._turn_types import Thinking, Turn
+from ..._types import CallRef
+from ...adapters._base import Call, Message, call_id, check_calls, function_calls, text_writers
+from ...adapters._history import TurnMessages, plain_turn
+
+__all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
+
+
+def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list[Message]:
+    """The assistant message that records ``calls`` (and its ``text``) in the history."""
+    checked = check_calls(calls, text)
+    message: Message = {"role": "assistant", "content": text}
+    if checked:
+        message["tool_calls"] = function_calls(checked)
+    return [message]
+
+
+def _entry(call: Call | CallRef, text: str) -> Message:
+    return {"role": "tool", "tool_call_id": call_id(call), "content": text}
+
+
+tool_results_message, tool_result_message, error_result_message = text_writers(_entry)
+
+
+def turn_messages(turn: Turn) -> TurnMessages:
+    """The assistant message that records a whole ``Turn``: text, calls and, for a turn decoded
+    from this provider that made a call, its ``reasoning_content`` (the ``Thinking`` text joined).
+
+    DeepSeek's thinking mode requires the ``reasoning_content`` of a tool-calling turn to be sent
+    back with it (https://api-docs.deepseek.com/guides/thinking_mode); a turn without calls does
+    not need it, and it is then listed on ``dropped``. State from other providers is dropped.
+    """
+    native = turn.provider == "openai_chat" if isinstance(turn, Turn) else False
+    out = plain_turn(turn, assistant_message, kept=lambda item: native and isinstance(item, Thinking))
+    thoughts = [item for item in turn.items if isinstance(item, Thinking)] if native else []
+    if thoughts and out and turn.calls:
+        out[0]["reasoning_content"] = "".join(item.text for item in thoughts)
+    elif thoughts:
+        out.dropped += tuple(thoughts)
+    return out
