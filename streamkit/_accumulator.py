@@ -82,7 +82,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from operator import attrgetter
-from typing import Any, cast, get_args
+from typing import Any, Protocol, cast, get_args
 
 from . import _log
 from ._errors import LimitExceededError, ProviderError, ProviderProtocolError
@@ -228,14 +228,27 @@ _WHY = {
 }
 
 
+class PlainCall(Protocol):
+    """An open call that takes fragments plainly (``Accumulator.plain_call``), for a reader that
+    reads them past the table: each grows its text, and one that would take it past
+    ``max_argument_bytes`` is refused (False, nothing changed) by the call itself, for the
+    general path to read and raise."""
+
+    def add(self, text: str) -> bool: ...
+
+    def extend(self, texts: list[str]) -> bool: ...
+
+
 class _Slot:
-    """One open call. Its text is ``packed`` (UTF-8, once packing began) then ``parts``."""
+    """One open call. Its text is ``packed`` (UTF-8, once packing began) then ``parts``, of at
+    most ``limit`` characters (rule 7), whichever path adds them."""
 
     __slots__ = (
         "anomalies",
         "held",
         "id",
         "index",
+        "limit",
         "name",
         "opened",
         "packed",
@@ -247,8 +260,9 @@ class _Slot:
         "value",
     )
 
-    def __init__(self, index: int, id: str | None, name: str | None) -> None:  # noqa: A002
+    def __init__(self, index: int, id: str | None, name: str | None, limit: int) -> None:  # noqa: A002
         self.phase = OPEN  # the call's state in ``TRANSITIONS``
+        self.limit = limit  # the most characters of text: ``max_argument_bytes``
         self.seq = 0  # its place among the calls opened, for the order of following (rule 9)
         self.index = index
         self.id = id
@@ -268,26 +282,37 @@ class _Slot:
         self.anomalies.append(anomaly)
         return True
 
-    def add(self, text: str, limit: int) -> bool:
-        """Append one fragment; ``False`` (and nothing packed) once the text is past ``limit``."""
-        self.parts.append(text)
-        self.size += len(text)
-        if self.size > limit:
+    def add(self, text: str) -> bool:
+        """Append one fragment; ``False``, with nothing changed, when it would take the text past
+        ``limit``."""
+        size = self.size + len(text)
+        if size > self.limit:
             return False
+        self.parts.append(text)
+        self.size = size
         if len(self.parts) >= _PACK_AT:
             self.pack()
         return True
 
-    def extend(self, texts: list[str], limit: int) -> bool:
-        """``add`` on each text: ``False`` at the first that takes the text past ``limit``."""
+    def extend(self, texts: list[str]) -> bool:
+        """``add`` on every text at once, or on none."""
         size = self.size + sum(map(len, texts))
-        if size > limit:
-            return all(self.add(text, limit) for text in texts)
+        if size > self.limit:
+            return False
         self.parts += texts
         self.size = size
         if len(self.parts) >= _PACK_AT:
             self.pack()
         return True
+
+    def overflow(self, texts: list[str]) -> None:
+        """Keep ``texts`` as one at a time would have, up to and with the first past ``limit``:
+        the text a ``LimitExceededError`` carries (nothing is added after it)."""
+        for text in texts:
+            self.parts.append(text)
+            self.size += len(text)
+            if self.size > self.limit:
+                return
 
     def pack(self) -> None:
         # "surrogatepass": a fragment given as a payload may hold a lone surrogate; it
@@ -372,7 +397,7 @@ class Accumulator:
         for its choice's stop reason to say whether the output limit cut it."""
         key = (raw.choice, raw.index)
         self._delivered.discard(key)
-        slot = self._open[key] = _Slot(raw.index, raw.id, raw.name)
+        slot = self._open[key] = _Slot(raw.index, raw.id, raw.name, self._max_argument_bytes)
         slot.phase = ENDED
         slot.held = raw
 
@@ -435,7 +460,7 @@ class Accumulator:
         else:
             self._check_new(key, event.id, sent)
         self._delivered.discard(key)
-        self._open[key] = slot = _Slot(event.index, event.id, event.name)
+        self._open[key] = slot = _Slot(event.index, event.id, event.name, self._max_argument_bytes)
         slot.seq = self._calls
         if self._clock is not None:
             slot.opened = self._clock()
@@ -475,8 +500,8 @@ class Accumulator:
     def _delta(self, key: tuple[int, int], slot: _Slot, event: ArgumentsDelta) -> Sequence[Output]:
         if slot.phase is FOLLOWED:  # the sequential order broken: the call is written again
             self._note(slot, "fragment_after_next_call")
-        if not slot.add(event.text, self._max_argument_bytes):
-            raise self._too_long(slot)
+        if not slot.add(event.text):
+            raise self._too_long(slot, [event.text])
         return (event,) if self._fragments else _NOTHING
 
     def _batch(self, event: ArgumentsBatch) -> Sequence[Output]:
@@ -490,8 +515,8 @@ class Accumulator:
             for text in event.texts:
                 out += self.feed(ArgumentsDelta(event.index, text, event.choice))
             return out
-        if not slot.extend(event.texts, self._max_argument_bytes):
-            raise self._too_long(slot)
+        if not slot.extend(event.texts):
+            raise self._too_long(slot, event.texts)
         # Empty fragments are no text: the call stays OPEN until some came.
         if slot.size and slot.phase is not TEXT:
             slot.phase = TEXT
@@ -513,9 +538,9 @@ class Accumulator:
             return None
         return slot
 
-    def plain_text(self, index: int, choice: int) -> _Slot | None:
-        """``_plain``, for a call already in ``TEXT``: a fragment added to its slot (within
-        ``max_argument_bytes``) is then exactly what the table would do with it."""
+    def plain_call(self, index: int, choice: int) -> PlainCall | None:
+        """``_plain``, for a call already in ``TEXT``: a fragment it takes is then exactly what
+        the table would do with it, and one it refuses is past ``max_argument_bytes``."""
         slot = self._plain(index, choice)
         return slot if slot is not None and slot.phase is TEXT else None
 
@@ -523,10 +548,6 @@ class Accumulator:
         """Whether a piece of the choice's text passes through unchanged, as it does once the
         choice is known (and no subclass reads the events)."""
         return choice in self._choices and type(self).feed is Accumulator.feed
-
-    @property
-    def max_argument_bytes(self) -> int:
-        return self._max_argument_bytes
 
     def _repeated(self, key: tuple[int, int], slot: _Slot, event: ArgumentsRepeated) -> Sequence[Output]:
         """A fragment that may be the whole arguments sent again after the deltas.
@@ -722,7 +743,10 @@ class Accumulator:
         if slot.note(anomaly):  # logged once per call: the rule's name, never the arguments
             _log.debug(__name__, "%s: call index %d: %s", self.provider, slot.index, anomaly)
 
-    def _too_long(self, slot: _Slot) -> LimitExceededError:
+    def _too_long(self, slot: _Slot, texts: list[str]) -> LimitExceededError:
+        """The error for ``texts``, which ``slot`` refused: kept as one at a time would have kept
+        them, so the call's raw text in the error is the same on every path."""
+        slot.overflow(texts)
         limit = self._max_argument_bytes
         return self._limit("max_argument_bytes", limit, slot.index, f"the arguments grew to {slot.size} characters")
 

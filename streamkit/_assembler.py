@@ -31,7 +31,7 @@ from ._errors import (
 )
 from ._events import TURN_EVENTS, Event, Frame, Payloads, RawCall, RawPreview, ResponseEnded, TextReceived
 from ._framing import Deferred, Framer
-from ._hot import HotRead, arm, text_delta
+from ._hot import HotRead, TemplateReader, arm, text_delta
 from ._limits import DEFAULT_LIMITS, Limits, TurnBudget
 from ._normalize import normalize, stops_mid_json
 from ._sse import SSEDecoder
@@ -175,6 +175,7 @@ class Assembler:
         self._toolset = None if tools is None else _toolset(tools)
         self._decoder = _make_decoder(provider, early_close=early_close)
         self._decoder.limits = limits
+        self._reader = TemplateReader(self._decoder)  # the decoder, with the stream's template
         self.provider = self._decoder.slug
         self._watch = _observe.watch(self.provider)  # None unless telemetry is on
         self.decoder_class = type(self._decoder)
@@ -207,6 +208,7 @@ class Assembler:
         self._called = False  # a call was delivered: a normal stop then finishes as tool_calls
         self._received = False  # any input at all: an empty body gets its own message
         self._hot: HotRead | None = None  # armed after a general read that proved its parts
+        self._text = True  # text deltas are made: a reader of the calls alone wants none
         self._flushed = False  # flush() was called: the input ended, and feeding more is misuse
 
     @property
@@ -233,9 +235,28 @@ class Assembler:
                 return taken
         return self._general(data)
 
+    def calls_only(self) -> None:
+        """From now on, make no ``TextDelta``: the reader keeps only the calls and the end
+        (``iter_tool_calls``), and a turn's text is most of its events. Its text is still read,
+        and checked, as ever."""
+        self._text = False
+        self._hot = None  # armed again, for the calls alone, by the next general read
+
+    @property
+    def hot(self) -> HotRead | None:
+        """The hot read armed for the next read of bytes (``streamkit._hot``), or None. A
+        driver reading bytes hands each read to its ``take`` first, which is ``feed`` in one
+        stage crossing, and a read it turns down (None) to ``feed_general``."""
+        return self._hot
+
+    def feed_general(self, data: bytes) -> list[StreamEvent]:
+        """``feed`` for a read of bytes that the hot read (``hot``) already turned down: the
+        general path, with no second try of the hot read."""
+        return self._general(data)
+
     def _general(self, data: bytes) -> list[StreamEvent]:
-        """``feed`` past the hot read (``_hot``, which a driver reading bytes tries first itself):
-        the bytes the hot read held, then ``data``, through the stages."""
+        """``feed`` past the hot read: the bytes the hot read held, then ``data``, through the
+        stages."""
         held = self._cool()
         if held:
             data = held + data
@@ -245,8 +266,8 @@ class Assembler:
 
     def _read_bytes(self, data: bytes, out: list[StreamEvent]) -> None:
         self._staged(data, out)
-        if self._decoder.template is not None and not self._accumulator.finished:  # the next read may be hot
-            self._hot = arm(self._framer, self._decoder, self._accumulator)
+        if self._reader.template is not None and not self._accumulator.finished:  # the next read may be hot
+            self._hot = arm(self._framer, self._reader, self._accumulator, text=self._text)
 
     def _staged(self, data: bytes, out: list[StreamEvent]) -> None:
         """Read ``data`` through the stages, arming no hot read after it."""
@@ -256,7 +277,7 @@ class Assembler:
         if one is None:
             self._frames(self._read(data), out)
         else:  # one payload: a decoder error leaves no events before it to pass on
-            events = self._decoder.read_event(*one)
+            events = self._reader.read_event(*one)
             if events:
                 self._events(events, out)
 
@@ -283,7 +304,7 @@ class Assembler:
             raise self._after_flush("feed_payload")
         if not self._received:
             self._first_input()
-        return self._guard(lambda out: self._events(self._decoder.read_payload(payload, event), out))
+        return self._guard(lambda out: self._events(self._reader.read_payload(payload, event), out))
 
     def flush(self) -> list[StreamEvent]:
         """End of input: raises ``IncompleteStreamError`` if the end-of-stream marker is missing.
@@ -348,7 +369,7 @@ class Assembler:
         # what is delivered, and which error is raised, is what one event at a time would give.
         events: list[Event] = []
         try:
-            self._decoder.read(items, events)
+            self._reader.read(items, events)
         except Exception:
             self._events(events, out)
             raise
@@ -416,7 +437,7 @@ class Assembler:
                 self._watch.call(call)
             return call
         if type(item) is TextReceived:
-            return text_delta(item.text, item.choice, item.index)
+            return text_delta(item.text, item.choice, item.index) if self._text else None
         stop, usage = self._accumulator.stop_reason, self._accumulator.usage
         finish = finish_of(self._decoder.finish_reasons, stop, self._called)
         tokens, anomalies = tokens_of(self._decoder.tokens, usage), tuple(self._accumulator.anomalies)
@@ -441,7 +462,9 @@ class Assembler:
         self._failed(exc)
         return exc
 
-    def _fail(self, exc: StreamError) -> None:
+    def fail(self, exc: StreamError) -> None:
+        """Fail the stream with ``exc``, an error found outside the stages (a source's item that
+        no stream can carry): kept, as the stages' own are, for every later call."""
         self._deferred.fail(exc)
 
     def _failed(self, exc: StreamError | TransportError) -> None:

@@ -60,7 +60,7 @@ def _feed(assembler: Assembler, adapter: SourceAdapter, item: Any) -> list[Strea
     except UnicodeEncodeError as exc:
         shown = exc.object[exc.start : exc.end]
         error = FramingError(f"the source's text holds {shown!r}, a lone surrogate that no UTF-8 stream can carry")
-        assembler._fail(error)
+        assembler.fail(error)
         raise error from None
     if type(value) is bytes:
         return assembler.feed(value)
@@ -114,7 +114,11 @@ def iter_events(
     return _events_of(source, _assembler(provider, options))
 
 
-def _events_of(source: Iterable[Any], assembler: Assembler) -> Iterator[StreamEvent]:
+def _events_of(source: Iterable[Any], assembler: Assembler, *, calls: bool = False) -> Iterator[StreamEvent]:
+    """The events of ``source``; with ``calls``, only the calls: the stream's text is made into
+    no ``TextDelta`` (``Assembler.calls_only``), and nothing but calls is handed on."""
+    if calls:
+        assembler.calls_only()
     adapter = SourceAdapter(assembler.provider, assembler.framing)
     items = iter(source)
     hot: HotRead | None = None
@@ -130,9 +134,13 @@ def _events_of(source: Iterable[Any], assembler: Assembler) -> Iterator[StreamEv
                 adapter.count += 1
                 taken = hot.take(item)
                 if taken is not None:
-                    yield from taken
+                    if not calls:  # text deltas: the hot read delivers no call
+                        yield from taken
                     continue
-            yield from _read(assembler, adapter, item, hot)
+            if calls:
+                yield from _calls(_read(assembler, adapter, item, hot))
+            else:
+                yield from _read(assembler, adapter, item, hot)
             if assembler.error is not None:
                 raise assembler.error
             if assembler.finished:
@@ -140,7 +148,7 @@ def _events_of(source: Iterable[Any], assembler: Assembler) -> Iterator[StreamEv
                     _drain(items)
                 break
             hot = _hot(assembler, adapter)
-        yield from assembler.flush()
+        yield from _calls(assembler.flush()) if calls else assembler.flush()
         if assembler.error is not None:
             raise assembler.error
     finally:
@@ -161,6 +169,8 @@ async def _aevents_of(
     """The events of ``source``; with ``calls``, only the calls: one generator per stream,
     reading an async source directly, so a read crosses no other generator, and a read of bytes
     the hot read takes no other frame."""
+    if calls:
+        assembler.calls_only()
     adapter = SourceAdapter(assembler.provider, assembler.framing)
     hot: HotRead | None = None
     try:
@@ -218,14 +228,14 @@ def _read(assembler: Assembler, adapter: SourceAdapter, item: Any, hot: HotRead 
     """What one item completes through the general path; a read the hot read ``hot`` turned
     down (already counted) goes past it, not through it again."""
     if hot is not None and type(item) is bytes:
-        return assembler._general(item)
+        return assembler.feed_general(item)
     return _feed(assembler, adapter, item)
 
 
 def _hot(assembler: Assembler, adapter: SourceAdapter) -> HotRead | None:
     """The assembler's hot read, for the driver to hand each read of a bytes source to first:
     what ``Assembler.feed`` would do, less two frames. Any other source's items are adapted."""
-    return assembler._hot if adapter.kind == "bytes" else None
+    return assembler.hot if adapter.kind == "bytes" else None
 
 
 def iter_tool_calls(
@@ -233,13 +243,12 @@ def iter_tool_calls(
 ) -> Iterator[Call]:
     """Yield each call, valid or not, the moment its end marker arrives."""
     check_source(source, "iter_tool_calls")
-    return _calls_of(iter_events(source, provider, **options))
+    return cast(Iterator[Call], _events_of(source, _assembler(provider, options), calls=True))
 
 
-def _calls_of(events: Iterator[StreamEvent]) -> Iterator[Call]:
-    for item in events:
-        if isinstance(item, Call):
-            yield item
+def _calls(events: list[StreamEvent]) -> list[StreamEvent]:
+    """The calls among ``events``."""
+    return [item for item in events if isinstance(item, Call)]
 
 
 def aiter_tool_calls(

@@ -28,7 +28,11 @@ from ._events import Frame, Payloads
 from ._framing import Flushed, Framer
 from ._limits import DEFAULT_MAX_EVENT_BYTES
 
-__all__ = ("DEFAULT_MAX_EVENT_BYTES", "SSEDecoder")
+__all__ = ("DEFAULT_MAX_EVENT_BYTES", "EVENT_END", "SSEDecoder")
+
+#: What ends an event as servers write it, a blank line: a reader of whole events past the
+#: framer finds them here, and only here (``SSEDecoder.event_head``, ``SSEDecoder.may_hold``).
+EVENT_END = b"\n\n"
 
 _BOM = b"\xef\xbb\xbf"
 _BLANK = [""]
@@ -121,6 +125,21 @@ class SSEDecoder(Framer):
         self._pending = bytearray()
         self._named = 0
         return held
+
+    @staticmethod
+    def event_head(event: str | None) -> bytes:
+        """The bytes before the data of an event named ``event`` (None: no name) whose data is
+        one line, as servers write it: such an event is these bytes, its data (holding no line
+        end) and ``EVENT_END``, for a reader of whole events past the framer to match."""
+        return b"data: " if event is None else b"event: " + event.encode() + b"\ndata: "
+
+    @staticmethod
+    def may_hold(tail: bytes) -> bool:
+        """Whether ``tail``, the start of an event after a read's last ``EVENT_END``, may be held
+        past the framer and handed back ahead of the next read (as ``release`` hands its bytes)
+        to be read as one read of both would: it holds no CR, a line end that may pair with
+        the next read's LF."""
+        return b"\r" not in tail
 
     def whole_event(self, chunk: bytes) -> tuple[str | None, bytes] | None:
         """A read that is exactly one whole event of a common shape, with nothing open before

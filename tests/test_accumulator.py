@@ -301,6 +301,24 @@ def test_the_final_text_of_a_call_without_fragments_is_a_fragment_and_counts_aga
         small.feed(ArgumentsFinal(0, '{"a": 1}'))
 
 
+def test_a_plain_call_refuses_a_fragment_past_the_limit_itself() -> None:
+    # The reader that feeds a call's fragments past the table (the hot read) never checks the
+    # limit: the call refuses the fragment, with nothing changed, and the table then raises
+    # with the text one at a time would have kept.
+    acc = Accumulator("test", Limits(max_argument_bytes=5))
+    acc.feed(CallOpened(0, "c", "f"))
+    acc.feed(ArgumentsDelta(0, "ab"))
+    call = acc.plain_call(0, 0)
+    assert call is not None
+    assert (call.add("cdef"), call.extend(["c", "def"])) == (False, False)
+    assert (call.add("c"), call.extend(["d", "e"])) == (True, True)
+    assert call.add("f") is False
+    with pytest.raises(LimitExceededError, match="the arguments grew to 6 characters") as raised:
+        acc.feed(ArgumentsDelta(0, "f"))
+    assert raised.value.limit == "max_argument_bytes"
+    assert acc.drain_open() == [RawCall(0, "c", "f", "abcdef", truncated=True)]
+
+
 # -- decoders translate, the table judges ---------------------------------------------------------
 
 _STRAY_FRAGMENTS = [

@@ -93,6 +93,23 @@ def test_only_the_calls_come_out_of_the_calls_driver(wire: str) -> None:
     assert [value.input for value in got] == list(turn.arguments)
 
 
+@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("per_read", [1, 3])
+def test_an_assembler_for_the_calls_alone_makes_no_text(wire: str, per_read: int) -> None:
+    # The text is still read (the hot read and the general path alike), and no TextDelta made.
+    turn = make_turn(wire, 100, 2)
+    assembler = Assembler(wire)  # type: ignore[arg-type]  # one of WIRES
+    assembler.calls_only()
+    got: list[Any] = []
+    for chunk in reads(turn, per_read):
+        got += assembler.feed(chunk)
+    got += assembler.flush()
+    everything = fed(reads(turn, per_read), wire)
+    assert got == [value for value in everything if not isinstance(value, streamkit.TextDelta)]
+    assert len(everything) - len(got) >= 30
+    assert list(streamkit.iter_tool_calls(reads(turn, per_read), wire)) == got[:-1]  # type: ignore[arg-type]
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     wire=st.sampled_from(WIRES),

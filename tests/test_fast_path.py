@@ -39,12 +39,13 @@ from streamkit import (
 )
 from streamkit._assembler import Assembler
 from streamkit._events import Frame, Payloads
-from streamkit._hot import text_delta
+from streamkit._hot import TemplateReader, _learn, text_delta
 from streamkit._sources import _line as line_bytes
 from streamkit._sse import SSEDecoder
-from streamkit.providers import Decoder, OpenAIChatDecoder, _base
+from streamkit.providers import OpenAIChatDecoder
 
 from .helpers import fixtures, slug, split_at
+from .wire import OpenAIChatWire, call
 
 ALL = fixtures()
 SIZES = (1, 7, 64, 1 << 20)
@@ -324,7 +325,7 @@ def test_a_template_never_takes_another_field_for_the_fragment() -> None:
         return json.dumps({"choices": [{"delta": {"tool_calls": [entry]}}], "model": model}).encode()
 
     out: list[Any] = []
-    decoder.read([Payloads(None, [chunk("x", "x"), chunk("y", "x"), chunk("x", "z")])], out)
+    TemplateReader(decoder).read([Payloads(None, [chunk("x", "x"), chunk("y", "x"), chunk("x", "z")])], out)
     texts = [text for event in out for text in getattr(event, "texts", [getattr(event, "text", None)])]
     assert texts == ["x", "y", "x"]
 
@@ -365,22 +366,22 @@ def test_each_token_and_padding_after_a_learned_template(provider: str, token: s
 @pytest.mark.parametrize("provider", ["openai_chat", "anthropic"])
 def test_a_template_is_proved_by_one_probe_once_per_shape(provider: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # Learning the call's template costs one probe (OpenAI's padding proved unread by the same
-    # one); a second response of the same shape learns it with none, and reads the same.
-    monkeypatch.setattr(_base, "_PROOFS", {})
+    # one), once in the stream; a second response of the same shape proves it again, with its
+    # own decoder: no proof is shared between streams.
     probes: list[tuple[int, int] | None] = []
-    prove = Decoder._proves
+    prove = TemplateReader._proves
 
-    def counted(decoder: Decoder, *args: Any) -> bool:
+    def counted(reader: TemplateReader, *args: Any) -> bool:
         probes.append(args[-1])
-        return prove(decoder, *args)
+        return prove(reader, *args)
 
-    monkeypatch.setattr(Decoder, "_proves", counted)
+    monkeypatch.setattr(TemplateReader, "_proves", counted)
     arguments, data = _long_call(provider)
-    first = same(data, provider, by_events(data, 1))
+    first = run(by_events(data, 1), provider, fast=True)
     assert len(probes) == 1
     assert (probes[0] is not None) is (provider == "openai_chat")  # OpenAI's obfuscation: a hole
-    assert same(data, provider, by_events(data, 1)) == first
-    assert len(probes) == 1
+    assert run(by_events(data, 1), provider, fast=True) == first
+    assert len(probes) == 2
     assert isinstance(first[0][0], ToolCall)
     assert first[0][0].input == arguments
 
@@ -416,18 +417,23 @@ def test_a_text_delta_made_from_its_slots_is_the_dataclass_value(text: str, choi
 
 
 def test_the_proofs_kept_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    # OpenAI Chat's prefix holds the response's id, so each response is a shape of its own: the
-    # proofs kept never pass the bound, and a response after the cache was emptied reads the same.
-    monkeypatch.setattr(_base, "_PROOFS", {})
-    monkeypatch.setattr(_base, "_MAX_PROOFS", 3)
-    for number in range(7):
-        arguments, data = _long_call("openai_chat")
-        data = data.replace(b'"chatcmpl-1"', f'"chatcmpl-{number}"'.encode())
-        values, error = same(data, "openai_chat", by_events(data, 1))
-        assert error is None
-        assert isinstance(values[0], ToolCall)
-        assert values[0].input == arguments
-        assert 1 <= len(_base._PROOFS) <= 3
+    # Each call of a stream is a shape of its own (its index sits in the prefix): the proofs a
+    # stream keeps never pass the bound, and the calls after they were forgotten read the same.
+    monkeypatch.setattr(_learn, "_MAX_PROOFS", 3)
+    wire = OpenAIChatWire()
+    fragments = ['{"a": "', *"abcdefgh", '"}']
+    data = wire.begin() + b"".join(call(wire, index, f"c{index}", "f", fragments) for index in range(7))
+    data += wire.finish()
+    assembler = Assembler("openai_chat")
+    kept: list[int] = []
+    values: list[Any] = []
+    for read in by_events(data, 1):
+        values += assembler.feed(read)
+        kept.append(len(vars(assembler)["_reader"]._proofs))
+    values += assembler.flush()
+    assert [value.input for value in values if isinstance(value, ToolCall)] == [{"a": "abcdefgh"}] * 7
+    assert max(kept) == 3
+    assert same(data, "openai_chat", by_events(data, 1))[0] == values
 
 
 #: A stream that ends where its bytes end (no ``[DONE]``), cut inside its last event, after text

@@ -122,6 +122,25 @@ def test_argument_bytes_count_every_fragment_once_also_when_resent() -> None:
     assert items[0] == ToolCall(0, "c0", "f", {"a": 1}, anomalies=("id_repeated", "name_repeated", "arguments_resent"))
 
 
+def test_the_hot_read_stops_at_the_argument_limit_as_the_general_path_does() -> None:
+    # Read one event a read, the call's fragments go through the hot read, which leaves the
+    # limit to the call: the fragment past it gives the error that one read of it all gives.
+    wire = OpenAIChatWire()
+    data = wire.begin() + call(wire, 0, "c0", "f", ['{"text": "', *"x" * 40, '"}']) + wire.finish()
+    events = [piece + b"\n\n" for piece in data.split(b"\n\n") if piece]
+    assembler = Assembler("openai_chat", limits=Limits(max_argument_bytes=30))
+    hot = 0
+    with pytest.raises(LimitExceededError) as raised:
+        for event in events:
+            hot += assembler.hot is not None
+            assembler.feed(event)
+    assert hot > 10
+    _, whole = run([data], "openai_chat", limits=Limits(max_argument_bytes=30))
+    assert isinstance(whole, LimitExceededError)
+    assert (str(raised.value), vars(raised.value)) == (str(whole), vars(whole))
+    assert str(whole) == "openai_chat: call index 0: the arguments grew to 31 characters: limit max_argument_bytes=30"
+
+
 # -- max_open_calls and max_calls ------------------------------------------------------------------
 
 

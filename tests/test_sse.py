@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from streamkit import FramingError, LimitExceededError
 from streamkit._events import Frame
-from streamkit._sse import _MAX_NAMES, _NAMES, SSEDecoder
+from streamkit._sse import _MAX_NAMES, _NAMES, EVENT_END, SSEDecoder
 
 from .helpers import one_byte, split_at
 
@@ -261,3 +261,13 @@ def test_event_names_are_cached_across_streams_within_bounds() -> None:
     long = "n" * 100
     assert frames([f"event: {long}\ndata: 1\n\n".encode()]) == [Frame(long, "1")]
     assert long.encode() not in _NAMES
+
+
+@pytest.mark.parametrize("event", [None, "content_block_delta"])
+def test_an_event_written_from_its_head_is_framed_as_one(event: str | None) -> None:
+    # What a reader of whole events past the framer matches is what the framer reads as one event.
+    data = SSEDecoder.event_head(event) + b'{"a": "b c"}' + EVENT_END
+    assert SSEDecoder().feed(data) == [Frame(event, '{"a": "b c"}')]
+    start = data[: len(data) // 2]
+    assert SSEDecoder.may_hold(start)
+    assert not SSEDecoder.may_hold(start + b"\r")

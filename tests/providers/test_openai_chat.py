@@ -23,7 +23,7 @@ from streamkit import (
     ToolCall,
     UsageError,
 )
-from streamkit._events import ArgumentsDelta, BlockDelta, BlockEnded, BlockStarted, CallOpened, Event, Frame
+from streamkit._events import ArgumentsDelta, BlockDelta, BlockEnded, BlockStarted, CallOpened, Frame
 from streamkit.providers import OpenAIChatDecoder
 from streamkit.providers.openai_chat import decode as openai_chat
 
@@ -301,9 +301,7 @@ def test_reasoning_between_argument_fragments_is_kept_and_closed() -> None:
     thinking = [BlockStarted(0, "thinking", {}), BlockDelta(0, "text", "hm")]
     assert decoder.feed_payload(chunk(reasoning_content="hm")) == thinking
     more = Frame(None, json.dumps(chunk(tc(0, args="{}"))))
-    read: list[Event] = []
-    decoder.read([more], read)
-    assert read == [BlockEnded(0), ArgumentsDelta(0, "{}")]
+    assert decoder.feed(more) == [BlockEnded(0), ArgumentsDelta(0, "{}")]
     both = chunk(tc(0, args=" "), reasoning_content="again")
     assert decoder.feed_payload(both) == [
         BlockStarted(1, "thinking", {}),

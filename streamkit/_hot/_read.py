@@ -1,4 +1,4 @@
-"""The hot read: one stage crossing for a read that only continues what the stages proved.
+"""``HotRead``: one stage crossing for a read that only continues what the stages proved.
 
 A token-streaming server flushes each SSE event as it is made, so most reads are one event, and
 most events are one more fragment of the call already open, or one more piece of text. After a
@@ -9,13 +9,15 @@ one piece of that choice's text, and changes none of its state), the accumulator
 takes fragments plainly (it is in ``TEXT``, with no fragments or previews to hand out) or that
 it passes the choice's text through. With all three, a read that is exactly one such event (the
 SSE header and the template's prefix, one JSON string token, the template's suffix, the blank
-line) is read here: one ``startswith``, one ``fullmatch``, one strict ``orjson.loads``, then one
-append to the call's text or one ``TextDelta``. Anything else (two events, a partial one,
+line, each as the framer writes them: ``SSEDecoder.event_head``, ``EVENT_END``) is read here:
+one ``startswith``, one ``fullmatch``, one strict ``orjson.loads``, then one append to the
+call's text or one ``TextDelta``. Anything else (two events, a partial one,
 another shape, a token that does not parse, a fragment that would pass ``max_argument_bytes``)
 gives None with nothing changed, and the general path reads it. A read that ends inside an
 event (reads of a fixed size) leaves that event's start ``held`` here, to be read with the next
 read; when the hot read is dropped, the held bytes go to the general path ahead of the next read,
-as one read of both would (no event completes in them: they hold no blank line and no CR). The
+as one read of both would (no event completes in them: they hold no ``EVENT_END``, and nothing
+the framer would not hold, ``SSEDecoder.may_hold``). The
 bookkeeping the stages would have done (the framer's byte offset, the template's hit count) is
 settled then too.
 """
@@ -26,17 +28,19 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from ._accumulator import Accumulator, _Slot
-from ._sse import SSEDecoder
-from ._types import TextDelta
-from .providers._base import Decoder, Template
+from .._accumulator import Accumulator, PlainCall
+from .._sse import EVENT_END, SSEDecoder
+from .._types import TextDelta
+from ._template import Template
 
 if TYPE_CHECKING:
-    from ._turn_types import StreamEvent
+    from .._turn_types import StreamEvent
+    from ._learn import TemplateReader
 
 __all__ = ("HotRead", "arm", "text_delta")
 
 _loads = orjson.loads
+_END, _ENDS = EVENT_END, len(EVENT_END)
 _BAD = orjson.JSONDecodeError
 
 
@@ -50,25 +54,26 @@ class HotRead:
         "head",
         "held",
         "index",
-        "limit",
         "match",
+        "may_hold",
         "reads",
         "size",
         "slot",
         "start",
         "template",
+        "text",
     )
 
-    def __init__(self, framer: SSEDecoder, template: Template, accumulator: Accumulator, slot: _Slot | None) -> None:
+    def __init__(self, framer: SSEDecoder, template: Template, slot: PlainCall | None, *, text: bool = True) -> None:
         self.framer = framer
         self.template = template
         self.choice, self.index = template.choice, template.index  # a text's place
-        header = b"data: " if template.event is None else b"event: " + template.event.encode() + b"\ndata: "
-        self.head = header + template.prefix
+        self.head = framer.event_head(template.event) + template.prefix
+        self.may_hold = framer.may_hold
         self.start = len(self.head) - 1  # the token's opening quote
         self.match = template.match
         self.slot = slot
-        self.limit = accumulator.max_argument_bytes
+        self.text = text  # whether a piece of text is handed on as a TextDelta, or only read
         self.event_limit = template.most  # a longer event is the general path's, read within its bound
         self.reads = 0
         self.size = 0
@@ -81,14 +86,14 @@ class HotRead:
         held = self.held
         if held:
             data = held + data
-        if data.endswith(b"\n\n"):
+        if data.endswith(_END):
             tail = b""
         else:
-            end = data.rfind(b"\n\n") + 2
-            tail = data[end:] if end >= 2 else data
-            if len(tail) > self.event_limit or b"\r" in tail:
+            end = data.rfind(_END) + _ENDS
+            tail = data[end:] if end >= _ENDS else data
+            if len(tail) > self.event_limit or not self.may_hold(tail):
                 return None
-            if end < 2:  # still inside the event: held whole, once (held twice, the framer's
+            if end < _ENDS:  # still inside the event: held whole, once (held twice, the framer's
                 if held:  # growing buffer is the way that stays linear)
                     return None
                 self.held = tail
@@ -96,7 +101,7 @@ class HotRead:
             data = data[:end]
         if not data.startswith(self.head) or len(data) > self.event_limit:
             return None
-        found = self.match(data, self.start, len(data) - 2)
+        found = self.match(data, self.start, len(data) - _ENDS)
         if found is None:
             return self._take_several(data, tail)
         try:
@@ -105,12 +110,11 @@ class HotRead:
             return None
         slot = self.slot
         if slot is None:
-            out: list[StreamEvent] = [text_delta(text, self.choice, self.index)]
-        elif slot.size + len(text) > self.limit:
-            return None  # the general path raises, naming the call
-        else:
-            slot.add(text, self.limit)
+            out: list[StreamEvent] = [text_delta(text, self.choice, self.index)] if self.text else []
+        elif slot.add(text):
             out = []
+        else:
+            return None  # past max_argument_bytes: the general path raises, naming the call
         self.reads += 1
         self.size += len(data)
         self.held = tail
@@ -126,12 +130,11 @@ class HotRead:
             return None
         slot = self.slot
         if slot is None:
-            out: list[StreamEvent] = [text_delta(text, self.choice, self.index) for text in texts]
-        elif slot.size + sum(map(len, texts)) > self.limit:
-            return None  # the general path raises, naming the call
-        else:
-            slot.extend(texts, self.limit)
+            out: list[StreamEvent] = [text_delta(text, self.choice, self.index) for text in texts] if self.text else []
+        elif slot.extend(texts):
             out = []
+        else:
+            return None  # past max_argument_bytes: the general path raises, naming the call
         self.reads += len(texts)
         self.size += len(data)
         self.held = tail
@@ -144,7 +147,7 @@ class HotRead:
         the events the framer would find."""
         head, match, start = self.head, self.match, self.start
         tokens: list[bytes] = []
-        for piece in data[:-2].split(b"\n\n"):
+        for piece in data[:-_ENDS].split(_END):
             found = match(piece, start) if piece.startswith(head) else None
             if found is None:
                 return []
@@ -174,12 +177,13 @@ def text_delta(text: str, choice: int, index: int | None) -> TextDelta:
     return delta
 
 
-def arm(framer: object, decoder: Decoder, accumulator: Accumulator) -> HotRead | None:
-    """A hot read, when the three stages have each proved their part; else None. The framer
-    hands over what it holds last, once the other two agreed."""
+def arm(framer: object, reader: TemplateReader, accumulator: Accumulator, *, text: bool = True) -> HotRead | None:
+    """A hot read, when the three stages have each proved their part (the decoder's through
+    ``reader``, its template); else None. The framer hands over what it holds last, once the
+    other two agreed."""
     if type(framer) is not SSEDecoder:
         return None
-    template = decoder.template
+    template = reader.template
     if template is None:
         return None
     slot = None
@@ -188,12 +192,12 @@ def arm(framer: object, decoder: Decoder, accumulator: Accumulator) -> HotRead |
             return None
     else:
         assert template.index is not None  # a call's fragment always has its index
-        slot = accumulator.plain_text(template.index, template.choice)
+        slot = accumulator.plain_call(template.index, template.choice)
         if slot is None:
             return None
     held = framer.release()
     if held is None:
         return None
-    hot = HotRead(framer, template, accumulator, slot)
+    hot = HotRead(framer, template, slot, text=text)
     hot.held = held
     return hot
