@@ -286,21 +286,15 @@ def _close_objects(schema: Any, keep_open: frozenset[str], pointer: str = "#", i
     """
     if not isinstance(schema, dict):
         return schema
-    out = dict(schema)
-    for key in _SCHEMA_MAPS:
-        value = schema.get(key)
-        if isinstance(value, dict):
-            out[key] = {
-                sub: _close_objects(part, keep_open, f"{pointer}/{key}/{_escape(sub)}") for sub, part in value.items()
-            }
-    for key in _SCHEMA_LISTS:
-        value = schema.get(key)
-        if isinstance(value, list):
-            split = key == "allOf" and len(value) > 1
-            out[key] = [_close_objects(part, keep_open, f"{pointer}/{key}/{i}", split) for i, part in enumerate(value)]
-    for key in _SCHEMA_VALUES:
-        if key in schema:
-            out[key] = _close_objects(schema[key], keep_open, f"{pointer}/{key}")
+
+    def close(part: Any, key: str, sub: str | int | None) -> Any:
+        where = (
+            f"{pointer}/{key}" if sub is None else f"{pointer}/{key}/{_escape(sub) if isinstance(sub, str) else sub}"
+        )
+        split = key == "allOf" and len(schema[key]) > 1
+        return _close_objects(part, keep_open, where, split)
+
+    out = _subschemas_mapped(schema, close)
     closable = isinstance(schema.get("properties"), dict) and not (_OPEN_KEYWORDS & schema.keys())
     if closable and not in_allof and pointer not in keep_open:
         out["additionalProperties"] = False
@@ -312,24 +306,31 @@ def _defaults_optional(schema: Any) -> Any:
     the tool's own default applies when the model leaves it out."""
     if not isinstance(schema, dict):
         return schema
-    out = dict(schema)
-    for key in _SCHEMA_MAPS:
-        value = schema.get(key)
-        if isinstance(value, dict):
-            out[key] = {sub: _defaults_optional(part) for sub, part in value.items()}
-    for key in _SCHEMA_LISTS:
-        value = schema.get(key)
-        if isinstance(value, list):
-            out[key] = [_defaults_optional(part) for part in value]
-    for key in _SCHEMA_VALUES:
-        if key in schema:
-            out[key] = _defaults_optional(schema[key])
+    out = _subschemas_mapped(schema, lambda part, _key, _sub: _defaults_optional(part))
     properties, required = schema.get("properties"), schema.get("required")
     if isinstance(properties, dict) and isinstance(required, list):
         defaulted = {name for name, part in properties.items() if isinstance(part, dict) and "default" in part}
         kept = [name for name in required if not (isinstance(name, str) and name in defaulted)]
         if len(kept) < len(required):
             out["required"] = kept
+    return out
+
+
+def _subschemas_mapped(schema: dict[str, Any], visit: Callable[[Any, str, str | int | None], Any]) -> dict[str, Any]:
+    """A copy of ``schema`` with each of its subschemas replaced by ``visit(part, keyword, key)``
+    (``key`` the name or position under the keyword, None for a keyword holding one schema)."""
+    out = dict(schema)
+    for key in _SCHEMA_MAPS:
+        value = schema.get(key)
+        if isinstance(value, dict):
+            out[key] = {sub: visit(part, key, sub) for sub, part in value.items()}
+    for key in _SCHEMA_LISTS:
+        value = schema.get(key)
+        if isinstance(value, list):
+            out[key] = [visit(part, key, i) for i, part in enumerate(value)]
+    for key in _SCHEMA_VALUES:
+        if key in schema:
+            out[key] = visit(schema[key], key, None)
     return out
 
 
