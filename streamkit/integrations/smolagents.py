@@ -22,9 +22,8 @@ until the end of the stream, and text streams as it comes.
 
 from __future__ import annotations
 
-import ast
 import threading
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from typing import Any, cast
 
 from smolagents.models import (
@@ -185,7 +184,7 @@ class StreamkitModel(Model):
             if _role(message) != MessageRole.TOOL_CALL or _role(out[position + 1]) != MessageRole.TOOL_RESPONSE:
                 continue
             with self._lock:
-                kept = [self._withheld.get(ident) for ident in _called(_text(message))]
+                kept = [self._withheld[ident] for ident in _called(_text(message), self._withheld)]
             invalid = {call_id(call): call for calls in kept if calls for call in calls}
             if invalid:
                 told = f"{_text(out[position + 1])}\n{InvalidCallsError(list(invalid.values()))}"
@@ -243,15 +242,11 @@ def _text(message: ChatMessage | dict[str, Any]) -> str:
     return "".join(part.get("text", "") for part in content if part.get("type") == "text")
 
 
-def _called(text: str) -> list[str]:
-    """The ids of the calls a smolagents ``Calling tools:`` message lists (``str`` of their dicts)."""
-    try:
-        listed = ast.literal_eval(text.removeprefix("Calling tools:\n"))
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return []
-    if not isinstance(listed, list):
-        return []
-    return [entry["id"] for entry in listed if isinstance(entry, dict) and isinstance(entry.get("id"), str)]
+def _called(text: str, known: Iterable[str]) -> list[str]:
+    """The ids among ``known`` that a smolagents ``Calling tools:`` message lists: it writes the
+    ``str`` of each call's dict, so each id stands there as its ``repr`` (the text is never
+    evaluated: the model wrote the arguments in it)."""
+    return [ident for ident in known if f"'id': {ident!r}" in text]
 
 
 def _message(done: Read) -> ChatMessage:
