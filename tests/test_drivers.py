@@ -177,9 +177,10 @@ def test_the_callers_own_exception_mid_call_passes_through_unchanged(asynchronou
 
 @pytest.mark.parametrize("asynchronous", [False, True])
 def test_a_failure_to_read_mid_call_is_translated_with_the_open_call(asynchronous: bool) -> None:
-    chunks = reads(make_turn("anthropic", 1024, 1), 1)
+    chunks = reads(make_turn("anthropic", 1024, 1, serial=0), 1)
+    inside = next(at for at, chunk in enumerate(chunks) if b"input_json_delta" in chunk) + 2  # the call open
     cause = httpx.ReadError("connection reset")
-    source = failing(chunks, 200, cause)
+    source = failing(chunks, inside, cause)
     got: list[Any] = []
     with pytest.raises(TransportError) as info:
         if asynchronous:
