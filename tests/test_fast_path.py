@@ -361,6 +361,8 @@ def test_each_token_and_padding_after_a_learned_template(provider: str, token: s
     data = _stream(provider, drawn)
     for size in SIZES:
         same(data, provider, chunked(data, size))
+    for per in (1, 3):  # a read that ends with the template's suffix: the hot read's common case
+        same(data, provider, by_events(data, per))
 
 
 @pytest.mark.parametrize("provider", ["openai_chat", "anthropic"])

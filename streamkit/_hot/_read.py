@@ -49,6 +49,7 @@ class HotRead:
 
     __slots__ = (
         "choice",
+        "cut",
         "event_limit",
         "framer",
         "head",
@@ -62,6 +63,7 @@ class HotRead:
         "start",
         "template",
         "text",
+        "whole",
     )
 
     def __init__(self, framer: SSEDecoder, template: Template, slot: PlainCall | None, *, text: bool = True) -> None:
@@ -71,6 +73,10 @@ class HotRead:
         self.head = framer.event_head(template.event) + template.prefix
         self.may_hold = framer.may_hold
         self.start = len(self.head) - 1  # the token's opening quote
+        #: What a whole event of the shape ends with, from its token's closing quote on, when the
+        #: suffix holds no unread string (no bytes end with an empty tuple): ``take``'s common read.
+        self.whole: bytes | tuple[()] = () if template.suffix is None else template.suffix + _END
+        self.cut = 1 - len(self.whole)  # the token's end, counted from the read's end
         self.match = template.match
         self.slot = slot
         self.text = text  # whether a piece of text is handed on as a TextDelta, or only read
@@ -86,6 +92,25 @@ class HotRead:
         held = self.held
         if held:
             data = held + data
+        elif data.endswith(self.whole) and data.startswith(self.head) and len(data) <= self.event_limit:
+            # The common read: one whole event of a shape with no unread string, nothing held.
+            # Its token runs from the head's last quote to the suffix's first: when those bytes
+            # are one JSON string (orjson judges), they are the token the pattern would find.
+            try:
+                text: str = _loads(data[self.start : self.cut])
+            except _BAD:
+                text = ""  # two events, or another shape: read below
+            if text:  # the pattern takes no empty string
+                slot = self.slot
+                if slot is None:
+                    out: list[StreamEvent] = [text_delta(text, self.choice, self.index)] if self.text else []
+                elif slot.add(text):
+                    out = []
+                else:
+                    return None  # past max_argument_bytes: the general path raises, naming the call
+                self.reads += 1
+                self.size += len(data)
+                return out
         if data.endswith(_END):
             tail = b""
         else:
@@ -105,12 +130,12 @@ class HotRead:
         if found is None:
             return self._take_several(data, tail)
         try:
-            text: str = _loads(found.group(1))
+            text = _loads(found.group(1))
         except _BAD:
             return None
         slot = self.slot
         if slot is None:
-            out: list[StreamEvent] = [text_delta(text, self.choice, self.index)] if self.text else []
+            out = [text_delta(text, self.choice, self.index)] if self.text else []
         elif slot.add(text):
             out = []
         else:
