@@ -10,8 +10,9 @@ takes fragments plainly (it is in ``TEXT``, with no fragments or previews to han
 it passes the choice's text through. With all three, a read that is exactly one such event (the
 SSE header and the template's prefix, one JSON string token, the template's suffix, the blank
 line, each as the framer writes them: ``SSEDecoder.event_head``, ``EVENT_END``) is read here:
-one ``startswith``, one ``fullmatch``, one strict ``orjson.loads``, then one append to the
-call's text or one ``TextDelta``. Anything else (two events, a partial one,
+one ``endswith`` and one ``startswith`` (or, when the suffix holds an unread string, one
+``fullmatch``), one strict ``orjson.loads``, then one append to the call's text or one
+``TextDelta``. Anything else (two events, a partial one,
 another shape, a token that does not parse, a fragment that would pass ``max_argument_bytes``)
 gives None with nothing changed, and the general path reads it. A read that ends inside an
 event (reads of a fixed size) leaves that event's start ``held`` here, to be read with the next
@@ -92,14 +93,21 @@ class HotRead:
         held = self.held
         if held:
             data = held + data
-        elif data.endswith(self.whole) and data.startswith(self.head) and len(data) <= self.event_limit:
-            # The common read: one whole event of a shape with no unread string, nothing held.
-            # Its token runs from the head's last quote to the suffix's first: when those bytes
-            # are one JSON string (orjson judges), they are the token the pattern would find.
+        elif (
+            data.endswith(self.whole)
+            and data.find(b"\n", self.start) == len(data) - _ENDS
+            and data.startswith(self.head)
+            and len(data) <= self.event_limit
+        ):
+            # The common read: one whole event of a shape with no unread string, nothing held
+            # (its first line end after the head is its end: a read of several is read below,
+            # with no error of orjson's made, which costs more than the read). Its token runs
+            # from the head's last quote to the suffix's first: when those bytes are one JSON
+            # string (orjson judges), they are the token the pattern would find.
             try:
                 text: str = _loads(data[self.start : self.cut])
             except _BAD:
-                text = ""  # two events, or another shape: read below
+                text = ""  # another shape: read below
             if text:  # the pattern takes no empty string
                 slot = self.slot
                 if slot is None:
