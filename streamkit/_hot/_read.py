@@ -49,6 +49,7 @@ class HotRead:
     """Armed over one call's proved template; see the module's docstring."""
 
     __slots__ = (
+        "breaks",
         "choice",
         "cut",
         "event_limit",
@@ -78,6 +79,7 @@ class HotRead:
         #: suffix holds no unread string (no bytes end with an empty tuple): ``take``'s common read.
         self.whole: bytes | tuple[()] = () if template.suffix is None else template.suffix + _END
         self.cut = 1 - len(self.whole)  # the token's end, counted from the read's end
+        self.breaks = self.head.count(b"\n") + _ENDS  # the line ends of one such event
         self.match = template.match
         self.slot = slot
         self.text = text  # whether a piece of text is handed on as a TextDelta, or only read
@@ -93,32 +95,32 @@ class HotRead:
         held = self.held
         if held:
             data = held + data
-        elif (
-            data.endswith(self.whole)
-            and data.find(b"\n", self.start) == len(data) - _ENDS
-            and data.startswith(self.head)
-            and len(data) <= self.event_limit
-        ):
-            # The common read: one whole event of a shape with no unread string, nothing held
-            # (its first line end after the head is its end: a read of several is read below,
-            # with no error of orjson's made, which costs more than the read). Its token runs
-            # from the head's last quote to the suffix's first: when those bytes are one JSON
-            # string (orjson judges), they are the token the pattern would find.
+        elif data.endswith(self.whole):
+            # Whole events, nothing held, the last of the template's shape, whose suffix holds no
+            # unread string: the common read, one event, needs no pattern. Its token runs from
+            # the head's last quote to the suffix's first; with no line end between them, those
+            # bytes are the token the pattern would find when they are one JSON string (orjson
+            # judges, strictly), and no token at all when they are not.
+            if not data.startswith(self.head) or len(data) > self.event_limit:
+                return None
+            if data.count(b"\n") != self.breaks:  # several events: a line end before the last
+                return self._take_several(data, b"")
             try:
                 text: str = _loads(data[self.start : self.cut])
             except _BAD:
-                text = ""  # another shape: read below
-            if text:  # the pattern takes no empty string
-                slot = self.slot
-                if slot is None:
-                    out: list[StreamEvent] = [text_delta(text, self.choice, self.index)] if self.text else []
-                elif slot.add(text):
-                    out = []
-                else:
-                    return None  # past max_argument_bytes: the general path raises, naming the call
-                self.reads += 1
-                self.size += len(data)
-                return out
+                return None
+            if not text:  # the pattern takes no empty string
+                return None
+            slot = self.slot
+            if slot is None:
+                out: list[StreamEvent] = [text_delta(text, self.choice, self.index)] if self.text else []
+            elif slot.add(text):
+                out = []
+            else:
+                return None  # past max_argument_bytes: the general path raises, naming the call
+            self.reads += 1
+            self.size += len(data)
+            return out
         if data.endswith(_END):
             tail = b""
         else:
