@@ -25,7 +25,6 @@ settled then too.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import orjson
@@ -64,7 +63,6 @@ class HotRead:
         "size",
         "slot",
         "start",
-        "take",
         "template",
         "text",
         "whole",
@@ -78,15 +76,9 @@ class HotRead:
         self.may_hold = framer.may_hold
         self.start = len(self.head) - 1  # the token's opening quote
         #: What a whole event of the shape ends with, from its token's closing quote on, when the
-        #: suffix holds no unread string (``_take_plain``'s common read).
-        self.whole = b"" if template.suffix is None else template.suffix + _END
-        #: What ``data`` gives if it is whole events of the template's shape (after the bytes held
-        #: from the last read, and before the start of one more); None, with nothing changed,
-        #: otherwise. Chosen once, here: no read pays for the choice.
-        self.take: Callable[[bytes], list[StreamEvent] | None] = (
-            self._take_matched if template.suffix is None else self._take_plain
-        )
-        self.cut = 1 - len(self.whole)  # the token's end, counted from the read's end
+        #: suffix holds no unread string (``take``'s common read); None when it holds one.
+        self.whole = None if template.suffix is None else template.suffix + _END
+        self.cut = 1 - len(self.whole or b"")  # the token's end, counted from the read's end
         self.breaks = self.head.count(b"\n") + _ENDS  # the line ends of one such event
         self.match = template.match
         self.slot = slot
@@ -96,11 +88,39 @@ class HotRead:
         self.size = 0
         self.held = b""  # the start of an event that the last read ended inside
 
-    def _take_matched(self, data: bytes) -> list[StreamEvent] | None:
-        """``take``, by the template's pattern."""
+    def take(self, data: bytes) -> list[StreamEvent] | None:
+        """What ``data`` gives if it is whole events of the template's shape (after the bytes
+        held from the last read, and before the start of one more); None, with nothing changed,
+        otherwise."""
         held = self.held
         if held:
             data = held + data
+        elif self.whole is not None and data.endswith(self.whole):
+            # Whole events, nothing held, the last of the template's shape, whose suffix holds no
+            # unread string: the common read, one event, needs no pattern. Its token runs from
+            # the head's last quote to the suffix's first; with no line end between them, those
+            # bytes are the token the pattern would find when they are one JSON string (orjson
+            # judges, strictly), and no token at all when they are not.
+            if not data.startswith(self.head) or len(data) > self.event_limit:
+                return None
+            if data.count(b"\n") != self.breaks:  # several events: a line end before the last
+                return self._take_several(data, b"")
+            try:
+                text: str = _loads(data[self.start : self.cut])
+            except _BAD:
+                return None
+            if not text:  # the pattern takes no empty string
+                return None
+            slot = self.slot
+            if slot is None:
+                out: list[StreamEvent] = [text_delta(text, self.choice, self.index)] if self.text else []
+            elif slot.add(text):
+                out = []
+            else:
+                return None  # past max_argument_bytes: the general path raises, naming the call
+            self.reads += 1
+            self.size += len(data)
+            return out
         if data.endswith(_END):
             tail = b""
         else:
@@ -125,7 +145,7 @@ class HotRead:
             return None
         slot = self.slot
         if slot is None:
-            out: list[StreamEvent] = [text_delta(text, self.choice, self.index)] if self.text else []
+            out = [text_delta(text, self.choice, self.index)] if self.text else []
         elif slot.add(text):
             out = []
         else:
@@ -133,36 +153,6 @@ class HotRead:
         self.reads += 1
         self.size += len(data)
         self.held = tail
-        return out
-
-    def _take_plain(self, data: bytes) -> list[StreamEvent] | None:
-        """``take``, for a template whose suffix holds no unread string."""
-        if self.held or not data.endswith(self.whole):
-            return self._take_matched(data)
-        # Whole events, nothing held, the last of the template's shape, whose suffix holds no
-        # unread string: the common read, one event, needs no pattern. Its token runs from
-        # the head's last quote to the suffix's first; with no line end between them, those
-        # bytes are the token the pattern would find when they are one JSON string (orjson
-        # judges, strictly), and no token at all when they are not.
-        if not data.startswith(self.head) or len(data) > self.event_limit:
-            return None
-        if data.count(b"\n") != self.breaks:  # several events: a line end before the last
-            return self._take_several(data, b"")
-        try:
-            text: str = _loads(data[self.start : self.cut])
-        except _BAD:
-            return None
-        if not text:  # the pattern takes no empty string
-            return None
-        slot = self.slot
-        if slot is None:
-            out: list[StreamEvent] = [text_delta(text, self.choice, self.index)] if self.text else []
-        elif slot.add(text):
-            out = []
-        else:
-            return None  # past max_argument_bytes: the general path raises, naming the call
-        self.reads += 1
-        self.size += len(data)
         return out
 
     def _take_several(self, data: bytes, tail: bytes) -> list[StreamEvent] | None:
