@@ -122,7 +122,8 @@ def _events_of(source: Iterable[Any], assembler: Assembler, *, calls: bool = Fal
     adapter = SourceAdapter(assembler.provider, assembler.framing)
     items = iter(source)
     hot: HotRead | None = None
-    passed = 0  # reads handed to the hot read, past ``adapt``: counted on the adapter before its next item
+    raw = False  # a bytes source, once its first item said so
+    passed = 0  # reads past ``adapt``: counted on the adapter before its next item
     try:
         while True:
             try:
@@ -131,14 +132,15 @@ def _events_of(source: Iterable[Any], assembler: Assembler, *, calls: bool = Fal
                 break
             except Exception as exc:
                 _reraise(exc, assembler)
-            if hot is not None and type(item) is bytes:  # one frame for most reads: the hot read
+            if raw and type(item) is bytes:  # a read of a bytes source: past ``adapt`` and ``feed``
                 passed += 1
-                taken = hot.take(item)
-                if taken is not None:
-                    if not calls:  # text deltas: the hot read delivers no call
-                        yield from taken
-                    continue
-                events = assembler.feed_general(item)  # turned down: the general path, not the hot read again
+                if hot is not None:  # one frame for most reads: the hot read
+                    taken = hot.take(item)
+                    if taken is not None:
+                        if not calls:  # text deltas: the hot read delivers no call
+                            yield from taken
+                        continue
+                events = assembler.feed_general(item)  # the general path (the hot read, if any, turned it down)
             else:
                 if passed:
                     adapter.count += passed
@@ -154,7 +156,8 @@ def _events_of(source: Iterable[Any], assembler: Assembler, *, calls: bool = Fal
                 if adapter.drains_after_end:
                     _drain(items)
                 break
-            hot = assembler.hot if adapter.kind == "bytes" else None  # any other source's items are adapted
+            raw = adapter.kind == "bytes"  # any other source's items are adapted
+            hot = assembler.hot if raw else None
         yield from _calls(assembler.flush()) if calls else assembler.flush()
         if assembler.error is not None:
             raise assembler.error
@@ -180,7 +183,8 @@ async def _aevents_of(
         assembler.calls_only()
     adapter = SourceAdapter(assembler.provider, assembler.framing)
     hot: HotRead | None = None
-    passed = 0  # as in _events_of
+    raw = False  # as in _events_of
+    passed = 0
     try:
         items = _opened_items(source)
         try:
@@ -191,14 +195,15 @@ async def _aevents_of(
                     break
                 except Exception as exc:
                     _reraise(exc, assembler)
-                if hot is not None and type(item) is bytes:  # as in _events_of
+                if raw and type(item) is bytes:  # as in _events_of
                     passed += 1
-                    taken = hot.take(item)
-                    if taken is not None:
-                        if not calls:  # text deltas: the hot read delivers no call
-                            for value in taken:
-                                yield value
-                        continue
+                    if hot is not None:
+                        taken = hot.take(item)
+                        if taken is not None:
+                            if not calls:  # text deltas: the hot read delivers no call
+                                for value in taken:
+                                    yield value
+                            continue
                     events = assembler.feed_general(item)
                 else:
                     if passed:
@@ -213,7 +218,8 @@ async def _aevents_of(
                 if assembler.finished:
                     await _read_to_end(items, adapter)
                     break
-                hot = assembler.hot if adapter.kind == "bytes" else None
+                raw = adapter.kind == "bytes"
+                hot = assembler.hot if raw else None
         finally:
             aclose = getattr(items, "aclose", None)
             if aclose is not None:
