@@ -250,16 +250,17 @@ class Assembler:
         return self._hot
 
     def feed_general(self, data: bytes) -> list[StreamEvent]:
-        """``feed`` for a read of bytes that the hot read (``hot``) already turned down: the
-        general path, with no second try of the hot read."""
+        """``feed`` for a read of bytes that the hot read (``hot``), when one is armed, already
+        turned down: the general path, with no second try of the hot read."""
         return self._general(data)
 
     def _general(self, data: bytes) -> list[StreamEvent]:
         """``feed`` past the hot read: the bytes the hot read held, then ``data``, through the
         stages."""
-        held = self._cool()
-        if held:
-            data = held + data
+        if self._hot is not None:  # most general reads come with none armed: no call to drop it
+            held = self._cool()
+            if held:
+                data = held + data
         if data and not self._received:
             self._first_input()
         return self._deferred.run(self._read_bytes, data)

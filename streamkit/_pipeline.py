@@ -122,6 +122,8 @@ def _events_of(source: Iterable[Any], assembler: Assembler, *, calls: bool = Fal
     adapter = SourceAdapter(assembler.provider, assembler.framing)
     items = iter(source)
     hot: HotRead | None = None
+    raw = False  # a bytes source, once its first item said so
+    passed = 0  # reads past ``adapt``: counted on the adapter before its next item
     try:
         while True:
             try:
@@ -130,24 +132,32 @@ def _events_of(source: Iterable[Any], assembler: Assembler, *, calls: bool = Fal
                 break
             except Exception as exc:
                 _reraise(exc, assembler)
-            if hot is not None and type(item) is bytes:  # one frame for most reads: the hot read
-                adapter.count += 1
-                taken = hot.take(item)
-                if taken is not None:
-                    if not calls:  # text deltas: the hot read delivers no call
-                        yield from taken
-                    continue
-            if calls:
-                yield from _calls(_read(assembler, adapter, item, hot))
+            if raw and type(item) is bytes:  # a read of a bytes source: past ``adapt`` and ``feed``
+                passed += 1
+                if hot is not None:  # one frame for most reads: the hot read
+                    taken = hot.take(item)
+                    if taken is not None:
+                        if not calls:  # text deltas: the hot read delivers no call
+                            yield from taken
+                        continue
+                events = assembler.feed_general(item)  # the general path (the hot read, if any, turned it down)
             else:
-                yield from _read(assembler, adapter, item, hot)
+                if passed:
+                    adapter.count += passed
+                    passed = 0
+                events = _feed(assembler, adapter, item)
+            if not calls:
+                yield from events
+            elif events:
+                yield from _calls(events)
             if assembler.error is not None:
                 raise assembler.error
             if assembler.finished:
                 if adapter.drains_after_end:
                     _drain(items)
                 break
-            hot = _hot(assembler, adapter)
+            raw = adapter.kind == "bytes"  # any other source's items are adapted
+            hot = assembler.hot if raw else None
         yield from _calls(assembler.flush()) if calls else assembler.flush()
         if assembler.error is not None:
             raise assembler.error
@@ -173,6 +183,8 @@ async def _aevents_of(
         assembler.calls_only()
     adapter = SourceAdapter(assembler.provider, assembler.framing)
     hot: HotRead | None = None
+    raw = False  # as in _events_of
+    passed = 0
     try:
         items = _opened_items(source)
         try:
@@ -183,15 +195,22 @@ async def _aevents_of(
                     break
                 except Exception as exc:
                     _reraise(exc, assembler)
-                if hot is not None and type(item) is bytes:  # as in _events_of
-                    adapter.count += 1
-                    taken = hot.take(item)
-                    if taken is not None:
-                        if not calls:  # text deltas: the hot read delivers no call
-                            for value in taken:
-                                yield value
-                        continue
-                for value in _read(assembler, adapter, item, hot):
+                if raw and type(item) is bytes:  # as in _events_of
+                    passed += 1
+                    if hot is not None:
+                        taken = hot.take(item)
+                        if taken is not None:
+                            if not calls:  # text deltas: the hot read delivers no call
+                                for value in taken:
+                                    yield value
+                            continue
+                    events = assembler.feed_general(item)
+                else:
+                    if passed:
+                        adapter.count += passed
+                        passed = 0
+                    events = _feed(assembler, adapter, item)
+                for value in events:
                     if not calls or isinstance(value, Call):
                         yield value
                 if assembler.error is not None:
@@ -199,7 +218,8 @@ async def _aevents_of(
                 if assembler.finished:
                     await _read_to_end(items, adapter)
                     break
-                hot = _hot(assembler, adapter)
+                raw = adapter.kind == "bytes"
+                hot = assembler.hot if raw else None
         finally:
             aclose = getattr(items, "aclose", None)
             if aclose is not None:
@@ -222,20 +242,6 @@ def _reraise(exc: Exception, assembler: Assembler) -> NoReturn:
     if error is exc:
         raise  # the exception being handled: its traceback and context unchanged
     raise error from error.__cause__
-
-
-def _read(assembler: Assembler, adapter: SourceAdapter, item: Any, hot: HotRead | None) -> list[StreamEvent]:
-    """What one item completes through the general path; a read the hot read ``hot`` turned
-    down (already counted) goes past it, not through it again."""
-    if hot is not None and type(item) is bytes:
-        return assembler.feed_general(item)
-    return _feed(assembler, adapter, item)
-
-
-def _hot(assembler: Assembler, adapter: SourceAdapter) -> HotRead | None:
-    """The assembler's hot read, for the driver to hand each read of a bytes source to first:
-    what ``Assembler.feed`` would do, less two frames. Any other source's items are adapted."""
-    return assembler.hot if adapter.kind == "bytes" else None
 
 
 def iter_tool_calls(

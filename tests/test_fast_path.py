@@ -313,6 +313,36 @@ def test_a_long_call_is_read_hot(provider: str, reading: str) -> None:
     assert vars(assembler._framer)["_consumed"] == len(data)  # every byte counted, hot or not
 
 
+def _tried(pattern: Any, tried: list[bytes]) -> Any:
+    """``pattern``, noting each bytes it is tried on in ``tried``."""
+
+    def match(data: bytes, *at: int) -> Any:
+        tried.append(data)
+        return pattern(data, *at)
+
+    return match
+
+
+def test_a_read_of_one_event_of_a_plain_shape_tries_no_pattern() -> None:
+    # Anthropic's fragments hold no unread string: a read of one such event is read by its line
+    # ends and one strict parse of its token, with no pattern tried.
+    arguments, data = _long_call("anthropic")
+    assembler = Assembler("anthropic")
+    tried: list[bytes] = []
+    patched: set[int] = set()
+    values: list[Any] = []
+    for chunk in by_events(data, 1):
+        hot = assembler.hot
+        if hot is not None and id(hot) not in patched:
+            patched.add(id(hot))
+            hot.match = _tried(hot.match, tried)
+        values += assembler.feed(chunk)
+    values += assembler.flush()
+    assert values[0] == ToolCall(0, values[0].id, "f", arguments)
+    assert patched
+    assert tried == []
+
+
 def test_a_template_never_takes_another_field_for_the_fragment() -> None:
     # The text of the first fragment is also the model's name, which comes later in the payload:
     # the template must still be the arguments' place, proved by the probe.
@@ -361,6 +391,8 @@ def test_each_token_and_padding_after_a_learned_template(provider: str, token: s
     data = _stream(provider, drawn)
     for size in SIZES:
         same(data, provider, chunked(data, size))
+    for per in (1, 3):  # a read that ends with the template's suffix: the hot read's common case
+        same(data, provider, by_events(data, per))
 
 
 @pytest.mark.parametrize("provider", ["openai_chat", "anthropic"])

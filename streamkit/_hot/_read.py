@@ -10,7 +10,8 @@ takes fragments plainly (it is in ``TEXT``, with no fragments or previews to han
 it passes the choice's text through. With all three, a read that is exactly one such event (the
 SSE header and the template's prefix, one JSON string token, the template's suffix, the blank
 line, each as the framer writes them: ``SSEDecoder.event_head``, ``EVENT_END``) is read here:
-one ``startswith``, one ``fullmatch``, one strict ``orjson.loads``, then one append to the
+one ``endswith``, one ``startswith`` and one ``count`` of its line ends (or, when the suffix
+holds an unread string, one ``fullmatch``), one strict ``orjson.loads``, then one append to the
 call's text or one ``TextDelta``. Anything else (two events, a partial one,
 another shape, a token that does not parse, a fragment that would pass ``max_argument_bytes``)
 gives None with nothing changed, and the general path reads it. A read that ends inside an
@@ -48,7 +49,9 @@ class HotRead:
     """Armed over one call's proved template; see the module's docstring."""
 
     __slots__ = (
+        "breaks",
         "choice",
+        "cut",
         "event_limit",
         "framer",
         "head",
@@ -62,6 +65,7 @@ class HotRead:
         "start",
         "template",
         "text",
+        "whole",
     )
 
     def __init__(self, framer: SSEDecoder, template: Template, slot: PlainCall | None, *, text: bool = True) -> None:
@@ -71,6 +75,11 @@ class HotRead:
         self.head = framer.event_head(template.event) + template.prefix
         self.may_hold = framer.may_hold
         self.start = len(self.head) - 1  # the token's opening quote
+        #: What a whole event of the shape ends with, from its token's closing quote on, when the
+        #: suffix holds no unread string (``take``'s common read); None when it holds one.
+        self.whole = None if template.suffix is None else template.suffix + _END
+        self.cut = 1 - len(self.whole or b"")  # the token's end, counted from the read's end
+        self.breaks = self.head.count(b"\n") + _ENDS  # the line ends of one such event
         self.match = template.match
         self.slot = slot
         self.text = text  # whether a piece of text is handed on as a TextDelta, or only read
@@ -86,6 +95,32 @@ class HotRead:
         held = self.held
         if held:
             data = held + data
+        elif self.whole is not None and data.endswith(self.whole):
+            # Whole events, nothing held, the last of the template's shape, whose suffix holds no
+            # unread string: the common read, one event, needs no pattern. Its token runs from
+            # the head's last quote to the suffix's first; with no line end between them, those
+            # bytes are the token the pattern would find when they are one JSON string (orjson
+            # judges, strictly), and no token at all when they are not.
+            if not data.startswith(self.head) or len(data) > self.event_limit:
+                return None
+            if data.count(b"\n") != self.breaks:  # several events: a line end before the last
+                return self._take_several(data, b"")
+            try:
+                text: str = _loads(data[self.start : self.cut])
+            except _BAD:
+                return None
+            if not text:  # the pattern takes no empty string
+                return None
+            slot = self.slot
+            if slot is None:
+                out: list[StreamEvent] = [text_delta(text, self.choice, self.index)] if self.text else []
+            elif slot.add(text):
+                out = []
+            else:
+                return None  # past max_argument_bytes: the general path raises, naming the call
+            self.reads += 1
+            self.size += len(data)
+            return out
         if data.endswith(_END):
             tail = b""
         else:
@@ -105,12 +140,12 @@ class HotRead:
         if found is None:
             return self._take_several(data, tail)
         try:
-            text: str = _loads(found.group(1))
+            text = _loads(found.group(1))
         except _BAD:
             return None
         slot = self.slot
         if slot is None:
-            out: list[StreamEvent] = [text_delta(text, self.choice, self.index)] if self.text else []
+            out = [text_delta(text, self.choice, self.index)] if self.text else []
         elif slot.add(text):
             out = []
         else:

@@ -58,7 +58,20 @@ class Template:
     then parsed strictly, alone.
     """
 
-    __slots__ = ("choice", "event", "hits", "index", "is_text", "lines", "match", "most", "prefix", "rows", "start")
+    __slots__ = (
+        "choice",
+        "event",
+        "hits",
+        "index",
+        "is_text",
+        "lines",
+        "match",
+        "most",
+        "prefix",
+        "rows",
+        "start",
+        "suffix",
+    )
 
     def __init__(
         self,
@@ -75,6 +88,9 @@ class Template:
         self.most = most
         self.prefix = prefix
         self.start = len(prefix) - 1  # the token's opening quote
+        #: The suffix, when it holds no unread string: a payload of this shape then ends with it
+        #: exactly, and its token is the bytes between the two (``HotRead.take``).
+        self.suffix = suffix if hole is None else None
         shape = suffix if hole is None else suffix[: hole[0] + 1] + suffix[hole[1] :]
         # The same shape, one payload a line: a whole batch is read with one search, once its
         # every line is seen to start with the prefix (``rows``).
