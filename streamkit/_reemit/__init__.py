@@ -50,7 +50,16 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import AsyncGenerator, AsyncIterable, Callable, Generator, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    Awaitable,
+    Callable,
+    Generator,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from typing import Any, Protocol
 
 import orjson
@@ -58,26 +67,36 @@ import orjson
 from .. import _observe
 from .._assembler import Assembler
 from .._detect import HEAD_BYTES, detect_provider
-from .._errors import IncompleteStreamError, ProviderError, StreamError, TransportError, UsageError
+from .._errors import IncompleteStreamError, ProviderError, StreamError, StreamkitError, TransportError, UsageError
 from .._events import Frame
 from .._limits import DEFAULT_LIMITS, Limits
 from .._ndjson import NDJSONDecoder
 from .._sse import SSEDecoder
+from .._turn_types import Turn
 from .._types import PROVIDERS, CallStarted, InvalidToolCall, Provider
 from .._validate import Toolset, as_toolset
 from ..providers import ENCODERS, FACTS
 from ..providers._encoder import Call
+from ._policy import PENDING, BadCalls, InvalidCallsError, asked_again, bad_calls
 
 __all__ = (
     "INVALID_CALLS",
+    "PENDING",
+    "AsyncResend",
+    "BadCalls",
     "ContentDecoder",
+    "Decoding",
     "OnCall",
     "Options",
+    "Resend",
     "Session",
     "areemit",
+    "content_decoding",
+    "is_stream",
     "kept_headers",
     "offered_tools",
     "path_provider",
+    "read_request",
     "reemit",
     "request_toolset",
 )
@@ -146,14 +165,20 @@ def offered_tools(body: bytes) -> Toolset | None:
     no JSON object: a body without the key is not parsed."""
     if b'"tools"' not in body:
         return None
+    request = read_request(body)
+    return None if request is None else request_toolset(request)
+
+
+def read_request(body: bytes) -> dict[str, Any] | None:
+    """A request body's JSON object; ``None`` when it is none."""
     try:
         request = orjson.loads(body)
     except orjson.JSONDecodeError:
         return None
-    return request_toolset(request) if isinstance(request, dict) else None
+    return request if isinstance(request, dict) else None
 
 
-class _Decoding:
+class Decoding:
     """A body's ``Content-Encoding`` undone: each coding in turn, the last applied first."""
 
     def __init__(self, decoders: Sequence[ContentDecoder]) -> None:
@@ -171,11 +196,17 @@ class _Decoding:
         return data
 
 
+def is_stream(content_type: str) -> bool:
+    """Whether a body of ``content_type`` is a stream the encoders write (SSE, NDJSON)."""
+    kind = content_type.lower()
+    return any(name in kind for name in _STREAM_TYPES)
+
+
 def _bytes(out: bytes | Iterable[bytes]) -> bytes:
     return out if isinstance(out, bytes) else b"".join(out)
 
 
-def content_decoding(encoding: str, decoders: Mapping[str, Callable[[], ContentDecoder]] | None) -> _Decoding | None:
+def content_decoding(encoding: str, decoders: Mapping[str, Callable[[], ContentDecoder]] | None) -> Decoding | None:
     """The decoding of a body sent with this ``Content-Encoding``, by the library's ``decoders``.
 
     ``None`` for a plain body. An encoding the library has no decoder for (``br`` without
@@ -194,7 +225,7 @@ def content_decoding(encoding: str, decoders: Mapping[str, Callable[[], ContentD
             f"streamkit cannot read a body with Content-Encoding {', '.join(unknown)}{hint}; "
             f"the HTTP library decodes: {can}"
         )
-    return _Decoding([known[name]() for name in names])
+    return Decoding([known[name]() for name in names])
 
 
 class Options:
@@ -208,6 +239,7 @@ class Options:
         limits: Limits | None,
         *,
         asynchronous: bool,
+        invalid: BadCalls | str | None = None,
     ) -> None:
         if provider is not None and provider not in ENCODERS:
             known = ", ".join(sorted(ENCODERS))
@@ -219,6 +251,7 @@ class Options:
         if on_call is not None and not asynchronous and inspect.iscoroutinefunction(on_call):
             raise UsageError("on_call is a coroutine function: use AsyncTransport, or a plain function")
         self.provider = provider
+        self.bad = None if invalid is None else bad_calls(invalid, Session.bad_calls)
         self.toolset = None if tools is None else as_toolset(tools)
         self.on_call = on_call
         self.limits = DEFAULT_LIMITS if limits is None else limits
@@ -233,6 +266,7 @@ class Options:
         made: type[Session] | None = None,
         request: _observe.Request | None = None,
         offered: Toolset | None = None,
+        asked: Mapping[str, Any] | None = None,
     ) -> Session | None:
         """A session for a response to re-emit, or ``None`` for one to pass through untouched.
 
@@ -242,16 +276,27 @@ class Options:
         ``Session`` subclass to make, which may keep invalid calls (``keep_invalid``). ``request``
         is what telemetry records of the request the body answers (its server, its secrets).
         Calls are checked against the tools given when the options were made, else against
-        ``offered``, the request's own (``offered_tools``).
+        ``offered``, the request's own (``offered_tools``). ``asked`` is the request itself, for
+        a driver that can send it again with a bad call answered (the policy's ``tell``).
         """
         kind = headers.get("content-type", "").lower()
-        streamed = any(name in kind for name in _STREAM_TYPES)
+        streamed = is_stream(kind)
         if not 200 <= status < 300 or (not streamed and "json" in kind):
             return None
         decoding = content_decoding(headers.get("content-encoding", ""), decoders)
         made = Session if made is None else made
         toolset = offered if self.toolset is None else self.toolset
-        return made(self.provider, path, toolset, self.limits, sniff=not streamed, decoding=decoding, request=request)
+        return made(
+            self.provider,
+            path,
+            toolset,
+            self.limits,
+            sniff=not streamed,
+            decoding=decoding,
+            request=request,
+            bad=self.bad,
+            asked=asked,
+        )
 
 
 class Session:
@@ -285,8 +330,8 @@ class Session:
     request the body answers; ``close`` ends the stream's span however the body ended.
     """
 
-    #: Whether an invalid call is written (its raw text) rather than left out.
-    keep_invalid: bool = False
+    #: What a bad call becomes when the session is given no policy (``_policy``).
+    bad_calls: BadCalls = BadCalls()
 
     def __init__(
         self,
@@ -296,8 +341,9 @@ class Session:
         limits: Limits,
         *,
         sniff: bool = False,
-        decoding: _Decoding | None = None,
-        withhold: bool = False,
+        decoding: Decoding | None = None,
+        bad: BadCalls | None = None,
+        asked: Mapping[str, Any] | None = None,
         opened: bool = False,
         early_close: bool = False,
         request: _observe.Request | None = None,
@@ -305,7 +351,15 @@ class Session:
         self._path = path
         self._request = request
         self._early_close = early_close
-        self._withhold = withhold
+        self.policy = self.bad_calls if bad is None else bad
+        self.keep_invalid = self.policy.action == "pass"
+        self._withhold = self.policy.action == "raise"
+        self._asked = asked if self.policy.action == "tell" else None
+        self._values: list[object] = []  # with ``asked``: this response's values, for its turn
+        self._bad: list[InvalidToolCall] = []  # the bad calls of this response
+        self._ended = False  # its end was read and not written: the rest of it is read only
+        self.again: dict[str, Any] | None = None
+        self.rounds = 0
         self._opened = opened
         self._toolset = toolset
         self._limits = limits
@@ -344,6 +398,17 @@ class Session:
         """The reader is done with the body, read or not: a telemetry span still open ends."""
         if self.provider is not None:
             self._assembler.close()
+
+    def resume(self, decoding: Decoding | None) -> None:
+        """The answer to ``again`` comes next (its ``Content-Encoding`` undone by ``decoding``):
+        it is read and written as the rest of this response."""
+        assert self.provider is not None and self.again is not None
+        self._assembler.close()
+        self.again, self._decoding = None, decoding
+        self.rounds += 1
+        self._values, self._bad, self._ended = [], [], False
+        self._read(self.provider)
+        self._encoder.resume()
 
     def fail(self, error: TransportError) -> None:
         """The body could not be read to its end (the connection failed): a telemetry span still
@@ -386,6 +451,8 @@ class Session:
         out += self._frames(frames)
         if self.stopped or self._after_error:
             return out
+        if self._ended:  # what follows the end is the answer to ``again``
+            return out
         try:
             values = self._assembler.flush()
         except IncompleteStreamError as exc:
@@ -427,6 +494,13 @@ class Session:
         if provider is None:
             self._passing = True
             return
+        self._read(provider)
+        self.provider = provider  # once there is an assembler to close
+        self._encoder = ENCODERS[provider]()
+        self._encoder.keep_invalid = self.keep_invalid
+
+    def _read(self, provider: Provider) -> None:
+        """A response of ``provider`` to read: its assembler and its framer."""
         make = functools.partial(
             Assembler,
             provider,
@@ -436,10 +510,8 @@ class Session:
             early_close=self._early_close,
         )
         self._assembler = _observe.within(self._request, make)
-        self.provider = provider  # once there is an assembler to close
-        self._encoder = ENCODERS[provider]()
-        self._encoder.keep_invalid = self.keep_invalid
-        framer = SSEDecoder if self._encoder.framing == "sse" else NDJSONDecoder
+        framing = ENCODERS[provider].framing
+        framer = SSEDecoder if framing == "sse" else NDJSONDecoder
         self._framer = framer(max_event_bytes=self._limits.max_event_bytes)
 
     def ending(self, kind: str, message: str, code: str) -> bytes | None:
@@ -454,6 +526,9 @@ class Session:
             if self._after_error:
                 out.append(self._encoder.write(frame))
                 continue
+            if self._ended:
+                self._read_after_end(frame)
+                continue
             error: StreamError | None
             try:
                 values = self._assembler.feed_frame(frame)
@@ -461,11 +536,20 @@ class Session:
                 values, error = [], exc
             else:
                 error = self._assembler.error
+            if self._asked is not None:
+                self._values += values
             calls = self._take(values)
-            if isinstance(error, ProviderError):  # the calls it cut, as ``_bad`` makes them
-                calls += [self._bad(call) for call in error.unfinished]
+            if isinstance(error, ProviderError):  # the calls it cut, as ``_left`` makes them
+                calls += [self._left(call) for call in error.unfinished]
             if self._withhold and self._withheld(calls):
                 break
+            if error is None and self._bad and self.policy.action == "tell" and self._encoder.ends(frame):
+                if not self._ask_again():
+                    self.withheld = tuple(self._bad)
+                    break
+                out += self._encoder.unended(frame, calls)
+                self._ended = True
+                continue
             if error is None or isinstance(error, ProviderError):
                 try:
                     out += self._encoder.frame(frame, calls)
@@ -486,17 +570,46 @@ class Session:
         self.calls += calls
         if self._opened:
             self.started += (value for value in values if isinstance(value, CallStarted))
-        return [self._bad(call) if isinstance(call, InvalidToolCall) else call for call in calls]
+        return [self._left(call) if isinstance(call, InvalidToolCall) else call for call in calls]
 
-    def _bad(self, call: InvalidToolCall) -> InvalidToolCall:
+    def _left(self, call: InvalidToolCall) -> InvalidToolCall:
         """What a bad call (cut off, not JSON, failing its schema, naming a tool not offered)
-        becomes in the body: the one place that decides it, the call returned being what the
-        encoder is given. Without ``keep_invalid`` the encoder leaves it out, with its block, and
-        ``left_out`` keeps it, so it is reported (``on_call``, ``INVALID_CALLS``) and never
-        dropped unsaid; with it, the encoder writes its raw text (a cut call without its end)."""
+        becomes in the body, as the policy says: the call returned is what the encoder is given.
+        On ``pass`` the encoder writes its raw text (a cut call without its end); else it leaves
+        it out, with its block, and ``left_out`` keeps it, so it is reported (``on_call``,
+        ``INVALID_CALLS``) and never dropped unsaid. On ``tell`` the response's end then asks the
+        model again (``_ask_again``); on ``raise`` the call ends the body (``withheld``)."""
+        self._bad.append(call)
         if not self.keep_invalid:
             self.left_out.append(call)
         return call
+
+    def _ask_again(self) -> bool:
+        """Whether the model is asked again about this response's bad calls (``again``, the
+        request the driver sends next): not past the policy's rounds, nor where the response
+        cannot go on (its format's encoder, a choice other than the first, no request held)."""
+        if self._asked is None or self.rounds >= self.policy.rounds or not self._encoder.continues:
+            return False
+        if any(getattr(value, "choice", 0) != 0 for value in self._values):
+            return False
+        assert self.provider is not None
+        self.again = asked_again(self._asked, Turn.from_events(self._values, self.provider))  # type: ignore[arg-type]
+        return self.again is not None
+
+    def _read_after_end(self, frame: Frame) -> None:
+        """A frame after the end of a response the model is asked again in: read (its usage,
+        its stop), not written; what streamkit cannot read there fails the body."""
+        try:
+            self._assembler.feed_frame(frame)
+        except StreamError as exc:
+            self.failure = exc
+
+    @property
+    def refused(self) -> InvalidCallsError | None:
+        """The error naming the bad calls that ended the body (``withheld``), if any."""
+        if not self.withheld:
+            return None
+        return InvalidCallsError(self.withheld, rounds=self.rounds or None)
 
     def _withheld(self, calls: list[Call]) -> bool:
         """Whether ``calls`` hold an invalid call, which then ends the body (``withhold``)."""
@@ -515,50 +628,87 @@ def _framing(head: bytes, final: bool) -> str | None:
     return None if soon and not final else "other"
 
 
+#: Sends ``again``, the request asking the model again, and gives its answer's body and the
+#: decoding of its ``Content-Encoding``; an answer that is no stream raises a ``StreamkitError``.
+Resend = Callable[[dict[str, Any]], tuple[Iterable[bytes], "Decoding | None"]]
+AsyncResend = Callable[[dict[str, Any]], Awaitable[tuple[AsyncIterable[bytes], "Decoding | None"]]]
+
+
 def reemit(
-    chunks: Iterable[bytes], session: Session, on_call: OnCall | None, error: Callable[[str], Exception]
+    chunks: Iterable[bytes],
+    session: Session,
+    on_call: OnCall | None,
+    error: Callable[[str], Exception],
+    resend: Resend | None = None,
 ) -> Generator[bytes, None, None]:
-    """The re-emitted body: ``on_call`` sees each call before the bytes that hold it are yielded."""
-    iterator = iter(chunks)
+    """The re-emitted body: ``on_call`` sees each call before the bytes that hold it are yielded.
+    A response the model is asked again in (``Session.again``) goes on with the answer ``resend`` gets."""
+    while True:
+        iterator = iter(chunks)
+        try:
+            for chunk in iterator:
+                out = session.feed(chunk)
+                _report(session, on_call)
+                if out:
+                    yield out
+                _check(session, error)
+        finally:  # the inner body's own generator, closed however this one ends
+            close = getattr(iterator, "close", None)
+            if close is not None:
+                close()
+        out = session.flush()
+        _report(session, on_call)
+        if out:
+            yield out
+        _check(session, error)
+        if session.again is None or resend is None:
+            return
+        chunks = _resent(session, resend, error)
+
+
+def _resent(session: Session, resend: Resend, error: Callable[[str], Exception]) -> Iterable[bytes]:
+    assert session.again is not None
     try:
-        for chunk in iterator:
-            out = session.feed(chunk)
-            _report(session, on_call)
-            if out:
-                yield out
-            _check(session, error)
-    finally:  # the inner body's own generator, closed however this one ends
-        close = getattr(iterator, "close", None)
-        if close is not None:
-            close()
-    out = session.flush()
-    _report(session, on_call)
-    if out:
-        yield out
-    _check(session, error)
+        chunks, decoding = resend(session.again)
+    except StreamkitError as exc:
+        raise error(f"streamkit stopped the stream: {exc}") from exc
+    session.resume(decoding)
+    return chunks
 
 
 async def areemit(
-    chunks: AsyncIterable[bytes], session: Session, on_call: OnCall | None, error: Callable[[str], Exception]
+    chunks: AsyncIterable[bytes],
+    session: Session,
+    on_call: OnCall | None,
+    error: Callable[[str], Exception],
+    resend: AsyncResend | None = None,
 ) -> AsyncGenerator[bytes, None]:
     """The async twin of ``reemit``; an ``on_call`` that returns an awaitable is awaited."""
-    iterator = aiter(chunks)
-    try:
-        async for chunk in iterator:
-            out = session.feed(chunk)
-            await _areport(session, on_call)
-            if out:
-                yield out
-            _check(session, error)
-    finally:  # as above: trio warns about an async generator left unfinished
-        aclose = getattr(iterator, "aclose", None)
-        if aclose is not None:
-            await aclose()
-    out = session.flush()
-    await _areport(session, on_call)
-    if out:
-        yield out
-    _check(session, error)
+    while True:
+        iterator = aiter(chunks)
+        try:
+            async for chunk in iterator:
+                out = session.feed(chunk)
+                await _areport(session, on_call)
+                if out:
+                    yield out
+                _check(session, error)
+        finally:  # as above: trio warns about an async generator left unfinished
+            aclose = getattr(iterator, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        out = session.flush()
+        await _areport(session, on_call)
+        if out:
+            yield out
+        _check(session, error)
+        if session.again is None or resend is None:
+            return
+        try:
+            chunks, decoding = await resend(session.again)
+        except StreamkitError as exc:
+            raise error(f"streamkit stopped the stream: {exc}") from exc
+        session.resume(decoding)
 
 
 def _report(session: Session, on_call: OnCall | None) -> None:
@@ -580,3 +730,6 @@ async def _areport(session: Session, on_call: OnCall | None) -> None:
 def _check(session: Session, error: Callable[[str], Exception]) -> None:
     if session.failure is not None:
         raise error(f"streamkit stopped the stream: {session.failure}") from session.failure
+    refused = session.refused
+    if refused is not None:
+        raise error(f"streamkit stopped the stream: {refused}") from refused

@@ -17,18 +17,42 @@ not, ends it.
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncGenerator, Callable, Generator, Iterable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterable, Callable, Generator, Iterable, Mapping
 from types import ModuleType
 from typing import Any, ClassVar, Generic, TypeVar, cast
+
+import orjson
 
 from .. import _libraries, _observe, _redact
 from .._errors import TransportError, UsageError
 from .._limits import Limits
-from .._reemit import INVALID_CALLS, OnCall, Options, Session, areemit, kept_headers, offered_tools, reemit
+from .._reemit import (
+    INVALID_CALLS,
+    AsyncResend,
+    BadCalls,
+    Decoding,
+    OnCall,
+    Options,
+    Resend,
+    Session,
+    areemit,
+    content_decoding,
+    is_stream,
+    kept_headers,
+    path_provider,
+    read_request,
+    reemit,
+    request_toolset,
+)
+from .._status import status_error
 from .._types import InvalidToolCall, Provider
 from .._validate import Toolset
+from ..providers import DECODERS
 
 __all__ = ("AsyncShell", "SyncShell", "invalid_calls", "session_for")
+
+#: The most of a refusal's body an error quotes.
+_EXCERPT = 64 * 1024
 
 _Inner = TypeVar("_Inner")
 _Request = TypeVar("_Request")
@@ -50,6 +74,13 @@ class _Shell(Generic[_Inner, _Request, _Response]):
         on_call: called with each ``ToolCall`` or ``InvalidToolCall`` the moment it completes, while
             the SDK is still reading the stream (the async transport awaits a coroutine function).
         limits: the ``streamkit.Limits`` one response may reach.
+        invalid: what a bad call becomes (``BadCalls``, or its action's name). ``tell``, the
+            default: it is left out of the stream, and at the response's end the transport asks
+            the model again itself (the request with the turn and each call's result, the bad
+            call's error), the answer going on in the same response; at most ``rounds`` times,
+            then the body fails naming each bad call (``InvalidCallsError`` as the cause of the
+            library's ``RemoteProtocolError``). ``raise`` fails the body at the first bad call;
+            ``pass`` writes it, its raw text, for an SDK that checks calls itself.
     """
 
     #: The HTTP library's module, set by the public subclass.
@@ -64,8 +95,10 @@ class _Shell(Generic[_Inner, _Request, _Response]):
         tools: Toolset | Iterable[Any] | Mapping[str, Any] | None = None,
         on_call: OnCall | None = None,
         limits: Limits | None = None,
+        invalid: BadCalls | str | None = None,
     ) -> None:
-        self._options = Options(provider, tools, on_call, limits, asynchronous=self._asynchronous)
+        options = Options(provider, tools, on_call, limits, asynchronous=self._asynchronous, invalid=invalid)
+        self._options = options
         theirs = None if inner is None else _libraries.library(inner)
         if theirs is not None and theirs is not self.library:
             raise UsageError(
@@ -95,30 +128,54 @@ class _Shell(Generic[_Inner, _Request, _Response]):
         mine = self.library.__name__
         raise UsageError(f"{self._named(self.library)} is for {mine} clients, and it was given {given}")
 
-    def _offered(self, request: Any) -> Toolset | None:
-        """The tools ``request`` offers, when the transport was given none (``Options.session``)."""
-        if self._options.toolset is not None:
-            return None
+    def _read(self, request: Any) -> tuple[Toolset | None, dict[str, Any] | None]:
+        """The tools ``request`` offers, when the transport was given none (``Options.session``),
+        and the request itself, to ask the model again with (none for a body streamed as sent)."""
         try:
             body = request.content
         except self.library.RequestNotRead:  # a body streamed as it is sent: none to read
-            return None
+            return None, None
+        asked = read_request(body) if b'"tools"' in body else None
+        if self._options.toolset is not None or asked is None:
+            return None, asked
         try:
-            return offered_tools(body)
+            return request_toolset(asked), asked
         except UsageError as exc:
             raise UsageError(
                 f"the request's tools: {exc}; give the transport tools=... in a form streamkit reads"
             ) from exc
 
-    def _reemitted(self, session: Session | None, response: Any, body: type[_Body | _AsyncBody]) -> _Response:
-        """``response`` itself to pass through, or a new one whose body is re-emitted.
+    def _again(self, request: Any, asked: dict[str, Any]) -> Any:
+        """``request`` sent again with ``asked`` as its body."""
+        headers = [(name, value) for name, value in request.headers.raw if name.lower() != b"content-length"]
+        body = orjson.dumps(asked)
+        return self.library.Request(request.method, request.url, headers=headers, content=body)
+
+    def _answered(self, again: Any, response: Any, body: bytes) -> Decoding | None:
+        """How to read ``response``, the answer to ``again``: a stream's decoding. Any other
+        answer fails the body: a refusal as the ``HTTPStatusError`` it is, ``body`` being its
+        start, anything else a ``TransportError``."""
+        if not response.is_success:
+            slug = self._options.provider or path_provider(again.url.path) or "openai_chat"
+            raise status_error(response.status_code, body, DECODERS[slug], headers=response.headers, request=again)
+        kind = response.headers.get("content-type", "")
+        if not is_stream(kind):
+            raise TransportError(f"asked again about its bad calls, the API answered {kind or 'a body'}, not a stream")
+        encoding = response.headers.get("content-encoding", "")
+        return content_decoding(encoding, self.library._decoders.SUPPORTED_DECODERS)
+
+    def _reemitted(
+        self, session: Session | None, response: Any, body: type[_Body | _AsyncBody], resend: Any
+    ) -> _Response:
+        """``response`` itself to pass through, or a new one whose body is re-emitted, asking the
+        model again through ``resend`` where the policy says to.
 
         The new one's ``extensions[INVALID_CALLS]`` is the session's list of the calls left out.
         """
         if session is None:
             return cast(_Response, response)
         library = self.library
-        stream = body(response.stream, session, self._options.on_call, library.RemoteProtocolError)
+        stream = body(response.stream, session, self._options.on_call, library.RemoteProtocolError, resend)
         reemitted = library.Response(
             response.status_code,
             headers=kept_headers(response.headers.raw),
@@ -138,14 +195,27 @@ class SyncShell(_Shell[_Inner, _Request, _Response]):
 
     def handle_request(self, request: _Request) -> _Response:
         self._check(request)
-        offered = self._offered(request)
+        offered, asked = self._read(request)
         response = self._inner.handle_request(request)
         try:
-            session = session_for(self._options, self.library, request, response, offered=offered)
+            session = session_for(self._options, self.library, request, response, offered=offered, asked=asked)
         except BaseException:
             response.close()
             raise
-        return self._reemitted(session, response, _on(_Body, self.library.SyncByteStream))
+        resend = functools.partial(self._resend, request)
+        return self._reemitted(session, response, _on(_Body, self.library.SyncByteStream), resend)
+
+    def _resend(self, request: Any, asked: dict[str, Any]) -> tuple[Iterable[bytes], Decoding | None]:
+        """``request`` sent again, ``asked`` its body: the answer's body, and its decoding."""
+        again = self._again(request, asked)
+        response = self._inner.handle_request(again)
+        try:
+            body = b"" if response.is_success else response.read()[:_EXCERPT]
+            decoding = self._answered(again, response, body)
+        except BaseException:
+            response.close()
+            raise
+        return _closing(response), decoding
 
     def close(self) -> None:
         self._inner.close()
@@ -161,14 +231,27 @@ class AsyncShell(_Shell[_Inner, _Request, _Response]):
 
     async def handle_async_request(self, request: _Request) -> _Response:
         self._check(request)
-        offered = self._offered(request)
+        offered, asked = self._read(request)
         response = await self._inner.handle_async_request(request)
         try:
-            session = session_for(self._options, self.library, request, response, offered=offered)
+            session = session_for(self._options, self.library, request, response, offered=offered, asked=asked)
         except BaseException:
             await response.aclose()
             raise
-        return self._reemitted(session, response, _on(_AsyncBody, self.library.AsyncByteStream))
+        resend = functools.partial(self._resend, request)
+        return self._reemitted(session, response, _on(_AsyncBody, self.library.AsyncByteStream), resend)
+
+    async def _resend(self, request: Any, asked: dict[str, Any]) -> tuple[AsyncIterable[bytes], Decoding | None]:
+        """The async twin of ``SyncShell._resend``."""
+        again = self._again(request, asked)
+        response = await self._inner.handle_async_request(again)
+        try:
+            body = b"" if response.is_success else (await response.aread())[:_EXCERPT]
+            decoding = self._answered(again, response, body)
+        except BaseException:
+            await response.aclose()
+            raise
+        return _aclosing(response), decoding
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -182,6 +265,7 @@ def session_for(
     *,
     kind: type[Session] = Session,
     offered: Toolset | None = None,
+    asked: dict[str, Any] | None = None,
 ) -> Session | None:
     """The session that re-emits ``response`` (``None``: it passes through), its encoding undone by
     ``library``'s decoders; an encoding they cannot undo raises the library's ``DecodingError``.
@@ -197,6 +281,7 @@ def session_for(
             made=kind,
             request=answered,
             offered=offered,
+            asked=asked,
         )
     except TransportError as exc:
         raise library.DecodingError(str(exc), request=request) from exc
@@ -217,15 +302,39 @@ def _on(body: _B, stream: type) -> _B:
     return cast(_B, type(body.__name__, (body, stream), {"__module__": __name__}))
 
 
+def _closing(response: Any) -> Generator[bytes, None, None]:
+    """The body of an answer asked again, closed once read or left."""
+    try:
+        yield from response.stream
+    finally:
+        response.close()
+
+
+async def _aclosing(response: Any) -> AsyncGenerator[bytes, None]:
+    try:
+        async for chunk in response.stream:
+            yield chunk
+    finally:
+        await response.aclose()
+
+
 class _Body:
     """A re-emitted body, read with the library's sync client; closing it closes the inner body."""
 
-    def __init__(self, inner: Any, session: Session, on_call: OnCall | None, error: Callable[[str], Exception]) -> None:
+    def __init__(
+        self,
+        inner: Any,
+        session: Session,
+        on_call: OnCall | None,
+        error: Callable[[str], Exception],
+        resend: Resend | None = None,
+    ) -> None:
         self._inner, self._session, self._on_call, self._error = inner, session, on_call, error
+        self._resend = resend
         self._body: Generator[bytes, None, None] | None = None
 
     def __iter__(self) -> Generator[bytes, None, None]:
-        self._body = reemit(self._inner, self._session, self._on_call, self._error)
+        self._body = reemit(self._inner, self._session, self._on_call, self._error, self._resend)
         return self._body
 
     def close(self) -> None:
@@ -240,12 +349,20 @@ class _Body:
 class _AsyncBody:
     """The async twin of ``_Body``."""
 
-    def __init__(self, inner: Any, session: Session, on_call: OnCall | None, error: Callable[[str], Exception]) -> None:
+    def __init__(
+        self,
+        inner: Any,
+        session: Session,
+        on_call: OnCall | None,
+        error: Callable[[str], Exception],
+        resend: AsyncResend | None = None,
+    ) -> None:
         self._inner, self._session, self._on_call, self._error = inner, session, on_call, error
+        self._resend = resend
         self._body: AsyncGenerator[bytes, None] | None = None
 
     def __aiter__(self) -> AsyncGenerator[bytes, None]:
-        self._body = areemit(self._inner, self._session, self._on_call, self._error)
+        self._body = areemit(self._inner, self._session, self._on_call, self._error, self._resend)
         return self._body
 
     async def aclose(self) -> None:

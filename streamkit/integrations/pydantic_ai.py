@@ -64,7 +64,7 @@ from pydantic_ai.tools import ToolDefinition
 from .. import _observe
 from .._errors import ProviderProtocolError, UsageError
 from .._limits import Limits
-from .._reemit import Options, Session
+from .._reemit import BadCalls, Options, Session
 from .._turn_types import Thinking
 from .._types import InvalidToolCall, Provider, ToolCall
 from ..adapters._base import error_payload
@@ -154,10 +154,10 @@ class StreamkitModel(WrapperModel):
 
 
 class _Session(Session):
-    """A re-emitting session that writes invalid calls (the wrapper turns each into a retry) and
-    keeps the thinking blocks streamkit decoded."""
+    """A re-emitting session that passes invalid calls on (the wrapper turns each into a retry,
+    which tells the model) and keeps the thinking blocks streamkit decoded."""
 
-    keep_invalid = True
+    bad_calls = BadCalls("pass")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -54,6 +54,9 @@ class Encoder(ABC):
     numbers_calls: ClassVar[bool] = False
     #: Whether an invalid call is written (with its raw text) or left out; set by the session.
     keep_invalid: bool = True
+    #: Whether a response written may go on with the frames of the next one (``resume``): what
+    #: the transports and the proxy need to answer a bad call to the model themselves.
+    continues: ClassVar[bool] = False
 
     def written(self, call: Call) -> bool:
         """Whether ``call`` is written: a valid call always, an invalid one only if kept."""
@@ -62,6 +65,21 @@ class Encoder(ABC):
     @abstractmethod
     def frame(self, frame: Frame, calls: Sequence[Call]) -> list[bytes]:
         """The bytes that stand for ``frame``, which completed ``calls`` (in order)."""
+
+    def ends(self, frame: Frame) -> bool:
+        """Whether ``frame`` carries the response's end (its stop reason): where a response that
+        goes on with the next one (``continues``) stops being written."""
+        return False
+
+    def unended(self, frame: Frame, calls: Sequence[Call]) -> list[bytes]:
+        """The bytes for ``frame``, one that ``ends``, with the calls it completed and without its
+        end: what is written of it when the response goes on with the next one."""
+        raise NotImplementedError(f"{type(self).__name__} does not continue a response")
+
+    def resume(self) -> None:
+        """The frames that follow are the next response's, written as the rest of this one: its
+        start is not written again, and its calls and blocks are numbered on from these."""
+        raise NotImplementedError(f"{type(self).__name__} does not continue a response")
 
     def opening(self, piece: Piece, sequence: Any) -> bytes:
         """A call's start, with no arguments yet (``sequence``: the frame's own number, if any)."""

@@ -55,6 +55,9 @@ class Facts:
             SDK keeping only the last loses the rest; streamkit joins them).
         reasoning_items: whether its history carries reasoning as opaque items that any client
             of its API may hand back as it got them (Responses' encrypted reasoning items).
+        history_key: the key of a request body that holds its history (``messages``): what
+            the transports and the proxy extend when they answer a bad call to the model
+            themselves; ``None`` where they cannot.
     """
 
     slug: str
@@ -74,6 +77,7 @@ class Facts:
     model_classes: Mapping[str, str] = field(default_factory=dict)
     signature_deltas: bool = False
     reasoning_items: bool = False
+    history_key: str | None = None
     cutting: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:

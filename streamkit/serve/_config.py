@@ -15,17 +15,21 @@ import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from .._errors import UsageError
 from .._limits import Limits
+from .._reemit import BadCalls
 from ._formats import FORMATS
 
 __all__ = ("EMIT_MODES", "INVALID_POLICIES", "Config", "Route", "load_config", "parse_config")
 
-#: What a route does with an invalid call: withhold it and report it, or pass it on marked invalid.
-INVALID_POLICIES = ("withhold", "pass")
-Invalid = Literal["withhold", "pass"]
+#: What a route does with an invalid call (``streamkit._reemit._policy``): tell the model and go
+#: on, withhold it and end with an error, or pass it on marked invalid.
+INVALID_POLICIES = ("tell", "withhold", "pass")
+Invalid = Literal["tell", "withhold", "pass"]
+#: The most times a route may ask the model again within one response.
+MAX_ROUNDS = 8
 #: How a route writes a call: whole at its end marker, or as canonical fragments as they arrive.
 EMIT_MODES = ("whole", "fragments")
 Emit = Literal["whole", "fragments"]
@@ -33,7 +37,7 @@ Emit = Literal["whole", "fragments"]
 MIN_PROXY_KEY = 16
 
 _ROUTE_KEYS = {"format", "upstream", "models", "key_env", "pass_key", "invalid", "timeout", "limits"}
-_ROUTE_KEYS |= {"early_close", "max_connections", "emit"}
+_ROUTE_KEYS |= {"early_close", "max_connections", "emit", "rounds"}
 _SERVER_KEYS = {"host", "port", "workers", "proxy_key_env", "max_request_bytes", "graceful_timeout", "example"}
 _SERVER_KEYS |= {"telemetry", "trusted_proxies", "max_head_bytes", "max_concurrency"}
 #: The server's timeouts, in seconds (``Config``'s attributes say what each bounds).
@@ -52,7 +56,13 @@ class Route:
         key_env: the environment variable holding the upstream's key, sent in the format's header.
         pass_key: pass the client's own key (``Authorization`` / ``x-api-key``) on to the upstream;
             the proxy key then goes in ``x-streamkit-key``.
-        invalid: ``withhold`` (the default: never hand a client a bad call) or ``pass``.
+        invalid: what a bad call becomes; it never reaches the client as a call. ``tell`` (the
+            default): the proxy answers it to the model itself, sending the request again with
+            the turn and the call's error, and the response goes on with the model's new
+            answer, at most ``rounds`` times, then ends as ``withhold`` does; ``withhold``: the
+            format's error event names it and ends the stream (a body not streamed: 422);
+            ``pass``: it is written, its raw text, after a comment line marking it.
+        rounds: how many times ``tell`` may ask the model again in one response (0 to 8).
         timeout: seconds to connect, and at most between two reads of the upstream's body.
         limits: the ``Limits`` one response may reach.
         early_close: end an OpenAI Chat call when the next one starts, not at the finish reason
@@ -67,12 +77,17 @@ class Route:
     models: tuple[str, ...] = ()
     key_env: str | None = None
     pass_key: bool = False
-    invalid: Invalid = "withhold"
+    invalid: Invalid = "tell"
+    rounds: int = 2
     timeout: float = 300.0
     limits: Limits = field(default_factory=Limits)
     early_close: bool = False
     max_connections: int = 1024
     emit: Emit = "whole"
+
+    def bad_calls(self) -> BadCalls:
+        """The route's policy for a bad call, in the one vocabulary (``withhold`` is ``raise``)."""
+        return BadCalls("raise" if self.invalid == "withhold" else self.invalid, self.rounds)
 
     def upstream_key(self) -> str | None:
         """The upstream's key, read from the environment now; ``None`` for a route without one."""
@@ -221,9 +236,12 @@ def _route(data: Mapping[str, Any], where: str) -> Route:
     models = data.get("models", [])
     if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
         raise UsageError(f"{where}: models must be a list of strings (glob patterns)")
-    invalid = _typed(data, "invalid", str, "withhold", where)
+    invalid = _typed(data, "invalid", str, "tell", where)
     if invalid not in INVALID_POLICIES:
         raise UsageError(f"{where}: invalid must be one of {', '.join(INVALID_POLICIES)}, got {invalid!r}")
+    rounds = _typed(data, "rounds", int, 2, where)
+    if not 0 <= rounds <= MAX_ROUNDS:
+        raise UsageError(f"{where}: rounds must be from 0 to {MAX_ROUNDS}, got {rounds}")
     emit = _typed(data, "emit", str, "whole", where)
     if emit not in EMIT_MODES:
         raise UsageError(f"{where}: emit must be one of {', '.join(EMIT_MODES)}, got {emit!r}")
@@ -243,7 +261,8 @@ def _route(data: Mapping[str, Any], where: str) -> Route:
         models=tuple(models),
         key_env=_typed(data, "key_env", str, None, where),
         pass_key=_typed(data, "pass_key", bool, False, where),
-        invalid="pass" if invalid == "pass" else "withhold",
+        invalid=cast(Invalid, invalid),
+        rounds=rounds,
         timeout=timeout,
         limits=Limits(**limits),
         early_close=_typed(data, "early_close", bool, False, where),

@@ -34,10 +34,10 @@ __all__ = ("ServeSession",)
 
 
 class ServeSession(Session):
-    """The proxy's session: ``keep`` writes invalid calls (a ``pass`` route), ``fragments`` streams calls."""
+    """The proxy's session: ``fragments`` streams calls (a response written so does not go on
+    with another: a bad call's start is already written, so ``tell`` ends as ``withhold``)."""
 
-    def __init__(self, *args: Any, keep: bool, fragments: bool, **kwargs: Any) -> None:
-        self.keep_invalid = keep
+    def __init__(self, *args: Any, fragments: bool, **kwargs: Any) -> None:
         self._fragments = fragments
         super().__init__(*args, **kwargs)
 

@@ -18,6 +18,7 @@ _HELP = {
     "streamkit_serve_calls_total": ("counter", "Tool calls completed, by format and outcome."),
     "streamkit_serve_invalid_calls_total": ("counter", "Invalid tool calls, by format and issue kind."),
     "streamkit_serve_upstream_errors_total": ("counter", "Upstream failures, by format and kind."),
+    "streamkit_serve_asked_again_total": ("counter", "Times the model was asked again about a bad call, by format."),
     "streamkit_serve_call_seconds": ("histogram", "Time from a call's first byte in the response to its end marker."),
 }
 

@@ -5,10 +5,14 @@ written once, whole, at its end marker, with its own index and id; text and reas
 they arrive. A route with ``emit = "fragments"`` streams each call's arguments as they arrive
 instead, and its end marker only once it was checked (``_fragments``).
 
-On a ``withhold`` route the first invalid call (malformed, cut off, failing its tool's schema,
-or naming a tool the request did not offer) ends the stream: the calls before
-it were written, then the format's own error event names the call and what was wrong, and
-nothing after it is sent. On a ``pass`` route the invalid call is written as the transports
+A bad call (malformed, cut off, failing its tool's schema, or naming a tool the request did not
+offer) is never written as a call. On a ``tell`` route (the default) the proxy answers it to the
+model itself: at the response's end it sends the request again, with the turn and each call's
+result (the bad call's error) appended, and the response goes on with the new answer, so the
+client reads one turn whose calls are all valid (at most ``rounds`` times; then as
+``withhold``). On a ``withhold`` route the first bad call ends the stream: the calls before it
+were written, then the format's own error event names the call and what was wrong, and nothing
+after it is sent. On a ``pass`` route the invalid call is written as the transports
 write it (its raw text; a cut call without its end), just after an SSE comment line marking it.
 A stream that cannot be decoded, or is cut, ends the same way with the error event.
 
@@ -19,6 +23,7 @@ key and the proxy keys. A client that disconnects cancels the upstream request.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
@@ -187,7 +192,7 @@ class Upstream:
             await self._unanswered(exchange, outgoing, exc)
             return
         try:
-            await self._answer(exchange, response, toolset)
+            await self._answer(exchange, response, toolset, request)
         except httpx.HTTPError as exc:  # reading a body not streamed: nothing of the answer was sent yet
             message = scrub(f"the upstream's answer failed: {type(exc).__name__}: {exc}", exchange.secrets)
             exchange.metrics.count("streamkit_serve_upstream_errors_total", format=fmt.slug, kind="read")
@@ -228,7 +233,9 @@ class Upstream:
             headers[fmt.key_header] = fmt.key_value.format(self._key)
         return headers
 
-    async def _answer(self, exchange: Exchange, response: httpx.Response, toolset: Toolset | None) -> None:
+    async def _answer(
+        self, exchange: Exchange, response: httpx.Response, toolset: Toolset | None, request: dict[str, Any]
+    ) -> None:
         fmt = exchange.format
         exchange.log["upstream_status"] = response.status_code
         headers = [
@@ -243,7 +250,7 @@ class Upstream:
             _span(exchange, response.request.url, failed)
             await self._pass_error(exchange, response, headers)
         elif "text/event-stream" in kind:
-            await self._stream(exchange, response, headers, toolset)
+            await self._stream(exchange, response, headers, toolset, request)
         else:
             await self._whole(exchange, response, headers, toolset)
 
@@ -263,21 +270,35 @@ class Upstream:
         except orjson.JSONDecodeError:
             body = None  # not JSON: nothing in it is a call; it passes on as it came
         calls = whole_calls(fmt.slug, body, toolset, self.route.limits)
-        counted = _Counts(exchange, withheld=self.route.invalid == "withhold")
+        withhold = self.route.invalid != "pass"  # an answer not streamed is not asked again: ``tell`` withholds
+        counted = _Counts(exchange, withheld=withhold)
         for call in calls:
             counted.count(call)
         bad = [call for call in calls if isinstance(call, InvalidToolCall)]
         end = None if bad and counted.withheld else whole_end(fmt.slug, body, calls)  # withheld: the span is left
         _span(exchange, response.request.url, None, calls, end)
-        if bad and self.route.invalid == "withhold":
+        if bad and withhold:  # 422: no client retries it, as it would a 502, sending the same turn again
             described = "; ".join(_describe(call) for call in bad)
-            await exchange.refuse(502, "invalid_tool_call", f"streamkit withheld an invalid tool call: {described}")
+            await exchange.refuse(422, "invalid_tool_call", f"streamkit withheld an invalid tool call: {described}")
             return
         if bad:
             headers = [*headers, (b"x-streamkit-invalid-calls", str(len(bad)).encode())]
         exchange.log["outcome"] = "passed_invalid" if bad else "ok"
         await exchange.start(response.status_code, headers, len(content))
         await exchange.send({"type": "http.response.body", "body": content})
+
+    async def _again(self, first: httpx.Request, asked: dict[str, Any]) -> httpx.Response:
+        """The request asked again (``tell``), ``asked`` its body, sent as the first was; its
+        answer, a stream, or an ``HTTPError`` (the stream's end says it)."""
+        headers = [(name, value) for name, value in first.headers.raw if name.lower() != b"content-length"]
+        outgoing = self._client.build_request("POST", first.url, content=orjson.dumps(asked), headers=headers)
+        response = await self._client.send(outgoing, stream=True)
+        kind = response.headers.get("content-type", "")
+        if response.is_success and "text/event-stream" in kind:
+            return response
+        await response.aclose()
+        said = f"answered {response.status_code} {kind or 'with no body type'}"
+        raise httpx.HTTPError(f"asked again about a bad tool call, the upstream {said}, not a stream")
 
     async def _pass_error(self, exchange: Exchange, response: httpx.Response, headers: Headers) -> None:
         """The upstream's error, status and body as it sent them, scrubbed of every key."""
@@ -294,24 +315,28 @@ class Upstream:
         await exchange.send({"type": "http.response.body", "body": text})
 
     async def _stream(
-        self, exchange: Exchange, response: httpx.Response, headers: Headers, toolset: Toolset | None
+        self,
+        exchange: Exchange,
+        response: httpx.Response,
+        headers: Headers,
+        toolset: Toolset | None,
+        request: dict[str, Any],
     ) -> None:
         fmt, route = exchange.format, self.route
-        withhold = route.invalid == "withhold"
         url = response.request.url  # telemetry's server.address and .port: the upstream's
         session = ServeSession(
             fmt.slug,
             fmt.upstream_path,
             toolset,
             route.limits,
-            keep=not withhold,
             fragments=route.emit == "fragments",
-            withhold=withhold,
+            bad=route.bad_calls(),
+            asked=request,
             opened=True,
             early_close=route.early_close,
             request=_observe.Request(exchange.secrets, url.host, url.port),
         )
-        stream = _Stream(exchange, session, exchange.metrics)
+        stream = _Stream(exchange, session, exchange.metrics, functools.partial(self._again, response.request))
         await exchange.start(response.status_code, headers)
         last = b""
         try:
@@ -353,8 +378,15 @@ class _Counts:
 class _Stream:
     """Bytes from the upstream, through the session, to the client, with the counts and timings."""
 
-    def __init__(self, exchange: Exchange, session: Session, metrics: Metrics) -> None:
+    def __init__(
+        self,
+        exchange: Exchange,
+        session: Session,
+        metrics: Metrics,
+        again: Callable[[dict[str, Any]], Awaitable[httpx.Response]],
+    ) -> None:
         self.exchange, self.session, self.metrics = exchange, session, metrics
+        self._again = again
         self.format = exchange.format
         self._opened: dict[tuple[int, int], float] = {}
         self._counts = _Counts(exchange, withheld=False)
@@ -365,18 +397,31 @@ class _Stream:
         """Stream the body to the client; the bytes that end it are returned, to send last."""
         session = self.session
         try:
-            async for chunk in response.aiter_bytes():
-                await self._write(session.feed(chunk))
-                if session.stopped:
-                    break
-            else:
-                await self._write(session.flush())
+            await self._read(response)
+            while session.again is not None and not session.stopped:
+                self.exchange.log["asked_again"] = session.rounds + 1
+                self.metrics.count("streamkit_serve_asked_again_total", format=self.format.slug)
+                answer = await self._again(session.again)
+                try:
+                    session.resume(None)  # httpx undid its Content-Encoding
+                    await self._read(answer)
+                finally:
+                    await answer.aclose()
         except httpx.HTTPError as exc:
             self.metrics.count("streamkit_serve_upstream_errors_total", format=self.format.slug, kind="read")
             failed = f"the upstream's stream failed: {type(exc).__name__}: {exc}"
             session.fail(TransportError(scrub(failed, self.exchange.secrets)))
             return self._end("upstream_error", "api_error", failed)
         return self._finish()
+
+    async def _read(self, response: httpx.Response) -> None:
+        """One upstream response through the session to the client."""
+        session = self.session
+        async for chunk in response.aiter_bytes():
+            await self._write(session.feed(chunk))
+            if session.stopped:
+                return
+        await self._write(session.flush())
 
     def left(self) -> None:
         """The client went before the pump ended: the stream is complete if it had the provider's

@@ -24,4 +24,5 @@ FACTS = Facts(
     sdk_packages=("anthropic",),
     model_classes={"pydantic_ai": "AnthropicModel"},
     signature_deltas=True,
+    history_key="messages",
 )

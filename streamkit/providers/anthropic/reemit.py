@@ -23,8 +23,13 @@ from .._encoder import Call, Encoder, Piece, arguments_text, loads, sse_json
 
 __all__ = ("AnthropicEncoder",)
 
+#: The events that end a message: its stop reason and usage, then its stop.
+_ENDS = ("message_delta", "message_stop")
+
 
 class AnthropicEncoder(Encoder):
+    continues = True
+
     @classmethod
     def error_body(cls, kind: str, message: str, code: str | None) -> Any:
         return {"type": "error", "error": {"type": kind, "message": message}}
@@ -40,9 +45,27 @@ class AnthropicEncoder(Encoder):
         self._moved: dict[int, int] = {}  # an open block's index -> the index it is written at
         self._shifted = False  # some block is written at an index other than its own
         self._pieces: dict[int, int] = {}  # a call written as fragments: its block's index -> where written
+        self._resumed = False  # the next response's frames come: its message_start is not written
+
+    def ends(self, frame: Frame) -> bool:
+        """The ``message_delta`` with the stop reason, and the ``message_stop`` after it."""
+        return frame.event in _ENDS or any(f'"type":"{name}"' in frame.data for name in _ENDS)
+
+    def unended(self, frame: Frame, calls: Sequence[Call]) -> list[bytes]:
+        """Only the calls the frame completed: the frame itself is all end."""
+        return [piece for call in calls for piece in self._call(call)]
+
+    def resume(self) -> None:
+        """The next response's blocks are written after these, at the next places (``_place``)."""
+        self._starts.clear()
+        self._moved.clear()
+        self._shifted = self._resumed = True
 
     def frame(self, frame: Frame, calls: Sequence[Call]) -> list[bytes]:
         data = frame.data
+        if self._resumed and (frame.event == "message_start" or '"type":"message_start"' in data):
+            self._resumed = False
+            return []
         held = False
         if calls or "tool_use" in data or (self._starts and "content_block_" in data):
             held = self._hold(loads(data))

@@ -15,4 +15,5 @@ FACTS = Facts(
     signed=True,
     telemetry_name="aws.bedrock",
     sdk_packages=("botocore", "aiobotocore"),
+    history_key="messages",
 )

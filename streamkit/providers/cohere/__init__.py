@@ -18,4 +18,5 @@ FACTS = Facts(
     key_variables=("CO_API_KEY",),
     base_url_variable="CO_API_URL",
     sdk_packages=("cohere",),
+    history_key="messages",
 )

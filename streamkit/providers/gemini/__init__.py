@@ -38,4 +38,5 @@ FACTS = Facts(
     telemetry_name="gcp.gemini",
     sdk_packages=("google",),
     model_classes={"pydantic_ai": "GoogleModel"},
+    history_key="contents",
 )

@@ -15,4 +15,5 @@ FACTS = Facts(
     base_url_variable="MISTRAL_BASE_URL",
     telemetry_name="mistral_ai",
     sdk_packages=("mistralai",),
+    history_key="messages",
 )

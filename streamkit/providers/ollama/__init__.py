@@ -6,5 +6,6 @@ FACTS = Facts(
     "ollama",
     finish_reasons={"stop": "stop", "length": "length", "load": "other", "unload": "other"},
     path_end="/api/chat",
-    sdk_packages=("ollama",),  # the conventions list no name for it: its slug is its name
+    sdk_packages=("ollama",),  # the conventions list no name for it: its slug is its name,
+    history_key="messages",
 )

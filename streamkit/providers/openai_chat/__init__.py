@@ -24,4 +24,5 @@ FACTS = Facts(
     telemetry_name="openai",
     sdk_packages=("openai",),
     model_classes={"pydantic_ai": "OpenAIChatModel"},
+    history_key="messages",
 )

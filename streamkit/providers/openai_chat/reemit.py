@@ -33,6 +33,7 @@ _OWN = frozenset({"choices", "usage", "obfuscation", "x_groq", "error", "prompt_
 
 class OpenAIChatEncoder(Encoder):
     numbers_calls = True
+    continues = True
 
     @classmethod
     def error_body(cls, kind: str, message: str, code: str | None) -> Any:
@@ -48,7 +49,27 @@ class OpenAIChatEncoder(Encoder):
         self._counts: dict[int, int] = {}  # choice -> calls written
 
     def frame(self, frame: Frame, calls: Sequence[Call]) -> list[bytes]:
-        if not calls and "tool_calls" not in frame.data:
+        return self._frame(frame, calls, ended=True)
+
+    def ends(self, frame: Frame) -> bool:
+        """A chunk with a finish reason."""
+        chunk = loads(frame.data) if "finish_reason" in frame.data else None
+        choices = chunk.get("choices") if isinstance(chunk, dict) else None
+        return isinstance(choices, list) and any(
+            isinstance(entry, dict) and isinstance(entry.get("finish_reason"), str) for entry in choices
+        )
+
+    def unended(self, frame: Frame, calls: Sequence[Call]) -> list[bytes]:
+        """The chunk's calls, and its text without its finish reason and usage (the next
+        response's own end comes instead)."""
+        return self._frame(frame, calls, ended=False)
+
+    def resume(self) -> None:
+        """Nothing to drop: a chunk carries nothing of the stream before it, and the calls are
+        numbered on by ``_counts``."""
+
+    def _frame(self, frame: Frame, calls: Sequence[Call], *, ended: bool) -> list[bytes]:
+        if ended and not calls and "tool_calls" not in frame.data:
             return [self.write(frame)]
         payload = loads(frame.data)
         chunk = payload if isinstance(payload, dict) else None
@@ -58,7 +79,7 @@ class OpenAIChatEncoder(Encoder):
         if chunk is None:
             out.append(self.write(frame))
         else:
-            kept = _strip(chunk)
+            kept = _strip(chunk if ended else _unended(chunk))
             if kept is not None:
                 out.append(sse_json(frame.event, kept))
         return out
@@ -110,6 +131,14 @@ def _signalled(chunk: dict[str, Any] | None, choice: int) -> bool:
         isinstance(entry, dict) and entry.get("index", 0) == choice and isinstance(entry.get("finish_reason"), str)
         for entry in chunk.get("choices") or ()
     )
+
+
+def _unended(chunk: dict[str, Any]) -> dict[str, Any]:
+    """The chunk without its finish reasons and its usage."""
+    choices = [
+        {**entry, "finish_reason": None} if isinstance(entry, dict) else entry for entry in chunk.get("choices") or ()
+    ]
+    return {key: value for key, value in chunk.items() if key != "usage"} | {"choices": choices}
 
 
 def _strip(chunk: dict[str, Any]) -> dict[str, Any] | None:

@@ -18,4 +18,5 @@ FACTS = replace(
     path_end="/responses",
     model_classes={"pydantic_ai": "OpenAIResponsesModel"},
     reasoning_items=True,
+    history_key="input",
 )
