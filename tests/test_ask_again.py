@@ -52,15 +52,30 @@ def sse(*events: tuple[str | None, Any]) -> Reply:
 
 
 def chat_chunk(delta: dict[str, Any], finish: str | None = None) -> tuple[None, Any]:
-    return None, {"id": "chatcmpl-2", "object": "chat.completion.chunk", "created": 2, "model": OPENAI,
-                  "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}  # fmt: skip
+    return None, {
+        "id": "chatcmpl-2",
+        "object": "chat.completion.chunk",
+        "created": 2,
+        "model": OPENAI,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
 
 
 #: The model's corrected answer over Chat: a word, the call again whole.
 CHAT_FIXED = sse(
     chat_chunk({"role": "assistant", "content": " Fixed."}),
-    chat_chunk({"tool_calls": [{"index": 0, "id": "call_9", "type": "function",
-                                "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]}),  # fmt: skip
+    chat_chunk(
+        {
+            "tool_calls": [
+                {
+                    "index": 0,
+                    "id": "call_9",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                }
+            ]
+        }
+    ),
     chat_chunk({}, "tool_calls"),
     (None, b"[DONE]"),
 )
@@ -68,17 +83,39 @@ CHAT_FIXED = sse(
 
 def messages_fixed(stop: str = "tool_use") -> Reply:
     """The model's corrected answer over Messages: a text block, the call again whole."""
-    start = {"type": "message_start", "message": {"id": "msg_2", "type": "message", "role": "assistant",
-             "model": ANTHROPIC, "content": [], "stop_reason": None, "usage": {"input_tokens": 9, "output_tokens": 1}}}  # fmt: skip
+    start = {
+        "type": "message_start",
+        "message": {
+            "id": "msg_2",
+            "type": "message",
+            "role": "assistant",
+            "model": ANTHROPIC,
+            "content": [],
+            "stop_reason": None,
+            "usage": {"input_tokens": 9, "output_tokens": 1},
+        },
+    }
     call = {"type": "tool_use", "id": "toolu_9", "name": "get_weather", "input": {}}
     return sse(
         ("message_start", start),
-        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": " Fixed."}}),
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        ),
+        (
+            "content_block_delta",
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": " Fixed."}},
+        ),
         ("content_block_stop", {"type": "content_block_stop", "index": 0}),
         ("content_block_start", {"type": "content_block_start", "index": 1, "content_block": call}),
-        ("content_block_delta", {"type": "content_block_delta", "index": 1,
-                                 "delta": {"type": "input_json_delta", "partial_json": '{"city": "Paris"}'}}),  # fmt: skip
+        (
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 1,
+                "delta": {"type": "input_json_delta", "partial_json": '{"city": "Paris"}'},
+            },
+        ),
         ("content_block_stop", {"type": "content_block_stop", "index": 1}),
         ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 12}}),
         ("message_stop", {"type": "message_stop"}),
@@ -120,13 +157,17 @@ def chat(server: LoopbackServer, mode: str, *replies: Reply, invalid: Any = None
 def messages(server: LoopbackServer, mode: str, *replies: Reply) -> tuple[Any, Any]:
     server.routes = Turns(MESSAGES_PATH, *replies)
     seen: list[Any] = []
-    request = {"model": ANTHROPIC, "max_tokens": 1024, "tools": MESSAGES_TOOLS,
-               "messages": [{"role": "user", "content": "Weather and AAPL?"}]}  # fmt: skip
+    request = {
+        "model": ANTHROPIC,
+        "max_tokens": 1024,
+        "tools": MESSAGES_TOOLS,
+        "messages": [{"role": "user", "content": "Weather and AAPL?"}],
+    }
     if mode == "sync":
         http = httpx2.Client(transport=Transport(), event_hooks={"response": [seen.append]})
-        with anthropic.Anthropic(base_url=server.url(""), api_key="sk-test", max_retries=0, http_client=http) as client:
-            with client.messages.stream(**request) as stream:
-                return stream.get_final_message(), seen[0]
+        sdk = anthropic.Anthropic(base_url=server.url(""), api_key="sk-test", max_retries=0, http_client=http)
+        with sdk as client, client.messages.stream(**request) as stream:
+            return stream.get_final_message(), seen[0]
 
     async def run() -> tuple[Any, Any]:
         async def hook(response: Any) -> None:
@@ -142,7 +183,8 @@ def messages(server: LoopbackServer, mode: str, *replies: Reply) -> tuple[Any, A
 
 def told(request_body: bytes) -> list[Any]:
     """What the second request appended to the first's one user message."""
-    return orjson.loads(request_body)["messages"][1:]
+    messages: list[Any] = orjson.loads(request_body)["messages"]
+    return messages[1:]
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -205,8 +247,12 @@ def test_raise_fails_the_body_at_the_first_bad_call_without_asking_again(server:
 
 
 def test_a_refused_ask_again_fails_the_body_with_the_apis_own_error(server: LoopbackServer) -> None:
-    refusal = Reply([b'{"error": {"message": "overloaded", "type": "server_error"}}'], status=529,
-                    reason="Overloaded", content_type="application/json")  # fmt: skip
+    refusal = Reply(
+        [b'{"error": {"message": "overloaded", "type": "server_error"}}'],
+        status=529,
+        reason="Overloaded",
+        content_type="application/json",
+    )
     error, _ = chat(server, "sync", fixture("openai_chat/invalid_calls_then_a_valid_one.sse"), refusal)
     assert isinstance(error, openai.APIConnectionError)
     assert "HTTP 529 from POST" in str(error.__cause__) and "server_error: overloaded" in str(error.__cause__)

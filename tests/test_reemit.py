@@ -38,10 +38,14 @@ from streamkit._types import Call, CustomToolCall
 from streamkit.providers import ENCODERS
 
 from .helpers import FIXTURES, Fixture, fixtures, slug, split_at
-from .server import LoopbackServer, Reply
+from .server import LoopbackServer, Reply, Turns
 
 SERVED = [fixture for fixture in fixtures() if fixture.provider in ENCODERS]
 IDS = [fixture.case for fixture in SERVED]
+
+
+#: The model's answer when asked again about a bad call, over OpenAI Chat: the turn's end.
+ANSWER = b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
 
 
 class Keeping(Session):
@@ -146,7 +150,9 @@ def test_the_transports_leave_every_invalid_call_out_and_the_rest_means_what_it_
 
     A call's state (a Responses item id) goes with it, and the calls after it move down an
     index, so states are left out of the comparison. Gemini's ``MALFORMED_FUNCTION_CALL`` is a
-    finish reason with no part: the report stays, with nothing to run.
+    finish reason with no part: the report stays, with nothing to run. A session that holds no
+    request cannot ask the model again: a response whose format would go on ends before its end
+    (``withheld``), the driver failing it with the calls named.
     """
     data = fixture.path.read_bytes()
     session = Session(fixture.provider, "/", None, Limits())
@@ -164,14 +170,17 @@ def test_the_transports_leave_every_invalid_call_out_and_the_rest_means_what_it_
     stable = again == read  # a call _followed counts as complete is cut when its body is read again
     assert [item for item in again if item[0] == "invalid" and item[3] is not None] == []
     again = [item for item in again if item[0] != "invalid"]
-    if session.failure is None:
+    if session.failure is None and not session.withheld:
         assert _joined(again) == _joined(wanted)
         assert again_error == error
     else:
-        assert _joined([item for item in again if item[0] != "end"]) == _joined(wanted)
+        assert _joined([item for item in again if item[0] != "end"]) == _joined(
+            [item for item in wanted if item[0] != "end" or session.failure is not None]
+        )
     invalid = [call for call in session.calls if isinstance(call, InvalidToolCall)]
     assert session.left_out[: len(invalid)] == invalid  # then those a stream error cut
-    if error is None and stable:
+    assert bool(session.withheld) == bool(ENCODERS[fixture.provider].continues and session.left_out and error is None)
+    if error is None and stable and not session.withheld:
         assert reemit([out], fixture.provider, keep=False)[0] == out
 
 
@@ -490,11 +499,16 @@ def test_a_cut_body_raises_each_librarys_own_protocol_error_with_the_cause(serve
 def test_tools_check_each_call_and_an_invalid_one_is_left_out_or_kept_raw() -> None:
     tools = {"get_weather": {"type": "object", "properties": {"city": {"type": "integer"}}}, "get_stock": {}}
     options = Options("openai_chat", tools, None, None, asynchronous=False)
-    session = options.session("/v1/chat/completions", 200, {"content-type": "text/event-stream"})
+    asked = {"model": "m", "messages": [{"role": "user", "content": "Paris?"}]}
+    session = options.session("/v1/chat/completions", 200, {"content-type": "text/event-stream"}, asked=asked)
     assert session is not None
     data = (FIXTURES / "openai_chat" / "parallel_calls_all_index_zero.sse").read_bytes()
     out = session.feed(data) + session.flush()
     weather, stock = session.calls
+    assert session.again is not None  # the model is asked again about the bad call; its answer ends the turn
+    assert [entry["role"] for entry in session.again["messages"]] == ["user", "assistant", "tool", "tool"]
+    session.resume(None)
+    out += session.feed(ANSWER) + session.flush()
     assert isinstance(weather, InvalidToolCall) and [issue.kind for issue in weather.errors] == ["schema"]
     assert stock == ToolCall(1, "call_B", "get_stock", {"ticker": "AAPL"}, anomalies=("index_reused",))
     assert session.left_out == [weather]
@@ -583,13 +597,12 @@ def test_the_transport_checks_the_calls_against_the_requests_own_tools_unless_gi
 ) -> None:
     library = pytest.importorskip(lib)
     integration = importlib.import_module(f"streamkit.integrations.{lib}")
-    server.routes["/v1/chat/completions"] = Reply(
-        [(FIXTURES / "openai_chat/invalid_calls_then_a_valid_one.sse").read_bytes()]
-    )
+    bad = Reply([(FIXTURES / "openai_chat/invalid_calls_then_a_valid_one.sse").read_bytes()])
     url = server.url("/v1/chat/completions")
-    body = json.dumps({"model": "m", "stream": True, "tools": OFFERED}).encode()
+    body = json.dumps({"model": "m", "stream": True, "messages": [], "tools": OFFERED}).encode()
 
     def left_out(transport: Any, **request: Any) -> list[tuple[Any, ...]]:
+        server.routes = Turns("/v1/chat/completions", bad, Reply([ANSWER]))  # asked again: a plain end
         with library.Client(transport=transport) as client:
             return _kinds(integration.invalid_calls(client.post(url, **request)))
 
@@ -604,13 +617,17 @@ def test_the_transport_checks_the_calls_against_the_requests_own_tools_unless_gi
         ("call_1", "invalid_json"),
         ("call_2", "unknown_tool"),
     ]
-    # no tools offered, a body that is no JSON, one streamed as it is sent: nothing to check against
+    # no tools offered: nothing to check against
+    plain = {"model": "m", "messages": [], "tools": []}
+    assert left_out(integration.Transport(), json=plain) == [("call_1", "invalid_json")]
+    # a body that is no JSON, one streamed as it is sent: nothing to check against, and no request
+    # to ask the model again with: the body fails, naming the call
     for request in (
-        {"json": {"model": "m", "tools": []}},
         {"content": b'"tools" ['},
         {"content": iter([body]), "headers": {"content-length": str(len(body))}},
     ):
-        assert left_out(integration.Transport(), **request) == [("call_1", "invalid_json")]
+        with pytest.raises(library.RemoteProtocolError, match=r"get_weather \(call_1\) was not run: the arguments"):
+            left_out(integration.Transport(), **request)
 
 
 @pytest.mark.parametrize("lib", ["httpx", "httpx2"])

@@ -20,7 +20,7 @@ pytest.importorskip("pydantic_ai")
 httpx2 = pytest.importorskip("httpx2")
 
 from pydantic_ai import Agent  # noqa: E402
-from pydantic_ai.exceptions import UnexpectedModelBehavior  # noqa: E402
+from pydantic_ai.exceptions import ModelConnectionError, UnexpectedModelBehavior  # noqa: E402
 from pydantic_ai.models.openai import OpenAIChatModel  # noqa: E402
 from pydantic_ai.providers.openai import OpenAIProvider  # noqa: E402
 
@@ -96,6 +96,9 @@ async def test_without_the_transport_the_calls_are_merged(server: LoopbackServer
 async def test_a_call_cut_by_the_output_limit_never_runs(server: LoopbackServer) -> None:
     server.routes[PATH] = Reply([(FIXTURES / "openai_chat" / "length_truncated.sse").read_bytes()])
     ran: list[tuple[str, dict[str, str]]] = []
-    with pytest.raises(UnexpectedModelBehavior):
+    with pytest.raises(ModelConnectionError) as raised:  # told twice, cut each time: one typed error
         await run(server, ran, True, "Write a story to a.txt")
     assert ran == []
+    cause = raised.value.__cause__
+    assert cause is not None and "write_file (call_A) was not run: your arguments were cut" in str(cause.__cause__)
+    assert len(server.requests) == 3  # the request, and the transport's two rounds: the SDK re-sent nothing

@@ -24,7 +24,7 @@ from streamkit.integrations.httpx2 import AsyncTransport, Transport, invalid_cal
 
 from .helpers import FIXTURES
 from .models import ANTHROPIC, GEMINI, OPENAI
-from .server import LoopbackServer, Reply, split_awkwardly
+from .server import LoopbackServer, Reply, Turns, split_awkwardly
 
 openai = pytest.importorskip("openai", minversion="3")
 anthropic = pytest.importorskip("anthropic", minversion="2")
@@ -120,11 +120,78 @@ MESSAGES = Api(
 )
 
 
+#: The block the model's answer adds when asked again.
+DONE = ("text", " Done.")
+
+
+def _answer(*events: tuple[str | None, dict[str, Any] | str]) -> Reply:
+    return Reply(
+        [
+            (f"event: {name}\n" if name else "").encode()
+            + b"data: "
+            + (data.encode() if isinstance(data, str) else orjson.dumps(data))
+            + b"\n\n"
+            for name, data in events
+        ]
+    )
+
+
+#: The model's answer when asked again about a bad call: a word, and the end.
+ANSWERS = {
+    CHAT.path: _answer(
+        (
+            None,
+            {
+                "id": "chatcmpl-2",
+                "object": "chat.completion.chunk",
+                "created": 2,
+                "model": OPENAI,
+                "choices": [{"index": 0, "delta": {"role": "assistant", "content": " Done."}, "finish_reason": "stop"}],
+            },
+        ),
+        (None, "[DONE]"),
+    ),
+    MESSAGES.path: _answer(
+        (
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "msg_2",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": ANTHROPIC,
+                    "content": [],
+                    "stop_reason": None,
+                    "usage": {"input_tokens": 1, "output_tokens": 1},
+                },
+            },
+        ),
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        ),
+        (
+            "content_block_delta",
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": " Done."}},
+        ),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        (
+            "message_delta",
+            {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}},
+        ),
+        ("message_stop", {"type": "message_stop"}),
+    ),
+}
+
+
 def run(
     server: LoopbackServer, api: Api, reply: Reply, lib: str, mode: str, *, plain: bool = False, tools: Any = None
 ) -> Outcome:
-    """Stream ``reply`` through the SDK, with the transport (or ``plain``, the SDK alone)."""
-    server.routes[api.path] = reply
+    """Stream ``reply`` through the SDK, with the transport (or ``plain``, the SDK alone). A
+    request the transport sends again, asking the model again about a bad call (``tell``), is
+    answered with the API's ``ANSWERS``: a plain ending."""
+    server.routes = Turns(api.path, reply, ANSWERS.get(api.path, reply))
     outcome = Outcome()
     module, sync_class, async_class = api.clients
     sdk = getattr(importlib.import_module(module), async_class if mode == "async" else sync_class)
@@ -239,9 +306,10 @@ def test_openai_chat_alone_misassembles_these_streams(
 @pytest.mark.parametrize("mode", MODES)
 def test_openai_chat_sees_the_length_finish_and_no_truncated_call(server: LoopbackServer, lib: str, mode: str) -> None:
     outcome = run(server, CHAT, fixture("openai_chat/length_truncated.sse"), lib, mode)
-    assert isinstance(outcome.error, openai.LengthFinishReasonError)
-    choice = outcome.snapshot.choices[0]
-    assert (choice.finish_reason, tool_calls(choice.message)) == ("length", [])  # the cut call is left out
+    assert outcome.error is None  # the model was asked again: its answer's finish ends the turn
+    choice = outcome.final.choices[0]
+    assert (choice.finish_reason, tool_calls(choice.message)) == ("stop", [])  # the cut call is left out
+    assert len(server.requests) == 2
     [call] = outcome.calls
     assert isinstance(call, InvalidToolCall) and call.truncated
     assert outcome.left_out == [call]
@@ -347,8 +415,8 @@ def test_anthropic_keeps_thinking_signatures(server: LoopbackServer, mode: str) 
 def test_anthropic_sees_max_tokens_and_no_truncated_call(server: LoopbackServer, mode: str) -> None:
     outcome = run(server, MESSAGES, fixture("anthropic/max_tokens_truncated.sse"), "httpx2", mode)
     alone = run(server, MESSAGES, fixture("anthropic/max_tokens_truncated.sse"), "httpx2", mode, plain=True)
-    assert outcome.final.stop_reason == "max_tokens"
-    assert blocks(outcome.final) == [("tool_use", "toolu_A", "get_weather", {"city": "Paris"})]
+    assert outcome.final.stop_reason == "end_turn"  # the answer's, the model asked again about the cut call
+    assert blocks(outcome.final) == [("tool_use", "toolu_A", "get_weather", {"city": "Paris"}), DONE]
     assert blocks(alone.final)[1] == ("tool_use", "toolu_B", "write_file", {"path": "notes.txt"})  # partial JSON
     first, cut = outcome.calls
     assert isinstance(first, ToolCall) and isinstance(cut, InvalidToolCall) and cut.truncated
@@ -408,7 +476,7 @@ def test_openai_chat_gets_only_the_valid_call_of_four(server: LoopbackServer, li
     assert outcome.error is None
     choice = outcome.final.choices[0]
     assert (choice.finish_reason, tool_calls(choice.message)) == (
-        "tool_calls",
+        "stop",  # the answer's, the model asked again about the other three
         [("call_2", "get_stock", '{"ticker":"AAPL"}')],
     )
     assert choice.message.tool_calls[0].index == 0
@@ -437,8 +505,8 @@ def test_openai_chat_partial_json_parser_never_sees_a_cut_call(server: LoopbackS
     outcome = run(server, parsed, fixture("openai_chat/length_truncated.sse"), "httpx2", "sync")
     alone = run(server, parsed, fixture("openai_chat/length_truncated.sse"), "httpx2", "sync", plain=True)
     assert alone.snapshot.choices[0].message.tool_calls[0].function.parsed_arguments == {"path": "a.txt"}
-    assert isinstance(outcome.error, openai.LengthFinishReasonError)
-    assert outcome.snapshot.choices[0].message.tool_calls is None
+    assert outcome.error is None
+    assert outcome.final.choices[0].message.tool_calls is None
     assert kinds(outcome.left_out) == [("call_A", "truncated")]
 
 
@@ -450,7 +518,7 @@ def test_anthropic_final_message_holds_no_invalid_call_and_each_block_in_its_pla
     case = fixture("anthropic/invalid_calls_between_blocks.sse")
     outcome = run(server, MESSAGES, case, "httpx2", mode, tools=tools)
     assert outcome.error is None
-    assert outcome.final.stop_reason == "tool_use"
+    assert outcome.final.stop_reason == "end_turn"  # the answer's: every case holds an invalid call
     unchecked = [
         ("tool_use", "toolu_03", "get_weather", {"city": 7}),
         ("tool_use", "toolu_04", "delete_everything", {}),
@@ -460,6 +528,7 @@ def test_anthropic_final_message_holds_no_invalid_call_and_each_block_in_its_pla
         ("text", "And the stock."),
         ("tool_use", "toolu_02", "get_stock", {"ticker": "AAPL"}),
         *(unchecked if tools is None else []),
+        DONE,
     ]
     wanted = [("toolu_01", "invalid_json"), ("toolu_03", "schema"), ("toolu_04", "unknown_tool")]
     assert kinds(outcome.left_out) == wanted[:left_out]
@@ -476,7 +545,7 @@ def test_anthropic_never_completes_a_cut_call_whatever_the_body_looks_like(
     assert blocks(alone.final)[1] == ("tool_use", "toolu_C", "get_weather", {"city": "Paris"})  # what it fixes
     outcome = run(server, MESSAGES, case, "httpx2", mode)
     assert outcome.error is None
-    assert (outcome.final.stop_reason, blocks(outcome.final)) == ("max_tokens", [("text", "Checking.")])
+    assert (outcome.final.stop_reason, blocks(outcome.final)) == ("end_turn", [("text", "Checking."), DONE])
     assert kinds(outcome.left_out) == [("toolu_C", "truncated")]
     assert "content-encoding" not in outcome.responses[0].headers
 
@@ -493,8 +562,8 @@ def test_openai_chat_reads_a_compressed_or_mislabelled_stream_through_streamkit(
     assert tool_calls(outcome.final.choices[0].message) == [PARIS, AAPL]
     cut = Reply(fixture("openai_chat/length_truncated.sse").writes, **BODIES[body])
     outcome = run(server, CHAT, cut, lib, mode)
-    assert isinstance(outcome.error, openai.LengthFinishReasonError)
-    assert tool_calls(outcome.snapshot.choices[0].message) == []
+    assert outcome.error is None
+    assert tool_calls(outcome.final.choices[0].message) == []
     assert kinds(outcome.left_out) == [("call_A", "truncated")]
 
 
@@ -746,7 +815,7 @@ def test_openai_chat_calls_are_checked_against_the_tools_the_request_offers(
     assert outcome.error is None
     choice = outcome.final.choices[0]
     assert (choice.finish_reason, tool_calls(choice.message)) == (
-        "tool_calls",
+        "stop",  # the answer's, the model asked again about the other three
         [("call_2", "get_stock", '{"ticker":"AAPL"}')],
     )
     assert kinds(outcome.left_out) == [("call_1", "invalid_json"), ("call_3", "schema"), ("call_4", "unknown_tool")]
@@ -764,6 +833,7 @@ def test_anthropic_calls_are_checked_against_the_tools_the_request_offers(server
         ("text", "Checking Paris first."),
         ("text", "And the stock."),
         ("tool_use", "toolu_02", "get_stock", {"ticker": "AAPL"}),
+        DONE,
     ]
     assert kinds(outcome.left_out) == [
         ("toolu_01", "invalid_json"),

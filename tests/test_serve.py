@@ -18,7 +18,7 @@ import pytest
 
 pytest.importorskip("uvicorn")
 
-from .server import LoopbackServer, Reply
+from .server import LoopbackServer, Reply, Turns
 from .serving import CLIENTS, FIXTURES, PROXY_KEY, TOOLS, UPSTREAM_KEY, Proxy, keyed_proxy, reply, route
 
 openai = pytest.importorskip("openai")
@@ -246,3 +246,33 @@ def test_a_path_no_format_is_served_on_is_a_404_in_the_first_routes_shape(
     with keyed_proxy(upstream, {"format": fmt, "upstream": upstream.url("/v1")}) as proxying:
         answer = httpx.get(proxying.url + "/v1/nowhere", headers={"authorization": f"Bearer {PROXY_KEY}"})
     assert (answer.status_code, answer.json()) == (404, body)
+
+
+def test_a_tell_route_answers_a_bad_call_upstream_and_the_sdk_reads_one_turn_of_valid_calls(
+    upstream: LoopbackServer,
+) -> None:
+    """``invalid = "tell"``: the bad call never reaches the SDK; the proxy sends the request again
+    with the turn and the call's error, and the stream goes on with the model's answer."""
+    answer = (
+        b'data: {"id":"c2","object":"chat.completion.chunk","created":2,"model":"m","choices":[{"index":0,'
+        b'"delta":{"role":"assistant","content":" Fixed.","tool_calls":[{"index":0,"id":"call_9","type":"function",'
+        b'"function":{"name":"get_weather","arguments":"{\\"city\\": \\"Paris\\"}"}}]},"finish_reason":null}]}\n\n'
+        b'data: {"id":"c2","object":"chat.completion.chunk","created":2,"model":"m","choices":[{"index":0,'
+        b'"delta":{},"finish_reason":"tool_calls"}]}\n\ndata: [DONE]\n\n'
+    )
+    with keyed_proxy(upstream, route(upstream, invalid="tell")) as served:
+        before = len(upstream.requests)
+        upstream.routes = Turns(PATH, reply("openai_chat", "schema_error"), Reply([answer]))
+        request = {"model": "m", "messages": [{"role": "user", "content": "Paris?"}], "tools": TOOLS}
+        with client(served).chat.completions.stream(**request) as stream:
+            final = stream.get_final_completion()
+    choice = final.choices[0]
+    calls = [(call.index, call.id, call.function.arguments) for call in choice.message.tool_calls or ()]
+    assert calls[-1] == (len(calls) - 1, "call_9", '{"city":"Paris"}')
+    assert "call_w" not in [call[1] for call in calls]  # the bad call, never handed on
+    assert (choice.finish_reason, (choice.message.content or "").endswith(" Fixed.")) == ("tool_calls", True)
+    first, again = upstream.requests[before:]
+    appended = json.loads(again.body)["messages"][len(json.loads(first.body)["messages"]) :]
+    assert [entry["role"] for entry in appended][:1] == ["assistant"]
+    [told] = [entry for entry in appended if entry.get("tool_call_id") == "call_w"]
+    assert json.loads(told["content"])["errors"][0]["kind"] == "schema"

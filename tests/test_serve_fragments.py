@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import streamkit
 from streamkit import Limits, Provider
+from streamkit._reemit import BadCalls
 from streamkit._validate import Toolset
 from streamkit.serve._fragments import ServeSession
 
@@ -218,7 +219,7 @@ FORMAT_TOOLS = {"openai_chat": TOOLS, "anthropic": ANTHROPIC_TOOLS, "openai_resp
 
 def fragmented(fmt: Provider, chunks: list[bytes]) -> bytes:
     session = ServeSession(
-        fmt, "/", Toolset(FORMAT_TOOLS[fmt]), Limits(), keep=False, fragments=True, withhold=True, opened=True
+        fmt, "/", Toolset(FORMAT_TOOLS[fmt]), Limits(), fragments=True, bad=BadCalls("raise"), opened=True
     )
     out = b"".join(session.feed(chunk) for chunk in chunks) + session.flush()
     assert (session.failure, session.withheld) == (None, ())

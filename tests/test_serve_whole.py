@@ -77,12 +77,14 @@ def test_a_valid_whole_response_passes_as_it_came(served: Proxy, upstream: Loopb
         (chat_body('{"town": "Paris"}'), f'schema: {TOWN}; schema: the required property "city" is missing'),
     ],
 )
-def test_an_invalid_whole_call_is_withheld_as_a_502(
+def test_an_invalid_whole_call_is_withheld_as_a_422_no_client_retries(
     served: Proxy, upstream: LoopbackServer, body: bytes, issue: str
 ) -> None:
-    with pytest.raises(openai.InternalServerError) as raised:
+    before = len(upstream.requests)
+    with pytest.raises(openai.UnprocessableEntityError) as raised:
         chat(served, upstream, body)
-    assert raised.value.status_code == 502
+    assert raised.value.status_code == 422
+    assert len(upstream.requests) == before + 1  # a 422: a status no SDK retries (the 502 it was, they do)
     assert raised.value.body == {
         "message": f"streamkit withheld an invalid tool call: at index 0 (get_weather, id call_w): {issue}",
         "type": "invalid_tool_call",
@@ -108,7 +110,7 @@ def _check_messages(client: Any, upstream: LoopbackServer) -> None:
     )
     with pytest.raises(anthropic.APIStatusError) as raised:
         client.messages.create(model="m", max_tokens=10, messages=[], tools=WEATHER)
-    assert raised.value.status_code == 502
+    assert raised.value.status_code == 422
     assert raised.value.body == {
         "type": "error",
         "error": {

@@ -332,6 +332,10 @@ class Session:
 
     #: What a bad call becomes when the session is given no policy (``_policy``).
     bad_calls: BadCalls = BadCalls()
+    #: On ``tell``, for a format whose response cannot go on with another (its encoder does not
+    #: ``continue``): whether a bad call ends the body as on ``raise`` (the proxy's sessions), or
+    #: is left out and reported, the body ending as the provider ended it (the transports').
+    untold_raises: bool = False
 
     def __init__(
         self,
@@ -498,6 +502,8 @@ class Session:
         self.provider = provider  # once there is an assembler to close
         self._encoder = ENCODERS[provider]()
         self._encoder.keep_invalid = self.keep_invalid
+        if self.policy.action == "tell" and not self._encoder.continues:
+            self._withhold = self.untold_raises
 
     def _read(self, provider: Provider) -> None:
         """A response of ``provider`` to read: its assembler and its framer."""
@@ -544,10 +550,10 @@ class Session:
             if self._withhold and self._withheld(calls):
                 break
             if error is None and self._bad and self.policy.action == "tell" and self._encoder.ends(frame):
+                out += self._encoder.unended(frame, calls)  # the valid calls it completed, not its end
                 if not self._ask_again():
                     self.withheld = tuple(self._bad)
                     break
-                out += self._encoder.unended(frame, calls)
                 self._ended = True
                 continue
             if error is None or isinstance(error, ProviderError):

@@ -135,7 +135,8 @@ class _Shell(Generic[_Inner, _Request, _Response]):
             body = request.content
         except self.library.RequestNotRead:  # a body streamed as it is sent: none to read
             return None, None
-        asked = read_request(body) if b'"tools"' in body else None
+        telling = self._options.bad is None or self._options.bad.action == "tell"
+        asked = read_request(body) if telling or b'"tools"' in body else None
         if self._options.toolset is not None or asked is None:
             return None, asked
         try:

@@ -37,6 +37,8 @@ class ServeSession(Session):
     """The proxy's session: ``fragments`` streams calls (a response written so does not go on
     with another: a bad call's start is already written, so ``tell`` ends as ``withhold``)."""
 
+    untold_raises = True
+
     def __init__(self, *args: Any, fragments: bool, **kwargs: Any) -> None:
         self._fragments = fragments
         super().__init__(*args, **kwargs)
@@ -45,6 +47,7 @@ class ServeSession(Session):
         super()._start(name)
         if self._fragments and self.provider is not None:
             self._encoder = Fragments(self.provider, self._encoder)
+            self._withhold = self._withhold or self.policy.action == "tell"  # a call's start is out: no going on
 
     def _take(self, values: Sequence[object]) -> list[Call]:
         if isinstance(self._encoder, Fragments):

@@ -6,11 +6,11 @@ they arrive. A route with ``emit = "fragments"`` streams each call's arguments a
 instead, and its end marker only once it was checked (``_fragments``).
 
 A bad call (malformed, cut off, failing its tool's schema, or naming a tool the request did not
-offer) is never written as a call. On a ``tell`` route (the default) the proxy answers it to the
+offer) is never written as a call. On a ``tell`` route the proxy answers it to the
 model itself: at the response's end it sends the request again, with the turn and each call's
 result (the bad call's error) appended, and the response goes on with the new answer, so the
 client reads one turn whose calls are all valid (at most ``rounds`` times; then as
-``withhold``). On a ``withhold`` route the first bad call ends the stream: the calls before it
+``withhold``). On a ``withhold`` route (the default) the first bad call ends the stream: the calls before it
 were written, then the format's own error event names the call and what was wrong, and nothing
 after it is sent. On a ``pass`` route the invalid call is written as the transports
 write it (its raw text; a cut call without its end), just after an SSE comment line marking it.
