@@ -82,7 +82,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from operator import attrgetter
-from typing import Any, Protocol, cast, get_args
+from typing import Any, Protocol, TypedDict, Unpack, cast, get_args
 
 from . import _log
 from ._errors import LimitExceededError, ProviderError, ProviderProtocolError
@@ -792,6 +792,16 @@ _ACTIONS: dict[type, Callable[[Accumulator, tuple[int, int], Any, Any], Sequence
 }
 
 
+class _Options(TypedDict, total=False):
+    """``Accumulator``'s keyword options, which ``PreviewingAccumulator`` passes on as given."""
+
+    fragments: bool
+    timed: bool
+    sequential: bool
+    early_close: bool
+    cutting: frozenset[str]
+
+
 class PreviewingAccumulator(Accumulator):
     """An ``Accumulator`` that also emits a ``RawPreview`` of each open call's text as it grows.
 
@@ -810,22 +820,9 @@ class PreviewingAccumulator(Accumulator):
         *,
         every: int = 1,
         growth: float = 1.0,
-        fragments: bool = False,
-        timed: bool = False,
-        sequential: bool = False,
-        early_close: bool = False,
-        cutting: frozenset[str] = frozenset(),
+        **options: Unpack[_Options],
     ) -> None:
-        super().__init__(
-            provider,
-            limits,
-            budget,
-            fragments=fragments,
-            timed=timed,
-            sequential=sequential,
-            early_close=early_close,
-            cutting=cutting,
-        )
+        super().__init__(provider, limits, budget, **options)
         self._every = every
         self._growth = growth
         self._progress: dict[tuple[int, int], list[int]] = {}  # key -> [length, next due length]

@@ -50,10 +50,14 @@ class _Opened:
         return f"<{type(self).__name__} provider={self.provider!r} status={self.status_code} url={self._url!r}>"
 
 
-def _answering(response: Response, secrets: list[str], make: Callable[[], T]) -> T:
-    """``make()``, whose stream telemetry then knows as the answer to ``response``'s request: its
-    server, and the secrets scrubbed from what the span records (an in-stream error that echoes the key)."""
-    return _observe.within(_observe.Request.of(response.request, secrets), make)
+def _answering(response: Response, make: Callable[[], T], scrub: Callable[[T, list[str]], T]) -> T:
+    """The events ``make()`` gives, as both event streams read them: stream telemetry knows them
+    as the answer to ``response``'s request (its server, and the secrets scrubbed from what the
+    span records), and ``scrub`` clears those secrets from the errors they raise (an in-stream
+    error that echoes the key)."""
+    secrets = _redact.secrets(response.request)
+    events = _observe.within(_observe.Request.of(response.request, secrets), make)
+    return scrub(events, secrets) if secrets else events
 
 
 class AsyncEventStream(_Opened):
@@ -67,12 +71,11 @@ class AsyncEventStream(_Opened):
     ) -> None:
         super().__init__(response, provider)
         body = aread_body(response, decoder_of(provider), tee, checked=True)
-        secrets = _redact.secrets(response.request)
-        events = cast(
-            "AsyncGenerator[StreamEvent, None]",
-            _answering(response, secrets, lambda: _pipeline.aiter_events(body, provider, **options)),
+        self._events = _answering(
+            response,
+            lambda: cast("AsyncGenerator[StreamEvent, None]", _pipeline.aiter_events(body, provider, **options)),
+            _redact.ascrubbed,
         )
-        self._events = _redact.ascrubbed(events, secrets) if secrets else events
 
     def __aiter__(self) -> AsyncIterator[StreamEvent]:
         return self._events
@@ -110,12 +113,11 @@ class EventStream(_Opened):
     ) -> None:
         super().__init__(response, provider)
         body = read_body(response, decoder_of(provider), tee, checked=True)
-        secrets = _redact.secrets(response.request)
-        events = cast(
-            "Generator[StreamEvent, None, None]",
-            _answering(response, secrets, lambda: _pipeline.iter_events(body, provider, **options)),
+        self._events = _answering(
+            response,
+            lambda: cast("Generator[StreamEvent, None, None]", _pipeline.iter_events(body, provider, **options)),
+            _redact.scrubbed,
         )
-        self._events = _redact.scrubbed(events, secrets) if secrets else events
 
     def __iter__(self) -> Iterator[StreamEvent]:
         return self._events

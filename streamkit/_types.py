@@ -151,7 +151,28 @@ class CallTimes:
 
 
 @value
-class ToolCall:
+class _Completed:
+    """What a completed call holds, whatever its input is: ``ToolCall``'s and ``CustomToolCall``'s
+    fields, in their order, each class giving ``input`` its own type."""
+
+    index: int
+    id: str | None
+    name: str
+    input: Any
+    _: KW_ONLY
+    choice: int = 0
+    anomalies: tuple[str, ...] = ()
+    state: Mapping[str, str] = field(default_factory=dict)
+    times: CallTimes | None = field(default=None, compare=False, metadata=TRANSIENT)
+
+    def _shown(self, kind: str) -> str:
+        """The repr of either call: its input cut, and its state's keys."""
+        shown = _cut(repr(self.input))
+        return f"{kind}(index={self.index}, id={self.id!r}, name={self.name!r}, input={shown}{_keys(self.state)})"
+
+
+@value
+class ToolCall(_Completed):
     """A completed tool call whose ``input`` was parsed strictly from complete arguments.
 
     Attributes:
@@ -169,23 +190,14 @@ class ToolCall:
             (``CallTimes``), with ``times=True``; else ``None``. Never compared, never stored.
     """
 
-    index: int
-    id: str | None
-    name: str
     input: JSONObject
-    _: KW_ONLY
-    choice: int = 0
-    anomalies: tuple[str, ...] = ()
-    state: Mapping[str, str] = field(default_factory=dict)
-    times: CallTimes | None = field(default=None, compare=False, metadata=TRANSIENT)
 
     def __repr__(self) -> str:
-        args = _cut(repr(self.input))
-        return f"ToolCall(index={self.index}, id={self.id!r}, name={self.name!r}, input={args}{_keys(self.state)})"
+        return self._shown("ToolCall")
 
 
 @value
-class CustomToolCall:
+class CustomToolCall(_Completed):
     """A completed call to a custom tool (OpenAI Responses ``{"type": "custom"}``): its input is
     the model's free text (SQL, a patch, a grammar's sentence), never parsed as JSON.
 
@@ -199,21 +211,10 @@ class CustomToolCall:
         state: as for ``ToolCall``; holds ``{"type": "custom_tool_call"}`` and the item ``id``.
     """
 
-    index: int
-    id: str | None
-    name: str
     input: str
-    _: KW_ONLY
-    choice: int = 0
-    anomalies: tuple[str, ...] = ()
-    state: Mapping[str, str] = field(default_factory=dict)
-    times: CallTimes | None = field(default=None, compare=False, metadata=TRANSIENT)
 
     def __repr__(self) -> str:
-        text = _cut(repr(self.input))
-        return (
-            f"CustomToolCall(index={self.index}, id={self.id!r}, name={self.name!r}, input={text}{_keys(self.state)})"
-        )
+        return self._shown("CustomToolCall")
 
 
 @value

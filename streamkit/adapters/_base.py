@@ -42,6 +42,7 @@ __all__ = (
     "ResultWriters",
     "arguments_text",
     "call_id",
+    "chat_message",
     "check_calls",
     "check_outcomes",
     "dumps",
@@ -58,6 +59,7 @@ __all__ = (
     "result_text",
     "result_writers",
     "results",
+    "text_and_calls",
     "text_writers",
     "safe_id",
 )
@@ -267,6 +269,35 @@ def check_calls(calls: Iterable[Any], text: str | None, *, custom: bool = False)
     if not out and not text:
         raise UsageError("an assistant message needs at least one call or some text")
     return out
+
+
+def text_and_calls(
+    calls: Iterable[Any],
+    text: str | None,
+    text_block: Callable[[str], Message],
+    call_block: Callable[[Call], Message],
+    *,
+    custom: bool = False,
+) -> list[Message]:
+    """The checked calls as blocks, after the text's block when there is text: the order the
+    providers whose turns are lists of blocks or items record them in (Anthropic, Bedrock,
+    Gemini, OpenAI Responses)."""
+    checked = check_calls(calls, text, custom=custom)
+    blocks = [text_block(text)] if text else []
+    blocks.extend(call_block(call) for call in checked)
+    return blocks
+
+
+def chat_message(
+    calls: Iterable[Any], text: str | None, content: Any, tool_calls: Callable[[list[Call]], list[Message]]
+) -> list[Message]:
+    """The OpenAI-style assistant message (OpenAI Chat, Mistral, Ollama): ``content``, and
+    ``tool_calls`` only when there are calls."""
+    checked = check_calls(calls, text)
+    message: Message = {"role": "assistant", "content": content}
+    if checked:
+        message["tool_calls"] = tool_calls(checked)
+    return [message]
 
 
 def results(

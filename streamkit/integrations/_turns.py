@@ -21,13 +21,17 @@ then map what it read to their framework's types. The rules they share are here,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from .._errors import UsageError
 from .._turn_types import StreamEvent, Turn
 from .._types import CustomToolCall, InvalidToolCall, TokenUsage, ToolCall
 
-__all__ = ("Read", "Reader", "Usage", "read", "refuse_custom", "usage_of")
+__all__ = ("Read", "Reader", "Usage", "read", "refuse_custom", "usage_as", "usage_of")
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,13 @@ def usage_of(tokens: TokenUsage | None) -> Usage | None:
     if tokens is None:
         return None
     return Usage(tokens.input_tokens or 0, tokens.output_tokens or 0, tokens.cache_read_tokens, tokens.reasoning_tokens)
+
+
+def usage_as(tokens: TokenUsage | None, make: Callable[[Usage], T]) -> T | None:
+    """The framework's own usage value ``make`` builds from the counts of ``tokens``; ``None``
+    when the provider sent none, as every framework here takes it."""
+    counts = usage_of(tokens)
+    return None if counts is None else make(counts)
 
 
 @dataclass(frozen=True)

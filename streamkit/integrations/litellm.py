@@ -73,7 +73,8 @@ from ._chat import PROVIDERS, Request, build, read_tools
 from ._clients import DEFAULT_TIMEOUT, Clients
 from ._invalid import InvalidCallsError, unparseable
 from ._openai_messages import conversation, plain
-from ._turns import Reader, usage_of
+from ._turns import Reader, usage_as
+from ._turns import Usage as Counts
 
 __all__ = ("INVALID_CALLS", "NAME", "PROVIDERS", "StreamkitLLM", "assistant_turn", "invalid_calls", "register")
 
@@ -285,15 +286,7 @@ class _Output:
 
     @property
     def usage(self) -> Usage | None:
-        counts = usage_of(None if self.end is None else self.end.tokens)
-        if counts is None:
-            return None
-        return Usage(
-            prompt_tokens=counts.input,
-            completion_tokens=counts.output,
-            total_tokens=counts.total,
-            reasoning_tokens=counts.reasoning,
-        )
+        return usage_as(None if self.end is None else self.end.tokens, _litellm_usage)
 
     def chunks(self, event: StreamEvent) -> Iterator[ModelResponseStream]:
         """The chunks for ``event``: its delta, and at the end the usage, then the finish."""
@@ -315,6 +308,15 @@ class _Output:
     ) -> ModelResponseStream:
         choice = StreamingChoices(index=0, delta=delta, finish_reason=finish_reason)
         return ModelResponseStream(choices=[choice], usage=usage)
+
+
+def _litellm_usage(counts: Counts) -> Usage:
+    return Usage(
+        prompt_tokens=counts.input,
+        completion_tokens=counts.output,
+        total_tokens=counts.total,
+        reasoning_tokens=counts.reasoning,
+    )
 
 
 def _whole(call: ToolCall | InvalidToolCall, index: int) -> dict[str, Any]:

@@ -87,7 +87,6 @@ from .._types import (
     InvalidToolCall,
     ResponseEnd,
     TextDelta,
-    TokenUsage,
     ToolCall,
 )
 from ..adapters._base import Outcome, call_id, dumps
@@ -98,7 +97,8 @@ from . import _chat
 from ._clients import Clients
 from ._invalid import unparseable
 from ._turn_json import item_from_json, item_json, item_kind
-from ._turns import Reader, usage_of
+from ._turns import Reader, usage_as
+from ._turns import Usage as Counts
 
 __all__ = ("DATA_KEY", "StreamkitModel", "StreamkitModelProvider")
 
@@ -585,7 +585,7 @@ class _Writer:
             update={
                 "output": list(self.output),
                 "status": "incomplete" if cut else "completed",
-                "usage": _response_usage(None if end is None else end.tokens),
+                "usage": usage_as(None if end is None else end.tokens, _response_usage),
             }
         )
         if cut:
@@ -728,10 +728,7 @@ class _Writer:
         return [self._added(item), self._done(item)]
 
 
-def _response_usage(tokens: TokenUsage | None) -> ResponseUsage | None:
-    counts = usage_of(tokens)
-    if counts is None:
-        return None
+def _response_usage(counts: Counts) -> ResponseUsage:
     return ResponseUsage(
         input_tokens=counts.input,
         output_tokens=counts.output,

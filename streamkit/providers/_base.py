@@ -23,6 +23,7 @@ from .._events import (
     CallReceived,
     Event,
     Frame,
+    UsageReceived,
 )
 from .._json import (
     big_integer_at,
@@ -37,7 +38,7 @@ from .._limits import DEFAULT_LIMITS, EVENT_BYTES_PER_TOKEN, Limits, event_token
 from .._types import Finish, TokenUsage
 from ._errorshape import ErrorShape
 
-__all__ = ("Decoder", "ErrorShape", "TypedEventDecoder", "count", "field", "optional", "total")
+__all__ = ("Decoder", "ErrorShape", "TypedEventDecoder", "count", "field", "optional", "total", "usage_received")
 
 T = TypeVar("T")
 
@@ -353,6 +354,13 @@ def optional(obj: Any, key: str, kind: type[T], path: str, decoder: Decoder, eve
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise decoder.error(f"{path}.{key} must be {kind.__name__}, got {type(value).__name__}", event=event)
     return value
+
+
+def usage_received(obj: Any, key: str, path: str, decoder: Decoder, event: str | None) -> list[Event]:
+    """The ``UsageReceived`` for the usage object at ``obj[key]``, which must be an object; none
+    when it is absent, null or empty."""
+    usage = optional(obj, key, dict, path, decoder, event)
+    return [UsageReceived(usage)] if usage else []
 
 
 def count(usage: Mapping[str, Any], *path: str) -> int | None:

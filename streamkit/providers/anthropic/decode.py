@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 
 from ... import _events as ev
 from ..._types import TokenUsage
-from .._base import TypedEventDecoder, count, field, optional, total
+from .._base import TypedEventDecoder, count, field, optional, total, usage_received
 from . import FACTS
 
 __all__ = ("AnthropicDecoder", "cached_apart")
@@ -81,8 +81,7 @@ class AnthropicDecoder(TypedEventDecoder):
         elif message_id != self._message_id:
             # A proxy spliced two generations together (vercel/ai PR #18402): never merge them.
             raise self.error(f"a second message_start with another id ({message_id!r})", event=event)
-        usage = optional(message, "usage", dict, "$.message", self, event)
-        return [ev.UsageReceived(usage)] if usage else _NOTHING
+        return usage_received(message, "usage", "$.message", self, event)
 
     # The handlers read the fields of a well-formed event directly, and hand any other value to
     # ``field``, which gives it back (an ``int`` subclass) or raises the error naming its path.
@@ -163,11 +162,8 @@ class AnthropicDecoder(TypedEventDecoder):
         return [ev.CallEnded(index) if kind == _CALL else ev.BlockEnded(index)]
 
     def _message_delta(self, payload: Any, event: str) -> list[ev.Event]:
-        out: list[ev.Event] = []
         delta = optional(payload, "delta", dict, "$", self, event) or {}
-        usage = optional(payload, "usage", dict, "$", self, event)
-        if usage:
-            out.append(ev.UsageReceived(usage))
+        out = usage_received(payload, "usage", "$", self, event)
         stop_reason = optional(delta, "stop_reason", str, "$.delta", self, event)
         if stop_reason is not None:
             # Calls here end with their own content_block_stop: one still open was cut off.

@@ -17,13 +17,13 @@ from ...adapters._base import (
     Call,
     Message,
     Ran,
-    check_calls,
     dumps,
     input_object,
     name_of,
     result_text,
     result_writers,
     safe_id,
+    text_and_calls,
 )
 from ...adapters._history import TurnMessages, block_turn
 
@@ -32,10 +32,11 @@ __all__ = ("assistant_message", "error_result_message", "tool_result_message", "
 
 def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list[Message]:
     """The assistant message that records ``calls`` (and the ``text`` before them) in the history."""
-    checked = check_calls(calls, text)
-    content: list[Message] = [{"type": "text", "text": text}] if text else []
-    content.extend(_tool_use(call) for call in checked)
-    return [{"role": "assistant", "content": content}]
+    return [{"role": "assistant", "content": text_and_calls(calls, text, _text, _tool_use)}]
+
+
+def _text(text: str) -> Message:
+    return {"type": "text", "text": text}
 
 
 def _tool_use(call: Call) -> Message:
@@ -74,9 +75,9 @@ def turn_messages(turn: Turn) -> TurnMessages:
 
 def _block(item: TurnItem, native: bool) -> Message | None:
     if isinstance(item, TextDelta):
-        return {"type": "text", "text": item.text}
+        return _text(item.text)
     if isinstance(item, ToolCall | InvalidToolCall):
-        return {"type": "tool_use", "id": safe_id(item), "name": name_of(item), "input": input_object(item)}
+        return _tool_use(item)
     if native and isinstance(item, Thinking) and item.signature is not None:
         return {"type": "thinking", "thinking": item.text, "signature": item.signature}
     if native and isinstance(item, RedactedThinking):

@@ -40,7 +40,7 @@ from typing import Any, ClassVar
 from ... import _events as ev
 from ..._errors import ProviderProtocolError
 from ..._types import TokenUsage
-from .._base import Decoder, ErrorShape, field, optional
+from .._base import Decoder, ErrorShape, field, optional, usage_received
 from ..anthropic.decode import cached_apart
 from . import FACTS
 
@@ -193,8 +193,7 @@ class BedrockDecoder(Decoder):
         return [ev.StopReceived(reason, cut_open_calls=True)]
 
     def _metadata(self, payload: Any, event: str) -> list[ev.Event]:
-        usage = optional(payload, "usage", dict, "$", self, event)
-        out: list[ev.Event] = [ev.UsageReceived(usage)] if usage else []
+        out = usage_received(payload, "usage", "$", self, event)
         self._metadata_seen = True
         if self._stopped:
             self._ended = True

@@ -18,12 +18,12 @@ from ...adapters._base import (
     Call,
     Message,
     Ran,
-    check_calls,
     input_object,
     name_of,
     result_text,
     result_writers,
     safe_id,
+    text_and_calls,
 )
 from ...adapters._history import TurnMessages, block_turn
 
@@ -32,13 +32,15 @@ __all__ = ("assistant_message", "error_result_message", "tool_result_message", "
 
 def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list[Message]:
     """The assistant message that records ``calls`` (and the ``text`` before them) in the history."""
-    checked = check_calls(calls, text)
-    content: list[Message] = [{"text": text}] if text else []
-    content.extend(
-        {"toolUse": {"toolUseId": safe_id(call), "name": name_of(call), "input": input_object(call)}}
-        for call in checked
-    )
-    return [{"role": "assistant", "content": content}]
+    return [{"role": "assistant", "content": text_and_calls(calls, text, _text, _tool_use)}]
+
+
+def _text(text: str) -> Message:
+    return {"text": text}
+
+
+def _tool_use(call: Call) -> Message:
+    return {"toolUse": {"toolUseId": safe_id(call), "name": name_of(call), "input": input_object(call)}}
 
 
 def _result(call: Ran, result: Any) -> Message:
@@ -68,9 +70,9 @@ def turn_messages(turn: Turn) -> TurnMessages:
 
 def _block(item: TurnItem, native: bool) -> Message | None:
     if isinstance(item, TextDelta):
-        return {"text": item.text}
+        return _text(item.text)
     if isinstance(item, ToolCall | InvalidToolCall):
-        return {"toolUse": {"toolUseId": safe_id(item), "name": name_of(item), "input": input_object(item)}}
+        return _tool_use(item)
     if native and isinstance(item, Thinking):
         reasoning: Message = {"text": item.text}
         if item.signature is not None:

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 from ... import _events as ev
 from ..._types import TokenUsage
-from .._base import ErrorShape, TypedEventDecoder, count, field, optional
+from .._base import ErrorShape, TypedEventDecoder, count, field, optional, usage_received
 from . import FACTS
 
 __all__ = ("CohereDecoder",)
@@ -120,10 +120,7 @@ class CohereDecoder(TypedEventDecoder):
         error = delta.get("error")
         if reason in _FAILED or error:
             return [ev.ErrorReceived(reason, self.errors.read(error)[1] or f"the response ended with {reason}")]
-        out: list[ev.Event] = []
-        usage = optional(delta, "usage", dict, "$.delta", self, event)
-        if usage:
-            out.append(ev.UsageReceived(usage))
+        out = usage_received(delta, "usage", "$.delta", self, event)
         # Calls end with their own tool-call-end: one still open here was cut off.
         out += [ev.StopReceived(reason, cut_open_calls=True), ev.ResponseEnded()]
         return out

@@ -43,7 +43,7 @@ from typing import Any
 
 from ... import _events as ev
 from ..._types import TokenUsage
-from .._base import Decoder, ErrorShape, count, field, optional, total
+from .._base import Decoder, ErrorShape, count, field, optional, total, usage_received
 from .._jsonpath import PathAssembler, PathError
 from . import FACTS
 
@@ -104,9 +104,7 @@ class GeminiDecoder(Decoder):
         if not candidates and feedback is not None and feedback.get("blockReason"):
             self._blocked = True  # the prompt was refused: no candidate will come
             out.append(ev.StopReceived(str(feedback["blockReason"]), cut_open_calls=True))
-        usage = optional(payload, "usageMetadata", dict, "$", self, event)
-        if usage:
-            out.append(ev.UsageReceived(usage))
+        out += usage_received(payload, "usageMetadata", "$", self, event)
         return out
 
     def flush(self) -> list[ev.Event]:

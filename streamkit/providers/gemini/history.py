@@ -15,7 +15,7 @@ from typing import Any
 
 from ..._turn_types import CallState, TextSignature, Thinking, Turn, TurnItem
 from ..._types import CallRef, InvalidToolCall, JSONObject, TextDelta, ToolCall
-from ...adapters._base import Call, Message, Ran, check_calls, input_object, name_of, result_writers
+from ...adapters._base import Call, Message, Ran, input_object, name_of, result_writers, text_and_calls
 from ...adapters._history import TurnMessages, check_turn
 
 __all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
@@ -27,10 +27,12 @@ def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list
     A call decoded from Gemini keeps its ``thoughtSignature`` (from its ``state``) on its part,
     as Gemini 3 requires of the calls of the current turn.
     """
-    checked = check_calls(calls, text)
-    parts: list[Message] = [{"text": text}] if text else []
-    parts.extend(_call_part(call, call.state.get("thoughtSignature")) for call in checked)
+    parts = text_and_calls(calls, text, _text, lambda call: _call_part(call, call.state.get("thoughtSignature")))
     return [{"role": "model", "parts": parts}]
+
+
+def _text(text: str) -> Message:
+    return {"text": text}
 
 
 def _call_part(call: Call, signature: str | None) -> Message:
@@ -79,7 +81,7 @@ def turn_messages(turn: Turn) -> TurnMessages:
     text_open = False  # the last part is text that has no signature yet
     for item in checked.items:
         if isinstance(item, TextDelta):
-            parts.append({"text": item.text})
+            parts.append(_text(item.text))
             text_open = True
             continue
         if isinstance(item, ToolCall | InvalidToolCall):

@@ -15,7 +15,7 @@ from ..._types import CallRef
 from ...adapters._base import (
     Call,
     Message,
-    check_calls,
+    chat_message,
     function_calls,
     mistral_id,
     name_of,
@@ -28,11 +28,7 @@ __all__ = ("assistant_message", "error_result_message", "tool_result_message", "
 
 def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list[Message]:
     """The assistant message that records ``calls`` (and its ``text``) in the history."""
-    checked = check_calls(calls, text)
-    message: Message = {"role": "assistant", "content": text or ""}
-    if checked:
-        message["tool_calls"] = function_calls(checked, mistral_id)
-    return [message]
+    return chat_message(calls, text, text or "", lambda checked: function_calls(checked, mistral_id))
 
 
 def _entry(call: Call | CallRef, text: str) -> Message:

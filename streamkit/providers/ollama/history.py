@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 from ..._turn_types import Turn
 from ..._types import CallRef
-from ...adapters._base import Call, Message, check_calls, input_object, name_of, text_writers
+from ...adapters._base import Call, Message, chat_message, input_object, name_of, text_writers
 from ...adapters._history import TurnMessages, plain_turn
 
 __all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
@@ -19,11 +19,7 @@ __all__ = ("assistant_message", "error_result_message", "tool_result_message", "
 
 def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list[Message]:
     """The assistant message that records ``calls`` (and its ``text``) in the history."""
-    checked = check_calls(calls, text)
-    message: Message = {"role": "assistant", "content": text or ""}
-    if checked:
-        message["tool_calls"] = [_call(call) for call in checked]
-    return [message]
+    return chat_message(calls, text, text or "", lambda checked: [_call(call) for call in checked])
 
 
 def _call(call: Call) -> Message:

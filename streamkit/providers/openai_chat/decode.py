@@ -90,6 +90,29 @@ class _Choice:
         return self.finished and not self.pending and self.thinking is None
 
 
+def _unindexed_slot(
+    state: _Choice, ci: int, call_id: str | None, name: str | None, out: list[ev.Event]
+) -> tuple[int, bool] | None:
+    """The slot of an entry that has no index (and whether it starts a call): the open call it
+    continues, or a new one; ``None`` when it names no call and none is open."""
+    last = state.last
+    continues = last is not None and (
+        (call_id is None and name is None)
+        or (call_id is not None and call_id == state.ids.get(last))
+        or (call_id is None and name == state.names.get(last))
+    )
+    if continues and last is not None:
+        out.append(ev.AnomalyNoted(last, "index_missing", ci))
+        return last, False
+    if call_id is None and name is None:
+        return None
+    if last is not None:
+        out.append(ev.CallDisplaced(last, ci))
+    index = state.next_free(0 if last is None else last + 1)
+    out.append(ev.AnomalyNoted(index, "index_missing", ci))
+    return index, True
+
+
 class OpenAIChatDecoder(Decoder):
     slug = "openai_chat"
     supports_early_close = True
@@ -288,7 +311,10 @@ class OpenAIChatDecoder(Decoder):
     ) -> tuple[int, bool]:
         """Which call this entry belongs to, and whether it starts that call."""
         if wire is None:
-            return self._slot_without_index(state, ci, call_id, name, at, out, event)
+            slot = _unindexed_slot(state, ci, call_id, name, out)
+            if slot is None:
+                raise self.error(f"{_path(*at)} has no index, id or name and no call is open", event=event)
+            return slot
         if not isinstance(wire, int) or isinstance(wire, bool):
             raise self.error(f"{_path(*at)}.index must be int, got {type(wire).__name__}", event=event)
         index = state.slots.get(wire)
@@ -307,30 +333,3 @@ class OpenAIChatDecoder(Decoder):
             out.append(ev.AnomalyNoted(fresh, "index_reused", ci))
             return fresh, True
         return index, False
-
-    def _slot_without_index(
-        self,
-        state: _Choice,
-        ci: int,
-        call_id: str | None,
-        name: str | None,
-        at: tuple[int, int],
-        out: list[ev.Event],
-        event: str | None,
-    ) -> tuple[int, bool]:
-        last = state.last
-        continues = last is not None and (
-            (call_id is None and name is None)
-            or (call_id is not None and call_id == state.ids.get(last))
-            or (call_id is None and name == state.names.get(last))
-        )
-        if continues and last is not None:
-            out.append(ev.AnomalyNoted(last, "index_missing", ci))
-            return last, False
-        if call_id is None and name is None:
-            raise self.error(f"{_path(*at)} has no index, id or name and no call is open", event=event)
-        if last is not None:
-            out.append(ev.CallDisplaced(last, ci))
-        index = state.next_free(0 if last is None else last + 1)
-        out.append(ev.AnomalyNoted(index, "index_missing", ci))
-        return index, True

@@ -58,10 +58,9 @@ from ..._events import (
     ResponseEnded,
     StopReceived,
     TextReceived,
-    UsageReceived,
 )
 from ..._types import TEXT_CALL, TokenUsage
-from .._base import ErrorShape, TypedEventDecoder, count, field, optional
+from .._base import ErrorShape, TypedEventDecoder, count, field, optional, usage_received
 from . import FACTS
 
 __all__ = ("OpenAIResponsesDecoder",)
@@ -184,10 +183,7 @@ class OpenAIResponsesDecoder(TypedEventDecoder):
 
     def _finished(self, payload: Any, event: str) -> list[Event]:
         response = field(payload, "response", dict, "$", self, event)
-        out: list[Event] = []
-        usage = optional(response, "usage", dict, "$.response", self, event)
-        if usage:
-            out.append(UsageReceived(usage))
+        out = usage_received(response, "usage", "$.response", self, event)
         reason = optional(response, "status", str, "$.response", self, event)
         details = optional(response, "incomplete_details", dict, "$.response", self, event)
         if details is not None:

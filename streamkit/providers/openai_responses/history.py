@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from ..._turn_types import CallState, MessageItem, ReasoningItem, ServerToolUse, Turn, TurnItem
 from ..._types import TEXT_CALL, Call, CallRef, CustomToolCall, TextDelta, takes_text
-from ...adapters._base import Message, arguments_text, call_id, check_calls, name_of, text_writers
+from ...adapters._base import Message, arguments_text, call_id, name_of, text_and_calls, text_writers
 from ...adapters._history import TurnMessages, check_turn
 
 __all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
@@ -24,10 +24,11 @@ __all__ = ("assistant_message", "error_result_message", "tool_result_message", "
 
 def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list[Message]:
     """The input items that record ``calls`` (and the ``text`` before them) in the history."""
-    checked = check_calls(calls, text, custom=True)
-    items: list[Message] = [{"type": "message", "role": "assistant", "content": text}] if text else []
-    items.extend(_call_item(call) for call in checked)
-    return items
+    return text_and_calls(calls, text, _message, _call_item, custom=True)
+
+
+def _message(text: str) -> Message:
+    return {"type": "message", "role": "assistant", "content": text}
 
 
 def _call_item(call: Call, item_id: str | None = None) -> Message:
@@ -74,7 +75,7 @@ def turn_messages(turn: Turn) -> TurnMessages:
     for item in checked.items:
         if isinstance(item, TextDelta):
             if item.text and not messages:
-                items.append({"type": "message", "role": "assistant", "content": item.text})
+                items.append(_message(item.text))
         elif isinstance(item, Call):
             items.append(_call_item(item, checked.call_state(item).get("id") if native else None))
         elif native and isinstance(item, ReasoningItem | MessageItem):
