@@ -319,8 +319,8 @@ async def _aclosing(response: Any) -> AsyncGenerator[bytes, None]:
         await response.aclose()
 
 
-class _Body:
-    """A re-emitted body, read with the library's sync client; closing it closes the inner body."""
+class _Reemitted:
+    """What a re-emitted body holds: the inner body, its session, and how to go on."""
 
     def __init__(
         self,
@@ -328,11 +328,17 @@ class _Body:
         session: Session,
         on_call: OnCall | None,
         error: Callable[[str], Exception],
-        resend: Resend | None = None,
+        resend: Any = None,
     ) -> None:
         self._inner, self._session, self._on_call, self._error = inner, session, on_call, error
         self._resend = resend
-        self._body: Generator[bytes, None, None] | None = None
+
+
+class _Body(_Reemitted):
+    """A re-emitted body, read with the library's sync client; closing it closes the inner body."""
+
+    _resend: Resend | None
+    _body: Generator[bytes, None, None] | None = None
 
     def __iter__(self) -> Generator[bytes, None, None]:
         self._body = reemit(self._inner, self._session, self._on_call, self._error, self._resend)
@@ -347,20 +353,11 @@ class _Body:
             self._session.close()  # a body left unread, or read in part, still ends its span
 
 
-class _AsyncBody:
+class _AsyncBody(_Reemitted):
     """The async twin of ``_Body``."""
 
-    def __init__(
-        self,
-        inner: Any,
-        session: Session,
-        on_call: OnCall | None,
-        error: Callable[[str], Exception],
-        resend: AsyncResend | None = None,
-    ) -> None:
-        self._inner, self._session, self._on_call, self._error = inner, session, on_call, error
-        self._resend = resend
-        self._body: AsyncGenerator[bytes, None] | None = None
+    _resend: AsyncResend | None
+    _body: AsyncGenerator[bytes, None] | None = None
 
     def __aiter__(self) -> AsyncGenerator[bytes, None]:
         self._body = areemit(self._inner, self._session, self._on_call, self._error, self._resend)
