@@ -39,7 +39,6 @@ from .._reemit import (
     content_decoding,
     is_stream,
     kept_headers,
-    path_provider,
     read_request,
     reemit,
     request_toolset,
@@ -152,13 +151,14 @@ class _Shell(Generic[_Inner, _Request, _Response]):
         body = orjson.dumps(asked)
         return self.library.Request(request.method, request.url, headers=headers, content=body)
 
-    def _answered(self, again: Any, response: Any, body: bytes) -> Decoding | None:
+    def _answered(self, session: Session | None, again: Any, response: Any, body: bytes) -> Decoding | None:
         """How to read ``response``, the answer to ``again``: a stream's decoding. Any other
         answer fails the body: a refusal as the ``HTTPStatusError`` it is, ``body`` being its
         start, anything else a ``TransportError``."""
         if not response.is_success:
-            slug = self._options.provider or path_provider(again.url.path) or "openai_chat"
-            raise status_error(response.status_code, body, DECODERS[slug], headers=response.headers, request=again)
+            assert session is not None and session.provider is not None  # it asks again once it reads a stream
+            decoder = DECODERS[session.provider]
+            raise status_error(response.status_code, body, decoder, headers=response.headers, request=again)
         kind = response.headers.get("content-type", "")
         if not is_stream(kind):
             raise TransportError(f"asked again about its bad calls, the API answered {kind or 'a body'}, not a stream")
@@ -203,16 +203,18 @@ class SyncShell(_Shell[_Inner, _Request, _Response]):
         except BaseException:
             response.close()
             raise
-        resend = functools.partial(self._resend, request)
+        resend = functools.partial(self._resend, request, session)
         return self._reemitted(session, response, _on(_Body, self.library.SyncByteStream), resend)
 
-    def _resend(self, request: Any, asked: dict[str, Any]) -> tuple[Iterable[bytes], Decoding | None]:
+    def _resend(
+        self, request: Any, session: Session | None, asked: dict[str, Any]
+    ) -> tuple[Iterable[bytes], Decoding | None]:
         """``request`` sent again, ``asked`` its body: the answer's body, and its decoding."""
         again = self._again(request, asked)
         response = self._inner.handle_request(again)
         try:
             body = b"" if response.is_success else response.read()[:_EXCERPT]
-            decoding = self._answered(again, response, body)
+            decoding = self._answered(session, again, response, body)
         except BaseException:
             response.close()
             raise
@@ -239,16 +241,18 @@ class AsyncShell(_Shell[_Inner, _Request, _Response]):
         except BaseException:
             await response.aclose()
             raise
-        resend = functools.partial(self._resend, request)
+        resend = functools.partial(self._resend, request, session)
         return self._reemitted(session, response, _on(_AsyncBody, self.library.AsyncByteStream), resend)
 
-    async def _resend(self, request: Any, asked: dict[str, Any]) -> tuple[AsyncIterable[bytes], Decoding | None]:
+    async def _resend(
+        self, request: Any, session: Session | None, asked: dict[str, Any]
+    ) -> tuple[AsyncIterable[bytes], Decoding | None]:
         """The async twin of ``SyncShell._resend``."""
         again = self._again(request, asked)
         response = await self._inner.handle_async_request(again)
         try:
             body = b"" if response.is_success else (await response.aread())[:_EXCERPT]
-            decoding = self._answered(again, response, body)
+            decoding = self._answered(session, again, response, body)
         except BaseException:
             await response.aclose()
             raise
