@@ -28,7 +28,7 @@ PATH = "/v1/chat/completions"
 
 @pytest.fixture(scope="module")
 def served(upstream: LoopbackServer) -> Iterator[Proxy]:
-    with keyed_proxy(upstream, route(upstream)) as running:
+    with keyed_proxy(upstream, route(upstream, invalid="withhold")) as running:  # the tell route: its own test
         yield running
 
 
@@ -266,6 +266,10 @@ def test_a_tell_route_answers_a_bad_call_upstream_and_the_sdk_reads_one_turn_of_
         request = {"model": "m", "messages": [{"role": "user", "content": "Paris?"}], "tools": TOOLS}
         with client(served).chat.completions.stream(**request) as stream:
             final = stream.get_final_completion()
+        metrics = httpx.get(served.url + "/metrics", timeout=10).text
+    assert 'streamkit_serve_asked_again_total{format="openai_chat"} 1' in metrics
+    assert 'streamkit_serve_calls_total{format="openai_chat",outcome="told"} 1' in metrics
+    assert 'streamkit_serve_streams_total{format="openai_chat",outcome="told"} 1' in metrics
     choice = final.choices[0]
     calls = [(call.index, call.id, call.function.arguments) for call in choice.message.tool_calls or ()]
     assert calls[-1] == (len(calls) - 1, "call_9", '{"city":"Paris"}')

@@ -67,7 +67,7 @@ def test_a_config_file_is_read_whole(tmp_path: Path) -> None:
         ),
         (
             {"route": [{**ROUTE, "invalid": "drop"}]},
-            "config: route 1: invalid must be one of withhold, tell, pass, got 'drop'",
+            "config: route 1: invalid must be one of tell, withhold, pass, got 'drop'",
         ),
         ({"route": [{**ROUTE, "timeout": 0}]}, "config: route 1: timeout must be positive, got 0.0"),
         (

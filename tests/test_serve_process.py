@@ -26,7 +26,7 @@ HEADERS = {"authorization": f"Bearer {PROXY_KEY}"}
 
 
 def test_the_metrics_count_each_stream_call_and_issue(upstream: LoopbackServer) -> None:
-    with keyed_proxy(upstream, route(upstream)) as served:
+    with keyed_proxy(upstream, route(upstream, invalid="withhold")) as served:
         for case in ("parallel_index_zero", "invalid_json", "cut_call"):
             upstream.routes[PATH] = reply("openai_chat", case)
             httpx.post(served.url + PATH, json=BODY, headers=HEADERS, timeout=10)

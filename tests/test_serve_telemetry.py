@@ -37,7 +37,7 @@ def recorded(upstream: LoopbackServer, monkeypatch: pytest.MonkeyPatch) -> Itera
     out = Recorded()
     config = {
         "server": {"proxy_key_env": "TEST_PROXY_KEY", "telemetry": True},
-        "route": [route(upstream), route(upstream, "anthropic")],
+        "route": [route(upstream), route(upstream, "anthropic", invalid="withhold")],
     }
     running = Proxy(config, tracer_provider=out.tracer_provider, meter_provider=out.meter_provider)
     try:

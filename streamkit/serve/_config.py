@@ -26,7 +26,7 @@ __all__ = ("EMIT_MODES", "INVALID_POLICIES", "Config", "Route", "load_config", "
 
 #: What a route does with an invalid call (``streamkit._reemit._policy``): tell the model and go
 #: on, withhold it and end with an error, or pass it on marked invalid.
-INVALID_POLICIES = ("withhold", "tell", "pass")
+INVALID_POLICIES = ("tell", "withhold", "pass")
 Invalid = Literal["tell", "withhold", "pass"]
 #: The most times a route may ask the model again within one response.
 MAX_ROUNDS = 8
@@ -56,13 +56,13 @@ class Route:
         key_env: the environment variable holding the upstream's key, sent in the format's header.
         pass_key: pass the client's own key (``Authorization`` / ``x-api-key``) on to the upstream;
             the proxy key then goes in ``x-streamkit-key``.
-        invalid: what a bad call becomes; it never reaches the client as a call. ``withhold``
-            (the default): the format's error event names it and ends the stream (a body not
-            streamed: 422); ``tell``: the proxy answers it to the model itself, sending the
-            request again with the turn and the call's error, and the response goes on with the
-            model's new answer, at most ``rounds`` times, then ends as ``withhold`` does (OpenAI
-            Chat and Anthropic streams written whole; elsewhere as ``withhold``); ``pass``: it
-            is written, its raw text, after a comment line marking it.
+        invalid: what a bad call becomes; it never reaches the client as a call. ``tell`` (the
+            default): the proxy answers it to the model itself, sending the request again with
+            the turn and the call's error, and the response goes on with the model's new
+            answer, at most ``rounds`` times, then ends as ``withhold`` does (streams written
+            whole, in a format whose response can go on; elsewhere as ``withhold``);
+            ``withhold``: the format's error event names it and ends the stream (a body not
+            streamed: 422); ``pass``: it is written, its raw text, after a comment line marking it.
         rounds: how many times ``tell`` may ask the model again in one response (0 to 8).
         timeout: seconds to connect, and at most between two reads of the upstream's body.
         limits: the ``Limits`` one response may reach.
@@ -78,7 +78,7 @@ class Route:
     models: tuple[str, ...] = ()
     key_env: str | None = None
     pass_key: bool = False
-    invalid: Invalid = "withhold"
+    invalid: Invalid = "tell"
     rounds: int = 2
     timeout: float = 300.0
     limits: Limits = field(default_factory=Limits)
@@ -237,7 +237,7 @@ def _route(data: Mapping[str, Any], where: str) -> Route:
     models = data.get("models", [])
     if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
         raise UsageError(f"{where}: models must be a list of strings (glob patterns)")
-    invalid = _typed(data, "invalid", str, "withhold", where)
+    invalid = _typed(data, "invalid", str, "tell", where)
     if invalid not in INVALID_POLICIES:
         raise UsageError(f"{where}: invalid must be one of {', '.join(INVALID_POLICIES)}, got {invalid!r}")
     rounds = _typed(data, "rounds", int, 2, where)

@@ -6,11 +6,11 @@ they arrive. A route with ``emit = "fragments"`` streams each call's arguments a
 instead, and its end marker only once it was checked (``_fragments``).
 
 A bad call (malformed, cut off, failing its tool's schema, or naming a tool the request did not
-offer) is never written as a call. On a ``tell`` route the proxy answers it to the
+offer) is never written as a call. On a ``tell`` route (the default) the proxy answers it to the
 model itself: at the response's end it sends the request again, with the turn and each call's
 result (the bad call's error) appended, and the response goes on with the new answer, so the
 client reads one turn whose calls are all valid (at most ``rounds`` times; then as
-``withhold``). On a ``withhold`` route (the default) the first bad call ends the stream: the calls before it
+``withhold``). On a ``withhold`` route the first bad call ends the stream: the calls before it
 were written, then the format's own error event names the call and what was wrong, and nothing
 after it is sent. On a ``pass`` route the invalid call is written as the transports
 write it (its raw text; a cut call without its end), just after an SSE comment line marking it.
@@ -271,11 +271,11 @@ class Upstream:
             body = None  # not JSON: nothing in it is a call; it passes on as it came
         calls = whole_calls(fmt.slug, body, toolset, self.route.limits)
         withhold = self.route.invalid != "pass"  # an answer not streamed is not asked again: ``tell`` withholds
-        counted = _Counts(exchange, withheld=withhold)
+        counted = _Counts(exchange, "withheld" if withhold else "passed_invalid")
         for call in calls:
             counted.count(call)
         bad = [call for call in calls if isinstance(call, InvalidToolCall)]
-        end = None if bad and counted.withheld else whole_end(fmt.slug, body, calls)  # withheld: the span is left
+        end = None if bad and withhold else whole_end(fmt.slug, body, calls)  # withheld: the span is left
         _span(exchange, response.request.url, None, calls, end)
         if bad and withhold:  # 422: no client retries it, as it would a 502, sending the same turn again
             described = "; ".join(_describe(call) for call in bad)
@@ -355,10 +355,12 @@ class Upstream:
 
 
 class _Counts:
-    """One response's calls, counted in the metrics and in its access log line."""
+    """One response's calls, counted in the metrics and in its access log line; ``bad`` is the
+    outcome an invalid call is counted under: ``withheld``, ``told`` (left out, the model asked
+    again) or ``passed_invalid``."""
 
-    def __init__(self, exchange: Exchange, *, withheld: bool) -> None:
-        self.exchange, self.withheld = exchange, withheld
+    def __init__(self, exchange: Exchange, bad: str) -> None:
+        self.exchange, self.bad = exchange, bad
         exchange.log |= {"calls": 0, "invalid": 0}
 
     def count(self, call: Call) -> None:
@@ -368,9 +370,7 @@ class _Counts:
             metrics.count("streamkit_serve_calls_total", format=fmt, outcome="valid")
             return
         log["invalid"] += 1
-        metrics.count(
-            "streamkit_serve_calls_total", format=fmt, outcome="withheld" if self.withheld else "passed_invalid"
-        )
+        metrics.count("streamkit_serve_calls_total", format=fmt, outcome=self.bad)
         for issue in call.errors:
             metrics.count("streamkit_serve_invalid_calls_total", format=fmt, kind=issue.kind)
 
@@ -389,7 +389,7 @@ class _Stream:
         self._again = again
         self.format = exchange.format
         self._opened: dict[tuple[int, int], float] = {}
-        self._counts = _Counts(exchange, withheld=False)
+        self._counts = _Counts(exchange, "passed_invalid")
         self._marks: list[bytes] = []  # a pass route's comment lines, each before its invalid call
         self._delivered = False  # the provider's end marker was read, and all before it sent
 
@@ -455,9 +455,10 @@ class _Stream:
         session.calls.clear()
 
     def _counted(self, call: Call) -> None:
-        self._counts.withheld = bool(self.session.withheld)
+        session = self.session
+        self._counts.bad = "withheld" if session.withheld else "passed_invalid" if session.keep_invalid else "told"
         self._counts.count(call)
-        if isinstance(call, InvalidToolCall) and not self.session.withheld:  # a pass route: marked before its bytes
+        if isinstance(call, InvalidToolCall) and session.keep_invalid:  # a pass route: marked before its bytes
             self._marks.append(f": streamkit: invalid tool call {_describe(call)}\n\n".encode())
 
     def _finish(self) -> bytes:
@@ -470,7 +471,7 @@ class _Stream:
             message = f"streamkit stopped the stream: {session.failure}"
             return self._end("failed", "stream_error", message, type(session.failure).__name__)
         if "outcome" not in log:
-            log["outcome"] = "passed_invalid" if log["invalid"] else "ok"
+            log["outcome"] = ("passed_invalid" if session.keep_invalid else "told") if log["invalid"] else "ok"
         return b""
 
     def _end(self, outcome: str, kind: str, message: str, code: str = "upstream_error") -> bytes:
