@@ -288,6 +288,21 @@ def text_and_calls(
     return blocks
 
 
+class _AssistantMessage(Protocol):
+    def __call__(self, calls: Iterable[Call], *, text: str | None = None) -> list[Message]: ...
+
+
+def block_message(text_block: Callable[[str], Message], call_block: Callable[[Call], Message]) -> _AssistantMessage:
+    """The ``assistant_message`` of a provider whose assistant turn is one message of blocks
+    under ``content`` (Anthropic, Bedrock), made once here from its two block writers."""
+
+    def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list[Message]:
+        """The assistant message that records ``calls`` (and the ``text`` before them) in the history."""
+        return [{"role": "assistant", "content": text_and_calls(calls, text, text_block, call_block)}]
+
+    return assistant_message
+
+
 def chat_message(
     calls: Iterable[Any], text: str | None, content: Any, tool_calls: Callable[[list[Call]], list[Message]]
 ) -> list[Message]:

@@ -8,7 +8,6 @@ Shapes: https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-t
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from ..._turn_types import RedactedThinking, ServerToolResult, ServerToolUse, Thinking, Turn, TurnItem
@@ -17,22 +16,17 @@ from ...adapters._base import (
     Call,
     Message,
     Ran,
+    block_message,
     dumps,
     input_object,
     name_of,
     result_text,
     result_writers,
     safe_id,
-    text_and_calls,
 )
 from ...adapters._history import TurnMessages, block_turn
 
 __all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
-
-
-def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list[Message]:
-    """The assistant message that records ``calls`` (and the ``text`` before them) in the history."""
-    return [{"role": "assistant", "content": text_and_calls(calls, text, _text, _tool_use)}]
 
 
 def _text(text: str) -> Message:
@@ -41,6 +35,9 @@ def _text(text: str) -> Message:
 
 def _tool_use(call: Call) -> Message:
     return {"type": "tool_use", "id": safe_id(call), "name": name_of(call), "input": input_object(call)}
+
+
+assistant_message = block_message(_text, _tool_use)
 
 
 def _result(call: Ran, result: Any) -> Message:
