@@ -272,3 +272,24 @@ def test_a_bad_call_of_the_second_response_is_told_in_a_third(server: LoopbackSe
     assert ids == ["call_2", "call_2", "call_9"]  # the valid call of each answer, as the model sent it
     assert len(server.requests) == 3
     assert isinstance(invalid_calls(response)[0], InvalidToolCall)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_body_that_ends_inside_a_call_is_told_as_a_cut_and_goes_on(server: LoopbackServer, mode: str) -> None:
+    """The upstream closes the body cleanly in the middle of the second call, with no finish
+    reason: both open calls are told to the model as cut, and its answer ends the turn."""
+    events = (FIXTURES / "openai_chat/length_after_a_followed_call.sse").read_bytes().split(b"\n\n")
+    ended = Reply([b"\n\n".join(events[:5]) + b"\n\n"])
+    final, response = chat(server, mode, ended, CHAT_FIXED)
+    calls = [(call.id, call.function.arguments) for call in final.choices[0].message.tool_calls]
+    assert calls == [("call_9", '{"city":"Paris"}')]
+    assert [(call.id, call.truncated) for call in invalid_calls(response)] == [
+        ("call_St0ck1", True),
+        ("call_St0ck2", True),
+    ]
+    _, results_one, results_two = told(server.requests[1].body)
+    assert [orjson.loads(entry["content"])["errors"][0]["kind"] for entry in (results_one, results_two)] == [
+        "truncated",
+        "truncated",
+    ]
+    assert len(server.requests) == 2

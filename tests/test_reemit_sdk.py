@@ -60,7 +60,7 @@ class Outcome:
         return bool(self.calls) and all(self.log.index(call) < last for call in self.calls)
 
 
-def _client(lib: str, mode: str, outcome: Outcome | None, tools: Any = None) -> Any:
+def _client(lib: str, mode: str, outcome: Outcome | None, tools: Any = None, invalid: str | None = None) -> Any:
     """An http client of ``lib`` with the re-emitting transport (none when ``outcome`` is None)."""
     library = importlib.import_module(lib)
     if outcome is None:
@@ -68,7 +68,7 @@ def _client(lib: str, mode: str, outcome: Outcome | None, tools: Any = None) -> 
     integration = importlib.import_module(f"streamkit.integrations.{lib}")
     if mode == "sync":
         hooks = {"response": [outcome.responses.append]}
-        transport = integration.Transport(on_call=outcome.log.append, tools=tools)
+        transport = integration.Transport(on_call=outcome.log.append, tools=tools, invalid=invalid)
         return library.Client(transport=transport, event_hooks=hooks)
 
     async def on_call(call: Call) -> None:
@@ -78,7 +78,7 @@ def _client(lib: str, mode: str, outcome: Outcome | None, tools: Any = None) -> 
     async def on_response(response: Any) -> None:
         outcome.responses.append(response)
 
-    transport = integration.AsyncTransport(on_call=on_call, tools=tools)
+    transport = integration.AsyncTransport(on_call=on_call, tools=tools, invalid=invalid)
     return library.AsyncClient(transport=transport, event_hooks={"response": [on_response]})
 
 
@@ -186,7 +186,15 @@ ANSWERS = {
 
 
 def run(
-    server: LoopbackServer, api: Api, reply: Reply, lib: str, mode: str, *, plain: bool = False, tools: Any = None
+    server: LoopbackServer,
+    api: Api,
+    reply: Reply,
+    lib: str,
+    mode: str,
+    *,
+    plain: bool = False,
+    tools: Any = None,
+    invalid: str | None = None,
 ) -> Outcome:
     """Stream ``reply`` through the SDK, with the transport (or ``plain``, the SDK alone). A
     request the transport sends again, asking the model again about a bad call (``tell``), is
@@ -195,7 +203,7 @@ def run(
     outcome = Outcome()
     module, sync_class, async_class = api.clients
     sdk = getattr(importlib.import_module(module), async_class if mode == "async" else sync_class)
-    http_client = _client(lib, mode, None if plain else outcome, tools)
+    http_client = _client(lib, mode, None if plain else outcome, tools, invalid)
     client = sdk(base_url=server.url(api.base), api_key="sk-test", max_retries=0, http_client=http_client)
     if mode == "sync":
         with client:
@@ -684,7 +692,8 @@ def test_a_transport_under_the_other_librarys_client_is_a_usage_error_naming_the
 
 def ended_after(path: str, marker: bytes) -> Reply:
     """A fixture's events up to the first that holds ``marker``, then the body's clean end: a call
-    is still open and nothing says why, so streamkit stops the stream."""
+    is still open and nothing says why, so streamkit stops the stream (on ``raise``; ``tell``
+    asks the model again, ``tests/test_ask_again.py``)."""
     events = (FIXTURES / path).read_bytes().split(b"\n\n")
     upto = next(number for number, event in enumerate(events) if marker in event)
     return Reply([event + b"\n\n" for event in events[: upto + 1]])
@@ -707,7 +716,7 @@ def test_openai_raises_its_connection_error_when_streamkit_stops_the_stream(
     server: LoopbackServer, lib: str, mode: str, api: Api, case: str
 ) -> None:
     reply = ended_after(f"{case}/text_then_two_calls.sse", b"get_stock")
-    outcome = run(server, api, reply, lib, mode)
+    outcome = run(server, api, reply, lib, mode, invalid="raise")  # "tell" would ask the model again
     assert (type(outcome.error), str(outcome.error)) == (openai.APIConnectionError, "Connection error.")
     assert outcome.error is not None
     stopped(outcome.error.__cause__, lib, streamkit.IncompleteStreamError, case)
@@ -717,7 +726,8 @@ def test_openai_raises_its_connection_error_when_streamkit_stops_the_stream(
 def test_anthropic_raises_its_connection_error_naming_why_when_streamkit_stops_the_stream(
     server: LoopbackServer, mode: str
 ) -> None:
-    outcome = run(server, MESSAGES, ended_after("anthropic/text_then_two_calls.sse", b"get_stock"), "httpx2", mode)
+    reply = ended_after("anthropic/text_then_two_calls.sse", b"get_stock")
+    outcome = run(server, MESSAGES, reply, "httpx2", mode, invalid="raise")  # "tell" would ask the model again
     assert outcome.error is not None and type(outcome.error) is anthropic.APIConnectionError
     cause = stopped(outcome.error.__cause__, "httpx2", streamkit.IncompleteStreamError, "anthropic")
     host = server.url("").removeprefix("http://")
@@ -770,14 +780,14 @@ def test_mistral_raises_the_protocol_error_itself_when_streamkit_stops_the_strea
     messages: Any = [{"role": "user", "content": "hi"}]
 
     def read() -> None:
-        with httpx2.Client(transport=Transport()) as http:
+        with httpx2.Client(transport=Transport(invalid="raise")) as http:
             for _ in Mistral(api_key="k", server_url=server.url(""), client=http).chat.stream(
                 model="m", messages=messages
             ):
                 pass
 
     async def aread() -> None:
-        async with httpx2.AsyncClient(transport=AsyncTransport()) as http:
+        async with httpx2.AsyncClient(transport=AsyncTransport(invalid="raise")) as http:
             client = Mistral(api_key="k", server_url=server.url(""), async_client=http)
             async for _ in await client.chat.stream_async(model="m", messages=messages):
                 pass

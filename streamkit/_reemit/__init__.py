@@ -460,7 +460,8 @@ class Session:
         try:
             values = self._assembler.flush()
         except IncompleteStreamError as exc:
-            if exc.unfinished:  # a call was open when the body ended: it was cut, and nothing says so
+            # a call was open when the body ended: it was cut, and nothing says so
+            if exc.unfinished and not self._told_cut(exc.unfinished):
                 self.failure = exc
             return out
         except StreamError as exc:
@@ -601,6 +602,18 @@ class Session:
         assert self.provider is not None
         self.again = asked_again(self._asked, Turn.from_events(self._values, self.provider))  # type: ignore[arg-type]
         return self.again is not None
+
+    def _told_cut(self, unfinished: Sequence[InvalidToolCall]) -> bool:
+        """Whether the calls a body ended inside (with no end from the provider) are told to the
+        model as cut ones, the response going on with its answer (``tell``), rather than fail it."""
+        if self._asked is None:
+            return False
+        self._values += unfinished
+        self.calls += unfinished
+        for call in unfinished:
+            self._left(call)
+        self._ended = self._ask_again()
+        return self._ended
 
     def _read_after_end(self, frame: Frame) -> None:
         """A frame after the end of a response the model is asked again in: read (its usage,
