@@ -21,6 +21,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 # LiteLLM fetches its model cost map from the network when it is imported, unless told to read
 # its bundled copy: the tests run offline, whichever of them imports it first.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# Haystack sends usage telemetry from its pipelines unless told not to.
+os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
 
 
 # -- the transport tests: a real HTTP server on loopback, and both async backends --------------

@@ -46,6 +46,7 @@ SDKS = {"openai", "anthropic", "google", "boto3", "mistralai"}  # the sdk-tests 
 FRAMEWORKS = {"pydantic_ai", "langchain", "langchain_core", "langgraph", "agents", "litellm"}  # framework-tests
 FRAMEWORKS |= {"crewai"}  # tested in a virtualenv of its own (google.adk is under SDKS' "google")
 FRAMEWORKS |= {"smolagents", "agno"}
+FRAMEWORKS |= {"haystack", "haystack_integrations", "autogen_agentchat", "autogen_ext"}  # unintegrated-tests
 
 
 @dataclass(frozen=True)
