@@ -1,0 +1,225 @@
+"""Agent clients that run their own loop, through ``streamkit serve`` and straight at the upstream.
+
+The Vercel AI SDK (``ai`` with ``@ai-sdk/openai`` and ``@ai-sdk/anthropic``), Claude Code and
+Codex, pinned in tests/node/package.json, each against the loopback upstream and nothing else.
+The upstream answers each request with the model's next turn: the first turn (a bad call, or
+valid ones, or text), then, asked again, the model's corrected call, then a text answer. Through
+the proxy's default ``tell`` route the client never runs a bad call: the proxy asks the model
+again inside the same response, so a bad turn costs one upstream request more than a valid one.
+
+CI installs the modules from tests/node's lock into a directory outside the package and names it
+in ``STREAMKIT_NODE_MODULES``; without node or those modules the tests skip, saying which.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("uvicorn")
+
+from .agent_turns import PLAIN, calling, fixture, plain
+from .server import LoopbackServer, Reply, Turns
+from .serving import PROXY_KEY, Proxy, keyed_proxy, route
+
+NODE_DIR = Path(__file__).resolve().parent / "node"
+NODE = shutil.which("node")
+MODULES = Path(os.environ.get("STREAMKIT_NODE_MODULES", NODE_DIR / "node_modules"))
+PATHS = {"openai_chat": "/v1/chat/completions", "anthropic": "/v1/messages"}
+#: Seconds any client gets to finish its whole run.
+TIMEOUT = 60
+
+
+def needs(*packages: str) -> pytest.MarkDecorator:
+    """Skip, saying why, without node or without one of ``packages`` in ``MODULES``."""
+    missing = [name for name in packages if not (MODULES / name / "package.json").exists()]
+    reason = "node is not installed" if NODE is None else f"{', '.join(missing)} not installed in {MODULES}"
+    return pytest.mark.skipif(
+        NODE is None or bool(missing), reason=f"{reason} (npm ci --prefix DIR with tests/node's lock)"
+    )
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A first turn; the valid calls it holds; the bad calls' error kinds; and the call the model
+    makes instead once told (``None`` for a turn with no bad call)."""
+
+    first: bytes
+    kept: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    told: list[str] = field(default_factory=list)
+    redo: tuple[str, str, dict[str, Any]] | None = None
+
+    def turns(self, provider: str) -> Turns:
+        """The model's turns in order: the first, the corrected call if any, the text answer."""
+        after = [calling(provider, *self.redo)] if self.redo else []
+        return Turns(PATHS[provider], *(Reply([turn]) for turn in [self.first, *after, plain(provider)]))
+
+
+WEATHER = ("get_weather", {"city": "Paris"})
+STOCK = ("get_stock", {"ticker": "AAPL"})
+LOOPS = {
+    "openai_chat": {
+        "plain": Loop(plain("openai_chat")),
+        "two-at-index-0": Loop(fixture("serve/openai_chat/parallel_index_zero.sse"), [WEATHER, STOCK]),
+        "cut": Loop(
+            fixture("openai_chat/length_truncated.sse"),
+            told=["truncated"],
+            redo=("call_9", "write_file", {"path": "a.txt", "content": "Once upon a time."}),
+        ),
+        "complete-then-cut": Loop(
+            fixture("serve/openai_chat/cut_call.sse"), [WEATHER], ["ran", "truncated"], ("call_9", *STOCK)
+        ),
+        "invalid-json": Loop(
+            fixture("serve/openai_chat/invalid_json.sse"), told=["invalid_json"], redo=("call_9", *WEATHER)
+        ),
+        "schema": Loop(fixture("serve/openai_chat/schema_error.sse"), told=["schema"], redo=("call_9", *WEATHER)),
+    },
+    "anthropic": {
+        "plain": Loop(plain("anthropic")),
+        "two-at-index-0": Loop(
+            fixture("anthropic/gateway_block_index_reused.sse"),
+            [("read_file", {"path": "README.md"}), ("read_file", {"path": "setup.cfg"})],
+        ),
+        "cut": Loop(fixture("serve/anthropic/cut_call.sse"), told=["truncated"], redo=("toolu_9", *WEATHER)),
+        "complete-then-cut": Loop(
+            fixture("anthropic/max_tokens_truncated.sse"),
+            [WEATHER],
+            ["ran", "truncated"],
+            ("toolu_9", "write_file", {"path": "notes.txt", "content": "Dear Paris, the weather is fine."}),
+        ),
+        "invalid-json": Loop(
+            fixture("serve/anthropic/invalid_json.sse"), told=["invalid_json"], redo=("toolu_9", *WEATHER)
+        ),
+        "schema": Loop(fixture("serve/anthropic/schema_error.sse"), told=["schema"], redo=("toolu_9", *WEATHER)),
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def served(upstream: LoopbackServer) -> Iterator[Proxy]:
+    with keyed_proxy(upstream, route(upstream), route(upstream, "anthropic")) as running:
+        yield running
+
+
+def vercel(provider: str, base_url: str, key: str) -> dict[str, Any]:
+    """One run of the AI SDK's agent loop (tests/node/agent_loop.mjs): what the application saw."""
+    assert NODE is not None
+    command = [NODE, str(NODE_DIR / "agent_loop.mjs"), provider, base_url, key, str(MODULES)]
+    out = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, check=True)
+    result: dict[str, Any] = json.loads(out.stdout)
+    return result
+
+
+def bodies(upstream: LoopbackServer, since: int) -> list[dict[str, Any]]:
+    return [json.loads(request.body) for request in upstream.requests[since:]]
+
+
+def answered(provider: str, body: dict[str, Any]) -> list[str]:
+    """What a request tells the model of each call of its last turn: a tool's result as sent, or
+    the error kinds of streamkit's payload (``{"ok": false, "errors": [...]}``)."""
+    if provider == "anthropic":
+        contents = [block["content"] for block in body["messages"][-1]["content"] if block["type"] == "tool_result"]
+    else:
+        contents = []
+        for message in reversed(body["messages"]):
+            if message["role"] != "tool":
+                break
+            contents.insert(0, message["content"])
+    return [
+        ",".join(e["kind"] for e in json.loads(c)["errors"]) if c.startswith('{"ok":false') else c for c in contents
+    ]
+
+
+#: What a tool answers, as the scripts' tools do: a valid call's result.
+RESULTS: dict[str, Callable[[dict[str, str]], str]] = {
+    "get_weather": lambda args: f"sunny in {args['city']}",
+    "get_stock": lambda args: f"{args['ticker']} at 182.5",
+    "write_file": lambda args: "written",
+    "read_file": lambda args: f"the text of {args['path']}",
+}
+STANDS = "this call is valid and stands: it runs once your turn ends, and its result comes then; do not send it again"
+CASES = [(provider, name) for provider, loops in LOOPS.items() for name in loops]
+
+
+@needs("ai", "@ai-sdk/openai", "@ai-sdk/anthropic", "zod")
+@pytest.mark.parametrize(("provider", "name"), CASES)
+def test_the_ai_sdk_loop_through_the_proxy_runs_only_valid_calls_and_ends_with_the_answer(
+    served: Proxy, upstream: LoopbackServer, provider: str, name: str
+) -> None:
+    """A bad call never reaches the SDK: the proxy asks the model again within the response, the
+    SDK runs the corrected call in its first step and gets the answer in its second."""
+    loop = LOOPS[provider][name]
+    upstream.routes = loop.turns(provider)
+    since = len(upstream.requests)
+    ran = [*loop.kept, *([(loop.redo[1], loop.redo[2])] if loop.redo else [])]
+    steps = ["tool-calls", "stop"] if ran else ["stop"]
+    assert vercel(provider, served.url + "/v1", PROXY_KEY) == {
+        "ran": [[tool, args] for tool, args in ran],
+        "toolErrors": [],
+        "steps": steps,
+        "text": PLAIN,
+    }
+    sent = bodies(upstream, since)
+    assert len(sent) == len(steps) + bool(loop.redo)  # the SDK's steps, and the proxy's one ask-again
+    if loop.redo:
+        told = [STANDS if kind == "ran" else kind for kind in loop.told]
+        assert answered(provider, sent[1]) == told
+    if ran:
+        assert answered(provider, sent[-1]) == [RESULTS[tool](args) for tool, args in ran]
+
+
+#: Straight at the upstream, the same turns: (tools run, tools whose input the SDK found bad,
+#: steps, final text, upstream requests). The SDK checks a call's JSON and schema itself and
+#: sends the model its error in a step of its own; a turn that ends at the output limit runs no
+#: tool, not even a whole one, and ends the run without an answer, but for OpenAI Chat's lone
+#: cut call, which it answers with an error as it does invalid JSON.
+BEFORE: dict[tuple[str, str], tuple[list[Any], list[str], list[str], str, int]] = {
+    ("openai_chat", "plain"): ([], [], ["stop"], PLAIN, 1),
+    ("openai_chat", "two-at-index-0"): ([WEATHER, STOCK], [], ["tool-calls", "stop"], PLAIN, 2),
+    ("openai_chat", "cut"): (
+        [("write_file", {"path": "a.txt", "content": "Once upon a time."})],
+        ["write_file"],
+        ["length", "tool-calls", "stop"],
+        PLAIN,
+        3,
+    ),
+    ("openai_chat", "complete-then-cut"): ([], ["get_stock"], ["length"], "", 1),
+    ("openai_chat", "invalid-json"): ([WEATHER], ["get_weather"], ["tool-calls", "tool-calls", "stop"], PLAIN, 3),
+    ("openai_chat", "schema"): ([WEATHER], ["get_weather"], ["tool-calls", "tool-calls", "stop"], PLAIN, 3),
+    ("anthropic", "plain"): ([], [], ["stop"], PLAIN, 1),
+    ("anthropic", "two-at-index-0"): (
+        [("read_file", {"path": "README.md"}), ("read_file", {"path": "setup.cfg"})],
+        [],
+        ["tool-calls", "stop"],
+        PLAIN,
+        2,
+    ),
+    ("anthropic", "cut"): ([], [], ["length"], "", 1),
+    ("anthropic", "complete-then-cut"): ([], [], ["length"], "", 1),
+    ("anthropic", "invalid-json"): ([WEATHER], ["get_weather"], ["tool-calls", "tool-calls", "stop"], PLAIN, 3),
+    ("anthropic", "schema"): ([WEATHER], ["get_weather"], ["tool-calls", "tool-calls", "stop"], PLAIN, 3),
+}
+
+
+@needs("ai", "@ai-sdk/openai", "@ai-sdk/anthropic", "zod")
+@pytest.mark.parametrize(("provider", "name"), CASES)
+def test_the_ai_sdk_loop_straight_at_the_upstream(upstream: LoopbackServer, provider: str, name: str) -> None:
+    """The same turns without the proxy, for comparison: what the SDK makes of them alone."""
+    upstream.routes = LOOPS[provider][name].turns(provider)
+    since = len(upstream.requests)
+    ran, errors, steps, text, requests = BEFORE[provider, name]
+    assert vercel(provider, upstream.url("/v1"), "sk-upstream") == {
+        "ran": [[*call] for call in ran],
+        "toolErrors": errors,
+        "steps": steps,
+        "text": text,
+    }
+    assert len(upstream.requests) - since == requests
