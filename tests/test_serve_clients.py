@@ -27,8 +27,9 @@ import pytest
 pytest.importorskip("uvicorn")
 
 from .agent_turns import PLAIN, calling, fixture, plain
-from .server import LoopbackServer, Reply, Turns
+from .server import LoopbackServer, Reply, Request, Turns
 from .serving import PROXY_KEY, Proxy, keyed_proxy, route
+from .wire import WIRES, call
 
 NODE_DIR = Path(__file__).resolve().parent / "node"
 NODE = shutil.which("node")
@@ -133,9 +134,12 @@ def answered(provider: str, body: dict[str, Any]) -> list[str]:
             if message["role"] != "tool":
                 break
             contents.insert(0, message["content"])
-    return [
-        ",".join(e["kind"] for e in json.loads(c)["errors"]) if c.startswith('{"ok":false') else c for c in contents
-    ]
+    return [kinds(content) if content.startswith('{"ok":false') else content for content in contents]
+
+
+def kinds(told: str) -> str:
+    """The error kinds of streamkit's payload, comma-separated."""
+    return ",".join(error["kind"] for error in json.loads(told)["errors"])
 
 
 #: What a tool answers, as the scripts' tools do: a valid call's result.
@@ -223,3 +227,114 @@ def test_the_ai_sdk_loop_straight_at_the_upstream(upstream: LoopbackServer, prov
         "text": text,
     }
     assert len(upstream.requests) - since == requests
+
+
+# Claude Code: its own loop over Anthropic Messages, its built-in Bash tool allowed to run `touch`.
+# The bad call would make bad.txt, the model's corrected call makes good.txt.
+CLAUDE = MODULES / "@anthropic-ai" / "claude-code" / "bin" / "claude.exe"
+_ANTHROPIC = WIRES["anthropic"]
+_MAX_TOKENS = (
+    b'event: message_delta\ndata: {"type": "message_delta", "delta": {"stop_reason": "max_tokens"}}\n\n'
+    b'event: message_stop\ndata: {"type": "message_stop"}\n\n'
+)
+#: Claude Code's first turns: a Bash call that is not JSON, and one the output limit cut.
+CLAUDE_FIRST = {
+    "invalid-json": _ANTHROPIC.begin()
+    + call(_ANTHROPIC, 0, "toolu_bad", "Bash", ['{"command": "touch bad.txt",}'])
+    + _ANTHROPIC.finish(),
+    "cut": _ANTHROPIC.begin()
+    + _ANTHROPIC.start(0, "toolu_bad", "Bash")
+    + _ANTHROPIC.fragment(0, '{"command": "touch ba')
+    + _MAX_TOKENS,
+}
+CLAUDE_REDO = calling("anthropic", "toolu_9", "Bash", {"command": "touch good.txt", "description": "Make good.txt"})
+
+
+def claude(base_url: str, key: str, home: Path) -> dict[str, Any]:
+    """``claude -p`` in ``home/work``, offline: a home of its own, no telemetry or update check,
+    and every request not to loopback sent to a closed port."""
+    (home / "work").mkdir()
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home),
+        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+        "ANTHROPIC_BASE_URL": base_url,
+        "ANTHROPIC_API_KEY": key,
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "NO_PROXY": "127.0.0.1",
+    }
+    command = [str(CLAUDE), "-p", "Make the file.", "--output-format", "json", "--allowedTools", "Bash(touch:*)"]
+    out = subprocess.run(
+        command, capture_output=True, text=True, timeout=TIMEOUT, env=env, cwd=home / "work", check=True
+    )
+    result: dict[str, Any] = json.loads(out.stdout)
+    return {key: result[key] for key in ("subtype", "is_error", "num_turns", "result")}
+
+
+def exchange(request: Request) -> tuple[list[str], list[str]]:
+    """The calls of a request's last assistant turn, by id, and what each was answered: the error
+    kinds of streamkit's payload, or the first line of the tool's result."""
+    messages = json.loads(request.body)["messages"]
+    if len(messages) < 2 or messages[-2]["role"] != "assistant":
+        return [], []
+    ids = [block["id"] for block in messages[-2]["content"] if block["type"] == "tool_use"]
+    results = [block["content"] for block in messages[-1]["content"] if block["type"] == "tool_result"]
+    return ids, [kinds(text) if text.startswith('{"ok":false') else text.splitlines()[0] for text in results]
+
+
+BASH_RAN = "(Bash completed with no output)"
+CLAUDE_PARSE_ERROR = (
+    "<tool_use_error>InputValidationError: Bash was called with input that could not be parsed as JSON."
+)
+#: Claude Code's requests, each as its last turn's calls and what they were answered, and its
+#: number of turns: through the proxy, the proxy's ask-again tells the model and Claude Code sees
+#: one turn with the corrected call.
+CLAUDE_PROXIED = {
+    kind: ([([], []), (["toolu_bad"], [told]), (["toolu_9"], [BASH_RAN])], 2)
+    for kind, told in (("invalid-json", "invalid_json"), ("cut", "truncated"))
+}
+#: Straight at the upstream: Claude Code answers the call it cannot parse with its own error and
+#: keeps it in the history; it drops a turn cut at the output limit and sends the request again,
+#: with a reminder that the limit was hit.
+CLAUDE_ALONE = {
+    "invalid-json": (
+        [
+            ([], []),
+            (["toolu_bad"], [CLAUDE_PARSE_ERROR]),
+            (["toolu_bad", "toolu_9"], [CLAUDE_PARSE_ERROR, BASH_RAN]),
+        ],
+        3,
+    ),
+    "cut": ([([], []), ([], []), (["toolu_9"], [BASH_RAN])], 3),
+}
+
+
+@needs("@anthropic-ai/claude-code")
+@pytest.mark.skipif(
+    CLAUDE.exists() and CLAUDE.stat().st_size < 1 << 20,
+    reason=f"{CLAUDE} is the package's placeholder: its postinstall, which puts the native binary there, did not run",
+)
+@pytest.mark.parametrize("kind", ["invalid-json", "cut"])
+@pytest.mark.parametrize("via", ["proxy", "upstream"])
+def test_claude_code_never_runs_the_bad_call_and_ends_with_the_answer(
+    served: Proxy, upstream: LoopbackServer, tmp_path: Path, kind: str, via: str
+) -> None:
+    """Through the proxy: three requests, one of them the proxy's ask-again, and two turns of
+    Claude Code's. Straight at the upstream: the same three requests, all Claude Code's, and
+    three turns. Either way bad.txt is never made, and every request is a streamed /v1/messages."""
+    turns = (CLAUDE_FIRST[kind], CLAUDE_REDO, plain("anthropic"))
+    upstream.routes = Turns(PATHS["anthropic"], *(Reply([turn]) for turn in turns))
+    since = len(upstream.requests)
+    proxied = via == "proxy"
+    exchanges, steps = (CLAUDE_PROXIED if proxied else CLAUDE_ALONE)[kind]
+    ran = claude(served.url if proxied else upstream.url(""), PROXY_KEY if proxied else "sk-upstream", tmp_path)
+    assert ran == {"subtype": "success", "is_error": False, "num_turns": steps, "result": PLAIN}
+    assert sorted(path.name for path in (tmp_path / "work").iterdir()) == ["good.txt"]
+    sent = upstream.requests[since:]
+    assert [exchange(request) for request in sent] == exchanges
+    assert (b"Output token limit hit." in sent[1].body) == (kind == "cut" and not proxied)
+    assert {(r.target, json.loads(r.body)["stream"]) for r in sent} == {("/v1/messages?beta=true", True)}
