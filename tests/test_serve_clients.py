@@ -338,3 +338,189 @@ def test_claude_code_never_runs_the_bad_call_and_ends_with_the_answer(
     assert [exchange(request) for request in sent] == exchanges
     assert (b"Output token limit hit." in sent[1].body) == (kind == "cut" and not proxied)
     assert {(r.target, json.loads(r.body)["stream"]) for r in sent} == {("/v1/messages?beta=true", True)}
+
+
+# Codex (`codex exec`): its own loop over OpenAI Responses, its exec_command tool run in the
+# workspace. The bad call would make bad.txt, the model's corrected call makes good.txt.
+CODEX = MODULES / ".bin" / "codex"
+#: Whether a Responses route goes on after a bad call as Chat and Messages routes do. While it
+#: does not, the proxy ends the bad turn with `error` and `response.failed`, and Codex, reading
+#: that as a dropped stream, sends the same request again (up to its `stream_max_retries`, 5).
+#: Once it does, the second request is the proxy's ask-again: set this to True.
+RESPONSES_CONTINUE = False
+
+
+def _event(kind: str, number: int, **fields: Any) -> bytes:
+    return f"event: {kind}\ndata: {json.dumps({'type': kind, 'sequence_number': number, **fields})}\n\n".encode()
+
+
+_RESPONSE: dict[str, Any] = {
+    "id": "resp_1",
+    "object": "response",
+    "model": "m",
+    "error": None,
+    "incomplete_details": None,
+}
+_USAGE: dict[str, Any] = {
+    "input_tokens": 1,
+    "input_tokens_details": {"cached_tokens": 0},
+    "output_tokens": 1,
+    "output_tokens_details": {"reasoning_tokens": 0},
+    "total_tokens": 2,
+}
+
+
+def responses_turn(item: dict[str, Any], middle: list[tuple[str, dict[str, Any]]], end: str = "completed") -> bytes:
+    """A Responses stream of one output item: created, the item added, ``middle``, and the end
+    (``completed`` with the item done, or ``incomplete`` at the output limit, the item left open)."""
+    started: dict[str, Any] = {**item, "status": "in_progress"}
+    started |= {"arguments": ""} if "arguments" in item else {"content": list[Any]()}
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("response.created", {"response": {**_RESPONSE, "status": "in_progress", "output": [], "usage": None}})
+    ]
+    events.append(("response.output_item.added", {"output_index": 0, "item": started}))
+    events += middle
+    if end == "completed":
+        events.append(("response.output_item.done", {"output_index": 0, "item": item}))
+        events.append(
+            ("response.completed", {"response": {**_RESPONSE, "status": end, "output": [item], "usage": _USAGE}})
+        )
+    else:
+        reason = {"reason": "max_output_tokens"}
+        response = {**_RESPONSE, "status": end, "output": [], "usage": _USAGE, "incomplete_details": reason}
+        events.append(("response.incomplete", {"response": response}))
+    return b"".join(_event(kind, number, **fields) for number, (kind, fields) in enumerate(events))
+
+
+def codex_call(call_id: str, arguments: str, *, cut: bool = False) -> bytes:
+    """A turn of one exec_command call; ``cut``: the output limit stops it inside ``arguments``."""
+    item = {"id": f"fc_{call_id}", "type": "function_call", "status": "completed", "name": "exec_command"}
+    item |= {"call_id": call_id, "arguments": arguments}
+    delta = ("response.function_call_arguments.delta", {"item_id": item["id"], "output_index": 0, "delta": arguments})
+    if cut:
+        return responses_turn(item, [delta], "incomplete")
+    done = ("response.function_call_arguments.done", {"item_id": item["id"], "output_index": 0, "arguments": arguments})
+    return responses_turn(item, [delta, done])
+
+
+def codex_text(text: str) -> bytes:
+    part = {"type": "output_text", "text": text, "annotations": []}
+    item = {"id": "msg_1", "type": "message", "status": "completed", "role": "assistant", "content": [part]}
+    where = {"item_id": "msg_1", "output_index": 0, "content_index": 0}
+    middle = [
+        ("response.content_part.added", {**where, "part": {**part, "text": ""}}),
+        ("response.output_text.delta", {**where, "delta": text}),
+        ("response.output_text.done", {**where, "text": text}),
+    ]
+    return responses_turn(item, middle)
+
+
+CODEX_FIRST = {
+    "invalid-json": codex_call("call_bad", '{"cmd": "touch bad.txt",}'),
+    "cut": codex_call("call_bad", '{"cmd": "touch ba', cut=True),
+}
+
+
+def codex(base_url: str, key: str, home: Path) -> subprocess.CompletedProcess[str]:
+    """``codex exec`` in ``home/work`` with a model provider at ``base_url``, offline: a
+    CODEX_HOME of its own, and every request not to loopback sent to a closed port."""
+    (home / "work").mkdir()
+    (home / "codex").mkdir()
+    provider = f'name = "loopback"\nbase_url = "{base_url}"\nenv_key = "LOOPBACK_KEY"\nwire_api = "responses"\n'
+    config = f'model = "m"\nmodel_provider = "loopback"\n\n[model_providers.loopback]\n{provider}'
+    (home / "codex" / "config.toml").write_text(config)
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home),
+        "CODEX_HOME": str(home / "codex"),
+        "LOOPBACK_KEY": key,
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "NO_PROXY": "127.0.0.1",
+    }
+    command = [str(CODEX), "exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write", "Make the file."]
+    return subprocess.run(
+        command, capture_output=True, text=True, timeout=TIMEOUT, env=env, cwd=home / "work", stdin=subprocess.DEVNULL
+    )
+
+
+@pytest.fixture(scope="module")
+def responses(upstream: LoopbackServer) -> Iterator[Proxy]:
+    with keyed_proxy(upstream, route(upstream, "openai_responses")) as running:
+        yield running
+
+
+def codex_exchange(request: Request) -> list[tuple[str, str]]:
+    """The calls a Codex request holds and what each was answered: the error kinds of streamkit's
+    payload, ``exit 0`` for a command that ran, or the first line of another output."""
+    items = [item for item in json.loads(request.body)["input"] if item["type"] != "message"]
+    return [
+        (item["call_id"], "call")
+        if item["type"] == "function_call"
+        else (item["call_id"], codex_output(item["output"]))
+        for item in items
+    ]
+
+
+def codex_output(output: str) -> str:
+    if output.startswith('{"ok":false'):
+        return kinds(output)
+    return "exit 0" if "\nProcess exited with code 0\n" in output else output.splitlines()[0]
+
+
+CODEX_RAN = [("call_9", "call"), ("call_9", "exit 0")]
+CODEX_PARSE_ERROR = [
+    ("call_bad", "call"),
+    ("call_bad", "failed to parse function arguments: trailing comma at line 1 column 25"),
+]
+#: Straight at the upstream: (exit status, files made, each request's calls). Codex answers a call
+#: it cannot parse with its own error and keeps it in the history; a response cut at the output
+#: limit (`response.incomplete`) fails the turn and the run.
+CODEX_ALONE = {
+    "invalid-json": (0, ["good.txt"], [[], CODEX_PARSE_ERROR, [*CODEX_PARSE_ERROR, *CODEX_RAN]]),
+    "cut": (1, [], [[]]),
+}
+
+
+@needs("@openai/codex")
+@pytest.mark.parametrize(("kind", "told"), [("invalid-json", "invalid_json"), ("cut", "truncated")])
+def test_codex_through_the_proxy_never_runs_the_bad_call_and_ends_with_the_answer(
+    responses: Proxy, upstream: LoopbackServer, tmp_path: Path, kind: str, told: str
+) -> None:
+    """Three requests and the corrected call run. While a Responses route ends a bad turn with
+    ``response.failed``, the second request is Codex's own: it reads the failed response as a
+    dropped stream and sends the same request again; once the route goes on (``RESPONSES_CONTINUE``)
+    it is the proxy's, telling the model, and Codex reconnects no more."""
+    turns = (CODEX_FIRST[kind], codex_call("call_9", '{"cmd": "touch good.txt"}'), codex_text(PLAIN))
+    upstream.routes = Turns("/v1/responses", *(Reply([turn]) for turn in turns))
+    since = len(upstream.requests)
+    out = codex(responses.url + "/v1", PROXY_KEY, tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert sorted(path.name for path in (tmp_path / "work").iterdir()) == ["good.txt"]
+    events = [json.loads(line) for line in out.stdout.splitlines()]
+    assert events[-2:-1] == [
+        {"type": "item.completed", "item": {"id": "item_2", "type": "agent_message", "text": PLAIN}}
+    ]
+    reconnects = [event for event in events if event["type"] == "error"]
+    sent = upstream.requests[since:]
+    if RESPONSES_CONTINUE:  # the proxy's ask-again
+        assert (reconnects, codex_exchange(sent[1])) == ([], [("call_bad", "call"), ("call_bad", told)])
+    else:  # Codex's own re-send
+        assert [event["message"].split(" (")[0] for event in reconnects] == ["Reconnecting... 1/5"]
+        assert json.loads(sent[1].body) == json.loads(sent[0].body)
+    assert [codex_exchange(request) for request in (sent[0], sent[2])] == [[], CODEX_RAN]
+    assert len(sent) == 3
+
+
+@needs("@openai/codex")
+@pytest.mark.parametrize("kind", ["invalid-json", "cut"])
+def test_codex_straight_at_the_upstream(upstream: LoopbackServer, tmp_path: Path, kind: str) -> None:
+    """The same turns without the proxy, for comparison: what Codex makes of them alone."""
+    turns = (CODEX_FIRST[kind], codex_call("call_9", '{"cmd": "touch good.txt"}'), codex_text(PLAIN))
+    upstream.routes = Turns("/v1/responses", *(Reply([turn]) for turn in turns))
+    since = len(upstream.requests)
+    out = codex(upstream.url("/v1"), "sk-upstream", tmp_path)
+    status, files, exchanges = CODEX_ALONE[kind]
+    assert out.returncode == status
+    assert sorted(path.name for path in (tmp_path / "work").iterdir()) == files
+    assert [codex_exchange(request) for request in upstream.requests[since:]] == exchanges
