@@ -22,9 +22,11 @@ STAGES = {"_sse", "_ndjson", "_awsstream", "_accumulator", "_normalize", "_valid
 # facts (``FACTS``, a ``providers/_facts.py`` dataclass), read by its stages and the generic code;
 # the registry (``providers/__init__.py``) loads a provider's stages at their first lookup.
 # ``request.py`` writes a streamed request's body from a history already written (``_request``).
+# ``write.py`` writes an answer in its provider's format from any provider's values (``_writer``),
+# framed as the re-emitters frame theirs.
 FOLDER_FILES = {"decode": "providers", "body": "providers", "history": "adapters", "reemit": "_encoder"}
-FOLDER_FILES |= {"__init__": "_facts", "request": "_request"}
-STAGES |= {"_encoder", "_registry", "_facts", "_request"}
+FOLDER_FILES |= {"__init__": "_facts", "request": "_request", "write": "_writer"}
+STAGES |= {"_encoder", "_registry", "_facts", "_request", "_writer"}
 STAGES |= {"_sources", "_preview"}  # source items -> pipeline inputs; argument previews
 STAGES |= {"_ending"}  # the end of a response in the vocabulary every provider shares
 # The hot read: the stream's fast path, across the framer, the decoder and the accumulator,
@@ -74,7 +76,7 @@ def layer_of(parts: list[str] | tuple[str, ...]) -> str:
     if parts[0] == "providers":
         if len(parts) == 1 or parts[1] == "__init__":
             return "_registry"
-        if parts[1] in ("_encoder", "_facts", "_request"):
+        if parts[1] in ("_encoder", "_facts", "_request", "_writer"):
             return parts[1]
         if not parts[1].startswith("_"):  # a provider's folder
             return FOLDER_FILES[parts[2]] if len(parts) > 2 else "_facts"
@@ -118,7 +120,7 @@ def test_imports_flow_one_way(path: Path) -> None:
         if me == "_framing":
             allowed |= {"_events"}  # the framers' base cuts bytes into the frames defined there
     elif me == "_registry":
-        allowed = VOCABULARY | {"providers", "adapters", "_encoder", "_facts", "_request"}  # each provider's stages
+        allowed = VOCABULARY | {"providers", "adapters", "_encoder", "_facts", "_request", "_writer"}  # its stages
     elif me == "_facts":
         allowed = VOCABULARY | {"_ending"}  # which finishes cut: the shared rule, read once per provider
         allowed |= {"providers"} if path.name == "__init__.py" else set()  # its decoder, re-exported on first use
@@ -126,6 +128,8 @@ def test_imports_flow_one_way(path: Path) -> None:
         allowed = VOCABULARY | {"_facts"}  # a stage reads its provider's facts
         if me == "_encoder":
             allowed |= {"providers", "_registry"}  # a re-emitter reads its own decoder's facts
+        if me == "_writer":
+            allowed |= {"_encoder"}  # an answer is framed as the re-emitters frame theirs
         if me == "adapters":
             allowed |= {"_registry"}  # ``ADAPTERS`` is the registry's history writers
     elif me in HOT:

@@ -3,13 +3,15 @@
 Every folder has the same files, so that its file list is that provider's pipeline:
 ``decode.py`` reads its stream into stage events, ``history.py`` writes calls, results and
 turns as its history, ``reemit.py`` writes its stream back with each call whole and
-``body.py`` reads the calls of a body that was not streamed and ``request.py`` writes a
-streamed request (a missing file means that stage is not offered).
+``body.py`` reads the calls of a body that was not streamed, ``request.py`` writes a
+streamed request and ``write.py`` writes an answer in its format from another provider's values
+(a missing file means that stage is not offered).
 
 ``FACTS`` maps each slug (the same in folders, fixtures and the command line) to its facts
 (``providers/_facts.py``: what the generic code reads instead of naming a provider),
 ``DECODERS`` to its decoder class, ``HISTORIES`` to its history writer, ``ENCODERS`` to its
-re-emitter and ``BODIES`` to its body reader and ``REQUESTS`` to its request writer. They are
+re-emitter, ``BODIES`` to its body reader, ``REQUESTS`` to its request writer and ``WRITERS``
+to its answer writer. They are
 read-only: to use another decoder, pass an instance to the pipeline.
 """
 
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     from ._encoder import Encoder
     from ._facts import Facts
     from ._request import RequestWriter
+    from ._writer import Writer
     from .anthropic.decode import AnthropicDecoder
     from .bedrock.decode import BedrockDecoder
     from .cohere.decode import CohereDecoder
@@ -49,6 +52,7 @@ __all__ = (
     "FACTS",
     "HISTORIES",
     "REQUESTS",
+    "WRITERS",
     "AnthropicDecoder",
     "BedrockDecoder",
     "CohereDecoder",
@@ -66,22 +70,27 @@ __all__ = (
 
 @dataclass(frozen=True, slots=True)
 class _Folder:
-    """A provider's folder: its decoder's and re-emitter's class names, and the stages it offers
-    besides decoding and writing history."""
+    """A provider's folder: its decoder's, re-emitter's and answer writer's class names, and the
+    stages it offers besides decoding and writing history."""
 
     decoder: str
     encoder: str | None = None  # ``reemit.py``'s class; None: its stream is not written back
     body: bool = False  # ``body.py``: a body that was not streamed is read
     request: bool = False  # ``request.py``: a streamed request is written
+    writer: str | None = None  # ``write.py``'s class; None: no answer is written in its format
 
 
 #: Every provider, one line each, in the order of ``DECODERS`` (the slug is the folder's name). A
 #: provider's modules are imported the first time its slug is looked up: a stream of one
 #: provider loads that provider's decoder only.
 _FOLDERS = {
-    "openai_chat": _Folder("OpenAIChatDecoder", "OpenAIChatEncoder", body=True, request=True),
-    "openai_responses": _Folder("OpenAIResponsesDecoder", "OpenAIResponsesEncoder", body=True, request=True),
-    "anthropic": _Folder("AnthropicDecoder", "AnthropicEncoder", body=True, request=True),
+    "openai_chat": _Folder(
+        "OpenAIChatDecoder", "OpenAIChatEncoder", body=True, request=True, writer="OpenAIChatWriter"
+    ),
+    "openai_responses": _Folder(
+        "OpenAIResponsesDecoder", "OpenAIResponsesEncoder", body=True, request=True, writer="OpenAIResponsesWriter"
+    ),
+    "anthropic": _Folder("AnthropicDecoder", "AnthropicEncoder", body=True, request=True, writer="AnthropicWriter"),
     "gemini": _Folder("GeminiDecoder", "GeminiEncoder", request=True),
     "cohere": _Folder("CohereDecoder", "CohereEncoder"),
     "mistral": _Folder("MistralDecoder", "MistralEncoder", request=True),
@@ -133,6 +142,12 @@ def _request(slug: str) -> RequestWriter:
     return writer
 
 
+def _writer(slug: str) -> type[Writer]:
+    """A written slug's answer writer class (in its ``write`` module)."""
+    cls: type[Writer] = getattr(_module(slug, "write"), _FOLDERS[slug].writer or "")
+    return cls
+
+
 def _offering(stage: str) -> tuple[str, ...]:
     return tuple(slug for slug, folder in _FOLDERS.items() if getattr(folder, stage))
 
@@ -171,6 +186,8 @@ ENCODERS: Mapping[str, type[Encoder]] = _Registry("ENCODERS", _offering("encoder
 BODIES: Mapping[str, Body] = _Registry("BODIES", _offering("body"), _body)
 #: Each requested slug's request writer: ``body(...)``, ``user(text)`` and ``MERGE_ROLES``.
 REQUESTS: Mapping[str, RequestWriter] = _Registry("REQUESTS", _offering("request"), _request)
+#: Each written slug's answer writer: an answer in its format from values decoded from any provider.
+WRITERS: Mapping[str, type[Writer]] = _Registry("WRITERS", _offering("writer"), _writer)
 
 
 def decoder_for(provider: Any) -> type[Decoder]:

@@ -1,0 +1,127 @@
+"""OpenAI Chat Completions, written from values: the answer a Chat client reads, whatever the
+upstream spoke.
+
+Every value is one chunk of its choice (each choice written, ``n > 1`` kept apart): text as
+``delta.content``, reasoning (a ``Thinking``'s text, a Responses reasoning item's summary) as
+``delta.reasoning_content`` as DeepSeek and the OpenAI-compatible servers write it, and a
+``ToolCall`` as one chunk holding the whole call (``delta.tool_calls``: its ``index``, numbered
+from 0 within its choice, its id, name and arguments). A choice's first chunk carries
+``role: assistant``. The end is a chunk per choice with its ``finish_reason``, a usage chunk
+(``choices: []``, as with ``stream_options.include_usage``) when the upstream gave usage, and
+``data: [DONE]``. An ``InvalidToolCall`` or a custom tool's call is never written; other values
+have no place here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..._types import ResponseEnd, TextDelta, TokenUsage, ToolCall
+from .._encoder import dumps, sse, sse_json
+from .._writer import Writer, reasoning_text, stop_reason
+from . import FACTS
+
+__all__ = ("OpenAIChatWriter",)
+
+
+@dataclass
+class _Choice:
+    """What one choice's message holds so far."""
+
+    text: str = ""
+    reasoning: str = ""
+    calls: list[dict[str, Any]] = field(default_factory=list)
+
+
+class OpenAIChatWriter(Writer):
+    facts = FACTS
+    id_prefix = "chatcmpl-"
+    choices = True
+
+    def __init__(self, model: str, response_id: str | None = None, *, created: int | None = None) -> None:
+        super().__init__(model, response_id, created=created)
+        self._choices: dict[int, _Choice] = {}
+        self._opened: set[int] = set()  # the choices whose first chunk (with the role) is written
+        self._calls = 0  # calls written in every choice: what a minted id is numbered by
+        self._end: ResponseEnd | None = None
+
+    def start(self) -> list[bytes]:
+        self._choice(0)
+        return [self._chunk(0, {"content": ""})]
+
+    def write(self, value: object) -> list[bytes]:
+        choice: int = getattr(value, "choice", 0)
+        if isinstance(value, TextDelta):
+            self._choice(choice).text += value.text
+            return [self._chunk(choice, {"content": value.text})]
+        if isinstance(value, ToolCall):
+            calls = self._choice(choice).calls
+            function = {"name": value.name, "arguments": dumps(value.input)}
+            call = {"id": value.id or self.minted("call_", self._calls), "type": "function", "function": function}
+            calls.append(call)
+            self._calls += 1
+            return [self._chunk(choice, {"tool_calls": [{"index": len(calls) - 1, **call}]})]
+        text = reasoning_text(value)
+        if text:
+            self._choice(choice).reasoning += text
+            return [self._chunk(choice, {"reasoning_content": text})]
+        return []
+
+    def end(self, end: ResponseEnd) -> list[bytes]:
+        self._end = end
+        out = [self._chunk(number, {}, self._finish(number)) for number in sorted(self._choices)]
+        if end.tokens is not None:
+            usage = {**self._base(), "choices": [], "usage": _usage(end.tokens)}
+            out.append(sse_json(None, usage))
+        return [*out, sse(None, "[DONE]")]
+
+    def final(self) -> dict[str, Any]:
+        choices = [
+            {"index": number, "message": _message(choice), "logprobs": None, "finish_reason": self._finish(number)}
+            for number, choice in sorted(self._choices.items())
+        ]
+        tokens = None if self._end is None else self._end.tokens
+        usage = {} if tokens is None else {"usage": _usage(tokens)}
+        return {**self._base("chat.completion"), "choices": choices, **usage}
+
+    def _choice(self, number: int) -> _Choice:
+        return self._choices.setdefault(number, _Choice())
+
+    def _finish(self, number: int) -> str:
+        finish = "other" if self._end is None else self._end.finish
+        return stop_reason(self.facts, finish, bool(self._choice(number).calls))
+
+    def _base(self, kind: str = "chat.completion.chunk") -> dict[str, Any]:
+        return {"id": self.response_id, "object": kind, "created": self.created, "model": self.model}
+
+    def _chunk(self, number: int, delta: dict[str, Any], finish: str | None = None) -> bytes:
+        """One chunk of choice ``number``; its first carries the role."""
+        if number not in self._opened:
+            self._opened.add(number)
+            delta = {"role": "assistant", **delta}
+        choice = {"index": number, "delta": delta, "logprobs": None, "finish_reason": finish}
+        return sse_json(None, {**self._base(), "choices": [choice]})
+
+
+def _message(choice: _Choice) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": choice.text or None, "refusal": None}
+    if choice.reasoning:
+        message["reasoning_content"] = choice.reasoning
+    if choice.calls:
+        message["tool_calls"] = choice.calls
+    return message
+
+
+def _usage(tokens: TokenUsage) -> dict[str, Any]:
+    prompt, completion = tokens.input_tokens or 0, tokens.output_tokens or 0
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+    if tokens.cache_read_tokens is not None:
+        usage["prompt_tokens_details"] = {"cached_tokens": tokens.cache_read_tokens}
+    if tokens.reasoning_tokens is not None:
+        usage["completion_tokens_details"] = {"reasoning_tokens": tokens.reasoning_tokens}
+    return usage
