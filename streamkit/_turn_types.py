@@ -17,6 +17,7 @@ from ._types import (
     ArgumentsFragment,
     ArgumentsPreview,
     Call,
+    CallRef,
     CallStarted,
     CustomToolCall,
     Finish,
@@ -26,15 +27,20 @@ from ._types import (
     TextDelta,
     TokenUsage,
     ToolCall,
+    ToolResult,
     _cut,
 )
 from ._values import value
 
 __all__ = (
     "CallState",
+    "Entry",
     "MessageItem",
+    "Outcome",
+    "Ran",
     "ReasoningItem",
     "RedactedThinking",
+    "Results",
     "ServerToolResult",
     "ServerToolUse",
     "StreamEvent",
@@ -43,6 +49,7 @@ __all__ = (
     "Turn",
     "TurnItem",
     "TurnState",
+    "User",
 )
 
 
@@ -315,3 +322,33 @@ class Turn:
     def __repr__(self) -> str:
         kinds = ",".join(type(item).__name__ for item in self.items)
         return f"Turn(provider={self.provider!r}, items=[{_cut(kinds, 120)}], stop_reason={self.stop_reason!r})"
+
+
+# -- a conversation in streamkit's terms ------------------------------------------------------
+# What a request carries, read from any format and written as any provider's: the integrations
+# that send their own requests read their framework's messages into these, and the proxy reads a
+# client's request into them to send it to an upstream of another format.
+
+#: A call the model made, as a tool result answers it: the call itself, or its id and name.
+Ran: TypeAlias = ToolCall | CustomToolCall | CallRef
+#: What happened to one call: ``(call, result)`` when it ran, ``(call, result, True)`` when the
+#: tool raised (``result`` then says how), the invalid call, or a ``ToolResult``.
+Outcome: TypeAlias = tuple[Ran, Any] | tuple[Ran, Any, bool] | InvalidToolCall | ToolResult
+
+
+@value
+class User:
+    """A user message of plain text."""
+
+    text: str
+
+
+@value
+class Results:
+    """A turn's tool results, as the adapters take them (``ToolResult``, ``(call, result)``…)."""
+
+    outcomes: tuple[Outcome, ...]
+
+
+Entry: TypeAlias = User | Turn | Results
+"""One entry of the conversation: a user message, an assistant ``Turn``, or tool results."""

@@ -31,6 +31,7 @@ import orjson
 
 from .. import _json
 from .._errors import UsageError
+from .._turn_types import Outcome, Ran
 from .._types import Call, CallRef, CustomToolCall, InvalidToolCall, JSONObject, ToolCall, ToolResult
 
 __all__ = (
@@ -66,12 +67,6 @@ __all__ = (
 
 Message: TypeAlias = dict[str, Any]
 """One entry of a provider's conversation history (a message, a content block, an item)."""
-Ran: TypeAlias = ToolCall | CustomToolCall | CallRef
-"""A call that ran: the ``ToolCall``, or a ``CallRef`` (its id and name) when that is all one kept."""
-Outcome: TypeAlias = tuple[Ran, Any] | tuple[Ran, Any, bool] | InvalidToolCall | ToolResult
-"""What happened to one call: ``(call, result)`` when it ran, ``(call, result, True)`` when the
-tool raised (``result`` then says how: a message, a value or the exception), the invalid call,
-or a ``ToolResult`` from ``run_tools``."""
 
 #: What a model is told about a call cut off by the output limit, instead of the parse error.
 TRUNCATED_MESSAGE = "your arguments were cut off by the output limit; send less per call"
