@@ -21,6 +21,7 @@ from ..._types import ResponseEnd, TextDelta, TokenUsage, ToolCall
 from .._encoder import dumps, sse, sse_json
 from .._writer import Writer, reasoning_text, stop_reason
 from . import FACTS
+from .decode import OpenAIChatDecoder
 
 __all__ = ("OpenAIChatWriter",)
 
@@ -74,7 +75,7 @@ class OpenAIChatWriter(Writer):
         if end.tokens is not None:
             usage = {**self._base(), "choices": [], "usage": _usage(end.tokens)}
             out.append(sse_json(None, usage))
-        return [*out, sse(None, "[DONE]")]
+        return [*out, sse(None, OpenAIChatDecoder.done or "")]
 
     def final(self) -> dict[str, Any]:
         choices = [
