@@ -25,7 +25,7 @@ STAGES = {"_sse", "_ndjson", "_awsstream", "_accumulator", "_normalize", "_valid
 # ``write.py`` writes an answer in its provider's format from any provider's values (``_writer``),
 # framed as the re-emitters frame theirs.
 FOLDER_FILES = {"decode": "providers", "body": "providers", "history": "adapters", "reemit": "_encoder"}
-FOLDER_FILES |= {"__init__": "_facts", "request": "_request", "write": "_writer"}
+FOLDER_FILES |= {"__init__": "_facts", "request": "_request", "write": "_writer", "asked": "_request"}
 STAGES |= {"_encoder", "_registry", "_facts", "_request", "_writer"}
 STAGES |= {"_sources", "_preview"}  # source items -> pipeline inputs; argument previews
 STAGES |= {"_ending"}  # the end of a response in the vocabulary every provider shares

@@ -563,6 +563,7 @@ class Session:
                 except StreamError as exc:
                     error = exc
             if isinstance(error, ProviderError):
+                out.append(self._encoder.provider_error(str(error)))
                 self._after_error = True
             elif error is not None:  # the frame is not written: nothing streamkit could not read goes on
                 if error.provider is None:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ._body import Body
     from ._encoder import Encoder
     from ._facts import Facts
-    from ._request import RequestWriter
+    from ._request import Asked, RequestWriter
     from ._writer import Writer
     from .anthropic.decode import AnthropicDecoder
     from .bedrock.decode import BedrockDecoder
@@ -53,6 +53,7 @@ __all__ = (
     "HISTORIES",
     "REQUESTS",
     "WRITERS",
+    "ASKED",
     "AnthropicDecoder",
     "BedrockDecoder",
     "CohereDecoder",
@@ -78,6 +79,7 @@ class _Folder:
     body: bool = False  # ``body.py``: a body that was not streamed is read
     request: bool = False  # ``request.py``: a streamed request is written
     writer: str | None = None  # ``write.py``'s class; None: no answer is written in its format
+    asked: bool = False  # ``asked.py``: a client's request in its format is read into streamkit's terms
 
 
 #: Every provider, one line each, in the order of ``DECODERS`` (the slug is the folder's name). A
@@ -90,7 +92,9 @@ _FOLDERS = {
     "openai_responses": _Folder(
         "OpenAIResponsesDecoder", "OpenAIResponsesEncoder", body=True, request=True, writer="OpenAIResponsesWriter"
     ),
-    "anthropic": _Folder("AnthropicDecoder", "AnthropicEncoder", body=True, request=True, writer="AnthropicWriter"),
+    "anthropic": _Folder(
+        "AnthropicDecoder", "AnthropicEncoder", body=True, request=True, writer="AnthropicWriter", asked=True
+    ),
     "gemini": _Folder("GeminiDecoder", "GeminiEncoder", request=True),
     "cohere": _Folder("CohereDecoder", "CohereEncoder"),
     "mistral": _Folder("MistralDecoder", "MistralEncoder", request=True),
@@ -148,6 +152,12 @@ def _writer(slug: str) -> type[Writer]:
     return cls
 
 
+def _asked(slug: str) -> Callable[[Mapping[str, Any]], Asked]:
+    """A read slug's request reader (``read`` in its ``asked`` module)."""
+    read: Callable[[Mapping[str, Any]], Asked] = _module(slug, "asked").read
+    return read
+
+
 def _offering(stage: str) -> tuple[str, ...]:
     return tuple(slug for slug, folder in _FOLDERS.items() if getattr(folder, stage))
 
@@ -188,6 +198,8 @@ BODIES: Mapping[str, Body] = _Registry("BODIES", _offering("body"), _body)
 REQUESTS: Mapping[str, RequestWriter] = _Registry("REQUESTS", _offering("request"), _request)
 #: Each written slug's answer writer: an answer in its format from values decoded from any provider.
 WRITERS: Mapping[str, type[Writer]] = _Registry("WRITERS", _offering("writer"), _writer)
+#: Each asked slug's request reader: a client's request in its format, in streamkit's terms.
+ASKED: Mapping[str, Callable[[Mapping[str, Any]], Asked]] = _Registry("ASKED", _offering("asked"), _asked)
 
 
 def decoder_for(provider: Any) -> type[Decoder]:

@@ -81,6 +81,11 @@ class Encoder(ABC):
         start is not written again, and its calls and blocks are numbered on from these."""
         raise NotImplementedError(f"{type(self).__name__} does not continue a response")
 
+    def provider_error(self, message: str) -> bytes:
+        """What is written where the provider reported an error in its stream, besides that frame
+        (written as it came): nothing, for a stream written back in its own format."""
+        return b""
+
     def opening(self, piece: Piece, sequence: Any) -> bytes:
         """A call's start, with no arguments yet (``sequence``: the frame's own number, if any)."""
         raise NotImplementedError(f"{type(self).__name__} does not write calls as fragments")

@@ -11,21 +11,28 @@ how it is keyed are the provider's facts.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias
 
+from .._errors import UsageError
+from .._turn_types import Entry
 from .._types import JSONObject
 
 __all__ = (
+    "Asked",
     "Body",
+    "RequestError",
     "Message",
     "Place",
     "RequestWriter",
     "ToolSpec",
+    "chat_choice",
     "chat_completions",
     "function",
     "merged",
     "no_effort",
     "plain_user",
+    "read_settings",
     "same_names",
     "settings",
     "system_first",
@@ -71,6 +78,11 @@ class RequestWriter(Protocol):
     ) -> dict[str, Any]: ...
 
     def user(self, text: str) -> Message: ...
+
+    def choice(self, choice: str) -> dict[str, Any]:
+        """A tool choice (``auto``, ``required``, ``none``, or one tool's name) as its body's
+        fields; ``auto``, every API's default, as none."""
+        ...
 
 
 def same_names(*names: str) -> Mapping[str, Place]:
@@ -142,6 +154,64 @@ def chat_completions(limit_key: str, *, usage: bool) -> Body:
     return body
 
 
+def chat_choice(choice: str) -> dict[str, Any]:
+    """A tool choice as Chat Completions takes it: ``required``, ``none``, or the named function."""
+    if choice == "auto":
+        return {}
+    if choice in ("required", "none"):
+        return {"tool_choice": choice}
+    return {"tool_choice": {"type": "function", "function": {"name": choice}}}
+
+
 def plain_user(text: str) -> Message:
     """A user's text as the Chat-like formats carry it: one string content."""
     return {"role": "user", "content": text}
+
+
+class RequestError(UsageError):
+    """A client's request streamkit cannot carry to an upstream as it was asked: ``where`` names
+    the field (``messages[2].content[0]``), the message says what it is and why."""
+
+    def __init__(self, where: str, message: str) -> None:
+        super().__init__(f"{where}: {message}")
+        self.where = where
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A client's request read into streamkit's terms, to be written as another provider's.
+
+    Attributes:
+        model: the model asked for.
+        system: the system text, its parts joined; ``None`` when there is none.
+        entries: the conversation: user messages, assistant turns, tool results.
+        tools: the tools offered, as the client wrote them (``read_tools`` reads any format).
+        limit: the output limit asked for, if any.
+        settings: the sampling settings under OpenAI Chat's names (``temperature``, ``stop``…).
+        tool_choice: ``auto``, ``required``, ``none``, or the one tool's name.
+        stream: whether the client asked for a stream.
+        dropped: the fields read and left out, each named with why (a cache hint, metadata).
+    """
+
+    model: str
+    system: str | None
+    entries: tuple[Entry, ...]
+    tools: tuple[Any, ...] = ()
+    limit: int | None = None
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    tool_choice: str = "auto"
+    stream: bool = False
+    dropped: tuple[str, ...] = ()
+
+
+def read_settings(places: Mapping[str, Place], body: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings a body holds at its provider's places (``SETTINGS``), under OpenAI Chat's
+    names: the inverse of ``settings``."""
+    found: dict[str, Any] = {}
+    for name, place in places.items():
+        value: Any = body
+        for key in place:
+            value = value.get(key) if isinstance(value, Mapping) else None
+        if value is not None:
+            found[name] = value
+    return found

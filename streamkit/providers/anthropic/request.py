@@ -7,7 +7,7 @@ from typing import Any
 
 from .._request import Message, Place, ToolSpec, same_names
 
-__all__ = ("MAX_TOKENS", "MERGE_ROLES", "SETTINGS", "body", "effort", "user")
+__all__ = ("MAX_TOKENS", "MERGE_ROLES", "SETTINGS", "body", "choice", "effort", "user")
 
 #: The API requires ``max_tokens``: what is sent when the caller sets none.
 MAX_TOKENS = 4096
@@ -38,3 +38,10 @@ def body(
     if tools:
         written["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools]
     return written
+
+
+def choice(choice: str) -> dict[str, Any]:
+    if choice == "auto":
+        return {}
+    kinds = {"required": {"type": "any"}, "none": {"type": "none"}}
+    return {"tool_choice": kinds.get(choice, {"type": "tool", "name": choice})}

@@ -7,7 +7,7 @@ from typing import Any
 
 from .._request import Message, Place, ToolSpec, no_effort
 
-__all__ = ("MERGE_ROLES", "SETTINGS", "body", "effort", "user")
+__all__ = ("MERGE_ROLES", "SETTINGS", "body", "choice", "effort", "user")
 
 MERGE_ROLES = True
 #: Sampling and stop sequences sit in ``generationConfig``, in its own spelling.
@@ -38,3 +38,11 @@ def body(
     if limit is not None:
         written["generationConfig"] = {"maxOutputTokens": limit}
     return written
+
+
+def choice(choice: str) -> dict[str, Any]:
+    if choice == "auto":
+        return {}
+    modes = {"required": {"mode": "ANY"}, "none": {"mode": "NONE"}}
+    config = modes.get(choice, {"mode": "ANY", "allowedFunctionNames": [choice]})
+    return {"toolConfig": {"functionCallingConfig": config}}

@@ -3,12 +3,13 @@ usage unasked, and it refuses ``stream_options``."""
 
 from __future__ import annotations
 
-from .._request import chat_completions, no_effort, plain_user, same_names
+from .._request import chat_choice, chat_completions, no_effort, plain_user, same_names
 
-__all__ = ("MERGE_ROLES", "SETTINGS", "body", "effort", "user")
+__all__ = ("MERGE_ROLES", "SETTINGS", "body", "choice", "effort", "user")
 
 MERGE_ROLES = False
 SETTINGS = same_names("temperature", "top_p", "stop", "tool_choice", "parallel_tool_calls", "response_format")
 effort = no_effort
 body = chat_completions("max_tokens", usage=False)
 user = plain_user
+choice = chat_choice

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from .._request import chat_completions, no_effort, plain_user, same_names
+from .._request import chat_choice, chat_completions, no_effort, plain_user, same_names
 
-__all__ = ("MERGE_ROLES", "SETTINGS", "body", "effort", "user")
+__all__ = ("MERGE_ROLES", "SETTINGS", "body", "choice", "effort", "user")
 
 MERGE_ROLES = False
 SETTINGS = same_names(
@@ -24,3 +24,4 @@ SETTINGS = same_names(
 effort = no_effort
 body = chat_completions("max_completion_tokens", usage=True)
 user = plain_user
+choice = chat_choice

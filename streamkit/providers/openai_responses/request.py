@@ -7,7 +7,7 @@ from typing import Any
 
 from .._request import Message, ToolSpec, function, plain_user, same_names
 
-__all__ = ("MERGE_ROLES", "SETTINGS", "body", "effort", "user")
+__all__ = ("MERGE_ROLES", "SETTINGS", "body", "choice", "effort", "user")
 
 MERGE_ROLES = False
 SETTINGS = same_names("temperature", "top_p", "parallel_tool_calls")  # no stop sequences
@@ -29,3 +29,11 @@ def body(
     if limit is not None:
         written["max_output_tokens"] = limit
     return written
+
+
+def choice(choice: str) -> dict[str, Any]:
+    if choice == "auto":
+        return {}
+    if choice in ("required", "none"):
+        return {"tool_choice": choice}
+    return {"tool_choice": {"type": "function", "name": choice}}

@@ -1,0 +1,169 @@
+"""An Anthropic Messages request read into streamkit's terms, for an upstream of another format.
+
+``system`` (a string or text blocks, and any ``role: "system"`` message, which Claude Code puts
+among the messages) becomes the system text; each user message its tool results (``tool_result``
+blocks, matched to their calls' names by ``tool_use_id``) then its text; each assistant message
+the ``Turn`` it records (thinking with its signature, text, ``tool_use`` calls). What no other
+format carries is left out and named (``cache_control``, ``metadata``, Claude Code's
+``context_management`` and ``output_config``, ``thinking``); what streamkit cannot carry yet
+(an image, a document, a server tool's block) is a ``RequestError`` naming where it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..._turn_types import Entry, Outcome, RedactedThinking, Results, Thinking, Turn, TurnItem, User
+from ..._types import CallRef, TextDelta, ToolCall
+from .._request import Asked, RequestError, read_settings
+from .request import SETTINGS
+
+__all__ = ("read",)
+
+#: Fields read and left out: what they are, and why leaving them out asks the same.
+_DROPPED = {
+    "metadata": "metadata (a user id for abuse reports)",
+    "context_management": "context_management (how Anthropic's servers trim old tool results)",
+    "output_config": "output_config (an effort hint)",
+    "thinking": "thinking (the upstream model reasons as it is set to)",
+    "service_tier": "service_tier (a capacity hint)",
+}
+#: Fields of the request itself: read below, or by the writer of the request's stream.
+_READ = {"model", "system", "messages", "tools", "max_tokens", "tool_choice", "stream", *SETTINGS}
+_STOPS = "stop_sequences"
+_CHOICES = {"auto": "auto", "any": "required", "none": "none"}
+
+
+def read(body: Mapping[str, Any]) -> Asked:
+    """``body``, a Messages request, in streamkit's terms; a field it cannot carry is a ``RequestError``."""
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise RequestError("model", "the model is missing")
+    unknown = sorted(set(body) - _READ - set(_DROPPED) - {_STOPS})
+    if unknown:
+        raise RequestError(unknown[0], "streamkit does not carry this field to another format")
+    system = _system(body.get("system"))
+    entries, more = _entries(body.get("messages"))
+    settings = read_settings(SETTINGS, body)
+    settings.pop("thinking", None)
+    limit = body.get("max_tokens")
+    return Asked(
+        model,
+        "\n\n".join(part for part in (system, *more) if part) or None,
+        tuple(entries),
+        tuple(body.get("tools") or ()),
+        limit if isinstance(limit, int) else None,
+        settings,
+        _choice(body.get("tool_choice")),
+        body.get("stream") is True,
+        tuple(_DROPPED[name] for name in _DROPPED if name in body),
+    )
+
+
+def _system(system: Any) -> str:
+    if system is None or isinstance(system, str):
+        return system or ""
+    if isinstance(system, list):
+        return "\n\n".join(_text_block(block, f"system[{number}]") for number, block in enumerate(system))
+    raise RequestError("system", f"a string or a list of text blocks, not {type(system).__name__}")
+
+
+def _text_block(block: Any, where: str) -> str:
+    if not isinstance(block, Mapping) or block.get("type") != "text":
+        kind = block.get("type") if isinstance(block, Mapping) else type(block).__name__
+        raise RequestError(where, f"a {kind!r} block, where streamkit carries text")
+    return str(block.get("text") or "")
+
+
+def _choice(choice: Any) -> str:
+    if choice is None:
+        return "auto"
+    kind = choice.get("type") if isinstance(choice, Mapping) else None
+    if kind == "tool" and isinstance(choice.get("name"), str):
+        return str(choice["name"])
+    if kind in _CHOICES:
+        return _CHOICES[kind]
+    raise RequestError("tool_choice", f"{choice!r} is not a tool choice")
+
+
+def _entries(messages: Any) -> tuple[list[Entry], list[str]]:
+    """The conversation's entries, and the text of any ``role: "system"`` message among them."""
+    if not isinstance(messages, list):
+        raise RequestError("messages", "a list of messages is required")
+    entries: list[Entry] = []
+    system: list[str] = []
+    names: dict[str, str] = {}
+    for position, message in enumerate(messages):
+        where = f"messages[{position}]"
+        if not isinstance(message, Mapping):
+            raise RequestError(where, f"a message is an object, not {type(message).__name__}")
+        role, content = message.get("role"), message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if not isinstance(blocks, list):
+            raise RequestError(f"{where}.content", "a string or a list of blocks")
+        if role == "system":
+            system.append("\n\n".join(_text_block(block, f"{where}.content[{n}]") for n, block in enumerate(blocks)))
+        elif role == "assistant":
+            turn = _turn(blocks, where)
+            names.update({call.id: call.name or "" for call in turn.calls if call.id})
+            entries.append(turn)
+        elif role == "user":
+            entries += _user(blocks, where, names)
+        else:
+            raise RequestError(f"{where}.role", f"{role!r}; a message is the user's or the assistant's")
+    return entries, system
+
+
+def _turn(blocks: Sequence[Any], where: str) -> Turn:
+    items: list[TurnItem] = []
+    for number, block in enumerate(blocks):
+        at = f"{where}.content[{number}]"
+        kind = block.get("type") if isinstance(block, Mapping) else None
+        if kind == "text":
+            items.append(TextDelta(str(block.get("text") or "")))
+        elif kind == "tool_use":
+            items.append(_call(len([i for i in items if isinstance(i, ToolCall)]), block, at))
+        elif kind == "thinking":
+            items.append(Thinking(str(block.get("thinking") or ""), block.get("signature")))
+        elif kind == "redacted_thinking":
+            items.append(RedactedThinking(str(block.get("data") or "")))
+        else:
+            raise RequestError(at, f"a {kind!r} block, which streamkit does not carry to another format yet")
+    return Turn("anthropic", tuple(items))
+
+
+def _call(index: int, block: Mapping[str, Any], where: str) -> ToolCall:
+    ident, name, arguments = block.get("id"), block.get("name"), block.get("input")
+    if not isinstance(name, str) or not isinstance(arguments, Mapping):
+        raise RequestError(where, "a tool_use block has a name and an input object")
+    return ToolCall(index, ident if isinstance(ident, str) else None, name, dict(arguments))
+
+
+def _user(blocks: Sequence[Any], where: str, names: Mapping[str, str]) -> list[Entry]:
+    """A user message: its tool results first (one ``Results``), then its text."""
+    results: list[Outcome] = []
+    texts: list[str] = []
+    for number, block in enumerate(blocks):
+        at = f"{where}.content[{number}]"
+        kind = block.get("type") if isinstance(block, Mapping) else None
+        if kind == "tool_result":
+            results.append(_result(block, at, names))
+        else:
+            texts.append(_text_block(block, at))
+    entries: list[Entry] = [Results(tuple(results))] if results else []
+    text = "\n\n".join(texts)
+    return [*entries, User(text)] if text or not entries else entries
+
+
+def _result(block: Mapping[str, Any], where: str, names: Mapping[str, str]) -> Outcome:
+    ident = block.get("tool_use_id")
+    name = names.get(ident) if isinstance(ident, str) else None
+    if name is None:
+        raise RequestError(f"{where}.tool_use_id", f"{ident!r} answers no tool_use block before it")
+    content = block.get("content")
+    if isinstance(content, list):
+        content = "\n\n".join(_text_block(part, f"{where}.content[{n}]") for n, part in enumerate(content))
+    elif content is not None and not isinstance(content, str):
+        raise RequestError(f"{where}.content", "a string or text blocks")
+    return (CallRef(ident, name), content or "", block.get("is_error") is True)
