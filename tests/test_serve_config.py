@@ -78,7 +78,7 @@ def test_a_config_file_is_read_whole(tmp_path: Path) -> None:
             {"route": [{**ROUTE, "colour": 1}]},
             "config: route 1: unknown key 'colour'; the keys are: "
             "early_close, emit, format, invalid, key_env, limits, max_connections, models, pass_key, rounds, "
-            "timeout, upstream",
+            "timeout, upstream, upstream_format",
         ),
         ({"route": [{**ROUTE, "limits": {"max_calls": 0}}]}, "Limits.max_calls must be a positive integer, got 0"),
         ({"server": {"port": "80"}, "route": [ROUTE]}, "config: port must be int, got '80'"),

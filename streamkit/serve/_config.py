@@ -20,6 +20,7 @@ from typing import Any, Literal, cast
 from .._errors import UsageError
 from .._limits import Limits
 from .._reemit import BadCalls
+from ..providers import ASKED, ENCODERS, REQUESTS, WRITERS
 from ._formats import FORMATS
 
 __all__ = ("EMIT_MODES", "INVALID_POLICIES", "Config", "Route", "load_config", "parse_config")
@@ -37,7 +38,7 @@ Emit = Literal["whole", "fragments"]
 MIN_PROXY_KEY = 16
 
 _ROUTE_KEYS = {"format", "upstream", "models", "key_env", "pass_key", "invalid", "timeout", "limits"}
-_ROUTE_KEYS |= {"early_close", "max_connections", "emit", "rounds"}
+_ROUTE_KEYS |= {"early_close", "max_connections", "emit", "rounds", "upstream_format"}
 _SERVER_KEYS = {"host", "port", "workers", "proxy_key_env", "max_request_bytes", "graceful_timeout", "example"}
 _SERVER_KEYS |= {"telemetry", "trusted_proxies", "max_head_bytes", "max_concurrency"}
 #: The server's timeouts, in seconds (``Config``'s attributes say what each bounds).
@@ -85,6 +86,12 @@ class Route:
     early_close: bool = False
     max_connections: int = 1024
     emit: Emit = "whole"
+    upstream_format: str | None = None
+
+    @property
+    def translates(self) -> bool:
+        """Whether the upstream speaks another format than the route's clients."""
+        return self.upstream_format is not None and self.upstream_format != self.format
 
     def bad_calls(self) -> BadCalls:
         """The route's policy for a bad call, in the one vocabulary (``withhold`` is ``raise``)."""
@@ -243,6 +250,9 @@ def _route(data: Mapping[str, Any], where: str) -> Route:
     rounds = _typed(data, "rounds", int, 2, where)
     if not 0 <= rounds <= MAX_ROUNDS:
         raise UsageError(f"{where}: rounds must be from 0 to {MAX_ROUNDS}, got {rounds}")
+    upstream_format = _typed(data, "upstream_format", str, None, where)
+    if upstream_format is not None and upstream_format != fmt:
+        _translatable(fmt, upstream_format, where)
     emit = _typed(data, "emit", str, "whole", where)
     if emit not in EMIT_MODES:
         raise UsageError(f"{where}: emit must be one of {', '.join(EMIT_MODES)}, got {emit!r}")
@@ -269,7 +279,19 @@ def _route(data: Mapping[str, Any], where: str) -> Route:
         early_close=_typed(data, "early_close", bool, False, where),
         max_connections=connections,
         emit="fragments" if emit == "fragments" else "whole",
+        upstream_format=upstream_format,
     )
+
+
+def _translatable(fmt: str, upstream: str, where: str) -> None:
+    """A route from ``fmt``'s clients to an upstream of another format: its requests must be read,
+    the upstream's written and its stream read, and the answer written in ``fmt``."""
+    if fmt not in ASKED or fmt not in WRITERS:
+        can = ", ".join(sorted(set(ASKED) & set(WRITERS))) or "none"
+        raise UsageError(f"{where}: a {fmt} route cannot be sent to another format yet; those that can: {can}")
+    if upstream not in REQUESTS or upstream not in ENCODERS:
+        can = ", ".join(sorted(set(REQUESTS) & set(ENCODERS)))
+        raise UsageError(f"{where}: upstream_format must be one of {can}, got {upstream!r}")
 
 
 def _check(config: Config, where: str) -> None:

@@ -38,11 +38,13 @@ from .._redact import scrub
 from .._reemit import Session, request_toolset
 from .._types import InvalidToolCall, ResponseEnd
 from .._validate import Toolset
+from ..providers import FACTS
 from ..providers._encoder import Call
 from ._config import Route
 from ._formats import KEYS, Format
 from ._fragments import ServeSession
 from ._metrics import Metrics
+from ._translate import Translated, TranslateSession, translate
 from ._whole import whole_calls, whole_end
 
 __all__ = ("SEND_TIMEOUT", "Exchange", "Upstream")
@@ -175,6 +177,9 @@ class Upstream:
     async def forward(self, exchange: Exchange, request: dict[str, Any], body: bytes) -> None:
         fmt, route = exchange.format, self.route
         exchange.log["model"] = request.get("model")
+        if route.translates:
+            await self._translated(exchange, request)
+            return
         try:
             toolset = request_toolset(request)
         except UsageError as exc:
@@ -200,6 +205,92 @@ class Upstream:
             await exchange.refuse(502, "api_error", message)
         finally:
             await response.aclose()
+
+    async def _translated(self, exchange: Exchange, request: dict[str, Any]) -> None:
+        """A request for an upstream of another format: written as the upstream's, its answer
+        written back in the client's (``_translate``)."""
+        fmt, route = exchange.format, self.route
+        upstream = route.upstream_format
+        assert upstream is not None
+        try:
+            translated = translate(fmt.slug, upstream, request)
+        except UsageError as exc:
+            await exchange.refuse(
+                400, "invalid_request_error", f"the request cannot go to a {upstream} upstream: {exc}"
+            )
+            return
+        exchange.log["upstream_format"] = upstream
+        if translated.asked.dropped:
+            exchange.log["dropped"] = list(translated.asked.dropped)
+        headers = {"content-type": "application/json", "accept": "text/event-stream"}
+        facts = FACTS[upstream]
+        if self._key is not None and facts.auth_header is not None:
+            headers[facts.auth_header.lower()] = facts.auth_value.format(self._key)
+            exchange.secrets += [self._key, headers[facts.auth_header.lower()]]
+        url = httpx.URL(route.upstream + translated.path)
+        outgoing = self._client.build_request("POST", url, content=orjson.dumps(translated.body), headers=headers)
+        try:
+            response = await self._client.send(outgoing, stream=True)
+        except httpx.HTTPError as exc:
+            await self._unanswered(exchange, outgoing, exc)
+            return
+        try:
+            await self._translated_answer(exchange, response, translated)
+        except httpx.HTTPError as exc:
+            message = scrub(f"the upstream's answer failed: {type(exc).__name__}: {exc}", exchange.secrets)
+            await exchange.refuse(502, "api_error", message)
+        finally:
+            await response.aclose()
+
+    async def _translated_answer(self, exchange: Exchange, response: httpx.Response, translated: Translated) -> None:
+        fmt, route = exchange.format, self.route
+        exchange.log["upstream_status"] = response.status_code
+        if not response.is_success:
+            exchange.metrics.count("streamkit_serve_upstream_errors_total", format=fmt.slug, kind="status")
+            content = await _bounded(response, MAX_ERROR_BYTES) or b""
+            said = scrub(content.decode("utf-8", "replace"), exchange.secrets)
+            await exchange.refuse(
+                response.status_code, "api_error", f"the upstream answered {response.status_code}: {said}"
+            )
+            return
+        url = response.request.url
+        session = TranslateSession(
+            route.upstream_format,
+            translated.path,
+            translated.toolset,
+            route.limits,
+            client=fmt.slug,
+            model=translated.asked.model,
+            streamed=translated.asked.stream,
+            bad=route.bad_calls(),
+            asked=translated.body,
+            opened=True,
+            early_close=route.early_close,
+            request=_observe.Request(exchange.secrets, url.host, url.port),
+        )
+        if translated.asked.stream:
+            headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+            await self._stream(exchange, response, headers, session)
+        else:
+            await self._whole_translated(exchange, response, session)
+
+    async def _whole_translated(self, exchange: Exchange, response: httpx.Response, session: TranslateSession) -> None:
+        """A client that asked for a body: the upstream's stream read through the session, then
+        the answer written whole in the client's shape (or the error that stopped it)."""
+        stream = _Stream(exchange, session, exchange.metrics, functools.partial(self._again, response.request))
+        stream.quiet = True
+        try:
+            last = await stream.pump(response)
+        finally:
+            session.close()
+        if last or session.stopped:
+            message = stream.message or "the upstream's answer could not be read whole"
+            status, kind = (422, "invalid_tool_call") if session.withheld else (502, "api_error")
+            await exchange.refuse(status, kind, message)
+            return
+        body = orjson.dumps(session.translating.body())
+        await exchange.start(200, [(b"content-type", b"application/json")], len(body))
+        await exchange.send({"type": "http.response.body", "body": body})
 
     async def _unanswered(self, exchange: Exchange, outgoing: httpx.Request, exc: httpx.HTTPError) -> None:
         """No answer: no free connection in time (503), no connection or answer in time (504), no upstream (502)."""
@@ -250,7 +341,7 @@ class Upstream:
             _span(exchange, response.request.url, failed)
             await self._pass_error(exchange, response, headers)
         elif "text/event-stream" in kind:
-            await self._stream(exchange, response, headers, toolset, request)
+            await self._stream(exchange, response, headers, self._session(exchange, response, toolset, request))
         else:
             await self._whole(exchange, response, headers, toolset)
 
@@ -314,17 +405,13 @@ class Upstream:
         await exchange.start(response.status_code, headers, len(text))
         await exchange.send({"type": "http.response.body", "body": text})
 
-    async def _stream(
-        self,
-        exchange: Exchange,
-        response: httpx.Response,
-        headers: Headers,
-        toolset: Toolset | None,
-        request: dict[str, Any],
-    ) -> None:
+    def _session(
+        self, exchange: Exchange, response: httpx.Response, toolset: Toolset | None, request: dict[str, Any]
+    ) -> ServeSession:
+        """The session re-emitting a same-format route's stream."""
         fmt, route = exchange.format, self.route
         url = response.request.url  # telemetry's server.address and .port: the upstream's
-        session = ServeSession(
+        return ServeSession(
             fmt.slug,
             fmt.upstream_path,
             toolset,
@@ -336,6 +423,11 @@ class Upstream:
             early_close=route.early_close,
             request=_observe.Request(exchange.secrets, url.host, url.port),
         )
+
+    async def _stream(
+        self, exchange: Exchange, response: httpx.Response, headers: Headers, session: ServeSession
+    ) -> None:
+        fmt = exchange.format
         stream = _Stream(exchange, session, exchange.metrics, functools.partial(self._again, response.request))
         await exchange.start(response.status_code, headers)
         last = b""
@@ -392,6 +484,8 @@ class _Stream:
         self._counts = _Counts(exchange, "passed_invalid")
         self._marks: list[bytes] = []  # a pass route's comment lines, each before its invalid call
         self._delivered = False  # the provider's end marker was read, and all before it sent
+        self.quiet = False  # read for a body not streamed: nothing is sent as it comes
+        self.message: str | None = None  # what ended the stream early, when something did
 
     async def pump(self, response: httpx.Response) -> bytes:
         """Stream the body to the client; the bytes that end it are returned, to send last."""
@@ -438,7 +532,7 @@ class _Stream:
         if self.session.provider_error:
             out = scrub(out.decode("utf-8", "replace"), self.exchange.secrets).encode()
             self.exchange.log["outcome"] = "provider_error"
-        if out:
+        if out and not self.quiet:
             await self.exchange.send({"type": "http.response.body", "body": out, "more_body": True})
         self._delivered = self.session.finished and not self.session.stopped
 
@@ -477,7 +571,7 @@ class _Stream:
     def _end(self, outcome: str, kind: str, message: str, code: str = "upstream_error") -> bytes:
         """The format's error event that ends the stream."""
         self.exchange.log["outcome"] = outcome
-        message = scrub(message, self.exchange.secrets)
+        message = self.message = scrub(message, self.exchange.secrets)
         ending = self.session.ending(kind, message, code)
         return self.format.error_event(kind, message, code) if ending is None else ending
 
