@@ -24,13 +24,23 @@ WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "requir
 STOCK = {"type": "object", "properties": {"ticker": {"type": "string"}}, "required": ["ticker"]}
 TOOLS = [
     {"name": "get_weather", "description": "The weather in a city.", "input_schema": WEATHER},
-    {"name": "get_stock", "description": "A stock's price.", "input_schema": STOCK, "cache_control": {"type": "ephemeral"}},
-]  # fmt: skip
+    {
+        "name": "get_stock",
+        "description": "A stock's price.",
+        "input_schema": STOCK,
+        "cache_control": {"type": "ephemeral"},
+    },
+]
 
 
 def chunk(delta: dict[str, Any], finish: str | None = None, usage: dict[str, int] | None = None) -> bytes:
-    body: dict[str, Any] = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m",
-                            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}  # fmt: skip
+    body: dict[str, Any] = {
+        "id": "c1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
     if usage is not None:
         body |= {"choices": [], "usage": usage}
     return b"data: " + json.dumps(body).encode() + b"\n\n"
@@ -43,10 +53,23 @@ def call(index: int, ident: str, name: str, arguments: str) -> bytes:
 
 DONE = b"data: [DONE]\n\n"
 USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
-TEXT = Reply([chunk({"role": "assistant", "content": "Sunny "}), chunk({"content": "in Paris."}),
-              chunk({}, "stop"), chunk({}, usage=USAGE), DONE])  # fmt: skip
-FIXED = Reply([chunk({"role": "assistant", "content": None}), call(0, "call_9", "get_weather", '{"city": "Paris"}'),
-               chunk({}, "tool_calls"), DONE])  # fmt: skip
+TEXT = Reply(
+    [
+        chunk({"role": "assistant", "content": "Sunny "}),
+        chunk({"content": "in Paris."}),
+        chunk({}, "stop"),
+        chunk({}, usage=USAGE),
+        DONE,
+    ]
+)
+FIXED = Reply(
+    [
+        chunk({"role": "assistant", "content": None}),
+        call(0, "call_9", "get_weather", '{"city": "Paris"}'),
+        chunk({}, "tool_calls"),
+        DONE,
+    ]
+)
 
 
 @pytest.fixture(scope="module")
@@ -136,15 +159,21 @@ def test_the_next_turn_carries_the_calls_and_their_results_as_chat_messages(
     upstream.routes = Turns(CHAT, TEXT)
     history = [
         {"role": "user", "content": "Weather in Paris?"},
-        {"role": "assistant", "content": [
-            {"type": "text", "text": "Checking."},
-            {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}},
-        ]},
-        {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": "Sunny"}]},
-            {"type": "text", "text": "And tomorrow?"},
-        ]},
-    ]  # fmt: skip
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Checking."},
+                {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": "Sunny"}]},
+                {"type": "text", "text": "And tomorrow?"},
+            ],
+        },
+    ]
     message = client(served).messages.create(model="m", max_tokens=100, messages=history, tools=TOOLS)
     assert (blocks(message), message.stop_reason) == ([("text", "Sunny in Paris.")], "end_turn")
     [body] = sent(upstream, since)
