@@ -101,8 +101,10 @@ class CohereEncoder(Encoder):
         """A content block's frame, at the index after the blocks of the responses before this
         one; ``None`` for any other frame."""
         payload = loads(frame.data) if "content-" in frame.data else None
-        index = payload.get("index") if isinstance(payload, dict) else None
-        if not isinstance(index, int) or payload.get("type") not in _BLOCKS:
+        if not isinstance(payload, dict) or payload.get("type") not in _BLOCKS:
+            return None
+        index = payload.get("index")
+        if not isinstance(index, int):
             return None
         self._next = (self._next[0], max(self._next[1], self._blocks + index + 1))
         return (
