@@ -100,7 +100,9 @@ def cohere(text: str, calls: list[Answered], *, stop: str = "TOOL_CALL") -> Repl
 def ollama(text: str, calls: list[Answered], *, stop: str = "stop") -> Reply:
     """An Ollama ``/api/chat`` stream: a line of text, one with the calls, the line done."""
     head = {"model": "qwen3", "created_at": "2026-01-01T00:00:02Z"}
-    entries = [{"id": call_id, "function": {"index": 0, "name": name, "arguments": args}} for call_id, name, args in calls]
+    entries = [
+        {"id": call_id, "function": {"index": 0, "name": name, "arguments": args}} for call_id, name, args in calls
+    ]
     lines = [
         {**head, "message": {"role": "assistant", "content": text}, "done": False},
         {**head, "message": {"role": "assistant", "content": "", "tool_calls": entries}, "done": False},
@@ -108,3 +110,56 @@ def ollama(text: str, calls: list[Answered], *, stop: str = "stop") -> Reply:
     ]
     body = b"".join(orjson.dumps(line) + b"\n" for line in lines)
     return Reply(split_awkwardly(body), content_type="application/x-ndjson")
+
+
+def chat(text: str, calls: list[Answered], *, stop: str = "tool_calls") -> Reply:
+    """An OpenAI Chat stream: a chunk of text, one per call, the finish reason, ``[DONE]``."""
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> tuple[None, Any]:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return None, {
+            "id": "chatcmpl-2",
+            "object": "chat.completion.chunk",
+            "created": 2,
+            "model": OPENAI,
+            "choices": [choice],
+        }
+
+    events = [chunk({"role": "assistant", "content": text})]
+    for index, (call_id, name, args) in enumerate(calls):
+        function = {"name": name, "arguments": orjson.dumps(args).decode()}
+        events.append(
+            chunk({"tool_calls": [{"index": index, "id": call_id, "type": "function", "function": function}]})
+        )
+    return sse(*events, chunk({}, stop), (None, b"[DONE]"))
+
+
+def messages(text: str, calls: list[Answered], *, stop: str = "tool_use") -> Reply:
+    """An Anthropic Messages stream: its start, a text block, a block per call, its end."""
+    message = {"id": "msg_2", "type": "message", "role": "assistant", "model": "claude", "content": []}
+    usage = {"input_tokens": 9, "output_tokens": 1}
+    events: list[tuple[str, Any]] = [
+        ("message_start", {"type": "message_start", "message": {**message, "stop_reason": None, "usage": usage}}),
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        ),
+        (
+            "content_block_delta",
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
+        ),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+    ]
+    for index, (call_id, name, args) in enumerate(calls, 1):
+        block = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
+        delta = {"type": "input_json_delta", "partial_json": orjson.dumps(args).decode()}
+        events += [
+            ("content_block_start", {"type": "content_block_start", "index": index, "content_block": block}),
+            ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}),
+            ("content_block_stop", {"type": "content_block_stop", "index": index}),
+        ]
+    events += [
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 12}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+    return sse(*events)
