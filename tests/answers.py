@@ -24,16 +24,22 @@ def sse(*events: tuple[str | None, Any]) -> Reply:
     return Reply(split_awkwardly(out))
 
 
-def responses(text: str, calls: list[Answered], *, id: str = "resp_2", stop: str = "completed") -> Reply:
+def responses(text: str, calls: list[Answered], *, named: str = "resp_2", stop: str = "completed") -> Reply:
     """A Responses stream: its start, a message, one ``function_call`` item per call, and
     ``response.<stop>`` whose output holds them all."""
-    response = {"id": id, "object": "response", "status": "in_progress", "model": OPENAI, "output": []}
+    response = {"id": named, "object": "response", "status": "in_progress", "model": OPENAI, "output": []}
     events: list[dict[str, Any]] = [
         {"type": "response.created", "response": response},
         {"type": "response.in_progress", "response": response},
     ]
     content = {"type": "output_text", "text": text, "annotations": []}
-    message = {"id": f"msg_{id}", "type": "message", "status": "completed", "role": "assistant", "content": [content]}
+    message = {
+        "id": f"msg_{named}",
+        "type": "message",
+        "status": "completed",
+        "role": "assistant",
+        "content": [content],
+    }
     where = {"item_id": message["id"], "output_index": 0, "content_index": 0}
     events += [
         {"type": "response.output_item.added", "output_index": 0, "item": {**message, "content": []}},
