@@ -352,3 +352,30 @@ def test_every_bad_call_fixture_goes_on_with_the_answer_as_one_response(
     assert all(isinstance(call, ToolCall | streamkit.CustomToolCall) for call in calls)
     turn = streamkit.collect_turn([out], provider)
     assert turn.text.endswith(" Fixed.")
+
+
+# -- The proxy's Responses route -----------------------------------------------------------------
+
+
+def test_the_proxys_responses_tell_route_streams_one_response_of_valid_calls(upstream: LoopbackServer) -> None:
+    """A ``tell`` route of ``streamkit serve`` in OpenAI Responses, whose calls are written whole:
+    the model is told of the bad call and the SDK reads one response, as through the transports."""
+    pytest.importorskip("uvicorn")
+    from .serving import CLIENTS, PROXY_KEY, RESPONSES_TOOLS, keyed_proxy, reply, route
+
+    answer = answers.responses(" Fixed.", [("call_9", "get_weather", {"city": "Paris"})])
+    with keyed_proxy(upstream, route(upstream, "openai_responses", invalid="tell")) as served:
+        before = len(upstream.requests)
+        upstream.routes = Turns(RESPONSES_PATH, reply("openai_responses", "schema_error"), answer)
+        client = CLIENTS.add(openai.OpenAI(base_url=served.url + "/v1", api_key=PROXY_KEY, max_retries=0))
+        with client.responses.stream(model=OPENAI, input="Paris?", tools=RESPONSES_TOOLS) as stream:
+            events = list(stream)
+            final = stream.get_final_response()
+    assert (final.id, final.status, final.output_text) == ("resp_s1", "completed", " Fixed.")
+    assert function_calls(final.output) == [("call_9", "get_weather", {"city": "Paris"})]
+    assert [event.output_index for event in events if event.type == "response.output_item.added"] == [0, 1]
+    first, again = upstream.requests[before:]
+    told = orjson.loads(again.body)["input"]
+    assert told[0] == {"role": "user", "content": "Paris?"}
+    [error] = [orjson.loads(item["output"]) for item in told if item.get("call_id") == "call_w" and "output" in item]
+    assert [issue["kind"] for issue in error["errors"]] == ["schema"]
