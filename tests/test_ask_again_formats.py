@@ -374,7 +374,7 @@ def test_the_proxys_responses_tell_route_streams_one_response_of_valid_calls(ups
     assert (final.id, final.status, final.output_text) == ("resp_s1", "completed", " Fixed.")
     assert function_calls(final.output) == [("call_9", "get_weather", {"city": "Paris"})]
     assert [event.output_index for event in events if event.type == "response.output_item.added"] == [0, 1]
-    first, again = upstream.requests[before:]
+    _, again = upstream.requests[before:]
     told = orjson.loads(again.body)["input"]
     assert told[0] == {"role": "user", "content": "Paris?"}
     [error] = [orjson.loads(item["output"]) for item in told if item.get("call_id") == "call_w" and "output" in item]

@@ -5,7 +5,9 @@ at its end the call is written whole at its own index: the start as the provider
 (``arguments: ""``), one delta with all of the arguments, the end. A call cut by the output
 limit is written without an end, with its raw text, just before the ``message-end`` whose
 ``finish_reason`` (``MAX_TOKENS``) cut it. Text, the tool plan, citations and ``message-end``
-(an ``ERROR`` finish included) pass through as they came.
+(an ``ERROR`` finish included) pass through as they came. A response whose bad call the model
+is told of goes on with the answer: its ``message-end`` is not written, nor the answer's
+``message-start``, and the answer's calls and content blocks are numbered on from these.
 """
 
 from __future__ import annotations

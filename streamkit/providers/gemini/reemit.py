@@ -7,6 +7,8 @@ part was. A candidate left with no parts and no finish reason is not written, no
 with no candidate. A streamed call cut by ``MAX_TOKENS`` has no whole ``args`` to give and is not
 written; the chunk with that finish reason is. ``MALFORMED_FUNCTION_CALL`` comes with no part and
 passes through as it came, as do text, thoughts, their signatures and ``{"error": …}`` chunks.
+A response whose bad call the model is told of goes on with the answer's chunks: its last chunk
+is written without its finish reason and its usage (``unended``).
 """
 
 from __future__ import annotations

@@ -4,7 +4,9 @@ Every ``message.tool_calls`` entry is taken out of its line; each call is writte
 its own just before the line that held it, as one entry with its ``id``, ``function.index`` (a
 distinct count from 0), name and ``arguments`` object. A line left with no text, no thinking
 and no ``done`` is not written. Ollama's calls come whole, so none is ever cut off; the
-``{"error": …}`` line passes through as it came.
+``{"error": …}`` line passes through as it came. A response whose bad call the model is told of
+goes on with the answer: its ``done`` line is written as a line not done, without its reason and
+counts, or not at all when nothing else was in it.
 """
 
 from __future__ import annotations

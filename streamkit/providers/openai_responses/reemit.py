@@ -16,6 +16,13 @@ An invalid call left out takes its item with it, in the final response too; the 
 are written one ``output_index`` lower (the SDK appends each item and finds it by that index).
 A ``custom_tool_call`` item is held and written the same way, its text in ``input`` and its
 events ``response.custom_tool_call_input.delta`` and ``.done``.
+
+A response whose bad call the model is told of goes on with the model's answer as the same
+response (``continues``): the first's ``response.completed`` or ``.incomplete`` is not written,
+nor the answer's ``response.created`` and ``.in_progress``; the answer's events are numbered on
+from the last ``sequence_number`` read, its items placed at the ``output_index`` after those
+written, every ``response`` it carries given the first's id (the openai SDK refuses a lifecycle
+event of another id), and its final event lists the items written before it, then its own.
 """
 
 from __future__ import annotations
