@@ -347,7 +347,7 @@ CODEX = MODULES / ".bin" / "codex"
 #: does not, the proxy ends the bad turn with `error` and `response.failed`, and Codex, reading
 #: that as a dropped stream, sends the same request again (up to its `stream_max_retries`, 5).
 #: Once it does, the second request is the proxy's ask-again: set this to True.
-RESPONSES_CONTINUE = False
+RESPONSES_CONTINUE = True
 
 
 def _event(kind: str, number: int, **fields: Any) -> bytes:
