@@ -20,7 +20,8 @@ import pytest
 
 import streamkit
 from streamkit import InvalidToolCall, Limits, ToolCall
-from streamkit._reemit import PENDING, BadCalls, InvalidCallsError, Session
+from streamkit._reemit import PENDING, BadCalls, Session
+from streamkit._reemit._policy import InvalidCallsError
 from streamkit._types import Call, Provider
 from streamkit.integrations.httpx2 import AsyncTransport, Transport
 from streamkit.providers import ENCODERS, FACTS
@@ -224,7 +225,8 @@ def plain(server: LoopbackServer, path: str, request: dict[str, Any], *replies: 
     server.routes = Turns(path, *replies)
     with httpx2.Client(transport=Transport()) as http:
         response = http.post(server.url(path), json=request)
-        return response.read()
+        body: bytes = response.read()
+        return body
 
 
 def test_cohere_gets_one_message_of_valid_calls_and_the_model_is_told_of_the_bad_one(server: LoopbackServer) -> None:
