@@ -22,6 +22,7 @@ from streamkit import InvalidToolCall, ToolCall
 from streamkit._types import Call
 from streamkit.integrations.httpx2 import AsyncTransport, Transport, invalid_calls
 
+from . import answers
 from .helpers import FIXTURES
 from .models import ANTHROPIC, GEMINI, OPENAI
 from .server import LoopbackServer, Reply, Turns, split_awkwardly
@@ -182,6 +183,7 @@ ANSWERS = {
         ),
         ("message_stop", {"type": "message_stop"}),
     ),
+    RESPONSES.path: answers.responses(" Done.", []),
 }
 
 
@@ -373,15 +375,20 @@ def test_openai_responses_keeps_reasoning_items_and_gets_each_call(server: Loopb
 
 @pytest.mark.parametrize("lib", OPENAI_LIBS)
 @pytest.mark.parametrize("mode", MODES)
-def test_openai_responses_sees_a_truncated_call_as_incomplete(server: LoopbackServer, lib: str, mode: str) -> None:
+def test_openai_responses_reads_one_response_after_a_truncated_call_is_told(
+    server: LoopbackServer, lib: str, mode: str
+) -> None:
+    """The cut call is left out and the model asked again: the SDK reads the first response's
+    start, then the answer's items as the rest of it, and its end."""
     outcome = run(server, RESPONSES, fixture("openai_responses/incomplete_truncated.sse"), lib, mode)
-    assert isinstance(outcome.error, RuntimeError)
-    assert "response.completed" in str(outcome.error)
-    assert "response.function_call_arguments.done" not in outcome.log
-    assert outcome.log[-1] == "response.incomplete"
+    assert outcome.error is None
+    assert "response.function_call_arguments.delta" not in outcome.log
+    assert [kind for kind in outcome.log if isinstance(kind, str) and "created" in kind] == ["response.created"]
+    assert (outcome.log[-1], outcome.final.id, outcome.final.status) == ("response.completed", "resp_1", "completed")
+    assert outcome.final.output_text == " Done."
     [call] = outcome.calls
     assert isinstance(call, InvalidToolCall) and call.truncated
-    assert outcome.fired_while_streaming()
+    assert len(server.requests) == 2
 
 
 # -- Anthropic Messages ------------------------------------------------------------------------
@@ -857,7 +864,11 @@ def test_google_genai_calls_are_checked_against_the_declarations_beside_built_in
     genai = pytest.importorskip("google.genai")
     import httpx2
 
-    server.routes[f"/v1/models/{GEMINI}:streamGenerateContent"] = fixture("gemini/text_then_two_calls.sse")
+    server.routes = Turns(
+        f"/v1/models/{GEMINI}:streamGenerateContent",
+        fixture("gemini/text_then_two_calls.sse"),
+        answers.gemini(" Fixed.", [("c9", "get_weather", {"city": "Rome"})]),
+    )
     weather = genai.types.FunctionDeclaration(
         name="get_weather", parameters={"type": "OBJECT", "properties": {"city": {"type": "STRING"}}}
     )
@@ -875,10 +886,11 @@ def test_google_genai_calls_are_checked_against_the_declarations_beside_built_in
         for chunk in client.models.generate_content_stream(model=GEMINI, contents="hi", config=config):
             parts = chunk.candidates[0].content.parts or []
             got += [(part.function_call.name, part.function_call.args) for part in parts if part.function_call]
-    assert got == [("get_weather", {"city": "Paris"})]
+    assert got == [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Rome"})]
     [stock] = [call for call in seen if isinstance(call, InvalidToolCall)]
     assert (stock.name, *(issue.kind for issue in stock.errors)) == ("get_stock", "unknown_tool")
     assert orjson.loads(server.requests[0].body)["tools"][0] == {"googleSearch": {}}
+    assert len(server.requests) == 2  # the model was told get_stock is no tool of the request
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -343,11 +343,6 @@ def test_claude_code_never_runs_the_bad_call_and_ends_with_the_answer(
 # Codex (`codex exec`): its own loop over OpenAI Responses, its exec_command tool run in the
 # workspace. The bad call would make bad.txt, the model's corrected call makes good.txt.
 CODEX = MODULES / ".bin" / "codex"
-#: Whether a Responses route goes on after a bad call as Chat and Messages routes do. While it
-#: does not, the proxy ends the bad turn with `error` and `response.failed`, and Codex, reading
-#: that as a dropped stream, sends the same request again (up to its `stream_max_retries`, 5).
-#: Once it does, the second request is the proxy's ask-again: set this to True.
-RESPONSES_CONTINUE = False
 
 
 def _event(kind: str, number: int, **fields: Any) -> bytes:
@@ -487,10 +482,10 @@ CODEX_ALONE = {
 def test_codex_through_the_proxy_never_runs_the_bad_call_and_ends_with_the_answer(
     responses: Proxy, upstream: LoopbackServer, tmp_path: Path, kind: str, told: str
 ) -> None:
-    """Three requests and the corrected call run. While a Responses route ends a bad turn with
-    ``response.failed``, the second request is Codex's own: it reads the failed response as a
-    dropped stream and sends the same request again; once the route goes on (``RESPONSES_CONTINUE``)
-    it is the proxy's, telling the model, and Codex reconnects no more."""
+    """Three requests and the corrected call run: the second is the proxy's, telling the model,
+    and Codex reads one response and reconnects never. (When a Responses route ended a bad turn
+    with ``error`` and ``response.failed``, Codex read that as a dropped stream and sent the same
+    request again, up to its ``stream_max_retries``: 6 requests for a model that kept failing.)"""
     turns = (CODEX_FIRST[kind], codex_call("call_9", '{"cmd": "touch good.txt"}'), codex_text(PLAIN))
     upstream.routes = Turns("/v1/responses", *(Reply([turn]) for turn in turns))
     since = len(upstream.requests)
@@ -503,11 +498,7 @@ def test_codex_through_the_proxy_never_runs_the_bad_call_and_ends_with_the_answe
     ]
     reconnects = [event for event in events if event["type"] == "error"]
     sent = upstream.requests[since:]
-    if RESPONSES_CONTINUE:  # the proxy's ask-again
-        assert (reconnects, codex_exchange(sent[1])) == ([], [("call_bad", "call"), ("call_bad", told)])
-    else:  # Codex's own re-send
-        assert [event["message"].split(" (")[0] for event in reconnects] == ["Reconnecting... 1/5"]
-        assert json.loads(sent[1].body) == json.loads(sent[0].body)
+    assert (reconnects, codex_exchange(sent[1])) == ([], [("call_bad", "call"), ("call_bad", told)])
     assert [codex_exchange(request) for request in (sent[0], sent[2])] == [[], CODEX_RAN]
     assert len(sent) == 3
 

@@ -29,7 +29,7 @@ from .._errors import StreamkitError, UsageError
 from .._turn_types import Turn
 from .._types import InvalidToolCall, ToolCall
 from ..adapters._base import Outcome, call_id, error_payload
-from ..providers import FACTS, HISTORIES
+from ..providers import FACTS, HISTORIES, REQUESTS
 
 __all__ = (
     "ACTIONS",
@@ -124,11 +124,14 @@ def asked_again(request: Mapping[str, Any], turn: Turn) -> dict[str, Any] | None
     """``request`` asked again after ``turn``: its history followed by the turn and each call's
     result, a bad call's error (``error_payload``) and a valid call's ``PENDING``.
 
-    ``None`` where that cannot be written: a provider whose request has no history streamkit
-    knows, a request without one, or a history writer that refuses the turn.
+    A history given as one text (Responses' ``input: "..."``) is that text as the provider's
+    user message. ``None`` where that cannot be written: a provider whose request has no history
+    streamkit knows, a request without one, or a history writer that refuses the turn.
     """
     key = FACTS[turn.provider].history_key
     history = request.get(key) if key is not None else None
+    if isinstance(history, str) and turn.provider in REQUESTS:
+        history = [REQUESTS[turn.provider].user(history)]
     if key is None or not isinstance(history, list):
         return None
     writer = HISTORIES[turn.provider]

@@ -7,6 +7,8 @@ part was. A candidate left with no parts and no finish reason is not written, no
 with no candidate. A streamed call cut by ``MAX_TOKENS`` has no whole ``args`` to give and is not
 written; the chunk with that finish reason is. ``MALFORMED_FUNCTION_CALL`` comes with no part and
 passes through as it came, as do text, thoughts, their signatures and ``{"error": …}`` chunks.
+A response whose bad call the model is told of goes on with the answer's chunks: its last chunk
+is written without its finish reason and its usage (``unended``).
 """
 
 from __future__ import annotations
@@ -20,11 +22,37 @@ from .._encoder import Call, Encoder, arguments_value, loads, sse_json
 
 __all__ = ("GeminiEncoder",)
 
+#: A candidate's fields that belong to its end: its finish reason and what says why.
+_ENDS = frozenset({"finishReason", "finishMessage"})
+
 
 class GeminiEncoder(Encoder):
+    continues = True
+
     def frame(self, frame: Frame, calls: Sequence[Call]) -> list[bytes]:
         if not calls and "functionCall" not in frame.data:
             return [self.write(frame)]
+        return self._frame(frame, calls, ended=True)
+
+    def ends(self, frame: Frame) -> bool:
+        """A chunk whose candidate has a finish reason."""
+        if "finishReason" not in frame.data:
+            return False
+        payload = loads(frame.data)
+        candidates = payload.get("candidates") if isinstance(payload, dict) else None
+        return isinstance(candidates, list) and any(
+            isinstance(candidate, dict) and candidate.get("finishReason") is not None for candidate in candidates
+        )
+
+    def unended(self, frame: Frame, calls: Sequence[Call]) -> list[bytes]:
+        """The chunk's parts and calls, without its finish reason and its usage (the next
+        response's own come instead)."""
+        return self._frame(frame, calls, ended=False)
+
+    def resume(self) -> None:
+        """Nothing to drop: a chunk carries nothing of the stream before it, and a call has no index."""
+
+    def _frame(self, frame: Frame, calls: Sequence[Call], *, ended: bool) -> list[bytes]:
         payload = loads(frame.data)
         if not isinstance(payload, dict) or not isinstance(payload.get("candidates"), list):
             return [self.write(frame)]
@@ -33,6 +61,10 @@ class GeminiEncoder(Encoder):
             if not isinstance(candidate, dict):
                 candidates.append(candidate)
                 continue
+            if not ended:  # a candidate left with no part is not written (``_rebuild``)
+                candidate = {"content": {"role": "model", "parts": []}} | {
+                    key: value for key, value in candidate.items() if key not in _ENDS
+                }
             choice = candidate.get("index", number)
             parts = [_part(call) for call in calls if call.choice == choice and _whole(call) and self.written(call)]
             rebuilt = _rebuild(candidate, parts)
@@ -40,7 +72,8 @@ class GeminiEncoder(Encoder):
                 candidates.append(rebuilt)
         if not candidates:
             return []
-        return [sse_json(frame.event, {**payload, "candidates": candidates})]
+        kept = payload if ended else {key: value for key, value in payload.items() if key != "usageMetadata"}
+        return [sse_json(frame.event, {**kept, "candidates": candidates})]
 
 
 def _whole(call: Call) -> bool:
