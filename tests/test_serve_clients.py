@@ -340,6 +340,51 @@ def test_claude_code_never_runs_the_bad_call_and_ends_with_the_answer(
     assert {(r.target, json.loads(r.body)["stream"]) for r in sent} == {("/v1/messages?beta=true", True)}
 
 
+@pytest.fixture(scope="module")
+def translating(upstream: LoopbackServer) -> Iterator[Proxy]:
+    """Anthropic Messages clients on an OpenAI Chat upstream."""
+    with keyed_proxy(upstream, route(upstream, "anthropic", upstream_format="openai_chat")) as running:
+        yield running
+
+
+_CHAT = WIRES["openai_chat"]
+#: Claude Code's first turn from an OpenAI-compatible server: a Bash call that is not JSON.
+CLAUDE_ON_CHAT = _CHAT.begin() + call(_CHAT, 0, "call_bad", "Bash", ['{"command": "touch bad.txt",}']) + _CHAT.finish()
+
+
+@needs("@anthropic-ai/claude-code")
+@pytest.mark.skipif(
+    CLAUDE.exists() and CLAUDE.stat().st_size < 1 << 20,
+    reason=f"{CLAUDE} is the package's placeholder: its postinstall, which puts the native binary there, did not run",
+)
+def test_claude_code_on_an_openai_chat_server_through_the_proxy(
+    translating: Proxy, upstream: LoopbackServer, tmp_path: Path
+) -> None:
+    """Claude Code speaks Messages, the upstream Chat Completions: the proxy writes each request
+    as Chat and each answer as Messages. The bad call is told to the model in Chat's terms, the
+    corrected one runs, and the run ends with the answer; every request the upstream gets is a
+    streamed Chat request, its tools Claude Code's own."""
+    fixed = calling("openai_chat", "call_9", "Bash", {"command": "touch good.txt", "description": "Make good.txt"})
+    turns = (CLAUDE_ON_CHAT, fixed, plain("openai_chat"))
+    upstream.routes = Turns(PATHS["openai_chat"], *(Reply([turn]) for turn in turns))
+    since = len(upstream.requests)
+    ran = claude(translating.url, PROXY_KEY, tmp_path)
+    assert ran == {"subtype": "success", "is_error": False, "num_turns": 2, "result": PLAIN}
+    assert sorted(path.name for path in (tmp_path / "work").iterdir()) == ["good.txt"]
+    sent = [json.loads(request.body) for request in upstream.requests[since:]]
+    assert [request.target for request in upstream.requests[since:]] == ["/v1/chat/completions"] * 3
+    assert all(body["stream"] is True and body["messages"][0]["role"] == "system" for body in sent)
+    assert "Bash" in [tool["function"]["name"] for tool in sent[0]["tools"]]
+    told = sent[1]["messages"][-1]
+    assert (told["role"], told["tool_call_id"], json.loads(told["content"])["errors"][0]["kind"]) == (
+        "tool",
+        "call_bad",
+        "invalid_json",
+    )
+    answered = sent[2]["messages"][-1]
+    assert (answered["role"], answered["tool_call_id"], answered["content"]) == ("tool", "call_9", BASH_RAN)
+
+
 # Codex (`codex exec`): its own loop over OpenAI Responses, its exec_command tool run in the
 # workspace. The bad call would make bad.txt, the model's corrected call makes good.txt.
 CODEX = MODULES / ".bin" / "codex"
