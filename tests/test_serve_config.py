@@ -108,8 +108,9 @@ def test_a_bad_config_is_refused_with_where_and_why(data: dict[str, object], mes
         (["serve"], "the flags: no route: give at least one [[route]] (or --upstream FORMAT=URL)"),
         (["serve", "--upstream", "openai_chat"], "--upstream takes FORMAT=VALUE, got 'openai_chat'"),
         (
-            ["serve", "--upstream", "gemini=http://x"],
-            "--upstream: the format must be one of openai_chat, openai_responses, anthropic, got 'gemini'",
+            ["serve", "--upstream", "bedrock=http://x"],
+            "--upstream: the format must be one of openai_chat, openai_responses, anthropic, gemini, mistral, "
+            "got 'bedrock'",
         ),
         (
             ["serve", "--example", "--proxy-key-env", "STREAMKIT_TEST_UNSET"],
@@ -318,3 +319,22 @@ def test_the_docs_config_parses_and_states_the_defaults() -> None:
     for name in ("head_timeout", "body_timeout", "send_timeout", "keep_alive_timeout", "max_head_bytes"):
         assert getattr(config, name) == getattr(defaults, name), name
     assert (config.max_concurrency, config.trusted_proxies) == (None, ())
+
+
+def test_one_upstream_serves_every_client_format_that_can_be_sent_to_it() -> None:
+    """``--upstream openai_chat=URL``: Chat clients as they are, Messages clients (Claude Code)
+    translated; an upstream of a client's own format wins over translation."""
+    parser = argparse.ArgumentParser()
+    add_command(parser.add_subparsers())
+
+    def routes(*flags: str) -> list[tuple[str, str | None]]:
+        config = config_of(parser.parse_args(["serve", *flags]), Limits())
+        return [(route.format, route.upstream_format) for route in config.routes]
+
+    assert routes("--upstream", "openai_chat=http://127.0.0.1:1/v1") == [
+        ("openai_chat", None),
+        ("anthropic", "openai_chat"),
+    ]
+    both = routes("--upstream", "openai_chat=http://127.0.0.1:1/v1", "--upstream", "anthropic=http://127.0.0.1:2")
+    assert both == [("openai_chat", None), ("anthropic", None)]
+    assert routes("--upstream", "gemini=http://127.0.0.1:1") == [("anthropic", "gemini")]

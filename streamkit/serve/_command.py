@@ -16,6 +16,7 @@ from typing import Any, TextIO
 
 from .._errors import UsageError
 from .._limits import Limits
+from ..providers import ASKED, ENCODERS, REQUESTS, WRITERS
 from ._config import EMIT_MODES, INVALID_POLICIES, TIMEOUTS, Config, load_config, parse_config
 from ._example import example_hint, example_route
 from ._formats import FORMATS
@@ -42,7 +43,8 @@ def add_command(commands: Any) -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="FORMAT=URL",
-        help=f"route FORMAT ({formats}) to the upstream base URL (e.g. openai_chat=http://127.0.0.1:11434/v1)",
+        help=f"route FORMAT ({formats}, or an upstream-only one) to the upstream base URL "
+        "(e.g. openai_chat=http://127.0.0.1:11434/v1); clients of another format are sent there translated",
     )
     command.add_argument(
         "--upstream-key-env", action="append", default=[], metavar="FORMAT=VAR", help="the upstream's key variable"
@@ -98,8 +100,9 @@ def config_of(args: argparse.Namespace, limits: Limits) -> Config:
             server[name] = getattr(args, name)
     if args.trusted_proxies is not None:
         server["trusted_proxies"] = args.trusted_proxies
-    keys = dict(_pair(item, "--upstream-key-env") for item in args.upstream_key_env)
-    routes = [_flag_route(item, keys, args, limits) for item in args.upstream]
+    keys = dict(_pair(item, "--upstream-key-env", _UPSTREAMS) for item in args.upstream_key_env)
+    upstreams = [_pair(item, "--upstream", _UPSTREAMS) for item in args.upstream]
+    routes = [_flag_route(fmt, slug, url, keys, args, limits) for fmt, slug, url in _routed(upstreams)]
     if args.otel:
         server["telemetry"] = True
     if args.example:
@@ -108,29 +111,52 @@ def config_of(args: argparse.Namespace, limits: Limits) -> Config:
     return parse_config({"server": server, "route": routes + base["route"]}, where="the flags")
 
 
-def _flag_route(item: str, keys: dict[str, str], args: argparse.Namespace, limits: Limits) -> dict[str, Any]:
-    fmt, url = _pair(item, "--upstream")
+def _routed(upstreams: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
+    """Each client format's upstream, as ``(format, upstream's format, URL)``: an upstream of its
+    own format where one is given, else the first given whose format it can be sent to (Claude
+    Code on an OpenAI-compatible server from ``--upstream openai_chat=URL`` alone)."""
+    own = {slug: url for slug, url in reversed(upstreams)}
+    routes = [(slug, slug, url) for slug, url in upstreams if slug in FORMATS]
+    for fmt in FORMATS:
+        if fmt in own or fmt not in ASKED or fmt not in WRITERS:
+            continue
+        target = next(((slug, url) for slug, url in upstreams if slug in REQUESTS and slug in ENCODERS), None)
+        if target is not None:
+            routes.append((fmt, *target))
+    return routes
+
+
+def _flag_route(
+    fmt: str, slug: str, url: str, keys: dict[str, str], args: argparse.Namespace, limits: Limits
+) -> dict[str, Any]:
     route: dict[str, Any] = {"format": fmt, "upstream": url, "limits": dataclasses.asdict(limits)}
-    if fmt in keys:
-        route["key_env"] = keys[fmt]
+    if slug != fmt:
+        route["upstream_format"] = slug
+    if slug in keys:
+        route["key_env"] = keys[slug]
     if args.pass_key:
         route["pass_key"] = True
     if args.invalid is not None:
         route["invalid"] = args.invalid
     if args.early_close:
         route["early_close"] = True
-    if args.emit is not None:
+    if args.emit is not None and slug == fmt:  # a route sent to another format writes calls whole
         route["emit"] = args.emit
     return route
 
 
-def _pair(item: str, flag: str) -> tuple[str, str]:
+def _pair(item: str, flag: str, names: tuple[str, ...]) -> tuple[str, str]:
     name, sep, value = item.partition("=")
     if not sep or not name or not value:
         raise UsageError(f"{flag} takes FORMAT=VALUE, got {item!r}")
-    if name not in FORMATS:
-        raise UsageError(f"{flag}: the format must be one of {', '.join(FORMATS)}, got {name!r}")
+    if name not in names:
+        raise UsageError(f"{flag}: the format must be one of {', '.join(names)}, got {name!r}")
     return name, value
+
+
+#: The formats an upstream may speak: those the proxy serves, and those it sends requests to
+#: and reads streams of (Gemini, Mistral, an Ollama-compatible server's Chat).
+_UPSTREAMS = tuple(dict.fromkeys([*FORMATS, *(slug for slug in REQUESTS if slug in ENCODERS)]))
 
 
 def run(args: argparse.Namespace, err: TextIO, limits: Limits) -> int:

@@ -256,6 +256,10 @@ def _route(data: Mapping[str, Any], where: str) -> Route:
     emit = _typed(data, "emit", str, "whole", where)
     if emit not in EMIT_MODES:
         raise UsageError(f"{where}: emit must be one of {', '.join(EMIT_MODES)}, got {emit!r}")
+    if emit == "fragments" and upstream_format not in (None, fmt):
+        raise UsageError(f'{where}: a route sent to another format writes each call whole (emit = "whole")')
+    if upstream_format not in (None, fmt) and data.get("pass_key"):
+        raise UsageError(f"{where}: a route sent to another format sends its own key (key_env), not the client's")
     timeout = float(_typed(data, "timeout", (int, float), 300.0, where))
     if timeout <= 0:
         raise UsageError(f"{where}: timeout must be positive, got {timeout}")
