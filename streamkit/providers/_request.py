@@ -27,6 +27,7 @@ __all__ = (
     "RequestWriter",
     "ToolSpec",
     "chat_choice",
+    "openai_choice",
     "chat_completions",
     "function",
     "merged",
@@ -154,13 +155,20 @@ def chat_completions(limit_key: str, *, usage: bool) -> Body:
     return body
 
 
-def chat_choice(choice: str) -> dict[str, Any]:
-    """A tool choice as Chat Completions takes it: ``required``, ``none``, or the named function."""
-    if choice == "auto":
-        return {}
-    if choice in ("required", "none"):
-        return {"tool_choice": choice}
-    return {"tool_choice": {"type": "function", "function": {"name": choice}}}
+def openai_choice(named: Callable[[str], Any]) -> Callable[[str], dict[str, Any]]:
+    """A tool choice as OpenAI's APIs take it: ``required``, ``none``, or one tool as ``named``
+    writes it (Chat nests the name under ``function``, Responses does not)."""
+
+    def choice(choice: str) -> dict[str, Any]:
+        if choice == "auto":
+            return {}
+        return {"tool_choice": choice if choice in ("required", "none") else named(choice)}
+
+    return choice
+
+
+#: Chat Completions' tool choice.
+chat_choice = openai_choice(lambda name: {"type": "function", "function": {"name": name}})
 
 
 def plain_user(text: str) -> Message:

@@ -191,16 +191,23 @@ class Upstream:
         # the client's query (Anthropic's ?beta=true) goes on as it came
         url = httpx.URL(route.upstream + fmt.upstream_path, query=exchange.scope.get("query_string", b""))
         outgoing = self._client.build_request("POST", url, content=body, headers=headers)
+        await self._send(exchange, outgoing, lambda response: self._answer(exchange, response, toolset, request))
+
+    async def _send(
+        self, exchange: Exchange, outgoing: httpx.Request, answer: Callable[[httpx.Response], Awaitable[None]]
+    ) -> None:
+        """``outgoing`` sent, and its response answered by ``answer``; no answer, or one that
+        fails before anything of it was sent to the client, is the client's error."""
         try:
             response = await self._client.send(outgoing, stream=True)
         except httpx.HTTPError as exc:
             await self._unanswered(exchange, outgoing, exc)
             return
         try:
-            await self._answer(exchange, response, toolset, request)
+            await answer(response)
         except httpx.HTTPError as exc:  # reading a body not streamed: nothing of the answer was sent yet
             message = scrub(f"the upstream's answer failed: {type(exc).__name__}: {exc}", exchange.secrets)
-            exchange.metrics.count("streamkit_serve_upstream_errors_total", format=fmt.slug, kind="read")
+            exchange.metrics.count("streamkit_serve_upstream_errors_total", format=exchange.format.slug, kind="read")
             _span(exchange, outgoing.url, TransportError(message))
             await exchange.refuse(502, "api_error", message)
         finally:
@@ -229,18 +236,7 @@ class Upstream:
             exchange.secrets += [self._key, headers[facts.auth_header.lower()]]
         url = httpx.URL(route.upstream + translated.path)
         outgoing = self._client.build_request("POST", url, content=orjson.dumps(translated.body), headers=headers)
-        try:
-            response = await self._client.send(outgoing, stream=True)
-        except httpx.HTTPError as exc:
-            await self._unanswered(exchange, outgoing, exc)
-            return
-        try:
-            await self._translated_answer(exchange, response, translated)
-        except httpx.HTTPError as exc:
-            message = scrub(f"the upstream's answer failed: {type(exc).__name__}: {exc}", exchange.secrets)
-            await exchange.refuse(502, "api_error", message)
-        finally:
-            await response.aclose()
+        await self._send(exchange, outgoing, lambda response: self._translated_answer(exchange, response, translated))
 
     async def _translated_answer(self, exchange: Exchange, response: httpx.Response, translated: Translated) -> None:
         fmt, route = exchange.format, self.route

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._request import Message, ToolSpec, function, plain_user, same_names
+from .._request import Message, ToolSpec, function, openai_choice, plain_user, same_names
 
 __all__ = ("MERGE_ROLES", "SETTINGS", "body", "choice", "effort", "user")
 
@@ -31,9 +31,4 @@ def body(
     return written
 
 
-def choice(choice: str) -> dict[str, Any]:
-    if choice == "auto":
-        return {}
-    if choice in ("required", "none"):
-        return {"tool_choice": choice}
-    return {"tool_choice": {"type": "function", "name": choice}}
+choice = openai_choice(lambda name: {"type": "function", "name": name})
