@@ -51,6 +51,14 @@ class Writer(ABC):
         self._token = hashlib.sha256(self.response_id.encode()).hexdigest()[:20]
         self._started = False
         self._ended = False
+        self._calls = 0  # calls written: what a minted id is numbered by
+        self._end: ResponseEnd | None = None  # the end written, for the final answer
+        self._text: TextDelta | None = None  # the last delta of the open text block or item
+        self.begin()
+
+    @abstractmethod
+    def begin(self) -> None:
+        """A writer's own state, set up before anything is written."""
 
     def values(self, values: Sequence[object]) -> bytes:
         """The SSE bytes for ``values``, in order; the stream's start before the first."""

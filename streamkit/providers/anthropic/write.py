@@ -31,12 +31,8 @@ class AnthropicWriter(Writer):
     facts = FACTS
     id_prefix = "msg_"
 
-    def __init__(self, model: str, response_id: str | None = None, *, created: int | None = None) -> None:
-        super().__init__(model, response_id, created=created)
+    def begin(self) -> None:
         self._content: list[dict[str, Any]] = []  # every block written, as the final message holds it
-        self._text: TextDelta | None = None  # the last delta of the open text block
-        self._calls = 0
-        self._end: ResponseEnd | None = None
 
     def start(self) -> list[bytes]:
         message = {**self._message([], None), "usage": _usage(None)}

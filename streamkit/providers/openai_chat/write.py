@@ -40,12 +40,9 @@ class OpenAIChatWriter(Writer):
     id_prefix = "chatcmpl-"
     choices = True
 
-    def __init__(self, model: str, response_id: str | None = None, *, created: int | None = None) -> None:
-        super().__init__(model, response_id, created=created)
+    def begin(self) -> None:
         self._choices: dict[int, _Choice] = {}
         self._opened: set[int] = set()  # the choices whose first chunk (with the role) is written
-        self._calls = 0  # calls written in every choice: what a minted id is numbered by
-        self._end: ResponseEnd | None = None
 
     def start(self) -> list[bytes]:
         self._choice(0)

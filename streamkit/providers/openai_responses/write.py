@@ -31,13 +31,9 @@ class OpenAIResponsesWriter(Writer):
     facts = FACTS
     id_prefix = "resp_"
 
-    def __init__(self, model: str, response_id: str | None = None, *, created: int | None = None) -> None:
-        super().__init__(model, response_id, created=created)
+    def begin(self) -> None:
         self._number = 0  # the next event's sequence_number
         self._output: list[dict[str, Any]] = []  # every item written, as the final response holds it
-        self._text: TextDelta | None = None  # the last delta of the open message
-        self._calls = 0
-        self._end: ResponseEnd | None = None
 
     def start(self) -> list[bytes]:
         response = self._response("in_progress", [])
