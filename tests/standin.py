@@ -221,14 +221,19 @@ def told_of(provider: str, server: LoopbackServer, reader: Reader = results) -> 
 
 
 def kinds(text: str) -> str | None:
-    """The kinds of streamkit's ``{"ok": false, "errors": [...]}`` (also under ``"error"``, as
-    pydantic-ai writes a retry), or ``None`` for other words."""
+    """The kinds of streamkit's ``{"ok": false, "errors": [...]}``, the types of pydantic's
+    errors (either also under ``"error"``, as pydantic-ai writes a retry to OpenAI Chat), or
+    ``None`` for other words."""
     try:
         payload = orjson.loads(text)
     except orjson.JSONDecodeError:
         return None
     if isinstance(payload, dict) and payload.keys() == {"error"}:
         payload = payload["error"]
+    if isinstance(payload, list) and all(isinstance(issue, dict) and "type" in issue for issue in payload):
+        return "pydantic: " + ",".join(issue["type"] for issue in payload)  # pydantic's validation errors
+    if isinstance(payload, str):
+        return payload[:60]
     if not isinstance(payload, dict) or payload.get("ok") is not False:
         return None
     return ",".join(issue["kind"] for issue in payload["errors"])
@@ -302,3 +307,23 @@ def measure(
         return Outcome(tuple(sorted(tools.ran)), told_of(provider, server, reader), ended, len(bodies), repeats)
     finally:
         server.close()
+
+
+#: Each scenario's outcome per provider where the model is told in streamkit's words (the
+#: transports' and the proxy's ``tell``, whatever the framework).
+AFTER = {
+    "openai_chat": {
+        "text": Outcome((), (), "answer 'Sunny in Paris.'", 1),
+        "index_zero": Outcome(BOTH, (), DONE, 2),
+        "cut": Outcome(("write_file(a.txt, Once upon a time.)",), ("truncated",), DONE, 3),
+        "whole_then_cut": Outcome(("get_stock(AAPL)", "get_stock(MSFT)"), ("truncated",), DONE, 3),
+        "invalid_json": Outcome(BOTH, ("invalid_json", "schema", "unknown_tool"), DONE, 3),
+        "schema": Outcome(BOTH, ("schema,schema",), DONE, 3),
+        "eof": Outcome(("get_stock(AAPL)", "get_weather(Lima)"), ("truncated", "truncated"), DONE, 3),
+    },
+}
+AFTER["anthropic"] = AFTER["openai_chat"] | {
+    "cut": Outcome(("get_weather(Paris)",), ("truncated",), DONE, 3),
+    "whole_then_cut": Outcome(("get_weather(Paris)", "write_file(notes.txt, Dear Paris.)"), ("truncated",), DONE, 3),
+    "eof": Outcome(("get_stock(AAPL)", "get_weather(Lima)"), ("truncated",), DONE, 3),
+}

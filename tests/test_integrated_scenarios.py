@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import importlib.util
 import io
 import json
 import os
+import re
 import sys
+import warnings
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -32,7 +35,7 @@ from .helpers import ROOT
 from .models import ANTHROPIC, OPENAI
 from .server import LoopbackServer
 from .standin import (
-    OUTPUTS,
+    AFTER,
     PROMPT,
     PROVIDERS,
     SCENARIOS,
@@ -53,8 +56,9 @@ MODELS = {"openai_chat": OPENAI, "anthropic": ANTHROPIC}
 
 
 def raised(error: BaseException) -> str:
-    """How a run that raised ended: the error's type and its first words."""
-    return f"raised {type(error).__name__}: {' '.join(str(error).split())[:110]}"
+    """How a run that raised ended: the error's type and its first words (the server's port left out)."""
+    words = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1", " ".join(str(error).split()))
+    return f"raised {type(error).__name__}: {words[:72]}"
 
 
 def answer(text: object) -> str:
@@ -109,7 +113,8 @@ def run_langchain(server: LoopbackServer, provider: str, tools: Tools, streamkit
     from streamkit.integrations.langchain import AskAgainMiddleware, StreamkitChatModel
 
     assert streamkit  # langchain-openai and langchain-anthropic are not among the test extras
-    model = StreamkitChatModel(provider=provider, model=MODELS[provider], api_key="k", base_url=server.url(BASES[provider]))
+    settings: dict[str, Any] = {"provider": provider, "model": MODELS[provider], "api_key": "k"}
+    model = StreamkitChatModel(base_url=server.url(BASES[provider]), **settings)
     middleware = [AskAgainMiddleware()] if ask_again else []
     agent = create_agent(model, tools=[tool(function) for function in tools.all()], middleware=middleware)
 
@@ -147,7 +152,7 @@ def run_openai_agents(server: LoopbackServer, provider: str, tools: Tools, strea
                 from agents import OpenAIChatCompletionsModel
                 from openai import AsyncOpenAI
 
-                sdk = AsyncOpenAI(base_url=server.url("/v1"), api_key="k", max_retries=0)
+                sdk = AsyncOpenAI(base_url=server.url("/v1"), api_key="k", max_retries=0, http_client=client)
                 model = OpenAIChatCompletionsModel(OPENAI, sdk)
             else:
                 from agents.extensions.models.litellm_model import LitellmModel
@@ -198,7 +203,9 @@ def run_litellm(server: LoopbackServer, provider: str, tools: Tools, streamkit: 
 
     async def main() -> str:
         history: list[Any] = [{"role": "user", "content": PROMPT}]
-        name = f"streamkit/{provider}/{MODELS[provider]}" if streamkit else f"{provider.split('_')[0]}/{MODELS[provider]}"
+        name = (
+            f"streamkit/{provider}/{MODELS[provider]}" if streamkit else f"{provider.split('_')[0]}/{MODELS[provider]}"
+        )
         for _ in range(6):
             try:
                 response = await litellm.acompletion(
@@ -258,14 +265,17 @@ def run_smolagents(server: LoopbackServer, provider: str, tools: Tools, streamki
 
     def made(function: Callable[..., str]) -> Tool:
         inputs = {name: {"type": "string", "description": name} for name in SCHEMAS[function.__name__]}
-        kind = type(function.__name__, (Tool,), {"name": function.__name__, "description": function.__doc__})
-        kind.inputs, kind.output_type = inputs, "string"
-        kind.forward = staticmethod(function)  # type: ignore[attr-defined]
+        body = {"name": function.__name__, "description": function.__doc__, "inputs": inputs, "output_type": "string"}
+        kind = type(function.__name__, (Tool,), body | {"forward": staticmethod(function)})
         made: Tool = kind()
         return made
 
     agent = ToolCallingAgent(
-        tools=[made(function) for function in tools.all()], model=model, max_steps=4, stream_outputs=True, verbosity_level=-1
+        tools=[made(function) for function in tools.all()],
+        model=model,
+        max_steps=4,
+        stream_outputs=True,
+        verbosity_level=-1,
     )
     try:
         with contextlib.redirect_stdout(io.StringIO()):  # its live display of the streamed calls
@@ -308,7 +318,9 @@ def run_agno(server: LoopbackServer, provider: str, tools: Tools, streamkit: boo
 
     model: Any
     if streamkit:
-        model = StreamkitModel(id=MODELS[provider], provider=provider, base_url=server.url(BASES[provider]), api_key="k")
+        model = StreamkitModel(
+            id=MODELS[provider], provider=provider, base_url=server.url(BASES[provider]), api_key="k"
+        )
     elif provider == "openai_chat":
         from agno.models.openai import OpenAIChat
 
@@ -333,7 +345,7 @@ def run_agno(server: LoopbackServer, provider: str, tools: Tools, streamkit: boo
 
 # -- the cells -----------------------------------------------------------------------------------
 
-#: framework -> (the module it needs, the runner, whether a "before" runs, the reader, the final answer).
+#: framework -> (the module it needs, its runner, whether it has a model of its own to run "before").
 FRAMEWORKS: dict[str, tuple[str, Callable[..., str], bool]] = {
     "pydantic-ai": ("pydantic_ai", run_pydantic_ai, True),
     "langchain": ("langchain.agents", partial(run_langchain, ask_again=False), False),
@@ -345,25 +357,234 @@ FRAMEWORKS: dict[str, tuple[str, Callable[..., str], bool]] = {
 }
 READERS = {"smolagents": smolagents_results}
 FINALS = {"smolagents": smolagents_final}
-CELLS = [(framework, provider, scenario) for framework in FRAMEWORKS for provider in PROVIDERS for scenario in SCENARIOS]
+CELLS = [
+    (framework, provider, scenario) for framework in FRAMEWORKS for provider in PROVIDERS for scenario in SCENARIOS
+]
 
 
 def run(framework: str, provider: str, scenario: str, streamkit: bool) -> Outcome:
     runner = partial(FRAMEWORKS[framework][1], streamkit=streamkit)
     final = FINALS[framework](provider) if framework in FINALS else None
     reader = READERS.get(framework, results)
-    return measure(lambda server, provider, tools: runner(server, provider, tools), provider, scenario, reader, final)
+    try:
+        return measure(
+            lambda server, provider, tools: runner(server, provider, tools), provider, scenario, reader, final
+        )
+    finally:
+        if not streamkit:  # the HTTP clients some frameworks' own models leave open, collected here
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ResourceWarning)
+                gc.collect()
+
+
+#: Where no run without streamkit is measured, and why (LangChain's own ``ChatOpenAI`` and
+#: ``ChatAnthropic`` are not among the test dependencies: no LangChain row has one).
+NO_BEFORE = {
+    # LiteLLM refuses the forced tool choice ToolCallingAgent sends for a model it does not know
+    ("smolagents", "anthropic"): "LiteLLMModel refuses tool_choice='required' for this model",
+}
+#: Where a run with streamkit ends otherwise than ``AFTER`` (told in streamkit's words, then the
+#: model's answer), measured: the framework's own words or rule. ``test_every_difference_...``
+#: checks that none runs a bad call.
+OWN: dict[tuple[str, str, str], Outcome] = {
+    ("pydantic-ai", "openai_chat", "invalid_json"): Outcome(
+        ("get_stock(AAPL)", "get_weather(Paris)"),
+        ("invalid_json", "pydantic: string_type", "Unknown tool name: 'delete_everything'. Available tools: 'ge"),
+        "answer 'Done.'",
+        3,
+    ),
+    ("pydantic-ai", "openai_chat", "schema"): Outcome(
+        ("get_stock(AAPL)", "get_weather(Paris)"), ("pydantic: missing,extra_forbidden",), "answer 'Done.'", 3
+    ),
+    ("pydantic-ai", "openai_chat", "eof"): Outcome((), (), "raised ModelConnectionError: Connection error.", 1),
+    ("pydantic-ai", "anthropic", "invalid_json"): Outcome(
+        ("get_stock(AAPL)", "get_weather(Paris)"),
+        ("invalid_json", "pydantic: string_type", "Unknown tool name: 'delete_everything'. Available tools: 'ge"),
+        "answer 'Done.'",
+        3,
+    ),
+    ("pydantic-ai", "anthropic", "schema"): Outcome(
+        ("get_stock(AAPL)", "get_weather(Paris)"), ("pydantic: missing,extra_forbidden",), "answer 'Done.'", 3
+    ),
+    ("pydantic-ai", "anthropic", "eof"): Outcome(
+        (),
+        (),
+        "raised ModelConnectionError: Connection to 127.0.0.1 failed: streamkit stopped the stream: anthropic:",
+        1,
+    ),
+    ("langchain", "openai_chat", "cut"): Outcome(
+        (),
+        (),
+        "raised InvalidCallsError: the tool call write_file (call_A) was not run: your arguments were cut o",
+        1,
+    ),
+    ("langchain", "openai_chat", "eof"): Outcome(
+        (),
+        (),
+        "raised InvalidCallsError: the tool call get_stock (call_S) was not run: your arguments were cut of",
+        1,
+    ),
+    ("langchain", "anthropic", "cut"): Outcome(
+        (),
+        (),
+        "raised InvalidCallsError: the tool call get_weather (toolu_C) was not run: your arguments were cut",
+        1,
+    ),
+    ("openai-agents", "openai_chat", "invalid_json"): Outcome(
+        (), (), "raised ModelBehaviorError: Tool delete_everything not found in agent assistant", 1
+    ),
+    ("openai-agents", "anthropic", "invalid_json"): Outcome(
+        (), (), "raised ModelBehaviorError: Tool delete_everything not found in agent assistant", 1
+    ),
+    ("smolagents", "openai_chat", "text"): Outcome(
+        (), ("The model output does not contain any JSON blob.",), "answer 'Done.'", 2
+    ),
+    ("smolagents", "openai_chat", "cut"): Outcome(
+        ("write_file(a.txt, Once upon a time.)",),
+        ("the tool call write_file (call_A) was not run: your argument",),
+        "answer 'Done.'",
+        3,
+    ),
+    ("smolagents", "openai_chat", "whole_then_cut"): Outcome(
+        ("get_stock(AAPL)", "get_stock(MSFT)"),
+        ("the tool call get_stock (call_St0ck2) was not run: your argu",),
+        "answer 'Done.'",
+        3,
+    ),
+    ("smolagents", "openai_chat", "invalid_json"): Outcome(
+        ("get_stock(AAPL)", "get_weather(Paris)"),
+        ("the tool call get_weather (call_1) was not run: the argument",),
+        "answer 'Done.'",
+        3,
+    ),
+    ("smolagents", "openai_chat", "schema"): Outcome(
+        ("get_stock(AAPL)", "get_weather(Paris)"),
+        ('the tool call get_weather (call_W) was not run: "town" is no',),
+        "answer 'Done.'",
+        3,
+    ),
+    ("smolagents", "openai_chat", "eof"): Outcome(
+        ("get_stock(AAPL)", "get_weather(Lima)"),
+        ("the tool call get_stock (call_S) was not run: your arguments",),
+        "answer 'Done.'",
+        3,
+    ),
+    ("smolagents", "anthropic", "text"): Outcome(
+        (), ("The model output does not contain any JSON blob.",), "answer 'Done.'", 2
+    ),
+    ("smolagents", "anthropic", "cut"): Outcome(
+        ("get_weather(Paris)",), ("the tool call get_weather (toolu_C) was not run: your argume",), "answer 'Done.'", 3
+    ),
+    ("smolagents", "anthropic", "whole_then_cut"): Outcome(
+        ("get_weather(Paris)", "write_file(notes.txt, Dear Paris.)"),
+        ("the tool call write_file (toolu_B) was not run: your argumen",),
+        "answer 'Done.'",
+        3,
+    ),
+    ("smolagents", "anthropic", "invalid_json"): Outcome(
+        ("get_stock(AAPL)", "get_weather(Paris)"),
+        ("the tool call get_weather (toolu_01) was not run: the argume",),
+        "answer 'Done.'",
+        3,
+    ),
+    ("smolagents", "anthropic", "schema"): Outcome(
+        ("get_stock(AAPL)", "get_weather(Paris)"),
+        ('the tool call get_weather (toolu_W) was not run: "town" is n',),
+        "answer 'Done.'",
+        3,
+    ),
+    ("smolagents", "anthropic", "eof"): Outcome(
+        ("get_stock(AAPL)", "get_weather(Lima)"),
+        ("the tool call get_weather (toolu_W) was not run: your argume",),
+        "answer 'Done.'",
+        3,
+    ),
+    ("agno", "anthropic", "cut"): Outcome(("get_weather(Paris)",), ("truncated",), "answer 'Checking.Done.'", 3),
+    ("agno", "anthropic", "invalid_json"): Outcome(
+        ("get_stock(AAPL)", "get_weather(Paris)"),
+        ("invalid_json", "schema", "unknown_tool"),
+        "answer 'Checking Paris first.And the stock.Done.'",
+        3,
+    ),
+}
+#: What is still to be made right, and where (see the ``xfail`` test).
+OPEN = {("pydantic-ai", provider, "eof") for provider in PROVIDERS}
+
+
+def expected(framework: str, provider: str, scenario: str) -> Outcome:
+    return OWN.get((framework, provider, scenario), AFTER[provider][scenario])
+
+
+def before(framework: str, provider: str) -> bool:
+    return FRAMEWORKS[framework][2] and (framework, provider) not in NO_BEFORE
+
+
+def row(framework: str, provider: str, scenario: str, alone: Outcome | None) -> str:
+    """The page's row: the framework alone (or why not), and with streamkit."""
+    if alone is not None:
+        without = describe(alone)
+    else:
+        without = f"— ({NO_BEFORE[framework, provider]})" if (framework, provider) in NO_BEFORE else "—"
+    with_it = describe(expected(framework, provider, scenario))
+    return f"| {framework} | {provider} | {scenario} | {without} | {with_it} |"
+
+
+def table() -> str:
+    """The table of docs/frameworks/scenarios.md, every "before" run now."""
+    lines = ["| Framework | Provider | Scenario | Without streamkit | With streamkit |", "|---|---|---|---|---|"]
+    for cell in CELLS:
+        alone = run(*cell, False) if before(*cell[:2]) else None
+        lines.append(row(*cell, alone))
+    return "\n".join(lines) + "\n"
+
+
+PAGE = ROOT / "docs" / "frameworks" / "scenarios.md"
+IDS = ["-".join(cell).replace(" ", "-") for cell in CELLS]
+
+
+@pytest.fixture(autouse=True)
+def installed(request: pytest.FixtureRequest) -> None:
+    cell = request.node.callspec.params.get("cell") if hasattr(request.node, "callspec") else None
+    if cell is not None and importlib.util.find_spec(FRAMEWORKS[cell[0]][0].split(".")[0]) is None:
+        pytest.skip(f"{cell[0]} is not installed")
+
+
+@pytest.mark.parametrize("cell", CELLS, ids=IDS)
+def test_with_streamkit_a_bad_call_never_runs_and_the_run_ends_told(cell: tuple[str, str, str]) -> None:
+    """The valid calls run once, the bad ones never; the model is told of each (in streamkit's
+    words, or the framework's own) and answers, or the run raises one error naming the call."""
+    assert run(*cell, True) == expected(*cell)
+
+
+@pytest.mark.parametrize("cell", CELLS, ids=IDS)
+def test_the_page_shows_each_framework_alone_and_with_streamkit(cell: tuple[str, str, str]) -> None:
+    alone = run(*cell, False) if before(*cell[:2]) else None
+    assert row(*cell, alone) in PAGE.read_text(encoding="utf-8").splitlines()
+
+
+def test_every_difference_runs_no_bad_call_and_ends_on_an_answer_or_an_error_naming_it() -> None:
+    """Where a framework's own rule or words differ from streamkit's: no tool ran that ``AFTER``
+    would not run, and the run either ran them all and answered, or raised naming a call."""
+    for (framework, provider, scenario), outcome in OWN.items():
+        if (framework, provider, scenario) in OPEN:
+            continue
+        meant = AFTER[provider][scenario]
+        assert set(outcome.ran) <= set(meant.ran), (framework, provider, scenario)
+        answered = outcome.ran == meant.ran and outcome.ended.startswith("answer ")
+        named = re.match(r"raised \w+Error: (the tool call \w+ \(\w+\) was not run|Tool \w+ not found)", outcome.ended)
+        assert answered or named, (framework, provider, scenario)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="pydantic-ai's wrapper passes bad calls on (pass); a body that ends "
+    "inside a call has no frame left to pass the open calls at: streamkit/_reemit's Session.flush "
+    "would write them (and a cut's stop reason) through the encoder on pass, as it asks again on tell",
+)
+@pytest.mark.parametrize("cell", sorted(OPEN), ids=["-".join(cell) for cell in sorted(OPEN)])
+def test_under_pydantic_ai_a_body_that_ends_inside_a_call_tells_it_as_cut(cell: tuple[str, str, str]) -> None:
+    assert run(*cell, True) == AFTER[cell[1]][cell[2]]
 
 
 if __name__ == "__main__":
-    chosen = sys.argv[1:2] or list(FRAMEWORKS)
-    for framework, provider, scenario in CELLS:
-        if framework not in chosen:
-            continue
-        if len(sys.argv) > 2 and scenario not in sys.argv:
-            continue
-        for streamkit in (False, True) if FRAMEWORKS[framework][2] else (True,):
-            outcome = run(framework, provider, scenario, streamkit)
-            side = "after " if streamkit else "before"
-            sys.stdout.write(f"{framework} | {provider} | {scenario} | {side} | {describe(outcome)}\n")
-            sys.stdout.flush()
+    sys.stdout.write(table())

@@ -23,7 +23,7 @@ import pytest
 from .helpers import ROOT
 from .models import ANTHROPIC, OPENAI
 from .server import LoopbackServer
-from .standin import BOTH, DONE, PROMPT, PROVIDERS, SCENARIOS, Outcome, Tools, cause_chain, describe, measure
+from .standin import AFTER, PROMPT, PROVIDERS, SCENARIOS, Outcome, Tools, cause_chain, describe, measure
 
 FRAMEWORKS = ("haystack", "autogen")
 
@@ -144,23 +144,6 @@ def table(outcomes: dict[tuple[str, str, str, bool], Outcome]) -> str:
     return "\n".join(lines) + "\n"
 
 
-#: With the transport, whatever the framework: each scenario's outcome per provider.
-AFTER = {
-    "openai_chat": {
-        "text": Outcome((), (), "answer 'Sunny in Paris.'", 1),
-        "index_zero": Outcome(BOTH, (), DONE, 2),
-        "cut": Outcome(("write_file(a.txt, Once upon a time.)",), ("truncated",), DONE, 3),
-        "whole_then_cut": Outcome(("get_stock(AAPL)", "get_stock(MSFT)"), ("truncated",), DONE, 3),
-        "invalid_json": Outcome(BOTH, ("invalid_json", "schema", "unknown_tool"), DONE, 3),
-        "schema": Outcome(BOTH, ("schema,schema",), DONE, 3),
-        "eof": Outcome(("get_stock(AAPL)", "get_weather(Lima)"), ("truncated", "truncated"), DONE, 3),
-    },
-}
-AFTER["anthropic"] = AFTER["openai_chat"] | {
-    "cut": Outcome(("get_weather(Paris)",), ("truncated",), DONE, 3),
-    "whole_then_cut": Outcome(("get_weather(Paris)", "write_file(notes.txt, Dear Paris.)"), ("truncated",), DONE, 3),
-    "eof": Outcome(("get_stock(AAPL)", "get_weather(Lima)"), ("truncated",), DONE, 3),
-}
 PAGE = ROOT / "docs" / "frameworks" / "other.md"
 
 
