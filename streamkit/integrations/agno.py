@@ -37,6 +37,7 @@ from .._types import InvalidToolCall, Provider, ResponseEnd, TextDelta, ToolCall
 from ..adapters._base import call_id, dumps, error_payload
 from ._chat import PROVIDERS, Prepared, prepare, read_tools
 from ._clients import DEFAULT_TIMEOUT, Clients
+from ._ending import acut_at_end, cut_at_end
 from ._openai_messages import conversation
 from ._turn_json import turn_from_json, turn_json
 from ._turns import Read, Reader, Usage, read
@@ -98,14 +99,14 @@ class StreamkitModel(Model):
         """The whole response, unstreamed."""
         call, reader = self._prepared(messages, given), self._reader()
         with stream(self._clients.sync(), self._slug, **call.arguments()) as events:
-            for event in events:
+            for event in cut_at_end(events):
                 reader.feed(event)
         return self._parse_provider_response(reader.read())
 
     async def ainvoke(self, messages: list[Message], assistant_message: Message, **given: Any) -> ModelResponse:
         call, reader = self._prepared(messages, given), self._reader()
         async with astream(self._clients.async_(), self._slug, **call.arguments()) as events:
-            async for event in events:
+            async for event in acut_at_end(events):
                 reader.feed(event)
         return self._parse_provider_response(reader.read())
 
@@ -115,7 +116,7 @@ class StreamkitModel(Model):
         """Text and reasoning as they come, each call whole at its end marker, then the turn."""
         call, reader = self._prepared(messages, given), self._reader()
         with stream(self._clients.sync(), self._slug, **call.arguments()) as events:
-            for event in events:
+            for event in cut_at_end(events):
                 yield from self._deltas(event, reader)
 
     async def ainvoke_stream(
@@ -123,7 +124,7 @@ class StreamkitModel(Model):
     ) -> AsyncIterator[ModelResponse]:
         call, reader = self._prepared(messages, given), self._reader()
         async with astream(self._clients.async_(), self._slug, **call.arguments()) as events:
-            async for event in events:
+            async for event in acut_at_end(events):
                 for delta in self._deltas(event, reader):
                     yield delta
 

@@ -36,6 +36,7 @@ from .._turn_types import StreamEvent, Turn, TurnItem
 from .._types import ArgumentIssue, InvalidToolCall, Requested, TextDelta, ToolCall
 from ..adapters._base import call_id, dumps
 from ._chat import Entry, History, User, prepare, read_tools
+from ._ending import acut_at_end, cut_at_end
 from ._fields import ClientFields
 from ._invalid import unparseable
 from ._turns import Read, Reader, read
@@ -103,7 +104,7 @@ class StreamkitLLM(ClientFields, BaseLLM):
         with llm_call_context():
             call = _Call(self, messages, tools, from_task, from_agent)
             with call.failure_told(), stream(self._http().sync(), self.provider, **call.options) as events:
-                for event in events:
+                for event in cut_at_end(events):
                     call.feed(event)
             return call.answer(response_model)
 
@@ -122,7 +123,7 @@ class StreamkitLLM(ClientFields, BaseLLM):
             call = _Call(self, messages, tools, from_task, from_agent)
             with call.failure_told():
                 async with astream(self._http().async_(), self.provider, **call.options) as events:
-                    async for event in events:
+                    async for event in acut_at_end(events):
                         call.feed(event)
             return call.answer(response_model)
 

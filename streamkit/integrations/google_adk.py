@@ -35,6 +35,7 @@ from .._types import Finish, InvalidToolCall, Requested, TextDelta, ToolCall
 from ..adapters._base import call_id, error_payload
 from ._chat import Entry, History, Tool, User, build, offered
 from ._clients import DEFAULT_TIMEOUT, Clients, HoldsClients
+from ._ending import acut_at_end
 from ._turn_json import turn_from_json, turn_json
 from ._turns import Read, Reader, Usage, read
 
@@ -118,7 +119,7 @@ class StreamkitLlm(HoldsClients, BaseLlm):
             options["tools"] = offered(tools)
         reader = Reader(self.provider, FRAMEWORK)
         async with astream(self._http().async_(), self.provider, **options) as stream_events:
-            async for event in stream_events:
+            async for event in acut_at_end(stream_events):
                 reader.feed(event)
                 if stream and isinstance(event, TextDelta) and event.text:
                     yield LlmResponse(

@@ -60,6 +60,7 @@ from .._types import ArgumentIssue, InvalidToolCall, Requested, TextDelta, ToolC
 from ..adapters._base import call_id, dumps
 from ._chat import Entry, History, Prepared, User, prepare, read_tools
 from ._early import STARTER
+from ._ending import acut_at_end, cut_at_end
 from ._fields import ClientFields
 from ._invalid import InvalidCallsError, said, unparseable
 from ._turn_json import turn_from_json, turn_json
@@ -164,7 +165,7 @@ class StreamkitChatModel(ClientFields, BaseChatModel):
         prepared = self._request(messages, stop, kwargs)
         with stream(self._http().sync(), self.provider, **prepared.arguments()) as events:
             chunks = _Chunks(self, _untold())
-            for event in events:
+            for event in cut_at_end(events):
                 yield from chunks.feed(event)
         yield chunks.last()
 
@@ -179,7 +180,7 @@ class StreamkitChatModel(ClientFields, BaseChatModel):
         start = STARTER.get()
         async with astream(self._http().async_(), self.provider, **prepared.arguments()) as events:
             chunks = _Chunks(self, _untold())
-            async for event in events:
+            async for event in acut_at_end(events):
                 out = chunks.feed(event)  # the event read first: only a call of the one choice starts
                 if start is not None and isinstance(event, ToolCall):
                     start(event)

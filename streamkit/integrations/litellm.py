@@ -71,6 +71,7 @@ from ..providers import REQUESTS
 from ..providers._request import merged, settings
 from ._chat import PROVIDERS, Request, build, read_tools
 from ._clients import DEFAULT_TIMEOUT, Clients
+from ._ending import acut_at_end, cut_at_end
 from ._invalid import InvalidCallsError, unparseable
 from ._openai_messages import conversation, plain
 from ._turns import Reader, usage_as
@@ -419,7 +420,7 @@ async def _aevents(call: _Call, http: httpx.AsyncClient) -> AsyncGenerator[Strea
             async with astream(
                 http, call.provider, request.url, json=request.body, headers=request.headers, tools=call.tools
             ) as events:
-                async for event in events:
+                async for event in acut_at_end(events):
                     started = True
                     yield event
             return
@@ -436,7 +437,7 @@ def _events(call: _Call, http: httpx.Client) -> Generator[StreamEvent, None, Non
             with stream(
                 http, call.provider, request.url, json=request.body, headers=request.headers, tools=call.tools
             ) as events:
-                for event in events:
+                for event in cut_at_end(events):
                     started = True
                     yield event
             return

@@ -95,6 +95,7 @@ from ..providers._request import merged
 from ..providers._request import settings as written
 from . import _chat
 from ._clients import Clients
+from ._ending import acut_at_end
 from ._invalid import unparseable
 from ._turn_json import item_from_json, item_json, item_kind
 from ._turns import Reader, usage_as
@@ -239,7 +240,7 @@ class StreamkitModel(Model):
             headers=request.headers,
             tools=_chat.offered([_tool(tool) for tool in offered]) or None,  # a schema failure is streamkit's error
         ) as events:
-            async for event in events:
+            async for event in acut_at_end(events):
                 for out in writer.feed(event):
                     yield out
         for out in writer.end():

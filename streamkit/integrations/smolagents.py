@@ -50,6 +50,7 @@ from ..providers import REQUESTS
 from ..providers._request import merged, settings
 from ._chat import PROVIDERS, Prepared, prepare, read_tools
 from ._clients import DEFAULT_TIMEOUT, Clients
+from ._ending import cut_at_end
 from ._invalid import InvalidCallsError
 from ._openai_messages import conversation
 from ._turns import Read, Reader, read
@@ -195,7 +196,7 @@ class StreamkitModel(Model):
 
     def _events(self, prepared: Prepared, reader: Reader) -> Iterator[StreamEvent]:
         with stream(self._clients.sync(), self.provider, **prepared.arguments()) as events:
-            for event in events:
+            for event in cut_at_end(events):
                 reader.feed(event)
                 yield event
 
