@@ -462,7 +462,11 @@ class Session:
         except IncompleteStreamError as exc:
             # a call was open when the body ended: it was cut, and nothing says so
             if exc.unfinished and not self._told_cut(exc.unfinished):
-                self.failure = exc
+                passed = self._passed_cut(exc.unfinished)
+                if passed is None:
+                    self.failure = exc
+                else:
+                    out += passed
             return out
         except StreamError as exc:
             self.failure = exc
@@ -615,6 +619,18 @@ class Session:
             self._left(call)
         self._ended = self._ask_again()
         return self._ended
+
+    def _passed_cut(self, unfinished: Sequence[InvalidToolCall]) -> bytes | None:
+        """On ``pass``, the calls a body ended inside, written as cut ones for the client to
+        tell the model of (pydantic-ai's retry); ``None`` where the format cannot carry them."""
+        if not self.keep_invalid:
+            return None
+        try:
+            written = self._encoder.open_calls(unfinished)
+        except NotImplementedError:
+            return None
+        self.calls += unfinished
+        return b"".join(written)
 
     def _read_after_end(self, frame: Frame) -> None:
         """A frame after the end of a response the model is asked again in: read (its usage,

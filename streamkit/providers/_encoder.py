@@ -81,6 +81,12 @@ class Encoder(ABC):
         start is not written again, and its calls and blocks are numbered on from these."""
         raise NotImplementedError(f"{type(self).__name__} does not continue a response")
 
+    def open_calls(self, calls: Sequence[Call]) -> list[bytes]:
+        """The calls a body ended inside (a clean end, no signal from the provider), written as
+        cut ones (their raw text, without their end) with no frame of the provider's to go with:
+        where the format can carry that, for a client that checks calls itself (``pass``)."""
+        raise NotImplementedError(f"{type(self).__name__} writes no call without a frame")
+
     def provider_error(self, message: str) -> bytes:
         """What is written where the provider reported an error in its stream, besides that frame
         (written as it came): nothing, for a stream written back in its own format."""

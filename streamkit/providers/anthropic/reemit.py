@@ -55,6 +55,10 @@ class AnthropicEncoder(Encoder):
         """Only the calls the frame completed: the frame itself is all end."""
         return [piece for call in calls for piece in self._call(call)]
 
+    def open_calls(self, calls: Sequence[Call]) -> list[bytes]:
+        """Each a block without its stop, its raw text, as a cut block is written."""
+        return [piece for call in calls for piece in self._call(call)]
+
     def resume(self) -> None:
         """The next response's blocks are written after these, at the next places (``_place``)."""
         self._starts.clear()

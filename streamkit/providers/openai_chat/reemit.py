@@ -64,6 +64,10 @@ class OpenAIChatEncoder(Encoder):
         response's own end comes instead)."""
         return self._frame(frame, calls, ended=False)
 
+    def open_calls(self, calls: Sequence[Call]) -> list[bytes]:
+        """Each a chunk of its own, its raw text: the chunks end without a finish reason, as the body did."""
+        return [self._call(call, None) for call in calls if self.written(call)]
+
     def resume(self) -> None:
         """Nothing to drop: a chunk carries nothing of the stream before it, and the calls are
         numbered on by ``_counts``."""
