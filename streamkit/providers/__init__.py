@@ -4,14 +4,15 @@ Every folder has the same files, so that its file list is that provider's pipeli
 ``decode.py`` reads its stream into stage events, ``history.py`` writes calls, results and
 turns as its history, ``reemit.py`` writes its stream back with each call whole and
 ``body.py`` reads the calls of a body that was not streamed, ``request.py`` writes a
-streamed request and ``write.py`` writes an answer in its format from another provider's values
-(a missing file means that stage is not offered).
+streamed request, ``write.py`` writes an answer in its format from another provider's values and
+``asked.py`` reads a client's request in its format (a missing file means that stage is not offered).
 
 ``FACTS`` maps each slug (the same in folders, fixtures and the command line) to its facts
 (``providers/_facts.py``: what the generic code reads instead of naming a provider),
 ``DECODERS`` to its decoder class, ``HISTORIES`` to its history writer, ``ENCODERS`` to its
-re-emitter, ``BODIES`` to its body reader, ``REQUESTS`` to its request writer and ``WRITERS``
-to its answer writer. They are
+re-emitter, ``BODIES`` to its body reader, ``REQUESTS`` to its request writer, ``WRITERS``
+to its answer writer and ``ASKED`` to its request reader; ``MESSAGES`` holds the one reader of
+the messages frameworks hand a model (LiteLLM's, smolagents', agno's: OpenAI Chat's). They are
 read-only: to use another decoder, pass an instance to the pipeline.
 """
 
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from .gemini.decode import GeminiDecoder
     from .mistral.decode import MistralDecoder
     from .ollama.decode import OllamaDecoder
+    from .openai_chat.asked import Conversation
     from .openai_chat.decode import OpenAIChatDecoder
     from .openai_responses.decode import OpenAIResponsesDecoder
 
@@ -54,6 +56,7 @@ __all__ = (
     "REQUESTS",
     "WRITERS",
     "ASKED",
+    "MESSAGES",
     "AnthropicDecoder",
     "BedrockDecoder",
     "CohereDecoder",
@@ -80,6 +83,7 @@ class _Folder:
     request: bool = False  # ``request.py``: a streamed request is written
     writer: str | None = None  # ``write.py``'s class; None: no answer is written in its format
     asked: bool = False  # ``asked.py``: a client's request in its format is read into streamkit's terms
+    messages: bool = False  # ``asked.py``'s ``conversation``: the frameworks' messages are in its format
 
 
 #: Every provider, one line each, in the order of ``DECODERS`` (the slug is the folder's name). A
@@ -87,7 +91,13 @@ class _Folder:
 #: provider loads that provider's decoder only.
 _FOLDERS = {
     "openai_chat": _Folder(
-        "OpenAIChatDecoder", "OpenAIChatEncoder", body=True, request=True, writer="OpenAIChatWriter"
+        "OpenAIChatDecoder",
+        "OpenAIChatEncoder",
+        body=True,
+        request=True,
+        writer="OpenAIChatWriter",
+        asked=True,
+        messages=True,
     ),
     "openai_responses": _Folder(
         "OpenAIResponsesDecoder", "OpenAIResponsesEncoder", body=True, request=True, writer="OpenAIResponsesWriter"
@@ -158,6 +168,12 @@ def _asked(slug: str) -> Callable[[Mapping[str, Any]], Asked]:
     return read
 
 
+def _conversation(slug: str) -> Conversation:
+    """A slug's reader of a framework's messages (``conversation`` in its ``asked`` module)."""
+    read: Conversation = _module(slug, "asked").conversation
+    return read
+
+
 def _offering(stage: str) -> tuple[str, ...]:
     return tuple(slug for slug, folder in _FOLDERS.items() if getattr(folder, stage))
 
@@ -200,6 +216,8 @@ REQUESTS: Mapping[str, RequestWriter] = _Registry("REQUESTS", _offering("request
 WRITERS: Mapping[str, type[Writer]] = _Registry("WRITERS", _offering("writer"), _writer)
 #: Each asked slug's request reader: a client's request in its format, in streamkit's terms.
 ASKED: Mapping[str, Callable[[Mapping[str, Any]], Asked]] = _Registry("ASKED", _offering("asked"), _asked)
+#: The slug whose messages the frameworks hand a model, and its reader: ``conversation(provider, messages, ...)``.
+MESSAGES: Mapping[str, Conversation] = _Registry("MESSAGES", _offering("messages"), _conversation)
 
 
 def decoder_for(provider: Any) -> type[Decoder]:

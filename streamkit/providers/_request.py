@@ -178,11 +178,11 @@ def plain_user(text: str) -> Message:
 
 class RequestError(UsageError):
     """A client's request streamkit cannot carry to an upstream as it was asked: ``where`` names
-    the field (``messages[2].content[0]``), the message says what it is and why."""
+    the field (``messages[2].content[0]``), ``reason`` says what it is and why."""
 
-    def __init__(self, where: str, message: str) -> None:
-        super().__init__(f"{where}: {message}")
-        self.where = where
+    def __init__(self, where: str, reason: str) -> None:
+        super().__init__(f"{where}: {reason}")
+        self.where, self.reason = where, reason
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from ..providers._encoder import Call, Encoder
 from ..providers._facts import Facts
 from ..providers._request import Asked, RequestError, merged, settings
 from ..providers._writer import Writer
+from ._formats import FORMATS
 from ._fragments import ServeSession
 
 __all__ = ("Translated", "TranslateSession", "Translating", "translate")
@@ -57,10 +58,20 @@ def translate(client: str, upstream: str, request: Mapping[str, Any]) -> Transla
     tools = read_tools(asked.tools)
     written = build(upstream, asked.model, asked.entries, system=asked.system, tools=tools,
                     max_tokens=asked.limit, extra=extra, environ={})  # fmt: skip
+    toolset = request_toolset({"tools": list(asked.tools)}) if asked.tools else None
+    return Translated(asked, written.body, _path(upstream, asked.model), toolset)
+
+
+def _path(upstream: str, model: str) -> str:
+    """What the request goes to below the route's upstream: the same base URL (``.../v1``) as a
+    route of the upstream's own format, so the path that format's route appends where it is
+    served (Anthropic's ``/messages``, not its SDK's ``/v1/messages``)."""
+    served = FORMATS.get(upstream)
+    if served is not None:
+        return served.upstream_path
     facts: Facts = FACTS[upstream]
     assert facts.request_path is not None  # every provider with a request writer has one
-    toolset = request_toolset({"tools": list(asked.tools)}) if asked.tools else None
-    return Translated(asked, written.body, facts.request_path.format(model=asked.model), toolset)
+    return facts.request_path.format(model=model)
 
 
 class Translating(Encoder):

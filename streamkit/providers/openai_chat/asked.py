@@ -1,0 +1,276 @@
+"""An OpenAI Chat Completions request read into streamkit's terms, for an upstream of another
+format; and its messages read into a conversation, the one reading of the messages LiteLLM,
+smolagents and agno hand a model as well (``conversation``).
+
+System and developer messages become the system text; a user message its text (a string, or
+text parts); an assistant message the ``Turn`` it records (reasoning, text, then calls, a call
+whose arguments are not an object an invalid call); consecutive ``tool`` messages one
+``Results``, each matched to its call's name by ``tool_call_id``. What another format cannot
+carry (an image part, ``n`` above 1, a field streamkit does not know) is a ``RequestError``
+naming where it is; what asks nothing of the answer (a user id, OpenAI's own storage) is left
+out and named.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
+from typing import Any, Protocol, TypeAlias
+
+from ..._json import loads_exact
+from ..._turn_types import Entry, Outcome, RedactedThinking, Results, Thinking, Turn, TurnItem, User
+from ..._types import ArgumentIssue, CallRef, InvalidToolCall, JSONObject, TextDelta, ToolCall
+from .._request import Asked, RequestError, read_settings
+from . import FACTS
+from .request import SETTINGS
+
+__all__ = ("Arguments", "Conversation", "Stored", "Withheld", "conversation", "object_arguments", "read")
+
+#: Reads a call's arguments as a history holds them: the object, or the issue that makes the call invalid.
+Arguments: TypeAlias = Callable[[Any], "tuple[JSONObject | None, ArgumentIssue | None]"]
+#: Finds the ``Turn`` an assistant message was made from, where the caller kept it.
+Stored: TypeAlias = Callable[[Mapping[str, Any]], "Turn | None"]
+#: Finds the invalid call a call entry of an assistant message went out for, if any.
+Withheld: TypeAlias = Callable[[Mapping[str, Any]], "InvalidToolCall | None"]
+
+
+class Conversation(Protocol):
+    """``conversation``'s signature, as the registry hands it out (``MESSAGES``)."""
+
+    def __call__(
+        self,
+        provider: str,
+        messages: Iterable[Mapping[str, Any]],
+        stored: Stored | None = None,
+        withheld: Withheld | None = None,
+        arguments: Arguments | None = None,
+    ) -> tuple[str | None, list[Entry]]: ...
+
+
+#: Fields read and left out: what they are, and why leaving them out asks the same.
+_DROPPED = {
+    "user": "user (an end user's id for abuse reports)",
+    "safety_identifier": "safety_identifier (an end user's id for abuse reports)",
+    "metadata": "metadata (tags for completions OpenAI stores)",
+    "store": "store (whether OpenAI stores the completion)",
+    "prompt_cache_key": "prompt_cache_key (a cache hint)",
+    "service_tier": "service_tier (a capacity hint)",
+    "parallel_tool_calls": "parallel_tool_calls (true: every model's default)",
+}
+#: Fields of the request itself: read below, or by the writer of the request's stream (which
+#: writes the usage at the end whenever the upstream reports it, as ``stream_options`` asks).
+_READ = {"model", "messages", "tools", "max_completion_tokens", "max_tokens", "stream", "stream_options", "n"}
+_READ |= set(SETTINGS)
+_CHOICES = ("auto", "required", "none")
+_JSON_SPACE = " \t\n\r"
+
+
+def read(body: Mapping[str, Any]) -> Asked:
+    """``body``, a Chat Completions request, in streamkit's terms; a field it cannot carry is a ``RequestError``."""
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise RequestError("model", "the model is missing")
+    unknown = sorted(set(body) - _READ - set(_DROPPED))
+    if unknown:
+        raise RequestError(unknown[0], "streamkit does not carry this field to another format")
+    if body.get("n") not in (None, 1):
+        raise RequestError("n", f"{body['n']!r} choices; streamkit carries one to another format")
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        raise RequestError("messages", "a list of messages is required")
+    system, entries = conversation(FACTS.slug, messages)
+    settings = read_settings(SETTINGS, body)
+    settings.pop("user", None)
+    choice = settings.pop("tool_choice", None)
+    dropped = [name for name in _DROPPED if name in body]
+    if settings.get("parallel_tool_calls") is True:
+        del settings["parallel_tool_calls"]
+    elif "parallel_tool_calls" in dropped:
+        dropped.remove("parallel_tool_calls")  # false is carried: the upstream sets it, or refuses it
+    limit = body.get("max_completion_tokens")
+    limit = body.get("max_tokens") if limit is None else limit
+    return Asked(
+        model,
+        system,
+        tuple(entries),
+        tuple(body.get("tools") or ()),
+        limit if isinstance(limit, int) else None,
+        settings,
+        _choice(choice),
+        body.get("stream") is True,
+        tuple(_DROPPED[name] for name in dropped),
+    )
+
+
+def _choice(choice: Any) -> str:
+    if choice is None:
+        return "auto"
+    if choice in _CHOICES:
+        return str(choice)
+    function = choice.get("function") if isinstance(choice, Mapping) and choice.get("type") == "function" else None
+    if isinstance(function, Mapping) and isinstance(function.get("name"), str):
+        return str(function["name"])
+    raise RequestError("tool_choice", f"{choice!r} is not a tool choice")
+
+
+def conversation(
+    provider: str,
+    messages: Iterable[Mapping[str, Any]],
+    stored: Stored | None = None,
+    withheld: Withheld | None = None,
+    arguments: Arguments | None = None,
+) -> tuple[str | None, list[Entry]]:
+    """The system text and the entries of OpenAI-format ``messages``, the turns ``provider``'s.
+
+    Consecutive ``tool`` messages are one ``Results``; each result is matched to its call's name
+    by ``tool_call_id``, as Gemini needs the name. ``stored`` finds the ``Turn`` an assistant
+    message was made from, where the caller kept it (with its signatures, as received).
+    ``withheld`` finds the invalid call a call entry of an assistant message went out for: the
+    call goes back as received, and the result written for it is replaced by the call itself, so
+    the model is told streamkit's error for it (it never ran). ``arguments`` reads a call's
+    arguments (``object_arguments`` unless given).
+    """
+    system: list[str] = []
+    entries: list[Entry] = []
+    results: list[Outcome] = []
+    names: dict[str, str] = {}
+    told: dict[str, InvalidToolCall] = {}
+    for position, message in enumerate(messages):
+        where = f"messages[{position}]"
+        if not isinstance(message, Mapping):
+            raise RequestError(where, f"is {type(message).__name__}, not a message object")
+        role = message.get("role")
+        if role != "tool" and results:
+            entries.append(Results(tuple(results)))
+            results = []
+        if role in ("system", "developer"):
+            system.append(_text(message.get("content"), where))
+        elif role == "user":
+            entries.append(User(_text(message.get("content"), where)))
+        elif role == "assistant":
+            turn = (stored and stored(message)) or _turn(provider, message, where, withheld, arguments)
+            names.update({call.id: call.name for call in turn.calls if call.id and call.name})
+            told = _withheld(message, withheld)
+            if turn.items:
+                entries.append(turn)
+        elif role == "tool":
+            found = told.get(message.get("tool_call_id") or "")
+            results.append(found if found is not None else _result(message, names, where))
+        else:
+            raise RequestError(where, f"has the role {role!r}; streamkit sends system, user, assistant, tool")
+    if results:
+        entries.append(Results(tuple(results)))
+    return ("\n\n".join(system) if system else None), entries
+
+
+def _text(content: Any, where: str) -> str:
+    """A message's text: a string, or the text parts of a list of parts."""
+    if content is None or isinstance(content, str):
+        return content or ""
+    if not isinstance(content, list):
+        raise RequestError(f"{where}.content", f"is {type(content).__name__}, not text")
+    texts = []
+    for number, part in enumerate(content):
+        kind = part.get("type") if isinstance(part, Mapping) else type(part).__name__
+        if kind != "text":
+            raise RequestError(f"{where}.content[{number}]", f"is a {kind!r} part; streamkit sends text only")
+        texts.append(str(part.get("text", "")))
+    return "".join(texts)
+
+
+def _withheld(message: Mapping[str, Any], withheld: Withheld | None) -> dict[str, InvalidToolCall]:
+    """The invalid calls an assistant message's call entries went out for, by their entries' ids."""
+    if withheld is None:
+        return {}
+    found = ((entry.get("id"), withheld(entry)) for entry in message.get("tool_calls") or ())
+    return {ident: call for ident, call in found if call is not None and isinstance(ident, str)}
+
+
+def _turn(
+    provider: str, message: Mapping[str, Any], where: str, withheld: Withheld | None, arguments: Arguments | None
+) -> Turn:
+    """An assistant message as the ``Turn`` it was made from: reasoning, text, then calls."""
+    items: list[TurnItem] = []
+    for block in message.get("thinking_blocks") or ():  # LiteLLM's, with their signatures
+        if not isinstance(block, Mapping):
+            continue
+        if block.get("type") == "thinking":
+            items.append(Thinking(block.get("thinking") or "", block.get("signature")))
+        elif block.get("type") == "redacted_thinking":
+            items.append(RedactedThinking(block.get("data") or ""))
+    reasoning = message.get("reasoning_content")
+    if not items and reasoning and isinstance(reasoning, str):
+        items.append(Thinking(reasoning))
+    text = _text(message.get("content"), where)
+    if text:
+        items.append(TextDelta(text))
+    calls = message.get("tool_calls") or ()
+    if not isinstance(calls, list | tuple):
+        raise RequestError(f"{where}.tool_calls", f"is {type(calls).__name__}, not a list of calls")
+    for index, entry in enumerate(calls):
+        if not isinstance(entry, Mapping):
+            raise RequestError(f"{where}.tool_calls[{index}]", f"is {type(entry).__name__}, not a call object")
+        items.append(_call(index, entry, f"{where}.tool_calls[{index}]", withheld, arguments or object_arguments))
+    return Turn(provider, tuple(items))
+
+
+def _call(
+    index: int, entry: Mapping[str, Any], where: str, withheld: Withheld | None, arguments: Arguments
+) -> ToolCall | InvalidToolCall:
+    """A call of the history, read again: arguments that are not an object make an invalid
+    call; an entry that went out for an invalid call is that call, as received."""
+    found = withheld(entry) if withheld is not None else None
+    if found is not None:
+        return replace(found, index=index)
+    function = entry.get("function") or {}
+    if not isinstance(function, Mapping):
+        raise RequestError(f"{where}.function", f"is {type(function).__name__}, not an object")
+    fields = entry.get("provider_specific_fields") or function.get("provider_specific_fields") or {}
+    signature = fields.get("thought_signature") if isinstance(fields, Mapping) else None  # LiteLLM's, for Gemini
+    state = {"thoughtSignature": signature} if isinstance(signature, str) else {}
+    given = function.get("arguments")
+    parsed, issue = arguments(given)
+    if parsed is None:
+        assert issue is not None
+        raw = (
+            given
+            if isinstance(given, str)
+            else json.dumps(given, ensure_ascii=False, separators=(",", ":"), default=repr)
+        )
+        return InvalidToolCall(index, entry.get("id"), function.get("name"), raw, (issue,), state=state)
+    return ToolCall(index, entry.get("id"), function.get("name") or "", parsed, state=state)
+
+
+def object_arguments(arguments: Any) -> tuple[JSONObject | None, ArgumentIssue | None]:
+    """A call's arguments as a client hands them back: an object, or its JSON text (none, blank
+    or ``null`` is no arguments); anything else is the issue that makes the call invalid. The
+    call went out whole once, so this reads strictly and reports plainly: the stream's own
+    reading, with every issue it names, is ``_normalize``'s."""
+    if arguments is None or (isinstance(arguments, str) and not arguments.strip(_JSON_SPACE)):
+        return {}, None
+    value = arguments
+    if isinstance(arguments, str):
+        try:
+            value = loads_exact(arguments)
+        except json.JSONDecodeError as error:
+            return None, ArgumentIssue(
+                "invalid_json", f"the arguments are not valid JSON: {error.msg}", position=error.pos
+            )
+        except (ValueError, RecursionError) as error:
+            return None, ArgumentIssue("invalid_json", f"the arguments are not valid JSON: {error}")
+        if value is None:
+            return {}, None
+    if isinstance(value, dict):
+        return value, None
+    return None, ArgumentIssue("not_an_object", f"the arguments are a {type(value).__name__}, not a JSON object")
+
+
+def _result(message: Mapping[str, Any], names: Mapping[str, str], where: str) -> Outcome:
+    ident = message.get("tool_call_id")
+    name = message.get("name") or names.get(ident or "")
+    if not name:
+        raise RequestError(
+            f"{where}.tool_call_id", f"answers the call {ident!r}, which no assistant message before it made"
+        )
+    return (CallRef(ident, name), _text(message.get("content"), where))

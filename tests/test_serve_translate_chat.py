@@ -1,0 +1,295 @@
+"""``streamkit serve`` between formats: an OpenAI Chat Completions client on an Anthropic upstream.
+
+The official openai SDK (Python, and Node's where installed) talks to the proxy; the loopback
+upstream speaks Anthropic Messages and records what it was sent. Each test asserts the request
+the upstream got, field by field, and what the SDK made of the answer; a bad call is answered
+upstream in Anthropic's own terms.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .helpers import FIXTURES
+from .server import LoopbackServer, Reply, Turns
+from .serving import CLIENTS, PROXY_KEY, Proxy, keyed_proxy, route
+
+openai = pytest.importorskip("openai")
+
+MESSAGES = "/v1/messages"
+WEATHER = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "units": {"type": "string"}},
+    "required": ["city"],
+    "additionalProperties": False,
+}
+STOCK = {"type": "object", "properties": {"ticker": {"type": "string"}}, "required": ["ticker"]}
+TOOLS = [
+    {"type": "function", "function": {"name": "get_weather", "description": "The weather.", "parameters": WEATHER}},
+    {"type": "function", "function": {"name": "get_stock", "description": "A price.", "parameters": STOCK}},
+]
+
+
+def event(kind: str, **data: Any) -> bytes:
+    return f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n".encode()
+
+
+def answer(*blocks: dict[str, Any], stop: str) -> Reply:
+    """An Anthropic stream of ``blocks`` (text, or a call with its input), ending on ``stop``."""
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude", "content": []}
+    writes = [event("message_start", message={**message, "usage": {"input_tokens": 11, "output_tokens": 1}})]
+    for index, block in enumerate(blocks):
+        if block["type"] == "text":
+            writes.append(event("content_block_start", index=index, content_block={"type": "text", "text": ""}))
+            delta = {"type": "text_delta", "text": block["text"]}
+        else:
+            start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            writes.append(event("content_block_start", index=index, content_block=start))
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        writes += [event("content_block_delta", index=index, delta=delta), event("content_block_stop", index=index)]
+    writes.append(event("message_delta", delta={"stop_reason": stop}, usage={"output_tokens": 7}))
+    return Reply([*writes, event("message_stop")])
+
+
+TEXT = answer({"type": "text", "text": "Sunny in Paris."}, stop="end_turn")
+FIXED = answer(
+    {"type": "tool_use", "id": "toolu_9", "name": "get_weather", "input": {"city": "Paris"}}, stop="tool_use"
+)
+
+
+@pytest.fixture(scope="module")
+def served(upstream: LoopbackServer) -> Iterator[Proxy]:
+    with keyed_proxy(upstream, route(upstream, "openai_chat", upstream_format="anthropic")) as running:
+        yield running
+
+
+def client(served: Proxy) -> Any:
+    return CLIENTS.add(openai.OpenAI(base_url=served.url + "/v1", api_key=PROXY_KEY, max_retries=0))
+
+
+def sent(upstream: LoopbackServer, since: int) -> list[dict[str, Any]]:
+    bodies: list[dict[str, Any]] = [json.loads(request.body) for request in upstream.requests[since:]]
+    assert all(request.target.startswith(MESSAGES) for request in upstream.requests[since:])
+    return bodies
+
+
+def calls(message: Any) -> list[tuple[str, str, dict[str, Any]]]:
+    return [(c.id, c.function.name, json.loads(c.function.arguments)) for c in message.tool_calls or ()]
+
+
+def test_a_text_answer_and_the_request_written_as_anthropic(served: Proxy, upstream: LoopbackServer) -> None:
+    since = len(upstream.requests)
+    upstream.routes = Turns(MESSAGES, TEXT)
+    request = {
+        "model": "claude-sonnet-4-5",
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "developer", "content": [{"type": "text", "text": "Use tools."}]},
+            {"role": "user", "content": "Weather in Paris?"},
+        ],
+        "tools": TOOLS,
+        "max_completion_tokens": 512,
+        "temperature": 0.2,
+        "stop": ["END"],
+        "user": "u1",
+        "stream_options": {"include_usage": True},
+    }
+    with client(served).chat.completions.stream(**request) as stream:
+        completion = stream.get_final_completion()
+    [choice] = completion.choices
+    assert (choice.message.content, choice.finish_reason) == ("Sunny in Paris.", "stop")
+    assert completion.usage is not None
+    assert (completion.usage.prompt_tokens, completion.usage.completion_tokens) == (11, 7)
+    [body] = sent(upstream, since)
+    assert body == {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 512,
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]}],
+        "stream": True,
+        "system": "Be brief.\n\nUse tools.",
+        "tools": [
+            {"name": "get_weather", "description": "The weather.", "input_schema": WEATHER},
+            {"name": "get_stock", "description": "A price.", "input_schema": STOCK},
+        ],
+        "temperature": 0.2,
+        "stop_sequences": ["END"],
+    }
+
+
+def test_two_calls_reach_the_client_as_two_tool_calls(served: Proxy, upstream: LoopbackServer) -> None:
+    upstream.routes = Turns(MESSAGES, Reply([(FIXTURES / "anthropic/text_then_two_calls.sse").read_bytes()]))
+    request = {"model": "m", "messages": [{"role": "user", "content": "Both?"}], "tools": TOOLS}
+    with client(served).chat.completions.stream(**request) as stream:
+        completion = stream.get_final_completion()
+    [choice] = completion.choices
+    assert choice.message.content == "Checking both."
+    assert calls(choice.message) == [
+        ("toolu_A", "get_weather", {"city": "Paris", "units": "c"}),
+        ("toolu_B", "get_stock", {"ticker": "AAPL"}),
+    ]
+    assert choice.finish_reason == "tool_calls"
+
+
+def test_a_cut_call_is_told_to_the_model_in_anthropic_terms_and_the_client_reads_its_correction(
+    served: Proxy, upstream: LoopbackServer
+) -> None:
+    since = len(upstream.requests)
+    cut = Reply([(FIXTURES / "anthropic/max_tokens_cut_after_a_whole_value.sse").read_bytes()])
+    upstream.routes = Turns(MESSAGES, cut, FIXED)
+    request = {"model": "m", "max_tokens": 100, "messages": [{"role": "user", "content": "Weather?"}], "tools": TOOLS}
+    with client(served).chat.completions.stream(**request) as stream:
+        completion = stream.get_final_completion()
+    [choice] = completion.choices
+    assert calls(choice.message) == [("toolu_9", "get_weather", {"city": "Paris"})]
+    assert (choice.message.content, choice.finish_reason) == ("Checking.", "tool_calls")
+    first, again = sent(upstream, since)
+    assert again["max_tokens"] == first["max_tokens"] == 100
+    assistant, told = again["messages"][len(first["messages"]) :]
+    assert assistant == {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "Checking."},
+            {"type": "tool_use", "id": "toolu_C", "name": "get_weather", "input": {}},
+        ],
+    }
+    [result] = told["content"]
+    assert (told["role"], result["type"], result["tool_use_id"], result["is_error"]) == (
+        "user",
+        "tool_result",
+        "toolu_C",
+        True,
+    )
+    assert json.loads(result["content"])["errors"][0]["kind"] == "truncated"
+
+
+def test_the_next_turn_carries_the_calls_and_their_results_as_anthropic_blocks(
+    served: Proxy, upstream: LoopbackServer
+) -> None:
+    since = len(upstream.requests)
+    upstream.routes = Turns(MESSAGES, TEXT)
+    history = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Weather and AAPL?"},
+        {
+            "role": "assistant",
+            "content": "Checking.",
+            "tool_calls": [
+                {
+                    "id": "toolu_1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
+                },
+                {
+                    "id": "toolu_2",
+                    "type": "function",
+                    "function": {"name": "get_stock", "arguments": '{"ticker":"AAPL"}'},
+                },
+            ],
+        },
+        {"role": "tool", "tool_call_id": "toolu_1", "content": "Sunny"},
+        {"role": "tool", "tool_call_id": "toolu_2", "content": [{"type": "text", "text": "190"}]},
+        {"role": "user", "content": "And tomorrow?"},
+    ]
+    completion = client(served).chat.completions.create(
+        model="m", messages=history, tools=TOOLS, tool_choice={"type": "function", "function": {"name": "get_weather"}}
+    )
+    [choice] = completion.choices
+    assert (choice.message.content, choice.finish_reason, choice.message.tool_calls) == (
+        "Sunny in Paris.",
+        "stop",
+        None,
+    )
+    [body] = sent(upstream, since)
+    assert body["system"] == "Be brief."
+    assert body["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "Weather and AAPL?"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Checking."},
+                {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}},
+                {"type": "tool_use", "id": "toolu_2", "name": "get_stock", "input": {"ticker": "AAPL"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "Sunny"},
+                {"type": "tool_result", "tool_use_id": "toolu_2", "content": "190"},
+                {"type": "text", "text": "And tomorrow?"},
+            ],
+        },
+    ]
+    assert [message["role"] for message in body["messages"]] == ["user", "assistant", "user"]
+    assert body["max_tokens"] == 4096  # Anthropic requires it: the writer's own when the client gave none
+    assert [(tool["name"], tool["input_schema"]) for tool in body["tools"]] == [
+        ("get_weather", WEATHER),
+        ("get_stock", STOCK),
+    ]
+    assert body["tool_choice"] == {"type": "tool", "name": "get_weather"}
+    assert body["stream"] is True
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"seed": 1}, "seed: the upstream's format (anthropic) has no such setting"),
+        ({"n": 2}, "n: 2 choices; streamkit carries one to another format"),
+        ({"logprobs": True}, "logprobs: streamkit does not carry this field to another format"),
+        (
+            {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:,"}}]}]},
+            "messages[0].content[0]: is a 'image_url' part; streamkit sends text only",
+        ),
+    ],
+)
+def test_a_field_the_upstream_cannot_carry_is_a_400_in_openais_shape(
+    served: Proxy, upstream: LoopbackServer, extra: dict[str, Any], message: str
+) -> None:
+    since = len(upstream.requests)
+    request = {"model": "m", "messages": [{"role": "user", "content": "Hi"}], **extra}
+    with pytest.raises(openai.BadRequestError) as raised:
+        client(served).chat.completions.create(**request)
+    assert raised.value.status_code == 400
+    said = f"the request cannot go to a anthropic upstream: {message}"
+    assert raised.value.body == {"message": said, "type": "invalid_request_error", "param": None, "code": None}
+    assert len(upstream.requests) == since  # nothing was sent
+
+
+NODE = shutil.which("node")
+MODULES = Path(os.environ.get("STREAMKIT_NODE_MODULES", Path(__file__).resolve().parent / "node" / "node_modules"))
+SCRIPT = Path(__file__).resolve().parent / "node" / "read_stream.cjs"
+
+
+@pytest.mark.skipif(
+    NODE is None or not (MODULES / "openai" / "package.json").exists(),
+    reason=f"node or the openai Node SDK is not installed in {MODULES} (npm ci --prefix DIR with tests/node's lock)",
+)
+def test_node_openai_accumulates_the_calls_of_an_anthropic_answer(served: Proxy, upstream: LoopbackServer) -> None:
+    since = len(upstream.requests)
+    upstream.routes = Turns(MESSAGES, Reply([(FIXTURES / "anthropic/text_then_two_calls.sse").read_bytes()]))
+    assert NODE is not None
+    out = subprocess.run(
+        [NODE, str(SCRIPT), "openai_chat_accumulated", served.url, PROXY_KEY, json.dumps(TOOLS)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "NODE_PATH": str(MODULES)},
+        check=True,
+    )
+    assert json.loads(out.stdout) == {
+        "done": [[0, "get_weather", '{"city":"Paris","units":"c"}'], [1, "get_stock", '{"ticker":"AAPL"}']],
+        "calls": [
+            ["toolu_A", "get_weather", '{"city":"Paris","units":"c"}'],
+            ["toolu_B", "get_stock", '{"ticker":"AAPL"}'],
+        ],
+    }
+    [body] = sent(upstream, since)
+    assert (body["messages"], body["max_tokens"]) == ([], 4096)
