@@ -90,7 +90,12 @@ _FOLDERS = {
         "OpenAIChatDecoder", "OpenAIChatEncoder", body=True, request=True, writer="OpenAIChatWriter"
     ),
     "openai_responses": _Folder(
-        "OpenAIResponsesDecoder", "OpenAIResponsesEncoder", body=True, request=True, writer="OpenAIResponsesWriter"
+        "OpenAIResponsesDecoder",
+        "OpenAIResponsesEncoder",
+        body=True,
+        request=True,
+        writer="OpenAIResponsesWriter",
+        asked=True,
     ),
     "anthropic": _Folder(
         "AnthropicDecoder", "AnthropicEncoder", body=True, request=True, writer="AnthropicWriter", asked=True
