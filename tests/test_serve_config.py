@@ -246,7 +246,8 @@ def test_the_emit_and_otel_flags_make_the_config() -> None:
         ["serve", "--upstream", "anthropic=http://127.0.0.1:1/v1", "--emit", "fragments", "--otel"]
     )
     config = config_of(args, Limits())
-    assert (config.telemetry, [route.emit for route in config.routes]) == (True, ["fragments"])
+    emits = [(route.format, route.emit) for route in config.routes]  # a translated route writes calls whole
+    assert (config.telemetry, emits) == (True, [("anthropic", "fragments"), ("openai_responses", "whole")])
 
 
 def test_the_deadline_and_bound_flags_make_the_config() -> None:
@@ -323,7 +324,8 @@ def test_the_docs_config_parses_and_states_the_defaults() -> None:
 
 def test_one_upstream_serves_every_client_format_that_can_be_sent_to_it() -> None:
     """``--upstream openai_chat=URL``: Chat clients as they are, Messages clients (Claude Code)
-    translated; an upstream of a client's own format wins over translation."""
+    and Responses clients (Codex) translated; an upstream of a client's own format wins over
+    translation."""
     parser = argparse.ArgumentParser()
     add_command(parser.add_subparsers())
 
@@ -333,8 +335,12 @@ def test_one_upstream_serves_every_client_format_that_can_be_sent_to_it() -> Non
 
     assert routes("--upstream", "openai_chat=http://127.0.0.1:1/v1") == [
         ("openai_chat", None),
+        ("openai_responses", "openai_chat"),
         ("anthropic", "openai_chat"),
     ]
     both = routes("--upstream", "openai_chat=http://127.0.0.1:1/v1", "--upstream", "anthropic=http://127.0.0.1:2")
-    assert both == [("openai_chat", None), ("anthropic", None)]
-    assert routes("--upstream", "gemini=http://127.0.0.1:1") == [("anthropic", "gemini")]
+    assert both == [("openai_chat", None), ("anthropic", None), ("openai_responses", "openai_chat")]
+    assert routes("--upstream", "gemini=http://127.0.0.1:1") == [
+        ("openai_responses", "gemini"),
+        ("anthropic", "gemini"),
+    ]

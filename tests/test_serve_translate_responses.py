@@ -14,6 +14,9 @@ from typing import Any
 
 import pytest
 
+from streamkit.providers._request import RequestError
+from streamkit.serve._translate import translate
+
 from .helpers import FIXTURES
 from .server import LoopbackServer, Reply, Turns
 from .serving import CLIENTS, PROXY_KEY, Proxy, keyed_proxy, route
@@ -214,3 +217,56 @@ def test_a_field_the_upstream_cannot_carry_is_a_400_in_the_clients_shape(
         "code": None,
     }
     assert len(upstream.requests) == since
+
+
+#: Codex's tools besides its functions: a namespace of functions it runs only for a call naming
+#: the namespace, and a tool OpenAI's servers run.
+NAMESPACE = {"type": "namespace", "name": "multi_agent_v1", "description": "Sub-agents.", "tools": TOOLS[:1]}
+CODEX_REQUEST: dict[str, Any] = {
+    "model": "m",
+    "input": [
+        {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "You are Codex."}]},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Make the file."}]},
+    ],
+    "tools": [TOOLS[1], NAMESPACE, {"type": "web_search", "external_web_access": False}],
+    "tool_choice": "auto",
+    "parallel_tool_calls": True,
+    "reasoning": {"summary": "auto"},
+    "store": False,
+    "stream": True,
+    "include": ["reasoning.encrypted_content"],
+    "prompt_cache_key": "t1",
+    "client_metadata": {"thread_id": "t1"},
+}
+
+
+def test_tools_no_other_format_declares_are_left_out_and_named() -> None:
+    translated = translate("openai_responses", "openai_chat", CODEX_REQUEST)
+    assert translated.asked.dropped == (
+        "store (whether OpenAI keeps the response; the proxy keeps nothing)",
+        "include (extra output such as encrypted reasoning, which the upstream does not give)",
+        "prompt_cache_key (a cache hint)",
+        "client_metadata (the client's own ids)",
+        "reasoning (the upstream model reasons as it is set to)",
+        "tools[1] 'multi_agent_v1' (a namespace: the client runs its functions only for a call that names it, "
+        "which the upstream's cannot)",
+        "tools[2] (web_search, a tool OpenAI's servers run, which the upstream cannot)",
+    )
+    assert translated.toolset is not None and translated.toolset.names == ("get_stock",)
+    assert (translated.body["messages"][0], translated.body["tools"]) == (
+        {"role": "system", "content": "You are Codex."},
+        CHAT_TOOLS[1:],
+    )
+
+
+@pytest.mark.parametrize("upstream", ["openai_chat", "anthropic", "gemini"])
+def test_parallel_tool_calls_true_asks_nothing_and_false_is_carried_or_refused(upstream: str) -> None:
+    """True is every API's default, and Codex sends it: a format without the setting takes the
+    request; false is carried where the upstream's format has the setting, else refused."""
+    assert "parallel_tool_calls" not in translate("openai_responses", upstream, CODEX_REQUEST).body
+    asked_one = {**CODEX_REQUEST, "parallel_tool_calls": False}
+    if upstream == "openai_chat":
+        assert translate("openai_responses", upstream, asked_one).body["parallel_tool_calls"] is False
+        return
+    with pytest.raises(RequestError, match=f"^parallel_tool_calls: the upstream's format \\({upstream}\\) has"):
+        translate("openai_responses", upstream, asked_one)

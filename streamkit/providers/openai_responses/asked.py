@@ -20,7 +20,8 @@ client ("unsupported call").
 What the proxy, stateless, cannot do is a ``RequestError`` (``previous_response_id``,
 ``conversation``, ``background``); what asks nothing of the upstream's answer is left out and
 named (``store``, ``include``, ``prompt_cache_key``, ``client_metadata``, ``metadata``,
-``reasoning``, ``text.verbosity``…); ``text.format`` is carried as Chat's ``response_format``.
+``reasoning``, ``text.verbosity``…); ``text.format`` is carried as Chat's ``response_format``,
+and ``parallel_tool_calls`` only when false (true is every API's default, and Codex sends it).
 """
 
 from __future__ import annotations
@@ -82,6 +83,8 @@ def read(body: Mapping[str, Any]) -> Asked:
     entries, system = _entries(body.get("input"))
     tools, left_out = _tools(body.get("tools"))
     settings = read_settings(SETTINGS, body)
+    if settings.get("parallel_tool_calls") is True:  # every API's default: asks nothing of one without the setting
+        del settings["parallel_tool_calls"]
     text, verbosity = _text(body.get("text"))
     limit = body.get("max_output_tokens")
     dropped = [_DROPPED[name] for name in _DROPPED if name in body]
