@@ -59,9 +59,9 @@ _STATEFUL = {
 #: Fields of the request itself: read below, or by the writer of the request's stream.
 _READ = {"model", "instructions", "input", "tools", "tool_choice", "max_output_tokens", "stream", "text", *SETTINGS}
 _CHOICES = ("auto", "required", "none")
-#: The content parts read as text, by role: what a user sends, and what the model answered.
+#: The content parts read as text: what a user sends, and what the model answered.
 _TEXT_PARTS = {"input_text", "output_text"}
-#: The items of an assistant turn, and the roles whose message is one.
+#: The items of an assistant turn besides its messages, and the items of the results after it.
 _TURN_ITEMS = {"function_call", "custom_tool_call", "reasoning"}
 _OUTPUTS = {"function_call_output", "custom_tool_call_output"}
 
