@@ -560,3 +560,55 @@ def test_codex_straight_at_the_upstream(upstream: LoopbackServer, tmp_path: Path
     assert out.returncode == status
     assert sorted(path.name for path in (tmp_path / "work").iterdir()) == files
     assert [codex_exchange(request) for request in upstream.requests[since:]] == exchanges
+
+
+@pytest.fixture(scope="module")
+def codex_on_chat(upstream: LoopbackServer) -> Iterator[Proxy]:
+    """OpenAI Responses clients on an OpenAI Chat upstream."""
+    with keyed_proxy(upstream, route(upstream, "openai_responses", upstream_format="openai_chat")) as running:
+        yield running
+
+
+#: Codex's first turn from an OpenAI-compatible server: an exec_command call that is not JSON.
+CODEX_ON_CHAT = (
+    _CHAT.begin() + call(_CHAT, 0, "call_bad", "exec_command", ['{"cmd": "touch bad.txt",}']) + _CHAT.finish()
+)
+
+#: The messages of Codex's first request as Chat: its two developer messages joined as the system
+#: message, its environment and the task as user messages.
+ROLES = ["system", "user", "user"]
+
+
+@needs("@openai/codex")
+def test_codex_on_an_openai_chat_server_through_the_proxy(
+    codex_on_chat: Proxy, upstream: LoopbackServer, tmp_path: Path
+) -> None:
+    """Codex speaks Responses, the upstream Chat Completions: the proxy writes each request as
+    Chat (the system prompt from Codex's developer message, its function tools, the outputs as
+    ``tool`` messages) and each answer as Responses. The bad call is told to the model in Chat's
+    terms, the corrected one runs, and the run ends with the answer, Codex reconnecting never."""
+    fixed = calling("openai_chat", "call_9", "exec_command", {"cmd": "touch good.txt"})
+    turns = (CODEX_ON_CHAT, fixed, plain("openai_chat"))
+    upstream.routes = Turns(PATHS["openai_chat"], *(Reply([turn]) for turn in turns))
+    since = len(upstream.requests)
+    out = codex(codex_on_chat.url + "/v1", PROXY_KEY, tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert sorted(path.name for path in (tmp_path / "work").iterdir()) == ["good.txt"]
+    events = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [event for event in events if event["type"] == "error"] == []
+    assert events[-2]["item"] == {"id": "item_2", "type": "agent_message", "text": PLAIN}
+    sent = [json.loads(request.body) for request in upstream.requests[since:]]
+    assert [request.target for request in upstream.requests[since:]] == ["/v1/chat/completions"] * 3
+    assert all(body["stream"] is True for body in sent)
+    system = [body["messages"][0] for body in sent]
+    assert {message["role"] for message in system} == {"system"}
+    assert all(message["content"].startswith("You are a coding agent running in the Codex CLI") for message in system)
+    assert "exec_command" in [tool["function"]["name"] for tool in sent[0]["tools"]]
+    assert sent[0]["messages"][-1] == {"role": "user", "content": "Make the file."}
+    told = sent[1]["messages"][-1]
+    assert (told["role"], told["tool_call_id"], kinds(told["content"])) == ("tool", "call_bad", "invalid_json")
+    roles = [[message["role"] for message in body["messages"]] for body in sent]
+    assert roles == [ROLES, [*ROLES, "assistant", "tool"], [*ROLES, "assistant", "tool"]]
+    ran = sent[2]["messages"][-2:]
+    assert [call["id"] for call in ran[0]["tool_calls"]] == ["call_9"]
+    assert (ran[1]["role"], ran[1]["tool_call_id"], codex_output(ran[1]["content"])) == ("tool", "call_9", "exit 0")

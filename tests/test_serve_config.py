@@ -248,7 +248,8 @@ def test_the_emit_and_otel_flags_make_the_config() -> None:
     config = config_of(args, Limits())
     assert config.telemetry is True
     routes = [(route.format, route.emit) for route in config.routes]
-    assert routes == [("anthropic", "fragments"), ("openai_chat", "whole")]  # a translated route writes calls whole
+    # a translated route writes calls whole
+    assert routes == [("anthropic", "fragments"), ("openai_chat", "whole"), ("openai_responses", "whole")]
 
 
 def test_the_deadline_and_bound_flags_make_the_config() -> None:
@@ -325,7 +326,8 @@ def test_the_docs_config_parses_and_states_the_defaults() -> None:
 
 def test_one_upstream_serves_every_client_format_that_can_be_sent_to_it() -> None:
     """``--upstream openai_chat=URL``: Chat clients as they are, Messages clients (Claude Code)
-    translated, and the other way round; an upstream of a client's own format wins over translation."""
+    and Responses clients (Codex) translated, and the other way round; an upstream of a client's
+    own format wins over translation."""
     parser = argparse.ArgumentParser()
     add_command(parser.add_subparsers())
 
@@ -335,12 +337,18 @@ def test_one_upstream_serves_every_client_format_that_can_be_sent_to_it() -> Non
 
     assert routes("--upstream", "openai_chat=http://127.0.0.1:1/v1") == [
         ("openai_chat", None),
+        ("openai_responses", "openai_chat"),
         ("anthropic", "openai_chat"),
     ]
     both = routes("--upstream", "openai_chat=http://127.0.0.1:1/v1", "--upstream", "anthropic=http://127.0.0.1:2")
-    assert both == [("openai_chat", None), ("anthropic", None)]
+    assert both == [("openai_chat", None), ("anthropic", None), ("openai_responses", "openai_chat")]
     assert routes("--upstream", "anthropic=http://127.0.0.1:2/v1") == [
         ("anthropic", None),
         ("openai_chat", "anthropic"),
+        ("openai_responses", "anthropic"),
     ]
-    assert routes("--upstream", "gemini=http://127.0.0.1:1") == [("openai_chat", "gemini"), ("anthropic", "gemini")]
+    assert routes("--upstream", "gemini=http://127.0.0.1:1") == [
+        ("openai_chat", "gemini"),
+        ("openai_responses", "gemini"),
+        ("anthropic", "gemini"),
+    ]

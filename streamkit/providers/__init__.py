@@ -100,7 +100,12 @@ _FOLDERS = {
         messages=True,
     ),
     "openai_responses": _Folder(
-        "OpenAIResponsesDecoder", "OpenAIResponsesEncoder", body=True, request=True, writer="OpenAIResponsesWriter"
+        "OpenAIResponsesDecoder",
+        "OpenAIResponsesEncoder",
+        body=True,
+        request=True,
+        writer="OpenAIResponsesWriter",
+        asked=True,
     ),
     "anthropic": _Folder(
         "AnthropicDecoder", "AnthropicEncoder", body=True, request=True, writer="AnthropicWriter", asked=True

@@ -102,7 +102,9 @@ def test_arguments_that_are_not_an_object_make_an_invalid_call_both_ways(argumen
     asked = read({"model": "m", "messages": messages})
     _, framework = conversation("openai_chat", messages)
     for entries in (list(asked.entries), framework):
-        [bad] = entries[1].items
+        turn = entries[1]
+        assert isinstance(turn, Turn)
+        [bad] = turn.items
         assert isinstance(bad, InvalidToolCall)
         assert (bad.id, bad.name, bad.raw, [issue.kind for issue in bad.errors]) == (
             "c1",

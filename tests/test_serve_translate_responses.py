@@ -1,0 +1,272 @@
+"""``streamkit serve`` between formats: an OpenAI Responses client on an OpenAI Chat upstream.
+
+The official openai SDK talks to the proxy with ``client.responses``; the loopback upstream
+speaks Chat Completions and records what it was sent. Each test asserts the request the upstream
+got, field by field, and what the SDK made of the answer; a bad call is answered upstream in
+Chat's own terms.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from streamkit.providers._request import RequestError
+from streamkit.serve._translate import translate
+
+from .helpers import FIXTURES
+from .server import LoopbackServer, Reply, Turns
+from .serving import CLIENTS, PROXY_KEY, Proxy, keyed_proxy, route
+from .test_serve_translate import CHAT, FIXED, STOCK, TEXT, WEATHER, sent
+
+openai = pytest.importorskip("openai")
+
+TOOLS = [
+    {"type": "function", "name": "get_weather", "description": "The weather in a city.", "parameters": WEATHER},
+    {"type": "function", "name": "get_stock", "description": "A stock's price.", "parameters": STOCK, "strict": False},
+]
+#: The tools as the upstream gets them: Chat's function tools.
+CHAT_TOOLS = [
+    {
+        "type": "function",
+        "function": {"name": "get_weather", "description": "The weather in a city.", "parameters": WEATHER},
+    },
+    {"type": "function", "function": {"name": "get_stock", "description": "A stock's price.", "parameters": STOCK}},
+]
+
+
+@pytest.fixture(scope="module")
+def served(upstream: LoopbackServer) -> Iterator[Proxy]:
+    with keyed_proxy(upstream, route(upstream, "openai_responses", upstream_format="openai_chat")) as running:
+        yield running
+
+
+def client(served: Proxy) -> Any:
+    return CLIENTS.add(openai.OpenAI(base_url=served.url + "/v1", api_key=PROXY_KEY, max_retries=0))
+
+
+def items(response: Any) -> list[tuple[Any, ...]]:
+    """A response's output items: a message's text, a call's id, name and arguments."""
+    out: list[tuple[Any, ...]] = []
+    for item in response.output:
+        if item.type == "message":
+            out.append(("message", "".join(part.text for part in item.content)))
+        else:
+            out.append((item.type, item.call_id, item.name, json.loads(item.arguments)))
+    return out
+
+
+def test_a_text_answer_and_the_request_written_as_chat(served: Proxy, upstream: LoopbackServer) -> None:
+    since = len(upstream.requests)
+    upstream.routes = Turns(CHAT, TEXT)
+    request: dict[str, Any] = {
+        "model": "qwen3-coder",
+        "instructions": "Be brief.",
+        "input": [
+            {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "Use metric units."}]},
+            {"role": "user", "content": "Weather in Paris?"},
+        ],
+        "tools": [*TOOLS, {"type": "web_search"}],
+        "max_output_tokens": 512,
+        "temperature": 0.2,
+        "parallel_tool_calls": False,
+        "store": False,
+        "include": ["reasoning.encrypted_content"],
+        "reasoning": {"summary": "auto"},
+        "prompt_cache_key": "thread-1",
+    }
+    with client(served).responses.stream(**request) as stream:
+        response = stream.get_final_response()
+    assert (items(response), response.status) == ([("message", "Sunny in Paris.")], "completed")
+    assert response.usage is not None
+    assert (response.usage.input_tokens, response.usage.output_tokens) == (11, 7)
+    [body] = sent(upstream, since)
+    assert body == {
+        "model": "qwen3-coder",
+        "messages": [
+            {"role": "system", "content": "Be brief.\n\nUse metric units."},
+            {"role": "user", "content": "Weather in Paris?"},
+        ],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "tools": CHAT_TOOLS,
+        "max_completion_tokens": 512,
+        "temperature": 0.2,
+        "parallel_tool_calls": False,
+    }
+
+
+def test_two_calls_at_index_zero_reach_the_client_as_two_function_call_items(
+    served: Proxy, upstream: LoopbackServer
+) -> None:
+    upstream.routes = Turns(CHAT, Reply([(FIXTURES / "openai_chat/parallel_calls_all_index_zero.sse").read_bytes()]))
+    with client(served).responses.stream(model="m", input="Both?", tools=TOOLS) as stream:
+        response = stream.get_final_response()
+    assert items(response) == [
+        ("function_call", "call_A", "get_weather", {"city": "Paris"}),
+        ("function_call", "call_B", "get_stock", {"ticker": "AAPL"}),
+    ]
+    assert response.status == "completed"
+
+
+def test_a_cut_call_is_told_to_the_model_in_chat_and_the_client_reads_its_correction(
+    served: Proxy, upstream: LoopbackServer
+) -> None:
+    since = len(upstream.requests)
+    upstream.routes = Turns(CHAT, Reply([(FIXTURES / "openai_chat/length_truncated.sse").read_bytes()]), FIXED)
+    with client(served).responses.stream(model="m", input="Write.", tools=TOOLS) as stream:
+        response = stream.get_final_response()
+    assert items(response) == [("function_call", "call_9", "get_weather", {"city": "Paris"})]
+    first, again = sent(upstream, since)
+    assistant, told = again["messages"][len(first["messages"]) :]
+    assert assistant["role"] == "assistant" and assistant["tool_calls"][0]["id"] == "call_A"
+    assert (told["role"], told["tool_call_id"]) == ("tool", "call_A")
+    assert json.loads(told["content"])["errors"][0]["kind"] == "truncated"
+
+
+def test_the_next_turn_carries_the_calls_and_their_outputs_as_chat_messages(
+    served: Proxy, upstream: LoopbackServer
+) -> None:
+    """The items of one assistant turn (text, reasoning, two calls) make one assistant message;
+    the outputs after it, ``tool`` messages; a call whose arguments are not JSON goes as it came."""
+    since = len(upstream.requests)
+    upstream.routes = Turns(CHAT, TEXT)
+    history: list[dict[str, Any]] = [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Weather and AAPL?"}]},
+        {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Two tools."}]},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Checking."}]},
+        {
+            "type": "function_call",
+            "id": "fc_1",
+            "call_id": "call_1",
+            "name": "get_weather",
+            "arguments": '{"city": "Paris"}',
+        },
+        {
+            "type": "function_call",
+            "id": "fc_2",
+            "call_id": "call_2",
+            "name": "get_stock",
+            "arguments": '{"ticker": "AAPL",}',
+        },
+        {"type": "function_call_output", "call_id": "call_1", "output": "Sunny"},
+        {"type": "function_call_output", "call_id": "call_2", "output": [{"type": "input_text", "text": "not JSON"}]},
+        {"type": "message", "role": "user", "content": "And tomorrow?"},
+    ]
+    response = client(served).responses.create(model="m", input=history, tools=TOOLS, tool_choice="required")
+    assert (items(response), response.status) == ([("message", "Sunny in Paris.")], "completed")
+    [body] = sent(upstream, since)
+    assert body["messages"] == [
+        {"role": "user", "content": "Weather and AAPL?"},
+        {
+            "role": "assistant",
+            "content": "Checking.",
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
+                },
+                {
+                    "id": "call_2",
+                    "type": "function",
+                    "function": {"name": "get_stock", "arguments": '{"ticker": "AAPL",}'},
+                },
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": "Sunny"},
+        {"role": "tool", "tool_call_id": "call_2", "content": "not JSON"},
+        {"role": "user", "content": "And tomorrow?"},
+    ]
+    assert (body["tool_choice"], body["tools"]) == ("required", CHAT_TOOLS)
+
+
+@pytest.mark.parametrize(
+    ("request_", "said"),
+    [
+        (
+            {"input": "Go on.", "previous_response_id": "resp_1"},
+            "previous_response_id: the proxy keeps no responses: send the whole conversation as input",
+        ),
+        (
+            {"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "https://x/a.png"}]}]},
+            "input[0].content[0]: a 'input_image' part, where streamkit carries text",
+        ),
+        ({"input": "Hi.", "top_logprobs": 2}, "top_logprobs: streamkit does not carry this field to another format"),
+        (
+            {"input": [{"type": "function_call_output", "call_id": "call_1", "output": "Sunny"}]},
+            "input[0].call_id: 'call_1' answers no call before it",
+        ),
+    ],
+    ids=["previous_response_id", "image", "unknown", "orphan-output"],
+)
+def test_a_field_the_upstream_cannot_carry_is_a_400_in_the_clients_shape(
+    served: Proxy, upstream: LoopbackServer, request_: dict[str, Any], said: str
+) -> None:
+    since = len(upstream.requests)
+    with pytest.raises(openai.BadRequestError) as raised:
+        client(served).responses.create(model="m", **request_)
+    assert raised.value.status_code == 400
+    assert raised.value.body == {
+        "message": f"the request cannot go to a openai_chat upstream: {said}",
+        "type": "invalid_request_error",
+        "param": None,
+        "code": None,
+    }
+    assert len(upstream.requests) == since
+
+
+#: Codex's tools besides its functions: a namespace of functions it runs only for a call naming
+#: the namespace, and a tool OpenAI's servers run.
+NAMESPACE = {"type": "namespace", "name": "multi_agent_v1", "description": "Sub-agents.", "tools": TOOLS[:1]}
+CODEX_REQUEST: dict[str, Any] = {
+    "model": "m",
+    "input": [
+        {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "You are Codex."}]},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Make the file."}]},
+    ],
+    "tools": [TOOLS[1], NAMESPACE, {"type": "web_search", "external_web_access": False}],
+    "tool_choice": "auto",
+    "parallel_tool_calls": True,
+    "reasoning": {"summary": "auto"},
+    "store": False,
+    "stream": True,
+    "include": ["reasoning.encrypted_content"],
+    "prompt_cache_key": "t1",
+    "client_metadata": {"thread_id": "t1"},
+}
+
+
+def test_tools_no_other_format_declares_are_left_out_and_named() -> None:
+    translated = translate("openai_responses", "openai_chat", CODEX_REQUEST)
+    assert translated.asked.dropped == (
+        "store (whether OpenAI keeps the response; the proxy keeps nothing)",
+        "include (extra output such as encrypted reasoning, which the upstream does not give)",
+        "prompt_cache_key (a cache hint)",
+        "client_metadata (the client's own ids)",
+        "reasoning (the upstream model reasons as it is set to)",
+        "tools[1] 'multi_agent_v1' (a namespace: the client runs its functions only for a call that names it, "
+        "which the upstream's cannot)",
+        "tools[2] (web_search, a tool OpenAI's servers run, which the upstream cannot)",
+    )
+    assert translated.toolset is not None and translated.toolset.names == ("get_stock",)
+    assert (translated.body["messages"][0], translated.body["tools"]) == (
+        {"role": "system", "content": "You are Codex."},
+        CHAT_TOOLS[1:],
+    )
+
+
+@pytest.mark.parametrize("upstream", ["openai_chat", "anthropic", "gemini"])
+def test_parallel_tool_calls_true_asks_nothing_and_false_is_carried_or_refused(upstream: str) -> None:
+    """True is every API's default, and Codex sends it: a format without the setting takes the
+    request; false is carried where the upstream's format has the setting, else refused."""
+    assert "parallel_tool_calls" not in translate("openai_responses", upstream, CODEX_REQUEST).body
+    asked_one = {**CODEX_REQUEST, "parallel_tool_calls": False}
+    if upstream == "openai_chat":
+        assert translate("openai_responses", upstream, asked_one).body["parallel_tool_calls"] is False
+        return
+    with pytest.raises(RequestError, match=f"^parallel_tool_calls: the upstream's format \\({upstream}\\) has"):
+        translate("openai_responses", upstream, asked_one)
