@@ -19,6 +19,7 @@ from streamkit import InvalidToolCall
 from streamkit._reemit import PENDING, BadCalls
 from streamkit.integrations.httpx2 import AsyncTransport, Transport, invalid_calls
 
+from .answers import sse
 from .helpers import FIXTURES
 from .models import ANTHROPIC, OPENAI
 from .server import LoopbackServer, Reply, Turns, split_awkwardly
@@ -40,15 +41,6 @@ MESSAGES_TOOLS = [{"name": "get_weather", "input_schema": WEATHER}, {"name": "ge
 
 def fixture(path: str) -> Reply:
     return Reply(split_awkwardly((FIXTURES / path).read_bytes()))
-
-
-def sse(*events: tuple[str | None, Any]) -> Reply:
-    out = b""
-    for name, data in events:
-        head = b"" if name is None else f"event: {name}\n".encode()
-        body = data if isinstance(data, bytes) else orjson.dumps(data)
-        out += head + b"data: " + body + b"\n\n"
-    return Reply(split_awkwardly(out))
 
 
 def chat_chunk(delta: dict[str, Any], finish: str | None = None) -> tuple[None, Any]:
