@@ -198,27 +198,34 @@ class App:
         every = [up for up in served if not up.route.models]
         if not await self._passes_key(exchange, every, where):
             return
-        named = [Model(name) for up in served for name in up.route.models if not _GLOB & set(name)]
-        if len(every) == 1 and not named and not every[0].route.translates:
+        named = [model for up in served for model in _named(up.route.models)]
+        if len(every) == 1 and not named and not every[0].route.translates:  # the upstream's own answer
             raw = exchange.scope.get("raw_path") or exchange.scope["path"].encode()
             await every[0].relay(exchange, "GET", raw.decode("latin-1").removeprefix("/v1"))
             return
-        models = named
-        for upstream in every:
-            listed = await upstream.models(exchange)
-            if listed is None:
-                return
-            models += listed
-        models = list({model.id: model for model in reversed(models)}.values())[::-1]  # the first of each id
+        models = await self._listing(exchange, served)
         wanted = _listed(exchange.scope["path"])
+        if models is None:
+            return
         if not wanted:
-            await exchange.answer(fmt.model_list(models))
-            return
-        model = next((model for model in models if model.id == wanted), None)
-        if model is None:
+            await exchange.answer(fmt.model_list(list(models.values())))
+        elif wanted in models:
+            await exchange.answer(fmt.model_info(models[wanted]))
+        else:
             await exchange.refuse(404, "not_found_error", f"no model {wanted!r} is served here")
-            return
-        await exchange.answer(fmt.model_info(model))
+
+    @staticmethod
+    async def _listing(exchange: Exchange, served: list[Upstream]) -> dict[str, Model] | None:
+        """The routes' models by id, in order, the first of each id kept; ``None`` once an
+        upstream's failed list was answered."""
+        models: dict[str, Model] = {}
+        for upstream in served:
+            listed = await upstream.models(exchange) if not upstream.route.models else _named(upstream.route.models)
+            if listed is None:
+                return None
+            for model in listed:
+                models.setdefault(model.id, model)
+        return models
 
     def _unrouted(self, slug: str, model: object) -> str:
         """Why no route took the request, and which models would have been taken."""
@@ -246,6 +253,11 @@ class App:
                 if hmac.compare_digest(given, key) and found is None:
                     found = name
         return found
+
+
+def _named(patterns: Iterable[str]) -> list[Model]:
+    """The models a route's patterns name: those without a glob."""
+    return [Model(pattern) for pattern in patterns if not _GLOB & set(pattern)]
 
 
 def _listed(path: str) -> str | None:

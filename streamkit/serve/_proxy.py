@@ -208,7 +208,7 @@ class Upstream:
         headers = self._headers(exchange)
         exchange.secrets += [value for name, value in headers.items() if name in KEYS]
         exchange.secrets += [KEYS[name].key_in(value) for name, value in headers.items() if name in KEYS]
-        url = httpx.URL(self.route.upstream + path, query=exchange.scope.get("query_string", b""))
+        url = httpx.URL(self.route.upstream + path, query=exchange.scope.get("query_string") or None)
         outgoing = self._client.build_request(method, url, content=body or None, headers=headers)
         await self._send(exchange, outgoing, lambda response: self._relayed(exchange, response))
 
