@@ -34,6 +34,10 @@ class Facts:
         path_end: how the path of a request to its API ends, below the version prefix: what
             names the provider when a stream's first events do not, and where the proxy serves
             its format (under ``/v1``). ``None`` when its path is another provider's.
+        models_path: the path of its API's model list, below the version prefix (``/models``;
+            one model at ``/models/{id}``); ``None`` for an API without one the proxy serves.
+        count_path: the path of its API's count of a request's input tokens
+            (``/messages/count_tokens``); ``None`` for an API without one.
         auth_header: the request header that carries the API key, and ``auth_value`` its value
             around the key; ``None`` for a provider with no key (Ollama) or one whose requests
             are signed (Bedrock: ``signed``).
@@ -65,6 +69,8 @@ class Facts:
     base_url: str | None = None
     request_path: str | None = None
     path_end: str | None = None
+    models_path: str | None = None
+    count_path: str | None = None
     auth_header: str | None = None
     auth_value: str = "{}"
     request_headers: Mapping[str, str] = field(default_factory=dict)

@@ -8,6 +8,10 @@ and sequence numbers are its own, numbered on from its first call; the text and 
 exactly the values'. An ``InvalidToolCall`` is never written: the proxy answers it upstream.
 
 The stop reason a client reads is its own provider's (``stop_reason``, from its ``FACTS``).
+
+A writer also writes the format's answers that are no model's: its model list, one model, and
+a count of input tokens, and reads the list another server of its format answered
+(``read_models``): the shape of each lives in one place, beside the answers'.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ import secrets
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, ClassVar, Self
 
 from .._errors import UsageError
@@ -24,7 +30,24 @@ from .._turn_types import ReasoningItem, Thinking
 from .._types import Finish, ResponseEnd, TextDelta
 from ._facts import Facts
 
-__all__ = ("Writer", "new_text", "reasoning_text", "stop_reason")
+__all__ = ("Model", "Writer", "created_at", "new_text", "reasoning_text", "stop_reason", "timestamp")
+
+
+@dataclass(frozen=True, slots=True)
+class Model:
+    """One model of a model list, in no format's shape.
+
+    Attributes:
+        id: its name, as a request asks for it.
+        created: when it was released (seconds since the epoch); 0 when not known.
+        name: its name for people (Anthropic's ``display_name``), when one was given.
+        owner: who serves it (OpenAI's ``owned_by``), when one was given.
+    """
+
+    id: str
+    created: int = 0
+    name: str | None = None
+    owner: str | None = None
 
 
 class Writer(ABC):
@@ -55,6 +78,26 @@ class Writer(ABC):
         self._end: ResponseEnd | None = None  # the end written, for the final answer
         self._text: TextDelta | None = None  # the last delta of the open text block or item
         self.begin()
+
+    @classmethod
+    def model_info(cls, model: Model) -> dict[str, Any]:
+        """One model, as the format's API describes it."""
+        raise NotImplementedError(f"{cls.__name__} writes no model")
+
+    @classmethod
+    def model_list(cls, models: Sequence[Model]) -> dict[str, Any]:
+        """The format's list of models: all of them, on one page."""
+        raise NotImplementedError(f"{cls.__name__} writes no model list")
+
+    @classmethod
+    def read_models(cls, body: object) -> list[Model]:
+        """The models of a list in the format's shape; an entry without an id is left out."""
+        raise NotImplementedError(f"{cls.__name__} reads no model list")
+
+    @classmethod
+    def token_count(cls, tokens: int) -> dict[str, Any]:
+        """The format's answer to a count of a request's input tokens."""
+        raise NotImplementedError(f"{cls.__name__} writes no token count")
 
     @abstractmethod
     def begin(self) -> None:
@@ -137,3 +180,17 @@ def reasoning_text(value: object) -> str | None:
         parts = summary if isinstance(summary, list) else []
         return "".join(str(part.get("text", "")) for part in parts if isinstance(part, dict))
     return None
+
+
+def created_at(seconds: int) -> str:
+    """A time in seconds since the epoch as RFC 3339, in UTC (``1970-01-01T00:00:00Z``)."""
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def timestamp(value: object) -> int:
+    """An RFC 3339 time as seconds since the epoch; 0 for anything else."""
+    try:
+        when = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return 0
+    return int((when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp())

@@ -38,16 +38,16 @@ from .._redact import scrub
 from .._reemit import Session, request_toolset
 from .._types import InvalidToolCall, ResponseEnd
 from .._validate import Toolset
-from ..providers import FACTS
+from ..providers import ASKED, FACTS
 from ..providers._encoder import Call
 from ._config import Route
-from ._formats import KEYS, Format
+from ._formats import FORMATS, KEYS, Format, Model
 from ._fragments import ServeSession
 from ._metrics import Metrics
 from ._translate import Translated, TranslateSession, translate
 from ._whole import whole_calls, whole_end
 
-__all__ = ("SEND_TIMEOUT", "Exchange", "Upstream")
+__all__ = ("SEND_TIMEOUT", "Exchange", "Upstream", "headers_of")
 
 #: The scope extension the server's protocol sets on a request whose client stopped reading
 #: past ``send_timeout`` (``_protocol``), before it drops the connection.
@@ -60,6 +60,8 @@ Headers = list[tuple[bytes, bytes]]
 
 #: The most of an upstream's error body passed on.
 MAX_ERROR_BYTES = 64 * 1024
+#: The most of an answer that is no model's (a model list, a token count) read from an upstream.
+MAX_RELAYED_BYTES = 16 * 1024 * 1024
 #: Response headers never passed on: the proxy frames the body itself, and the server (uvicorn)
 #: writes its own ``date`` and ``server``.
 _DROPPED = frozenset(
@@ -89,7 +91,7 @@ class Exchange:
     ) -> None:
         self.format = fmt
         self.scope = scope
-        self.headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
+        self.headers = headers_of(scope)
         self.receive, self.send, self.metrics = receive, send, metrics
         self.secrets: list[str] = []  # what was sent upstream that an answer may echo (its key headers)
         self.gone = False  # the client went away (or stopped reading) before the answer's end
@@ -142,6 +144,12 @@ class Exchange:
         await self.start(status, headers, len(body))
         await self.send({"type": "http.response.body", "body": body})
 
+    async def answer(self, body: bytes, *extra: tuple[bytes, bytes]) -> None:
+        """A JSON answer of the proxy's own, 200."""
+        self.log["outcome"] = "ok"
+        await self.start(200, [(b"content-type", b"application/json"), *extra], len(body))
+        await self.send({"type": "http.response.body", "body": body})
+
     async def start(self, status: int, headers: Headers, length: int | None = None) -> None:
         self.log.setdefault("status", status)
         self.log["status"] = status
@@ -192,6 +200,87 @@ class Upstream:
         url = httpx.URL(route.upstream + fmt.upstream_path, query=exchange.scope.get("query_string", b""))
         outgoing = self._client.build_request("POST", url, content=body, headers=headers)
         await self._send(exchange, outgoing, lambda response: self._answer(exchange, response, toolset, request))
+
+    async def relay(self, exchange: Exchange, method: str, path: str, body: bytes = b"") -> None:
+        """A request that asks no model for an answer (a model list, a token count) sent on as it
+        came to ``path`` on this same-format upstream, keyed as a request for an answer is; its
+        answer passed back as it came."""
+        headers = self._headers(exchange)
+        exchange.secrets += [value for name, value in headers.items() if name in KEYS]
+        exchange.secrets += [KEYS[name].key_in(value) for name, value in headers.items() if name in KEYS]
+        url = httpx.URL(self.route.upstream + path, query=exchange.scope.get("query_string") or None)
+        outgoing = self._client.build_request(method, url, content=body or None, headers=headers)
+        await self._send(exchange, outgoing, lambda response: self._relayed(exchange, response))
+
+    async def _relayed(self, exchange: Exchange, response: httpx.Response) -> None:
+        exchange.log["upstream_status"] = response.status_code
+        headers = _passed(response)
+        if not response.is_success:
+            exchange.metrics.count("streamkit_serve_upstream_errors_total", format=exchange.format.slug, kind="status")
+            await self._pass_error(exchange, response, headers)
+            return
+        content = await _bounded(response, MAX_RELAYED_BYTES)
+        if content is None:
+            await exchange.refuse(502, "api_error", f"the upstream's answer is over {MAX_RELAYED_BYTES} bytes")
+            return
+        exchange.log["outcome"] = "ok"
+        await exchange.start(response.status_code, headers, len(content))
+        await exchange.send({"type": "http.response.body", "body": content})
+
+    async def models(self, exchange: Exchange) -> list[Model] | None:
+        """The upstream's model list, read in its own format's shape (whichever the client's);
+        ``None`` once its failure was answered to the client."""
+        route = self.route
+        upstream = FORMATS[route.upstream_format or route.format]
+        path = upstream.facts.models_path
+        if path is None:
+            return []
+        headers = {**upstream.facts.request_headers, "accept-encoding": "identity"}
+        if route.pass_key:
+            headers |= {name: exchange.headers[name] for name in KEYS if name in exchange.headers}
+        elif self._key is not None:
+            headers[upstream.key_header] = upstream.key_value.format(self._key)
+            exchange.secrets += [self._key, headers[upstream.key_header]]
+        exchange.secrets += [KEYS[name].key_in(value) for name, value in headers.items() if name in KEYS]
+        found: list[list[Model]] = []
+
+        async def read(response: httpx.Response) -> None:
+            exchange.log["upstream_status"] = response.status_code
+            content = await _bounded(response, MAX_RELAYED_BYTES if response.is_success else MAX_ERROR_BYTES)
+            if not response.is_success or content is None:
+                said = scrub((content or b"").decode("utf-8", "replace"), exchange.secrets)
+                status = response.status_code if not response.is_success else 502
+                await exchange.refuse(status, "api_error", f"the upstream's model list answered {status}: {said}")
+                return
+            try:
+                found.append(upstream.read_models(orjson.loads(content)))
+            except orjson.JSONDecodeError:
+                found.append([])
+
+        outgoing = self._client.build_request("GET", route.upstream + path, headers=headers)
+        await self._send(exchange, outgoing, read)
+        return found[0] if found else None
+
+    async def count(self, exchange: Exchange, request: dict[str, Any], body: bytes) -> None:
+        """A count of the request's input tokens: the upstream's own on a same-format route;
+        else an estimate from its text, a token for every ``CHARS_PER_TOKEN`` characters, marked
+        ``x-streamkit-estimate: true`` (another format's count would be another request's)."""
+        fmt = exchange.format
+        exchange.log["model"] = request.get("model")
+        path = fmt.facts.count_path
+        assert path is not None  # a format is counted on its own count path only
+        if not self.route.translates:
+            await self.relay(exchange, "POST", path, body)
+            return
+        try:
+            asked = ASKED[fmt.slug](request)
+        except UsageError as exc:
+            await exchange.refuse(400, "invalid_request_error", f"the request cannot be counted: {exc}")
+            return
+        history = request.get(fmt.facts.history_key or "")
+        tokens = estimate(asked.system or "", history, asked.tools)
+        exchange.log["estimated"] = True
+        await exchange.answer(fmt.token_count(tokens), (b"x-streamkit-estimate", b"true"))
 
     async def _send(
         self, exchange: Exchange, outgoing: httpx.Request, answer: Callable[[httpx.Response], Awaitable[None]]
@@ -325,11 +414,7 @@ class Upstream:
     ) -> None:
         fmt = exchange.format
         exchange.log["upstream_status"] = response.status_code
-        headers = [
-            (name.encode("latin-1"), value.encode("latin-1"))
-            for name, value in response.headers.items()
-            if name.lower() not in _DROPPED
-        ]
+        headers = _passed(response)
         kind = response.headers.get("content-type", "")
         if not response.is_success:
             exchange.metrics.count("streamkit_serve_upstream_errors_total", format=fmt.slug, kind="status")
@@ -594,6 +679,33 @@ def _span(
         watch.close()
     else:
         watch.end(end)
+
+
+def headers_of(scope: MutableMapping[str, Any]) -> dict[str, str]:
+    """A request's headers by their lower-case names."""
+    return {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
+
+
+#: Characters of a request's text per token, for an estimate of its count: English prose's
+#: usual ratio in the tokenizers of the large models.
+CHARS_PER_TOKEN = 4
+
+
+def estimate(system: str, history: object, tools: Sequence[Any]) -> int:
+    """The tokens of a request estimated from its text: its system text, and its history and
+    tools as JSON, a token for every ``CHARS_PER_TOKEN`` characters, rounded up."""
+    parts = [part for part in (history, list(tools)) if part]
+    chars = len(system) + sum(len(orjson.dumps(part, default=str).decode()) for part in parts)
+    return -(-chars // CHARS_PER_TOKEN)
+
+
+def _passed(response: httpx.Response) -> Headers:
+    """The upstream's response headers the client gets."""
+    return [
+        (name.encode("latin-1"), value.encode("latin-1"))
+        for name, value in response.headers.items()
+        if name.lower() not in _DROPPED
+    ]
 
 
 def _describe(call: InvalidToolCall) -> str:

@@ -16,12 +16,14 @@ with the cache reads apart from the input as Anthropic counts them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..._turn_types import RedactedThinking, Thinking
 from ..._types import ResponseEnd, TextDelta, TokenUsage, ToolCall
+from .._body import listed, text
 from .._encoder import dumps, sse_json
-from .._writer import Writer, new_text, stop_reason
+from .._writer import Model, Writer, created_at, new_text, stop_reason, timestamp
 from . import FACTS
 
 __all__ = ("AnthropicWriter",)
@@ -30,6 +32,34 @@ __all__ = ("AnthropicWriter",)
 class AnthropicWriter(Writer):
     facts = FACTS
     id_prefix = "msg_"
+
+    @classmethod
+    def model_info(cls, model: Model) -> dict[str, Any]:
+        """A model as Anthropic's API describes it: its name for people its id when none was given."""
+        name = model.name or model.id
+        return {"type": "model", "id": model.id, "display_name": name, "created_at": created_at(model.created)}
+
+    @classmethod
+    def model_list(cls, models: Sequence[Model]) -> dict[str, Any]:
+        """Every model on one page: ``has_more`` false, the page's first and last ids."""
+        first, last = (models[0].id, models[-1].id) if models else (None, None)
+        data = [cls.model_info(model) for model in models]
+        return {"data": data, "has_more": False, "first_id": first, "last_id": last}
+
+    @classmethod
+    def read_models(cls, body: object) -> list[Model]:
+        """``data``'s models, owned by Anthropic (as another format's list says of each)."""
+        entries = listed(body.get("data")) if isinstance(body, dict) else []
+        owner = FACTS.telemetry_name
+        return [
+            Model(ident, timestamp(entry.get("created_at")), text(entry, "display_name"), owner)
+            for entry in entries
+            if (ident := text(entry, "id")) is not None
+        ]
+
+    @classmethod
+    def token_count(cls, tokens: int) -> dict[str, Any]:
+        return {"input_tokens": tokens}
 
     def begin(self) -> None:
         self._content: list[dict[str, Any]] = []  # every block written, as the final message holds it

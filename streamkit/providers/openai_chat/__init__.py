@@ -16,6 +16,7 @@ FACTS = Facts(
     base_url="https://api.openai.com/v1",
     request_path="/chat/completions",
     path_end="/chat/completions",
+    models_path="/models",
     auth_header="Authorization",
     auth_value="Bearer {}",
     client_headers=("openai-organization", "openai-project", "openai-beta"),

@@ -14,16 +14,18 @@ have no place here.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..._types import ResponseEnd, TextDelta, TokenUsage, ToolCall
+from .._body import listed, text
 from .._encoder import dumps, sse, sse_json
-from .._writer import Writer, reasoning_text, stop_reason
+from .._writer import Model, Writer, reasoning_text, stop_reason
 from . import FACTS
 from .decode import OpenAIChatDecoder
 
-__all__ = ("OpenAIChatWriter",)
+__all__ = ("OpenAIChatWriter", "model_entry", "model_list", "read_models")
 
 
 @dataclass
@@ -39,6 +41,18 @@ class OpenAIChatWriter(Writer):
     facts = FACTS
     id_prefix = "chatcmpl-"
     choices = True
+
+    @classmethod
+    def model_info(cls, model: Model) -> dict[str, Any]:
+        return model_entry(model)
+
+    @classmethod
+    def model_list(cls, models: Sequence[Model]) -> dict[str, Any]:
+        return model_list(models)
+
+    @classmethod
+    def read_models(cls, body: object) -> list[Model]:
+        return read_models(body)
 
     def begin(self) -> None:
         self._choices: dict[int, _Choice] = {}
@@ -100,6 +114,30 @@ class OpenAIChatWriter(Writer):
             delta = {"role": "assistant", **delta}
         choice = {"index": number, "delta": delta, "logprobs": None, "finish_reason": finish}
         return sse_json(None, {**self._base(), "choices": [choice]})
+
+
+def model_entry(model: Model) -> dict[str, Any]:
+    """One model as OpenAI's platform lists it (Chat's and Responses' alike): who owns it, or
+    ``system``, its owner on OpenAI's own, when none was given."""
+    return {"id": model.id, "object": "model", "created": model.created, "owned_by": model.owner or "system"}
+
+
+def model_list(models: Sequence[Model]) -> dict[str, Any]:
+    return {"object": "list", "data": [model_entry(model) for model in models]}
+
+
+def read_models(body: object) -> list[Model]:
+    """``data``'s models; ``created`` and ``owned_by`` kept where they have their types."""
+    entries = listed(body.get("data")) if isinstance(body, dict) else []
+    return [
+        Model(ident, _seconds(entry.get("created")), owner=text(entry, "owned_by"))
+        for entry in entries
+        if (ident := text(entry, "id")) is not None
+    ]
+
+
+def _seconds(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _message(choice: _Choice) -> dict[str, Any]:
