@@ -78,6 +78,8 @@ def client(served: Proxy) -> Any:
 def sent(upstream: LoopbackServer, since: int) -> list[dict[str, Any]]:
     bodies: list[dict[str, Any]] = [json.loads(request.body) for request in upstream.requests[since:]]
     assert all(request.target.startswith(MESSAGES) for request in upstream.requests[since:])
+    # the headers every request to the upstream's API carries (Anthropic's version), and its key
+    assert all(request.headers.get("anthropic-version") == "2023-06-01" for request in upstream.requests[since:])
     return bodies
 
 

@@ -318,8 +318,9 @@ class Upstream:
         exchange.log["upstream_format"] = upstream
         if translated.asked.dropped:
             exchange.log["dropped"] = list(translated.asked.dropped)
-        headers = {"content-type": "application/json", "accept": "text/event-stream"}
         facts = FACTS[upstream]
+        headers = {"content-type": "application/json", "accept": "text/event-stream"}
+        headers |= {name.lower(): value for name, value in facts.request_headers.items()}  # its API version
         if self._key is not None and facts.auth_header is not None:
             headers[facts.auth_header.lower()] = facts.auth_value.format(self._key)
             exchange.secrets += [self._key, headers[facts.auth_header.lower()]]
