@@ -192,6 +192,7 @@ REFUSED = "a missing or wrong proxy key"
 
 @pytest.mark.parametrize("sdk", ["anthropic", "openai"])
 def test_a_wrong_key_is_a_401_in_the_clients_shape(upstream: LoopbackServer, sdk: str) -> None:
+    body: dict[str, Any]
     with keyed_proxy(upstream, route(upstream), route(upstream, "anthropic")) as served:
         if sdk == "anthropic":
             with pytest.raises(anthropic.AuthenticationError) as failed:
