@@ -146,12 +146,13 @@ def test_a_client_that_stops_reading_is_dropped_and_its_upstream_connection_free
     """One pooled connection: the client that reads nothing loses it, and the next client gets it."""
     upstream.routes[CHAT] = Reply(writes=events("openai_chat", "long_text")[:1], endless=lambda n: TEXT_CHUNK)
     with keyed_proxy(upstream, route(upstream, max_connections=1, timeout=5), send_timeout=0.3) as served:
-        before = len(upstream.connections)
+        before, asked = len(upstream.connections), len(upstream.requests)
         stalled = connect(served, receive_buffer=4096)
         body = json.dumps(BODY).encode()
         stalled.sendall(head(length=len(body)) + body)
         deadline = time.monotonic() + WAIT
-        while len(upstream.connections) == before and time.monotonic() < deadline:
+        # the request read, not only the connection made: swapped sooner, the route would answer it
+        while len(upstream.requests) == asked and time.monotonic() < deadline:
             time.sleep(0.01)
         upstream.routes[CHAT] = reply("openai_chat", "parallel_index_zero")  # what the next client gets
         assert upstream.connections[before].closed.wait(WAIT)  # the proxy gave the stream up
