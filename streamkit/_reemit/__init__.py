@@ -13,22 +13,24 @@ it does not need, and re-encoding the response from the values would lose them, 
 call events are replaced. What an SDK reads besides the calls (text and reasoning as they
 arrive, signatures, opaque items, stop reason, usage) is therefore exactly what the provider sent.
 
-Invalid calls never reach an SDK as calls: the transports leave each one (cut off, not JSON,
-failing its schema, an unknown tool) out of the re-emitted stream, with the frames of its block,
-and keep the provider's own stop reason (``max_tokens``, ``length``, ``response.incomplete``,
-``MAX_TOKENS``), so no SDK accumulator (partial-JSON parsers included) can complete one; they
-report it through ``on_call`` and on the response (``INVALID_CALLS``); ``Session._bad`` is the
-one place that decides what a bad call becomes. A session made with
-``keep_invalid`` (pydantic-ai's, whose wrapper turns each into a retry) writes it instead: a cut
-call with its raw text and without its end, an invalid call with its raw text. When the provider reports an error in the
-stream, the calls completed before it are written, then those it cut (raw, unended), then the
-error frame as it came, and the rest of the stream passes through untouched: the SDK raises its
-own exception. When the stream cannot
-be decoded (a protocol error, a limit passed) or ends with a call still open and nothing from the
-provider saying so, the calls completed before it are written and the body then fails, as a
-connection cut in the middle does; the transport shell raises its library's
-``RemoteProtocolError`` with the streamkit error as its cause. The frame that failed is not
-written (nor a call it completed): nothing streamkit could not read reaches the SDK.
+Invalid calls never reach an SDK as calls (cut off, not JSON, failing its schema, an unknown
+tool): what a bad call becomes is the session's policy (``_policy.BadCalls``), decided in one
+place (``Session._left``). On ``tell`` (the transports' and the proxy's default) it is left out
+of the re-emitted stream, with the frames of its block, and reported through ``on_call`` and on
+the response (``INVALID_CALLS``); at the response's end the end is held and ``again`` is the
+request to send next, with the turn and each call's result appended: the driver sends it and
+the answer is read as the rest of the same response (``resume``), at most ``rounds`` times. On
+``raise`` the first bad call ends the body (``withheld``); on ``pass`` (pydantic-ai's, whose
+wrapper turns each into a retry) it is written: a cut call with its raw text and without its
+end, an invalid call with its raw text. When the provider reports an error in the stream, the
+calls completed before it are written, then those it cut (raw, unended), then the error frame
+as it came, and the rest of the stream passes through untouched: the SDK raises its own
+exception. When the stream cannot be decoded (a protocol error, a limit passed), the calls
+completed before it are written and the body then fails, as a connection cut in the middle
+does; the transport shell raises its library's ``RemoteProtocolError`` with the streamkit error
+as its cause. The frame that failed is not written (nor a call it completed): nothing streamkit
+could not read reaches the SDK. A body that ends cleanly inside a call is told as a cut
+(``tell``), passed on cut (``pass``), or fails (no request held, ``raise``).
 
 The body is read after its ``Content-Encoding`` is undone, by the HTTP library's own decoders
 (gzip, deflate; brotli and zstd where installed): the re-emitted body is plain, and its headers
@@ -309,20 +311,23 @@ class Session:
     whether they are the provider's framing (an SSE field, or for NDJSON a JSON line that
     ``detect_provider`` names): if not, the body passes through as it came.
 
-    ``decoding`` undoes the body's ``Content-Encoding`` before anything else. An invalid call is
-    left out of the bytes written (``left_out`` keeps it), unless the class says ``keep_invalid``.
+    ``decoding`` undoes the body's ``Content-Encoding`` before anything else. ``bad`` is the
+    policy for a bad call (the class's ``bad_calls`` when none is given) and ``asked`` the
+    request the body answers, which ``tell`` sends again with the turn appended (``again``).
 
-    With ``withhold``, the first frame that completes an invalid call (or cuts one, with the
-    provider's error) ends the body: neither it nor anything after it is written, and its invalid
-    calls are kept in ``withheld`` for the driver to report (``serve`` writes the client's own
-    error event), so nothing the provider sent after the bad call (a stop reason, ``[DONE]``)
-    can reach the client before the report.
+    On ``raise`` (and on ``tell`` past its rounds, or where the response cannot go on), the first
+    frame that completes an invalid call (or cuts one, with the provider's error) ends the body:
+    neither it nor anything after it is written, and its invalid calls are kept in ``withheld``
+    for the driver to report (``serve`` writes the client's own error event; the transports fail
+    the body with ``refused``), so nothing the provider sent after the bad call (a stop reason,
+    ``[DONE]``) can reach the client before the report.
 
     Attributes:
         calls: the calls completed since the driver last took them, for ``on_call``.
         left_out: every invalid call left out of the body so far, in order.
         failure: the error that ended the body, once there is one (nothing is re-emitted after).
-        withheld: with ``withhold``, the invalid calls that ended the body.
+        withheld: the invalid calls that ended the body, on ``raise``.
+        again: the request to send next, on ``tell``, once the response's end was held.
         started: with ``opened``, the calls opened since the driver last took them (to time them).
 
     ``early_close`` is the ``Assembler``'s: an OpenAI Chat call ends when the next call of its
