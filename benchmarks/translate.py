@@ -4,7 +4,7 @@ Two translations, each proxy serving both from one OpenAI Chat upstream: an Anth
 client (Claude Code: ``/v1/messages``) and an OpenAI Responses client (Codex: ``/v1/responses``).
 The upstream is the repository's loopback server (``tests/server.py``) in this process; each
 request gets the next of a pool of realistic turns (``benchmarks.turns``: 40 text tokens, then
-two ``append_note`` calls of ``--size`` bytes of arguments in fragments of 1 to 8 characters,
+two ``append_note`` calls of about 1.5 KB of arguments each in fragments of 1 to 8 characters,
 with OpenAI's chunk shape and padding), each with its own response id and call ids.
 
 - CPU per stream: ``--streams`` streams read one after another through each proxy and format,
@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import httpx
+import orjson
 
 from streamkit import Assembler, Provider, ToolCall, collect_turn
 from tests.server import LoopbackServer, Reply
@@ -419,7 +420,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--concurrency", default="50", help="concurrent streams, a comma list (e.g. 200,1000)")
     parser.add_argument("--deadline", type=float, default=60.0, help="seconds a concurrent run may take")
-    parser.add_argument("--size", type=int, default=2048, help="bytes of arguments per call (about)")
+    parser.add_argument(
+        "--size", type=int, default=2048, help="the turns' size parameter: about 1.5 KB of arguments per call"
+    )
     parser.add_argument("--per-write", type=int, default=4, help="SSE events per upstream write")
     parser.add_argument("--drip", type=float, default=0.001, help="seconds before each upstream write (latency)")
     args = parser.parse_args()
@@ -435,7 +438,8 @@ def main() -> None:
     print(
         f"upstream turn: {statistics.mean(len(t.data) for t in turns):.0f} bytes, "
         f"{statistics.mean(len(t.events) for t in turns):.0f} events of {statistics.median(sizes):.0f} B (median), "
-        f"2 calls of {args.size} B of arguments, {args.per_write} events a write; a pool of {len(turns)} turns"
+        f"2 calls of {statistics.mean(len(orjson.dumps(v)) for t in turns for v in t.arguments):.0f} B of "
+        f"arguments each, {args.per_write} events a write; a pool of {len(turns)} turns"
     )
     rows: list[tuple[str, Maker]] = [
         ("streamkit serve", lambda: streamkit_proxy(base, False)),
