@@ -127,6 +127,27 @@ def test_a_cut_call_is_told_to_the_model_in_chat_and_the_client_reads_its_correc
     assert json.loads(told["content"])["errors"][0]["kind"] == "truncated"
 
 
+def test_a_call_still_cut_when_the_rounds_are_used_ends_with_error_and_response_failed_numbered_on(
+    served: Proxy, upstream: LoopbackServer
+) -> None:
+    """As a same-format route ends: ``error`` then ``response.failed``, numbered on from the
+    events written, so Codex stops at the failed response instead of sending the request again."""
+    since = len(upstream.requests)
+    upstream.routes = Turns(CHAT, Reply([(FIXTURES / "openai_chat/length_truncated.sse").read_bytes()]))
+    with client(served).responses.create(model="m", input="Write.", tools=TOOLS, stream=True) as stream:
+        events = list(stream)
+    assert [(e.type, e.sequence_number) for e in events] == [
+        ("response.created", 0),
+        ("response.in_progress", 1),
+        ("error", 2),
+        ("response.failed", 3),
+    ]
+    error, failed = events[-2:]
+    assert (error.code, failed.response.status, failed.response.error.code) == ("truncated", "failed", "truncated")
+    assert failed.response.id == events[0].response.id and failed.response.output == []
+    assert len(sent(upstream, since)) == 3  # the request and two rounds of telling the model
+
+
 def test_the_next_turn_carries_the_calls_and_their_outputs_as_chat_messages(
     served: Proxy, upstream: LoopbackServer
 ) -> None:

@@ -119,6 +119,12 @@ class Writer(ABC):
                 out += self.write(value)
         return b"".join(out)
 
+    def failed(self, kind: str, message: str, code: str) -> bytes | None:
+        """The error that ends the stream after what was written, where the format's own ending
+        needs what this writer wrote (its numbering, its response); ``None``: the encoder's
+        ``error_event`` says it all."""
+        return None
+
     def body(self, values: Sequence[object]) -> dict[str, Any]:
         """The same answer as a body that was not streamed, in the client's shape: written by a
         twin of this writer (the same ids), so that it holds exactly what the stream would."""

@@ -104,10 +104,10 @@ class Translating(Encoder):
         return b""  # after the provider's error: the client's stream has ended
 
     def provider_error(self, message: str) -> bytes:
-        return self._client.error_event("api_error", message, "upstream_error") if self._streamed else b""
+        return self.ending("api_error", message, "upstream_error") if self._streamed else b""
 
     def ending(self, kind: str, message: str, code: str) -> bytes:
-        return self._client.error_event(kind, message, code)
+        return self._writer.failed(kind, message, code) or self._client.error_event(kind, message, code)
 
     def body(self) -> dict[str, Any]:
         """The whole answer as the client's body."""

@@ -86,6 +86,17 @@ class OpenAIResponsesWriter(Writer):
             return self._response("completed", self._output, tokens)
         return self._response("incomplete", self._output, tokens) | {"incomplete_details": {"reason": reason}}
 
+    def failed(self, kind: str, message: str, code: str) -> bytes | None:
+        """``error`` and ``response.failed``, numbered on, as a same-format route ends: a client
+        that waits for the response's terminal event (Codex) stops there instead of reading a
+        dropped stream and sending the request again. Before anything is written, the plain
+        ``error`` event."""
+        if not self._started:
+            return None
+        failed = self._response("failed", []) | {"error": {"code": code, "message": message}}
+        error = self._event("error", code=code, message=message, param=None)
+        return error + self._event("response.failed", response=failed)
+
     def _response(self, status: str, output: list[dict[str, Any]], tokens: TokenUsage | None = None) -> dict[str, Any]:
         return {
             "id": self.response_id,
