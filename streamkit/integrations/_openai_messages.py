@@ -33,15 +33,9 @@ def conversation(
     stored: Callable[[Mapping[str, Any]], Turn | None] | None = None,
     withheld: Withheld | None = None,
 ) -> tuple[str | None, list[Entry]]:
-    """The system text and the entries of an OpenAI-format conversation.
-
-    Consecutive ``tool`` messages are one ``Results``; each result is matched to its call's name
-    by ``tool_call_id``, as Gemini needs the name. ``stored`` finds the ``Turn`` an assistant
-    message was made from, where the framework kept it (with its signatures, as received).
-    ``withheld`` finds the invalid call a call entry of an assistant message went out for: the
-    call goes back as received, and the result the framework wrote for it is replaced by the
-    call itself, so the model is told streamkit's error for it (it never ran).
-    """
+    """A framework's OpenAI-format messages (dicts or pydantic models of them) read by the one
+    reader of that format (``MESSAGES``, the proxy's too), each call's arguments read as a
+    stream's are: the system text and the entries. See that reader for ``stored`` and ``withheld``."""
     [read] = MESSAGES.values()
     try:
         return read(provider, map(plain, messages), stored, withheld, _arguments)

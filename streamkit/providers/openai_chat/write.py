@@ -37,10 +37,8 @@ class _Choice:
     calls: list[dict[str, Any]] = field(default_factory=list)
 
 
-class OpenAIChatWriter(Writer):
-    facts = FACTS
-    id_prefix = "chatcmpl-"
-    choices = True
+class OpenAIModels:
+    """OpenAI's platform lists its models alike for Chat and Responses clients."""
 
     @classmethod
     def model_info(cls, model: Model) -> dict[str, Any]:
@@ -53,6 +51,12 @@ class OpenAIChatWriter(Writer):
     @classmethod
     def read_models(cls, body: object) -> list[Model]:
         return read_models(body)
+
+
+class OpenAIChatWriter(OpenAIModels, Writer):
+    facts = FACTS
+    id_prefix = "chatcmpl-"
+    choices = True
 
     def begin(self) -> None:
         self._choices: dict[int, _Choice] = {}

@@ -16,35 +16,21 @@ response (its output items and usage), or ``response.incomplete`` with its
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from ..._turn_types import ReasoningItem, Thinking
 from ..._types import TEXT_CALL, CustomToolCall, ResponseEnd, TextDelta, TokenUsage, ToolCall
 from .._encoder import dumps, sse_json
-from .._writer import Model, Writer, new_text, stop_reason
-from ..openai_chat.write import model_entry, model_list, read_models
+from .._writer import Writer, new_text, stop_reason
+from ..openai_chat.write import OpenAIModels
 from . import FACTS
 
 __all__ = ("OpenAIResponsesWriter",)
 
 
-class OpenAIResponsesWriter(Writer):
+class OpenAIResponsesWriter(OpenAIModels, Writer):
     facts = FACTS
     id_prefix = "resp_"
-
-    # OpenAI's platform lists its models alike for Chat and Responses clients.
-    @classmethod
-    def model_info(cls, model: Model) -> dict[str, Any]:
-        return model_entry(model)
-
-    @classmethod
-    def model_list(cls, models: Sequence[Model]) -> dict[str, Any]:
-        return model_list(models)
-
-    @classmethod
-    def read_models(cls, body: object) -> list[Model]:
-        return read_models(body)
 
     def begin(self) -> None:
         self._number = 0  # the next event's sequence_number
