@@ -15,6 +15,8 @@ from typing import Any
 import httpx
 import pytest
 
+pytest.importorskip("uvicorn")  # the proxy
+
 from .server import LoopbackServer, Reply
 from .serving import CLIENTS, PROXY_KEY, UPSTREAM_KEY, Proxy, keyed_proxy, route
 

@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+pytest.importorskip("uvicorn")  # the proxy
+
 from .helpers import FIXTURES
 from .server import LoopbackServer, Reply, Turns
 from .serving import CLIENTS, PROXY_KEY, Proxy, keyed_proxy, route

@@ -17,6 +17,8 @@ import pytest
 from streamkit.providers._request import RequestError
 from streamkit.serve._translate import translate
 
+pytest.importorskip("uvicorn")  # the proxy
+
 from .helpers import FIXTURES
 from .server import LoopbackServer, Reply, Turns
 from .serving import CLIENTS, PROXY_KEY, Proxy, keyed_proxy, route
