@@ -612,3 +612,50 @@ def test_codex_on_an_openai_chat_server_through_the_proxy(
     ran = sent[2]["messages"][-2:]
     assert [call["id"] for call in ran[0]["tool_calls"]] == ["call_9"]
     assert (ran[1]["role"], ran[1]["tool_call_id"], codex_output(ran[1]["content"])) == ("tool", "call_9", "exit 0")
+
+
+@pytest.fixture(scope="module")
+def crossed(upstream: LoopbackServer) -> Iterator[Proxy]:
+    """Each client on the other format's upstream: Messages on Chat, Chat on Messages."""
+    routes = (
+        route(upstream, "anthropic", upstream_format="openai_chat"),
+        route(upstream, "openai_chat", upstream_format="anthropic"),
+    )
+    with keyed_proxy(upstream, *routes) as running:
+        yield running
+
+
+#: The other format: the upstream's, for a client of each.
+OTHER = {"anthropic": "openai_chat", "openai_chat": "anthropic"}
+CROSSED = [(client, name) for client in OTHER for name in ("plain", "two-at-index-0", "cut", "invalid-json", "schema")]
+
+
+@needs("ai", "@ai-sdk/openai", "@ai-sdk/anthropic", "zod")
+@pytest.mark.parametrize(("client", "name"), CROSSED)
+def test_the_ai_sdk_loop_on_the_other_formats_upstream(
+    crossed: Proxy, upstream: LoopbackServer, client: str, name: str
+) -> None:
+    """The SDK's Anthropic provider on a Chat upstream, its OpenAI provider (``.chat()``) on a
+    Messages one: the turns are the upstream's, and the run is the same-format run's, a bad call
+    told to the model in the upstream's terms, the corrected call run once, the answer last.
+    (Straight at the upstream there is nothing to compare: the SDK's provider cannot speak the
+    other format.)"""
+    provider = OTHER[client]
+    loop = LOOPS[provider][name]
+    upstream.routes = loop.turns(provider)
+    since = len(upstream.requests)
+    ran = [*loop.kept, *([(loop.redo[1], loop.redo[2])] if loop.redo else [])]
+    steps = ["tool-calls", "stop"] if ran else ["stop"]
+    assert vercel(client, crossed.url + "/v1", PROXY_KEY) == {
+        "ran": [[tool, args] for tool, args in ran],
+        "toolErrors": [],
+        "steps": steps,
+        "text": PLAIN,
+    }
+    assert {request.target for request in upstream.requests[since:]} == {PATHS[provider]}
+    sent = bodies(upstream, since)
+    assert len(sent) == len(steps) + bool(loop.redo)
+    if loop.redo:
+        assert answered(provider, sent[1]) == loop.told
+    if ran:
+        assert answered(provider, sent[-1]) == [RESULTS[tool](args) for tool, args in ran]
