@@ -386,6 +386,7 @@ def sessions(tool: str, arguments: Callable[[str], dict[str, str]], ran: str) ->
         return {"role": "assistant", "content": None, "tool_calls": made}
 
     bad = json.dumps(arguments("bad.txt"))
+    key = next(iter(arguments("bad.txt")))  # the command, given a number
     fixed, answer = chat_calls(tool, made("call_9", "good.txt")), plain("openai_chat")
     first = ([], list[str]())
     return {
@@ -405,6 +406,11 @@ def sessions(tool: str, arguments: Callable[[str], dict[str, str]], ran: str) ->
             (chat_calls(tool, ("call_bad", bad[:-1] + ",}")), fixed, answer),
             ["good.txt"],
             [first, (["call_bad"], ["invalid_json"]), (["call_9"], [ran])],
+        ),
+        "schema": Session(
+            (chat_calls(tool, ("call_bad", json.dumps({**arguments("bad.txt"), key: 42}))), fixed, answer),
+            ["good.txt"],
+            [first, (["call_bad"], ["schema"]), (["call_9"], [ran])],
         ),
         "multi-turn": Session(
             (chat_calls(tool, made("call_a", "a.txt")), chat_calls(tool, made("call_b", "b.txt")), answer),
@@ -447,7 +453,7 @@ def assert_results(sent: list[dict[str, Any]], session: Session) -> None:
 CLAUDE_ON_CHAT = sessions("Bash", lambda file: {"command": f"touch {file}", "description": f"Make {file}"}, BASH_RAN)
 #: Claude Code's turns per scenario (its ``num_turns``): a turn of two calls counts two, as it
 #: does straight at an Anthropic upstream, though their results go back in one request.
-CLAUDE_TURNS = {"plain": 1, "two-at-index-0": 3, "cut": 2, "invalid-json": 2, "multi-turn": 3}
+CLAUDE_TURNS = {"plain": 1, "two-at-index-0": 3, "cut": 2, "invalid-json": 2, "schema": 2, "multi-turn": 3}
 
 
 @needs("@anthropic-ai/claude-code")
@@ -461,10 +467,11 @@ def test_claude_code_on_an_openai_chat_server_through_the_proxy(
 ) -> None:
     """Claude Code speaks Messages, the upstream Chat Completions: the proxy writes each request
     as Chat and each answer as Messages. Two calls at index 0 both run; a bad call (cut at the
-    output limit, or not JSON) is told to the model in Chat's terms and never runs, the corrected
-    one does; the results come back as ``tool`` messages; the run ends with the answer. Every
-    request the upstream gets is a streamed Chat request, its tools Claude Code's own. (Straight
-    at the upstream there is no run to compare: Claude Code cannot speak Chat.)"""
+    output limit, not JSON, or breaking its schema) is told to the model in Chat's terms and
+    never runs, the corrected one does; the results come back as ``tool`` messages; the run
+    ends with the answer. Every request the upstream gets is a streamed Chat request, its tools
+    Claude Code's own. (Straight at the upstream there is no run to compare: Claude Code cannot
+    speak Chat.)"""
     session = CLAUDE_ON_CHAT[name]
     upstream.routes = Turns(PATHS["openai_chat"], *(Reply([turn]) for turn in session.turns))
     since = len(upstream.requests)
@@ -677,10 +684,10 @@ def test_codex_on_an_openai_chat_server_through_the_proxy(
 ) -> None:
     """Codex speaks Responses, the upstream Chat Completions: the proxy writes each request as
     Chat (the system prompt from Codex's developer message, its function tools, the outputs as
-    ``tool`` messages) and each answer as Responses. Two calls at index 0 both run; a bad call is
-    told to the model in Chat's terms and never runs, the corrected one does; the run ends with
-    the answer, Codex reconnecting never. (Straight at the upstream there is no run to compare:
-    Codex speaks Responses only.)"""
+    ``tool`` messages) and each answer as Responses. Two calls at index 0 both run; a bad call
+    (cut, not JSON, or breaking its schema) is told to the model in Chat's terms and never
+    runs, the corrected one does; the run ends with the answer, Codex reconnecting never.
+    (Straight at the upstream there is no run to compare: Codex speaks Responses only.)"""
     session = CODEX_ON_CHAT[name]
     upstream.routes = Turns(PATHS["openai_chat"], *(Reply([turn]) for turn in session.turns))
     since = len(upstream.requests)
