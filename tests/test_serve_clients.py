@@ -348,8 +348,112 @@ def translating(upstream: LoopbackServer) -> Iterator[Proxy]:
 
 
 _CHAT = WIRES["openai_chat"]
-#: Claude Code's first turn from an OpenAI-compatible server: a Bash call that is not JSON.
-CLAUDE_ON_CHAT = _CHAT.begin() + call(_CHAT, 0, "call_bad", "Bash", ['{"command": "touch bad.txt",}']) + _CHAT.finish()
+_LENGTH = _CHAT.chunk({}, "length") + b"data: [DONE]\n\n"
+
+
+def chat_calls(name: str, *calls: tuple[str, str]) -> bytes:
+    """A Chat turn of ``name`` calls, each ``(id, arguments as sent)``, all at index 0 as many
+    OpenAI-compatible servers send parallel calls."""
+    return _CHAT.begin() + b"".join(call(_CHAT, 0, ident, name, [text]) for ident, text in calls) + _CHAT.finish()
+
+
+@dataclass(frozen=True)
+class Session:
+    """A client's run on a Chat upstream: the model's turns, the files made, and each request's
+    last calls (by id) with what each was answered (``chat_exchange``)."""
+
+    turns: tuple[bytes, ...]
+    files: list[str]
+    exchanges: list[tuple[list[str], list[str]]]
+    #: The assistant message the second request ends its history with, before the results.
+    assistant: dict[str, Any] | None = None
+
+
+def sessions(tool: str, arguments: Callable[[str], dict[str, str]], ran: str) -> dict[str, Session]:
+    """The scenarios for a client whose shell tool is ``tool``, called with ``arguments(file)``
+    to make ``file``, a run command answered ``ran``. The bad call would make bad.txt."""
+
+    def made(ident: str, file: str) -> tuple[str, str]:
+        return ident, json.dumps(arguments(file))
+
+    def turn(*calls: tuple[str, str]) -> dict[str, Any]:
+        """The assistant message of ``calls``, each ``(id, file)``, as the proxy writes it to Chat."""
+        written = [(ident, json.dumps(arguments(file), separators=(",", ":"))) for ident, file in calls]
+        functions = [{"name": tool, "arguments": text} for _, text in written]
+        made = [
+            {"id": ident, "type": "function", "function": f} for (ident, _), f in zip(written, functions, strict=True)
+        ]
+        return {"role": "assistant", "content": None, "tool_calls": made}
+
+    bad = json.dumps(arguments("bad.txt"))
+    key = next(iter(arguments("bad.txt")))  # the command, given a number
+    fixed, answer = chat_calls(tool, made("call_9", "good.txt")), plain("openai_chat")
+    first = ([], list[str]())
+    return {
+        "plain": Session((answer,), [], [first]),
+        "two-at-index-0": Session(
+            (chat_calls(tool, made("call_a", "a.txt"), made("call_b", "b.txt")), answer),
+            ["a.txt", "b.txt"],
+            [first, (["call_a", "call_b"], [ran, ran])],
+            turn(("call_a", "a.txt"), ("call_b", "b.txt")),
+        ),
+        "cut": Session(
+            (_CHAT.begin() + _CHAT.start(0, "call_bad", tool) + _CHAT.fragment(0, bad[:-8]) + _LENGTH, fixed, answer),
+            ["good.txt"],
+            [first, (["call_bad"], ["truncated"]), (["call_9"], [ran])],
+        ),
+        "invalid-json": Session(
+            (chat_calls(tool, ("call_bad", bad[:-1] + ",}")), fixed, answer),
+            ["good.txt"],
+            [first, (["call_bad"], ["invalid_json"]), (["call_9"], [ran])],
+        ),
+        "schema": Session(
+            (chat_calls(tool, ("call_bad", json.dumps({**arguments("bad.txt"), key: 42}))), fixed, answer),
+            ["good.txt"],
+            [first, (["call_bad"], ["schema"]), (["call_9"], [ran])],
+        ),
+        "multi-turn": Session(
+            (chat_calls(tool, made("call_a", "a.txt")), chat_calls(tool, made("call_b", "b.txt")), answer),
+            ["a.txt", "b.txt"],
+            [first, (["call_a"], [ran]), (["call_b"], [ran])],
+            turn(("call_a", "a.txt")),
+        ),
+    }
+
+
+def chat_exchange(body: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """The calls of a Chat request's last assistant turn, by id, and what the ``tool`` messages
+    after it answered each (``codex_output``): nothing for a request that ends otherwise."""
+    messages = body["messages"]
+    results = []
+    while messages and messages[-1]["role"] == "tool":
+        results.insert(0, messages[-1])
+        messages = messages[:-1]
+    if not results:
+        return [], []
+    ids = [made["id"] for made in messages[-1]["tool_calls"]]
+    assert [result["tool_call_id"] for result in results] == ids
+    return ids, [codex_output(result["content"]) for result in results]
+
+
+def assert_results(sent: list[dict[str, Any]], session: Session) -> None:
+    """The second request ends with the assistant message of the session's calls, then one
+    ``tool`` message per call, by id, with the command's output (``chat_exchange`` reads it)."""
+    if session.assistant is None:
+        return
+    calls = session.assistant["tool_calls"]
+    *_, assistant = sent[1]["messages"][: -len(calls)]
+    assert assistant == session.assistant
+    results = sent[1]["messages"][-len(calls) :]
+    assert [(result["role"], result["tool_call_id"], sorted(result)) for result in results] == [
+        ("tool", made["id"], ["content", "role", "tool_call_id"]) for made in calls
+    ]
+
+
+CLAUDE_ON_CHAT = sessions("Bash", lambda file: {"command": f"touch {file}", "description": f"Make {file}"}, BASH_RAN)
+#: Claude Code's turns per scenario (its ``num_turns``): a turn of two calls counts two, as it
+#: does straight at an Anthropic upstream, though their results go back in one request.
+CLAUDE_TURNS = {"plain": 1, "two-at-index-0": 3, "cut": 2, "invalid-json": 2, "schema": 2, "multi-turn": 3}
 
 
 @needs("@anthropic-ai/claude-code")
@@ -357,32 +461,29 @@ CLAUDE_ON_CHAT = _CHAT.begin() + call(_CHAT, 0, "call_bad", "Bash", ['{"command"
     CLAUDE.exists() and CLAUDE.stat().st_size < 1 << 20,
     reason=f"{CLAUDE} is the package's placeholder: its postinstall, which puts the native binary there, did not run",
 )
+@pytest.mark.parametrize("name", list(CLAUDE_ON_CHAT))
 def test_claude_code_on_an_openai_chat_server_through_the_proxy(
-    translating: Proxy, upstream: LoopbackServer, tmp_path: Path
+    translating: Proxy, upstream: LoopbackServer, tmp_path: Path, name: str
 ) -> None:
     """Claude Code speaks Messages, the upstream Chat Completions: the proxy writes each request
-    as Chat and each answer as Messages. The bad call is told to the model in Chat's terms, the
-    corrected one runs, and the run ends with the answer; every request the upstream gets is a
-    streamed Chat request, its tools Claude Code's own."""
-    fixed = calling("openai_chat", "call_9", "Bash", {"command": "touch good.txt", "description": "Make good.txt"})
-    turns = (CLAUDE_ON_CHAT, fixed, plain("openai_chat"))
-    upstream.routes = Turns(PATHS["openai_chat"], *(Reply([turn]) for turn in turns))
+    as Chat and each answer as Messages. Two calls at index 0 both run; a bad call (cut at the
+    output limit, not JSON, or breaking its schema) is told to the model in Chat's terms and
+    never runs, the corrected one does; the results come back as ``tool`` messages; the run
+    ends with the answer. Every request the upstream gets is a streamed Chat request, its tools
+    Claude Code's own. (Straight at the upstream there is no run to compare: Claude Code cannot
+    speak Chat.)"""
+    session = CLAUDE_ON_CHAT[name]
+    upstream.routes = Turns(PATHS["openai_chat"], *(Reply([turn]) for turn in session.turns))
     since = len(upstream.requests)
     ran = claude(translating.url, PROXY_KEY, tmp_path)
-    assert ran == {"subtype": "success", "is_error": False, "num_turns": 2, "result": PLAIN}
-    assert sorted(path.name for path in (tmp_path / "work").iterdir()) == ["good.txt"]
-    sent = [json.loads(request.body) for request in upstream.requests[since:]]
-    assert [request.target for request in upstream.requests[since:]] == ["/v1/chat/completions"] * 3
+    assert ran == {"subtype": "success", "is_error": False, "num_turns": CLAUDE_TURNS[name], "result": PLAIN}
+    assert sorted(path.name for path in (tmp_path / "work").iterdir()) == session.files
+    sent = bodies(upstream, since)
+    assert [request.target for request in upstream.requests[since:]] == [PATHS["openai_chat"]] * len(sent)
     assert all(body["stream"] is True and body["messages"][0]["role"] == "system" for body in sent)
     assert "Bash" in [tool["function"]["name"] for tool in sent[0]["tools"]]
-    told = sent[1]["messages"][-1]
-    assert (told["role"], told["tool_call_id"], json.loads(told["content"])["errors"][0]["kind"]) == (
-        "tool",
-        "call_bad",
-        "invalid_json",
-    )
-    answered = sent[2]["messages"][-1]
-    assert (answered["role"], answered["tool_call_id"], answered["content"]) == ("tool", "call_9", BASH_RAN)
+    assert [chat_exchange(body) for body in sent] == session.exchanges
+    assert_results(sent, session)
 
 
 # Codex (`codex exec`): its own loop over OpenAI Responses, its exec_command tool run in the
@@ -569,10 +670,7 @@ def codex_on_chat(upstream: LoopbackServer) -> Iterator[Proxy]:
         yield running
 
 
-#: Codex's first turn from an OpenAI-compatible server: an exec_command call that is not JSON.
-CODEX_ON_CHAT = (
-    _CHAT.begin() + call(_CHAT, 0, "call_bad", "exec_command", ['{"cmd": "touch bad.txt",}']) + _CHAT.finish()
-)
+CODEX_ON_CHAT = sessions("exec_command", lambda file: {"cmd": f"touch {file}"}, "exit 0")
 
 #: The messages of Codex's first request as Chat: its two developer messages joined as the system
 #: message, its environment and the task as user messages.
@@ -580,35 +678,81 @@ ROLES = ["system", "user", "user"]
 
 
 @needs("@openai/codex")
+@pytest.mark.parametrize("name", list(CODEX_ON_CHAT))
 def test_codex_on_an_openai_chat_server_through_the_proxy(
-    codex_on_chat: Proxy, upstream: LoopbackServer, tmp_path: Path
+    codex_on_chat: Proxy, upstream: LoopbackServer, tmp_path: Path, name: str
 ) -> None:
     """Codex speaks Responses, the upstream Chat Completions: the proxy writes each request as
     Chat (the system prompt from Codex's developer message, its function tools, the outputs as
-    ``tool`` messages) and each answer as Responses. The bad call is told to the model in Chat's
-    terms, the corrected one runs, and the run ends with the answer, Codex reconnecting never."""
-    fixed = calling("openai_chat", "call_9", "exec_command", {"cmd": "touch good.txt"})
-    turns = (CODEX_ON_CHAT, fixed, plain("openai_chat"))
-    upstream.routes = Turns(PATHS["openai_chat"], *(Reply([turn]) for turn in turns))
+    ``tool`` messages) and each answer as Responses. Two calls at index 0 both run; a bad call
+    (cut, not JSON, or breaking its schema) is told to the model in Chat's terms and never
+    runs, the corrected one does; the run ends with the answer, Codex reconnecting never.
+    (Straight at the upstream there is no run to compare: Codex speaks Responses only.)"""
+    session = CODEX_ON_CHAT[name]
+    upstream.routes = Turns(PATHS["openai_chat"], *(Reply([turn]) for turn in session.turns))
     since = len(upstream.requests)
     out = codex(codex_on_chat.url + "/v1", PROXY_KEY, tmp_path)
     assert out.returncode == 0, out.stderr
-    assert sorted(path.name for path in (tmp_path / "work").iterdir()) == ["good.txt"]
+    assert sorted(path.name for path in (tmp_path / "work").iterdir()) == session.files
     events = [json.loads(line) for line in out.stdout.splitlines()]
     assert [event for event in events if event["type"] == "error"] == []
-    assert events[-2]["item"] == {"id": "item_2", "type": "agent_message", "text": PLAIN}
-    sent = [json.loads(request.body) for request in upstream.requests[since:]]
-    assert [request.target for request in upstream.requests[since:]] == ["/v1/chat/completions"] * 3
+    assert events[-2]["item"]["type"] == "agent_message"
+    assert events[-2]["item"]["text"] == PLAIN
+    sent = bodies(upstream, since)
+    assert [request.target for request in upstream.requests[since:]] == [PATHS["openai_chat"]] * len(sent)
     assert all(body["stream"] is True for body in sent)
     system = [body["messages"][0] for body in sent]
     assert {message["role"] for message in system} == {"system"}
     assert all(message["content"].startswith("You are a coding agent running in the Codex CLI") for message in system)
     assert "exec_command" in [tool["function"]["name"] for tool in sent[0]["tools"]]
-    assert sent[0]["messages"][-1] == {"role": "user", "content": "Make the file."}
-    told = sent[1]["messages"][-1]
-    assert (told["role"], told["tool_call_id"], kinds(told["content"])) == ("tool", "call_bad", "invalid_json")
-    roles = [[message["role"] for message in body["messages"]] for body in sent]
-    assert roles == [ROLES, [*ROLES, "assistant", "tool"], [*ROLES, "assistant", "tool"]]
-    ran = sent[2]["messages"][-2:]
-    assert [call["id"] for call in ran[0]["tool_calls"]] == ["call_9"]
-    assert (ran[1]["role"], ran[1]["tool_call_id"], codex_output(ran[1]["content"])) == ("tool", "call_9", "exit 0")
+    assert sent[0]["messages"][len(ROLES) - 1 :] == [{"role": "user", "content": "Make the file."}]
+    assert [[message["role"] for message in body["messages"]][: len(ROLES)] for body in sent] == [ROLES] * len(sent)
+    assert [chat_exchange(body) for body in sent] == session.exchanges
+    assert_results(sent, session)
+
+
+@pytest.fixture(scope="module")
+def crossed(upstream: LoopbackServer) -> Iterator[Proxy]:
+    """Each client on the other format's upstream: Messages on Chat, Chat on Messages."""
+    routes = (
+        route(upstream, "anthropic", upstream_format="openai_chat"),
+        route(upstream, "openai_chat", upstream_format="anthropic"),
+    )
+    with keyed_proxy(upstream, *routes) as running:
+        yield running
+
+
+#: The other format: the upstream's, for a client of each.
+OTHER = {"anthropic": "openai_chat", "openai_chat": "anthropic"}
+CROSSED = [(client, name) for client in OTHER for name in ("plain", "two-at-index-0", "cut", "invalid-json", "schema")]
+
+
+@needs("ai", "@ai-sdk/openai", "@ai-sdk/anthropic", "zod")
+@pytest.mark.parametrize(("client", "name"), CROSSED)
+def test_the_ai_sdk_loop_on_the_other_formats_upstream(
+    crossed: Proxy, upstream: LoopbackServer, client: str, name: str
+) -> None:
+    """The SDK's Anthropic provider on a Chat upstream, its OpenAI provider (``.chat()``) on a
+    Messages one: the turns are the upstream's, and the run is the same-format run's, a bad call
+    told to the model in the upstream's terms, the corrected call run once, the answer last.
+    (Straight at the upstream there is nothing to compare: the SDK's provider cannot speak the
+    other format.)"""
+    provider = OTHER[client]
+    loop = LOOPS[provider][name]
+    upstream.routes = loop.turns(provider)
+    since = len(upstream.requests)
+    ran = [*loop.kept, *([(loop.redo[1], loop.redo[2])] if loop.redo else [])]
+    steps = ["tool-calls", "stop"] if ran else ["stop"]
+    assert vercel(client, crossed.url + "/v1", PROXY_KEY) == {
+        "ran": [[tool, args] for tool, args in ran],
+        "toolErrors": [],
+        "steps": steps,
+        "text": PLAIN,
+    }
+    assert {request.target for request in upstream.requests[since:]} == {PATHS[provider]}
+    sent = bodies(upstream, since)
+    assert len(sent) == len(steps) + bool(loop.redo)
+    if loop.redo:
+        assert answered(provider, sent[1]) == loop.told
+    if ran:
+        assert answered(provider, sent[-1]) == [RESULTS[tool](args) for tool, args in ran]
