@@ -29,7 +29,7 @@ pytest.importorskip("uvicorn")
 from .agent_turns import PLAIN, calling, fixture, plain
 from .server import LoopbackServer, Reply, Request, Turns
 from .serving import PROXY_KEY, Proxy, keyed_proxy, route
-from .wire import WIRES, call
+from .wire import WIRES, OpenAIChatWire, call
 
 NODE_DIR = Path(__file__).resolve().parent / "node"
 NODE = shutil.which("node")
@@ -347,7 +347,7 @@ def translating(upstream: LoopbackServer) -> Iterator[Proxy]:
         yield running
 
 
-_CHAT = WIRES["openai_chat"]
+_CHAT = OpenAIChatWire()
 _LENGTH = _CHAT.chunk({}, "length") + b"data: [DONE]\n\n"
 
 
@@ -388,7 +388,7 @@ def sessions(tool: str, arguments: Callable[[str], dict[str, str]], ran: str) ->
     bad = json.dumps(arguments("bad.txt"))
     key = next(iter(arguments("bad.txt")))  # the command, given a number
     fixed, answer = chat_calls(tool, made("call_9", "good.txt")), plain("openai_chat")
-    first = ([], list[str]())
+    first: tuple[list[str], list[str]] = ([], [])
     return {
         "plain": Session((answer,), [], [first]),
         "two-at-index-0": Session(
@@ -425,7 +425,7 @@ def chat_exchange(body: dict[str, Any]) -> tuple[list[str], list[str]]:
     """The calls of a Chat request's last assistant turn, by id, and what the ``tool`` messages
     after it answered each (``codex_output``): nothing for a request that ends otherwise."""
     messages = body["messages"]
-    results = []
+    results: list[dict[str, Any]] = []
     while messages and messages[-1]["role"] == "tool":
         results.insert(0, messages[-1])
         messages = messages[:-1]
