@@ -262,7 +262,7 @@ def test_a_field_the_upstream_cannot_carry_is_a_400_in_openais_shape(
     with pytest.raises(openai.BadRequestError) as raised:
         client(served).chat.completions.create(**request)
     assert raised.value.status_code == 400
-    said = f"the request cannot go to a anthropic upstream: {message}"
+    said = f"the request cannot be sent to the upstream (anthropic): {message}"
     assert raised.value.body == {"message": said, "type": "invalid_request_error", "param": None, "code": None}
     assert len(upstream.requests) == since  # nothing was sent
 

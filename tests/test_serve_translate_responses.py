@@ -234,7 +234,7 @@ def test_a_field_the_upstream_cannot_carry_is_a_400_in_the_clients_shape(
         client(served).responses.create(model="m", **request_)
     assert raised.value.status_code == 400
     assert raised.value.body == {
-        "message": f"the request cannot go to a openai_chat upstream: {said}",
+        "message": f"the request cannot be sent to the upstream (openai_chat): {said}",
         "type": "invalid_request_error",
         "param": None,
         "code": None,

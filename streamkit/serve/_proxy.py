@@ -312,7 +312,7 @@ class Upstream:
             translated = translate(fmt.slug, upstream, request)
         except UsageError as exc:
             await exchange.refuse(
-                400, "invalid_request_error", f"the request cannot go to a {upstream} upstream: {exc}"
+                400, "invalid_request_error", f"the request cannot be sent to the upstream ({upstream}): {exc}"
             )
             return
         exchange.log["upstream_format"] = upstream
