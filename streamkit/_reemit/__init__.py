@@ -40,7 +40,7 @@ none) is re-emitted when its first bytes are the provider's framing, and passed 
 came otherwise; a JSON body (an answer not streamed) always passes through.
 
 The tools calls are checked against are a request's own (``request_toolset``: the proxy's reader
-of a parsed request, ``offered_tools``: the transports' of its body), unless the transport was
+of a parsed request, ``read_request``: the transports' reading of its body), unless the transport was
 given some.
 
 Nothing here does IO or imports an HTTP library: ``Session`` is sans-IO, and ``reemit`` and
@@ -74,7 +74,7 @@ from .._events import Frame
 from .._limits import DEFAULT_LIMITS, Limits
 from .._ndjson import NDJSONDecoder
 from .._sse import SSEDecoder
-from .._turn_types import Turn
+from .._turn_types import StreamEvent, Turn
 from .._types import PROVIDERS, CallStarted, InvalidToolCall, Provider
 from .._validate import Toolset, as_toolset
 from ..providers import ENCODERS, FACTS
@@ -96,7 +96,6 @@ __all__ = (
     "content_decoding",
     "is_stream",
     "kept_headers",
-    "offered_tools",
     "path_provider",
     "read_request",
     "reemit",
@@ -160,15 +159,6 @@ def request_toolset(request: Mapping[str, Any]) -> Toolset | None:
 @functools.lru_cache(maxsize=256)
 def _compiled(tools: bytes) -> Toolset:
     return Toolset(orjson.loads(tools))
-
-
-def offered_tools(body: bytes) -> Toolset | None:
-    """The tools a request body offers (``request_toolset``), ``None`` when it offers none or is
-    no JSON object: a body without the key is not parsed."""
-    if b'"tools"' not in body:
-        return None
-    request = read_request(body)
-    return None if request is None else request_toolset(request)
 
 
 def read_request(body: bytes) -> dict[str, Any] | None:
@@ -278,7 +268,7 @@ class Options:
         ``Session`` subclass to make, which may keep invalid calls (``keep_invalid``). ``request``
         is what telemetry records of the request the body answers (its server, its secrets).
         Calls are checked against the tools given when the options were made, else against
-        ``offered``, the request's own (``offered_tools``). ``asked`` is the request itself, for
+        ``offered``, the request's own (``request_toolset``). ``asked`` is the request itself, for
         a driver that can send it again with a bad call answered (the policy's ``tell``).
         """
         kind = headers.get("content-type", "").lower()
@@ -337,10 +327,6 @@ class Session:
 
     #: What a bad call becomes when the session is given no policy (``_policy``).
     bad_calls: BadCalls = BadCalls()
-    #: On ``tell``, for a format whose response cannot go on with another (its encoder does not
-    #: ``continue``): whether a bad call ends the body as on ``raise`` (the proxy's sessions), or
-    #: is left out and reported, the body ending as the provider ended it (the transports').
-    untold_raises: bool = False
 
     def __init__(
         self,
@@ -364,7 +350,7 @@ class Session:
         self.keep_invalid = self.policy.action == "pass"
         self._withhold = self.policy.action == "raise"
         self._asked = asked if self.policy.action == "tell" else None
-        self._values: list[object] = []  # with ``asked``: this response's values, for its turn
+        self._values: list[StreamEvent] = []  # with ``asked``: this response's values, for its turn
         self._bad: list[InvalidToolCall] = []  # the bad calls of this response
         self._ended = False  # its end was read and not written: the rest of it is read only
         self.again: dict[str, Any] | None = None
@@ -512,8 +498,8 @@ class Session:
         self.provider = provider  # once there is an assembler to close
         self._encoder = ENCODERS[provider]()
         self._encoder.keep_invalid = self.keep_invalid
-        if self.policy.action == "tell" and not self._encoder.continues:
-            self._withhold = self.untold_raises
+        if self.policy.action == "tell" and not self._encoder.continues:  # nothing to go on with: as ``raise``
+            self._withhold = True
 
     def _read(self, provider: Provider) -> None:
         """A response of ``provider`` to read: its assembler and its framer."""
@@ -601,29 +587,30 @@ class Session:
             self.left_out.append(call)
         return call
 
-    def _ask_again(self) -> bool:
-        """Whether the model is asked again about this response's bad calls (``again``, the
-        request the driver sends next): not past the policy's rounds, nor where the response
-        cannot go on (its format's encoder, a choice other than the first, no request held)."""
+    def _ask_again(self, more: Sequence[InvalidToolCall] = ()) -> bool:
+        """Whether the model is asked again about this response's bad calls, and ``more`` besides
+        (``again``, the request the driver sends next): not past the policy's rounds, nor where
+        the response cannot go on (its format's encoder, a choice other than the first, no request held)."""
         if self._asked is None or self.rounds >= self.policy.rounds or not self._encoder.continues:
             return False
-        if any(getattr(value, "choice", 0) != 0 for value in self._values):
+        values = [*self._values, *more]
+        if any(getattr(value, "choice", 0) != 0 for value in values):
             return False
         assert self.provider is not None
-        self.again = asked_again(self._asked, Turn.from_events(self._values, self.provider))  # type: ignore[arg-type]
+        self.again = asked_again(self._asked, Turn.from_events(values, self.provider))
         return self.again is not None
 
     def _told_cut(self, unfinished: Sequence[InvalidToolCall]) -> bool:
         """Whether the calls a body ended inside (with no end from the provider) are told to the
-        model as cut ones, the response going on with its answer (``tell``), rather than fail it."""
-        if self._asked is None:
+        model as cut ones, the response going on with its answer (``tell``), rather than fail it;
+        they are reported as bad calls only then (failing, the error holds them)."""
+        if not self._ask_again(unfinished):
             return False
-        self._values += unfinished
         self.calls += unfinished
         for call in unfinished:
             self._left(call)
-        self._ended = self._ask_again()
-        return self._ended
+        self._ended = True
+        return True
 
     def _passed_cut(self, unfinished: Sequence[InvalidToolCall]) -> bytes | None:
         """On ``pass``, the calls a body ended inside, written as cut ones for the client to
@@ -704,17 +691,11 @@ def reemit(
         _check(session, error)
         if session.again is None or resend is None:
             return
-        chunks = _resent(session, resend, error)
-
-
-def _resent(session: Session, resend: Resend, error: Callable[[str], Exception]) -> Iterable[bytes]:
-    assert session.again is not None
-    try:
-        chunks, decoding = resend(session.again)
-    except StreamkitError as exc:
-        raise error(f"streamkit stopped the stream: {exc}") from exc
-    session.resume(decoding)
-    return chunks
+        try:
+            chunks, decoding = resend(session.again)
+        except StreamkitError as exc:
+            raise _stopped(error, exc) from exc
+        session.resume(decoding)
 
 
 async def areemit(
@@ -748,7 +729,7 @@ async def areemit(
         try:
             chunks, decoding = await resend(session.again)
         except StreamkitError as exc:
-            raise error(f"streamkit stopped the stream: {exc}") from exc
+            raise _stopped(error, exc) from exc
         session.resume(decoding)
 
 
@@ -769,8 +750,11 @@ async def _areport(session: Session, on_call: OnCall | None) -> None:
 
 
 def _check(session: Session, error: Callable[[str], Exception]) -> None:
-    if session.failure is not None:
-        raise error(f"streamkit stopped the stream: {session.failure}") from session.failure
-    refused = session.refused
-    if refused is not None:
-        raise error(f"streamkit stopped the stream: {refused}") from refused
+    cause = session.failure or session.refused
+    if cause is not None:
+        raise _stopped(error, cause) from cause
+
+
+def _stopped(error: Callable[[str], Exception], cause: StreamkitError) -> Exception:
+    """The HTTP library's error (``error``) for a body streamkit stopped because of ``cause``."""
+    return error(f"streamkit stopped the stream: {cause}")

@@ -134,7 +134,7 @@ class _Shell(Generic[_Inner, _Request, _Response]):
             body = request.content
         except self.library.RequestNotRead:  # a body streamed as it is sent: none to read
             return None, None
-        telling = self._options.bad is None or self._options.bad.action == "tell"
+        telling = (self._options.bad or Session.bad_calls).action == "tell"  # the session's default if none
         asked = read_request(body) if telling or b'"tools"' in body else None
         if self._options.toolset is not None or asked is None:
             return None, asked

@@ -37,8 +37,6 @@ class ServeSession(Session):
     """The proxy's session: ``fragments`` streams calls (a response written so does not go on
     with another: a bad call's start is already written, so ``tell`` ends as ``withhold``)."""
 
-    untold_raises = True
-
     def __init__(self, *args: Any, fragments: bool, **kwargs: Any) -> None:
         self._fragments = fragments
         super().__init__(*args, **kwargs)
