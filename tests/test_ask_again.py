@@ -19,7 +19,7 @@ from streamkit import InvalidToolCall
 from streamkit._reemit import PENDING, BadCalls
 from streamkit.integrations.httpx2 import AsyncTransport, Transport, invalid_calls
 
-from .answers import sse
+from . import answers
 from .helpers import FIXTURES
 from .models import ANTHROPIC, OPENAI
 from .server import LoopbackServer, Reply, Turns, split_awkwardly
@@ -43,75 +43,12 @@ def fixture(path: str) -> Reply:
     return Reply(split_awkwardly((FIXTURES / path).read_bytes()))
 
 
-def chat_chunk(delta: dict[str, Any], finish: str | None = None) -> tuple[None, Any]:
-    return None, {
-        "id": "chatcmpl-2",
-        "object": "chat.completion.chunk",
-        "created": 2,
-        "model": OPENAI,
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-
-
-#: The model's corrected answer over Chat: a word, the call again whole.
-CHAT_FIXED = sse(
-    chat_chunk({"role": "assistant", "content": " Fixed."}),
-    chat_chunk(
-        {
-            "tool_calls": [
-                {
-                    "index": 0,
-                    "id": "call_9",
-                    "type": "function",
-                    "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
-                }
-            ]
-        }
-    ),
-    chat_chunk({}, "tool_calls"),
-    (None, b"[DONE]"),
-)
+#: The model's corrected answer: a word, the call again whole (over Chat, over Messages).
+CHAT_FIXED = answers.chat(" Fixed.", [("call_9", "get_weather", {"city": "Paris"})])
 
 
 def messages_fixed(stop: str = "tool_use") -> Reply:
-    """The model's corrected answer over Messages: a text block, the call again whole."""
-    start = {
-        "type": "message_start",
-        "message": {
-            "id": "msg_2",
-            "type": "message",
-            "role": "assistant",
-            "model": ANTHROPIC,
-            "content": [],
-            "stop_reason": None,
-            "usage": {"input_tokens": 9, "output_tokens": 1},
-        },
-    }
-    call = {"type": "tool_use", "id": "toolu_9", "name": "get_weather", "input": {}}
-    return sse(
-        ("message_start", start),
-        (
-            "content_block_start",
-            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-        ),
-        (
-            "content_block_delta",
-            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": " Fixed."}},
-        ),
-        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        ("content_block_start", {"type": "content_block_start", "index": 1, "content_block": call}),
-        (
-            "content_block_delta",
-            {
-                "type": "content_block_delta",
-                "index": 1,
-                "delta": {"type": "input_json_delta", "partial_json": '{"city": "Paris"}'},
-            },
-        ),
-        ("content_block_stop", {"type": "content_block_stop", "index": 1}),
-        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 12}}),
-        ("message_stop", {"type": "message_stop"}),
-    )
+    return answers.messages(" Fixed.", [("toolu_9", "get_weather", {"city": "Paris"})], stop=stop)
 
 
 def chat(server: LoopbackServer, mode: str, *replies: Reply, invalid: Any = None) -> tuple[Any, Any]:

@@ -125,64 +125,10 @@ MESSAGES = Api(
 DONE = ("text", " Done.")
 
 
-def _answer(*events: tuple[str | None, dict[str, Any] | str]) -> Reply:
-    return Reply(
-        [
-            (f"event: {name}\n" if name else "").encode()
-            + b"data: "
-            + (data.encode() if isinstance(data, str) else orjson.dumps(data))
-            + b"\n\n"
-            for name, data in events
-        ]
-    )
-
-
 #: The model's answer when asked again about a bad call: a word, and the end.
 ANSWERS = {
-    CHAT.path: _answer(
-        (
-            None,
-            {
-                "id": "chatcmpl-2",
-                "object": "chat.completion.chunk",
-                "created": 2,
-                "model": OPENAI,
-                "choices": [{"index": 0, "delta": {"role": "assistant", "content": " Done."}, "finish_reason": "stop"}],
-            },
-        ),
-        (None, "[DONE]"),
-    ),
-    MESSAGES.path: _answer(
-        (
-            "message_start",
-            {
-                "type": "message_start",
-                "message": {
-                    "id": "msg_2",
-                    "type": "message",
-                    "role": "assistant",
-                    "model": ANTHROPIC,
-                    "content": [],
-                    "stop_reason": None,
-                    "usage": {"input_tokens": 1, "output_tokens": 1},
-                },
-            },
-        ),
-        (
-            "content_block_start",
-            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-        ),
-        (
-            "content_block_delta",
-            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": " Done."}},
-        ),
-        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        (
-            "message_delta",
-            {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}},
-        ),
-        ("message_stop", {"type": "message_stop"}),
-    ),
+    CHAT.path: answers.chat(" Done.", [], stop="stop"),
+    MESSAGES.path: answers.messages(" Done.", [], stop="end_turn"),
     RESPONSES.path: answers.responses(" Done.", []),
 }
 
