@@ -26,9 +26,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from .._errors import StreamkitError, UsageError
-from .._turn_types import Turn
+from .._turn_types import Outcome, Turn
 from .._types import InvalidToolCall, ToolCall
-from ..adapters._base import Outcome, call_id, error_payload
 from ..providers import FACTS, HISTORIES, REQUESTS
 
 __all__ = (
@@ -77,6 +76,8 @@ def bad_calls(value: BadCalls | str | None, default: BadCalls) -> BadCalls:
 
 def said(call: InvalidToolCall) -> str:
     """What the model is told about an invalid call: one sentence per issue."""
+    from ..adapters._base import error_payload  # the history writers' words: loaded by the first bad call
+
     return "; ".join(issue["message"] for issue in error_payload(call)["errors"])
 
 
@@ -102,6 +103,8 @@ class InvalidCallsError(StreamkitError):
         turns: int | None = None,
         rounds: int | None = None,
     ) -> None:
+        from ..adapters._base import call_id  # as in ``said``: not paid by a transport that meets no bad call
+
         parts = [f"the tool call {call.name} ({call_id(call)}) was not run: {said(call)}" for call in invalid]
         if withheld:
             names = ", ".join(f"{call.name} ({call_id(call)})" for call in withheld)
