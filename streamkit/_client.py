@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, Unpack, cast
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar, Unpack
 
 from . import _observe, _pipeline, _redact
 from ._assembler import StreamOptions, check_options
@@ -39,12 +39,21 @@ T = TypeVar("T")
 class _Opened:
     """What both event streams keep of their response: its head, and its URL redacted for the repr."""
 
-    def __init__(self, response: Response, provider: Provider | Decoder) -> None:
+    #: The twin's own readers: of the body, of its events, and of the secrets in their errors.
+    _read: ClassVar[Callable[..., Any]]
+    _events_of: ClassVar[Callable[..., Any]]
+    _scrub: ClassVar[Callable[..., Any]]
+
+    def __init__(
+        self, response: Response, provider: Provider | Decoder, tee: Tee | None, options: StreamOptions
+    ) -> None:
         self.provider = decoder_of(provider).slug
         self.status_code = response.status_code
         self.headers = response.headers
         self._response = response
         self._url = _redact.redact_url(response.request.url)
+        body = type(self)._read(response, decoder_of(provider), tee, checked=True)
+        self._events = _answering(response, lambda: type(self)._events_of(body, provider, **options), type(self)._scrub)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} provider={self.provider!r} status={self.status_code} url={self._url!r}>"
@@ -66,16 +75,10 @@ class AsyncEventStream(_Opened):
     ``tool_calls()`` keeps only the calls. ``status_code`` and ``headers`` are the response's.
     """
 
-    def __init__(
-        self, response: Response, provider: Provider | Decoder, tee: Tee | None, options: StreamOptions
-    ) -> None:
-        super().__init__(response, provider)
-        body = aread_body(response, decoder_of(provider), tee, checked=True)
-        self._events = _answering(
-            response,
-            lambda: cast("AsyncGenerator[StreamEvent, None]", _pipeline.aiter_events(body, provider, **options)),
-            _redact.ascrubbed,
-        )
+    _read = staticmethod(aread_body)
+    _events_of = staticmethod(_pipeline.aiter_events)
+    _scrub = staticmethod(_redact.ascrubbed)
+    _events: AsyncGenerator[StreamEvent, None]
 
     def __aiter__(self) -> AsyncIterator[StreamEvent]:
         return self._events
@@ -108,16 +111,10 @@ class _AsyncCalls:
 class EventStream(_Opened):
     """The sync twin of ``AsyncEventStream``: an iterator of ``StreamEvent``s."""
 
-    def __init__(
-        self, response: Response, provider: Provider | Decoder, tee: Tee | None, options: StreamOptions
-    ) -> None:
-        super().__init__(response, provider)
-        body = read_body(response, decoder_of(provider), tee, checked=True)
-        self._events = _answering(
-            response,
-            lambda: cast("Generator[StreamEvent, None, None]", _pipeline.iter_events(body, provider, **options)),
-            _redact.scrubbed,
-        )
+    _read = staticmethod(read_body)
+    _events_of = staticmethod(_pipeline.iter_events)
+    _scrub = staticmethod(_redact.scrubbed)
+    _events: Generator[StreamEvent, None, None]
 
     def __iter__(self) -> Iterator[StreamEvent]:
         return self._events

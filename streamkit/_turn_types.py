@@ -59,6 +59,11 @@ __all__ = (
 # never decoded, re-encoded or parsed.
 
 
+def _text(value: object) -> str | None:
+    """A field of a provider's block that is a string, else ``None``: what it holds is the provider's."""
+    return value if isinstance(value, str) else None
+
+
 @value
 class Thinking:
     """A reasoning block: its text and its signature, exactly as received.
@@ -101,13 +106,11 @@ class ReasoningItem:
 
     @property
     def id(self) -> str | None:
-        value = self.item.get("id")
-        return value if isinstance(value, str) else None
+        return _text(self.item.get("id"))
 
     @property
     def encrypted_content(self) -> str | None:
-        value = self.item.get("encrypted_content")
-        return value if isinstance(value, str) else None
+        return _text(self.item.get("encrypted_content"))
 
     def __repr__(self) -> str:
         return f"ReasoningItem(id={self.id!r})"
@@ -139,13 +142,11 @@ class ServerToolUse:
 
     @property
     def id(self) -> str | None:
-        value = self.block.get("id")
-        return value if isinstance(value, str) else None
+        return _text(self.block.get("id"))
 
     @property
     def name(self) -> str | None:
-        value = self.block.get("name", self.block.get("type"))
-        return value if isinstance(value, str) else None
+        return _text(self.block.get("name", self.block.get("type")))
 
     def __repr__(self) -> str:
         return f"ServerToolUse(id={self.id!r}, name={self.name!r})"

@@ -12,7 +12,7 @@ decoder, in this stream's state, and no other stream reads it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import orjson
@@ -199,28 +199,21 @@ class TemplateReader:
         hole = unread(suffix)
         shape = (frame.event, prefix, type(delta), delta.index, delta.choice)
         if hole is not None and self._proven(
-            (*shape, suffix[: hole[0] + 1] + suffix[hole[1] :], True), frame, delta, prefix, suffix, hole
+            (*shape, suffix[: hole[0] + 1] + suffix[hole[1] :], True),
+            lambda: self._proves(frame, delta, prefix, suffix, hole),
         ):
             self.template = Template(frame.event, prefix, suffix, hole, delta, self._most)
-        elif self._proven((*shape, suffix, False), frame, delta, prefix, suffix, None):
+        elif self._proven((*shape, suffix, False), lambda: self._proves(frame, delta, prefix, suffix, None)):
             self.template = Template(frame.event, prefix, suffix, None, delta, self._most)  # string read
 
-    def _proven(
-        self,
-        shape: tuple[Any, ...],
-        frame: Frame,
-        delta: ArgumentsDelta | TextReceived,
-        prefix: bytes,
-        suffix: bytes,
-        hole: tuple[int, int] | None,
-    ) -> bool:
-        """``_proves``, once per shape in the stream (at most ``_MAX_PROOFS`` kept)."""
+    def _proven(self, shape: tuple[Any, ...], prove: Callable[[], bool]) -> bool:
+        """``prove()``, once per shape in the stream (at most ``_MAX_PROOFS`` kept)."""
         proofs = self._proofs
         proved = proofs.get(shape)
         if proved is None:
             if len(proofs) >= _MAX_PROOFS:
                 proofs.clear()
-            proved = proofs[shape] = self._proves(frame, delta, prefix, suffix, hole)
+            proved = proofs[shape] = prove()
         return proved
 
     def _proves(

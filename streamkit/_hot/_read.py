@@ -93,9 +93,7 @@ class HotRead:
         held from the last read, and before the start of one more); None, with nothing changed,
         otherwise."""
         held = self.held
-        if held:
-            data = held + data
-        elif self.whole is not None and data.endswith(self.whole):
+        if not held and self.whole is not None and data.endswith(self.whole):
             # Whole events, nothing held, the last of the template's shape, whose suffix holds no
             # unread string: the common read, one event, needs no pattern. Its token runs from
             # the head's last quote to the suffix's first; with no line end between them, those
@@ -105,47 +103,38 @@ class HotRead:
                 return None
             if data.count(b"\n") != self.breaks:  # several events: a line end before the last
                 return self._take_several(data, b"")
-            try:
-                text: str = _loads(data[self.start : self.cut])
-            except _BAD:
-                return None
-            if not text:  # the pattern takes no empty string
-                return None
-            slot = self.slot
-            if slot is None:
-                out: list[StreamEvent] = [text_delta(text, self.choice, self.index)] if self.text else []
-            elif slot.add(text):
-                out = []
-            else:
-                return None  # past max_argument_bytes: the general path raises, naming the call
-            self.reads += 1
-            self.size += len(data)
-            return out
-        if data.endswith(_END):
-            tail = b""
+            token, tail = data[self.start : self.cut], b""
         else:
-            end = data.rfind(_END) + _ENDS
-            tail = data[end:] if end >= _ENDS else data
-            if len(tail) > self.event_limit or not self.may_hold(tail):
-                return None
-            if end < _ENDS:  # still inside the event: held whole, once (held twice, the framer's
-                if held:  # growing buffer is the way that stays linear)
+            if held:
+                data = held + data
+            if data.endswith(_END):
+                tail = b""
+            else:
+                end = data.rfind(_END) + _ENDS
+                tail = data[end:] if end >= _ENDS else data
+                if len(tail) > self.event_limit or not self.may_hold(tail):
                     return None
-                self.held = tail
-                return []
-            data = data[:end]
-        if not data.startswith(self.head) or len(data) > self.event_limit:
-            return None
-        found = self.match(data, self.start, len(data) - _ENDS)
-        if found is None:
-            return self._take_several(data, tail)
+                if end < _ENDS:  # still inside the event: held whole, once (held twice, the framer's
+                    if held:  # growing buffer is the way that stays linear)
+                        return None
+                    self.held = tail
+                    return []
+                data = data[:end]
+            if not data.startswith(self.head) or len(data) > self.event_limit:
+                return None
+            found = self.match(data, self.start, len(data) - _ENDS)
+            if found is None:
+                return self._take_several(data, tail)
+            token = found.group(1)
         try:
-            text = _loads(found.group(1))
+            text: str = _loads(token)
         except _BAD:
+            return None
+        if not text:  # the pattern takes no empty string
             return None
         slot = self.slot
         if slot is None:
-            out = [text_delta(text, self.choice, self.index)] if self.text else []
+            out: list[StreamEvent] = [text_delta(text, self.choice, self.index)] if self.text else []
         elif slot.add(text):
             out = []
         else:

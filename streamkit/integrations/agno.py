@@ -60,8 +60,8 @@ class StreamkitModel(Model):
 
     Attributes:
         id: the provider's model name.
-        provider: ``"anthropic"``, ``"gemini"``, ``"mistral"``, ``"openai_chat"`` or
-            ``"openai_responses"``.
+        provider: the slug of a provider streamkit writes requests for (its folder has a
+            ``request`` stage); any other is a ``UsageError`` that names them.
         base_url, api_key: by default the provider's usual variables (``ANTHROPIC_BASE_URL``,
             ``OPENAI_API_KEY``…), as every streamkit integration reads them.
         max_tokens: the output limit sent with each request.

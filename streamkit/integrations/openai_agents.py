@@ -173,34 +173,11 @@ class StreamkitModel(Model):
         """Close the HTTP client the model made itself, even when cancelled (one given stays open)."""
         await self._clients.aclose()
 
-    async def get_response(
-        self,
-        system_instructions: str | None,
-        input: str | list[TResponseInputItem],  # noqa: A002  # the name agents.Model gives it
-        model_settings: ModelSettings,
-        tools: list[Tool],
-        output_schema: AgentOutputSchemaBase | None,
-        handoffs: list[Handoff],
-        tracing: ModelTracing,
-        *,
-        previous_response_id: str | None,
-        conversation_id: str | None,
-        prompt: Any | None,
-    ) -> ModelResponse:
-        """The whole response, read from the same stream; a cut raises as ``Runner.run_streamed`` does."""
+    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        """The whole response, read from the same stream (``stream_response``'s arguments, as
+        ``agents.Model`` passes them); a cut raises as ``Runner.run_streamed`` does."""
         final: Response | None = None
-        async for event in self.stream_response(
-            system_instructions,
-            input,
-            model_settings,
-            tools,
-            output_schema,
-            handoffs,
-            tracing,
-            previous_response_id=previous_response_id,
-            conversation_id=conversation_id,
-            prompt=prompt,
-        ):
+        async for event in self.stream_response(*args, **kwargs):
             if isinstance(event, ResponseCompletedEvent | ResponseIncompleteEvent):
                 final = event.response
         assert final is not None  # the stream always ends with one of the two

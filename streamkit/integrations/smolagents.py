@@ -70,8 +70,8 @@ class StreamkitModel(Model):
     (``generate``, ``generate_stream``).
 
     Args:
-        provider: ``"anthropic"``, ``"gemini"``, ``"mistral"``, ``"openai_chat"`` or
-            ``"openai_responses"``.
+        provider: the slug of a provider streamkit writes requests for (its folder has a
+            ``request`` stage); any other is a ``UsageError`` that names them.
         model_id: the provider's model name.
         base_url, api_key: by default the provider's usual variables (``ANTHROPIC_BASE_URL``,
             ``OPENAI_API_KEY``…), as every streamkit integration reads them.
