@@ -1,5 +1,5 @@
-"""``streamkit serve`` between formats: OpenAI Chat and Anthropic Messages clients on an upstream
-speaking Ollama's native ``/api/chat``.
+"""``streamkit serve`` between formats: OpenAI Chat, OpenAI Responses and Anthropic Messages
+clients on an upstream speaking Ollama's native ``/api/chat``.
 
 The official openai and anthropic SDKs talk to the proxy; the loopback upstream answers in
 Ollama's newline-delimited JSON and records what it was sent. Each test asserts the request the
@@ -72,10 +72,10 @@ TWO_CALLS = Reply([(FIXTURES / "ollama/text_then_two_calls.ndjson").read_bytes()
 
 @pytest.fixture(scope="module")
 def served(upstream: LoopbackServer) -> Iterator[Proxy]:
-    """A Chat and a Messages route, both sent to the one Ollama upstream."""
+    """A Chat, a Messages and a Responses route, all sent to the one Ollama upstream."""
     base = {"upstream": upstream.url(""), "upstream_format": "ollama"}  # Ollama's paths have no /v1
-    chat, messages = (route(upstream, fmt) | base for fmt in ("openai_chat", "anthropic"))
-    with keyed_proxy(upstream, chat, messages) as running:
+    routes = (route(upstream, fmt) | base for fmt in ("openai_chat", "anthropic", "openai_responses"))
+    with keyed_proxy(upstream, *routes) as running:
         yield running
 
 
@@ -203,6 +203,40 @@ def test_two_calls_in_one_line_reach_each_client_as_two_calls(served: Proxy, ups
         ("tool_use", "call_p2m7b1zz", "get_stock", {"ticker": "AAPL"}),
     ]
     assert message.stop_reason == "tool_use"
+
+
+def test_a_responses_clients_calls_and_the_request_written_as_ollamas(served: Proxy, upstream: LoopbackServer) -> None:
+    since = len(upstream.requests)
+    upstream.routes = Turns(CHAT, TWO_CALLS)
+    tools = [{"type": "function", **tool["function"]} for tool in CHAT_TOOLS]
+    request = {
+        "model": "qwen3",
+        "instructions": "Be brief.",
+        "input": "Weather and AAPL?",
+        "tools": tools,
+        "max_output_tokens": 64,
+        "temperature": 0.2,
+    }
+    with chat_client(served).responses.stream(**request) as stream:
+        response = stream.get_final_response()
+    assert response.output_text == "Checking both."
+    assert [(item.type, getattr(item, "call_id", None)) for item in response.output] == [
+        ("message", None),
+        ("function_call", "call_k3j9x0qa"),
+        ("function_call", "call_p2m7b1zz"),
+    ]
+    assert [json.loads(item.arguments) for item in response.output[1:]] == [
+        {"city": "Paris", "unit": "celsius"},
+        {"ticker": "AAPL"},
+    ]
+    [body] = sent(upstream, since)
+    assert body == {
+        "model": "qwen3",
+        "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Weather and AAPL?"}],
+        "stream": True,
+        "tools": OLLAMA_TOOLS,
+        "options": {"num_predict": 64, "temperature": 0.2},
+    }
 
 
 def test_an_invalid_call_is_told_to_the_model_in_ollamas_terms_and_the_client_reads_its_correction(
