@@ -37,7 +37,7 @@ WEATHER = {
     "required": ["city"],
 }
 STOCK = {"type": "object", "properties": {"ticker": {"type": "string"}}, "required": ["ticker"]}
-CHAT_TOOLS = [
+CHAT_TOOLS: list[dict[str, Any]] = [
     {"type": "function", "function": {"name": "get_weather", "description": "The weather.", "parameters": WEATHER}},
     {"type": "function", "function": {"name": "get_stock", "description": "A price.", "parameters": STOCK}},
 ]

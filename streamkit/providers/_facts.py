@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from urllib.parse import urlsplit
 
 from .._ending import cutting_reasons
 from .._types import Finish
@@ -108,6 +107,8 @@ class Facts:
         value = (environ.get(self.base_url_variable) or None) if self.base_url_variable else None
         if value is None or "://" in value or self.base_url is None:
             return value
+        from urllib.parse import urlsplit  # here: a stream's decoding loads no URL parser
+
         default = urlsplit(self.base_url)
         if default.port is not None and ":" not in value.rpartition("]")[2]:  # an IPv6 host is bracketed
             value = f"{value}:{default.port}"
