@@ -60,8 +60,8 @@ class StreamkitModel(Model):
 
     Attributes:
         id: the provider's model name.
-        provider: ``"anthropic"``, ``"gemini"``, ``"mistral"``, ``"openai_chat"`` or
-            ``"openai_responses"``.
+        provider: ``"anthropic"``, ``"gemini"``, ``"mistral"``, ``"ollama"``, ``"openai_chat"``
+            or ``"openai_responses"``.
         base_url, api_key: by default the provider's usual variables (``ANTHROPIC_BASE_URL``,
             ``OPENAI_API_KEY``…), as every streamkit integration reads them.
         max_tokens: the output limit sent with each request.

@@ -62,8 +62,8 @@ class StreamkitLLM(ClientFields, BaseLLM):
     does, and the model is told.
 
     Attributes:
-        provider: ``"anthropic"``, ``"gemini"``, ``"mistral"``, ``"openai_chat"`` or
-            ``"openai_responses"``.
+        provider: ``"anthropic"``, ``"gemini"``, ``"mistral"``, ``"ollama"``, ``"openai_chat"``
+            or ``"openai_responses"``.
         model: the provider's model name.
         api_key, base_url: by default from the provider's usual variables (``ANTHROPIC_API_KEY``,
             ``OPENAI_BASE_URL``…), as its decoder declares them.

@@ -98,8 +98,8 @@ class StreamkitChatModel(ClientFields, BaseChatModel):
     ``invalid_tool_calls``, and never runs.
 
     Attributes:
-        provider: ``"anthropic"``, ``"gemini"``, ``"mistral"``, ``"openai_chat"`` or
-            ``"openai_responses"``.
+        provider: ``"anthropic"``, ``"gemini"``, ``"mistral"``, ``"ollama"``, ``"openai_chat"``
+            or ``"openai_responses"``.
         model: the provider's model name.
         api_key: the key; by default the provider's usual variable, as its decoder declares it (``ANTHROPIC_API_KEY``,
             ``OPENAI_API_KEY``, ``GEMINI_API_KEY`` or ``GOOGLE_API_KEY``, ``MISTRAL_API_KEY``).

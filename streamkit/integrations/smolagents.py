@@ -70,8 +70,8 @@ class StreamkitModel(Model):
     (``generate``, ``generate_stream``).
 
     Args:
-        provider: ``"anthropic"``, ``"gemini"``, ``"mistral"``, ``"openai_chat"`` or
-            ``"openai_responses"``.
+        provider: ``"anthropic"``, ``"gemini"``, ``"mistral"``, ``"ollama"``, ``"openai_chat"``
+            or ``"openai_responses"``.
         model_id: the provider's model name.
         base_url, api_key: by default the provider's usual variables (``ANTHROPIC_BASE_URL``,
             ``OPENAI_API_KEY``…), as every streamkit integration reads them.
