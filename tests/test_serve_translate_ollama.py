@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -22,9 +23,11 @@ from streamkit.serve._translate import translate
 pytest.importorskip("uvicorn")  # the proxy
 
 from . import answers
+from .agent_turns import PLAIN
 from .helpers import FIXTURES
 from .server import LoopbackServer, Reply, Turns
 from .serving import CLIENTS, PROXY_KEY, UPSTREAM_KEY, Proxy, keyed_proxy, route
+from .test_serve_clients import BASH_RAN, CLAUDE, claude, needs
 
 openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")
@@ -87,7 +90,8 @@ def messages_client(served: Proxy) -> Any:
     return CLIENTS.add(anthropic.Anthropic(base_url=served.url, api_key=PROXY_KEY, max_retries=0))
 
 
-def sent(upstream: LoopbackServer, since: int) -> list[dict[str, Any]]:
+def sent_to(upstream: LoopbackServer, since: int) -> list[dict[str, Any]]:
+    """The bodies the upstream got since ``since``, all streamed requests to /api/chat."""
     requests = upstream.requests[since:]
     assert all(request.target == CHAT for request in requests)
     # the route's key, as ollama.com's API takes it (a local server reads no header)
@@ -129,7 +133,7 @@ def test_a_chat_clients_text_answer_and_the_request_written_as_ollamas(served: P
     assert (choice.message.content, choice.finish_reason) == ("Sunny in Paris.", "stop")
     assert completion.usage is not None
     assert (completion.usage.prompt_tokens, completion.usage.completion_tokens) == (11, 7)
-    [body] = sent(upstream, since)
+    [body] = sent_to(upstream, since)
     assert body == {
         "model": "qwen3",
         "messages": [
@@ -169,7 +173,7 @@ def test_a_messages_clients_text_answer_and_the_request_written_as_ollamas(
         message = stream.get_final_message()
     assert (blocks(message), message.stop_reason) == ([("text", "Sunny in Paris.")], "end_turn")
     assert (message.usage.input_tokens, message.usage.output_tokens) == (11, 7)
-    [body] = sent(upstream, since)
+    [body] = sent_to(upstream, since)
     assert body == {
         "model": "qwen3",
         "messages": [
@@ -229,7 +233,7 @@ def test_a_responses_clients_calls_and_the_request_written_as_ollamas(served: Pr
         {"city": "Paris", "unit": "celsius"},
         {"ticker": "AAPL"},
     ]
-    [body] = sent(upstream, since)
+    [body] = sent_to(upstream, since)
     assert body == {
         "model": "qwen3",
         "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Weather and AAPL?"}],
@@ -254,7 +258,7 @@ def test_an_invalid_call_is_told_to_the_model_in_ollamas_terms_and_the_client_re
         ("tool_use", "call_f1", "get_weather", {"city": "Paris"}),
     ]
     assert message.stop_reason == "tool_use"
-    first, again = sent(upstream, since)
+    first, again = sent_to(upstream, since)
     assert again["options"] == first["options"] == {"num_predict": 100}
     assert again["stream"] is True
     assistant, told = again["messages"][len(first["messages"]) :]
@@ -306,7 +310,7 @@ def test_the_next_turn_carries_the_calls_and_their_results_as_ollama_messages(
         "stop",
         None,
     )
-    [body] = sent(upstream, since)
+    [body] = sent_to(upstream, since)
     assert body == {
         "model": "m",
         "messages": [
@@ -384,7 +388,7 @@ def test_tool_choice_none_offers_no_tools(served: Proxy, upstream: LoopbackServe
     request = {"model": "m", "messages": [{"role": "user", "content": "Hi"}], "tools": CHAT_TOOLS}
     completion = chat_client(served).chat.completions.create(**request, tool_choice="none")
     assert completion.choices[0].message.content == "Sunny in Paris."
-    [body] = sent(upstream, since)
+    [body] = sent_to(upstream, since)
     assert body["tools"] == []
 
 
@@ -472,3 +476,43 @@ def test_a_request_written_as_ollamas_exactly() -> None:
     }
     with pytest.raises(RequestError, match=r"^tool_choice: 'required' forces a call"):
         translate("anthropic", "ollama", {**request, "tool_choice": {"type": "any"}})
+
+
+CLAUDE_BASH = {"command": "touch good.txt", "description": "Make good.txt"}
+#: Claude Code's runs on Ollama: the model's turns, the files made, and Claude Code's turns.
+CLAUDE_ON_OLLAMA = {
+    "plain": ([answers.ollama(PLAIN, [])], [], 1),
+    "call": ([answers.ollama("", [("call_9", "Bash", CLAUDE_BASH)]), answers.ollama(PLAIN, [])], ["good.txt"], 2),
+}
+
+
+@needs("@anthropic-ai/claude-code")
+@pytest.mark.skipif(
+    CLAUDE.exists() and CLAUDE.stat().st_size < 1 << 20,
+    reason=f"{CLAUDE} is the package's placeholder: its postinstall, which puts the native binary there, did not run",
+)
+@pytest.mark.parametrize("name", list(CLAUDE_ON_OLLAMA))
+def test_claude_code_on_an_ollama_server_through_the_proxy(
+    served: Proxy, upstream: LoopbackServer, tmp_path: Path, name: str
+) -> None:
+    """Claude Code speaks Messages, the upstream Ollama's /api/chat: each request is written as
+    Ollama's, each NDJSON answer as Messages; the call runs once and its result goes back as a
+    ``tool`` message naming Bash."""
+    turns, files, steps = CLAUDE_ON_OLLAMA[name]
+    upstream.routes = Turns(CHAT, *turns)
+    since = len(upstream.requests)
+    ran = claude(served.url, PROXY_KEY, tmp_path)
+    assert ran == {"subtype": "success", "is_error": False, "num_turns": steps, "result": PLAIN}
+    assert sorted(path.name for path in (tmp_path / "work").iterdir()) == files
+    sent = sent_to(upstream, since)
+    assert len(sent) == len(turns)
+    assert all(body["stream"] is True and body["messages"][0]["role"] == "system" for body in sent)
+    assert "Bash" in [tool["function"]["name"] for tool in sent[0]["tools"]]
+    if name == "call":
+        assistant, result = sent[1]["messages"][-2:]
+        assert assistant == {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": "call_9", "function": {"name": "Bash", "arguments": CLAUDE_BASH}}],
+        }
+        assert (result["role"], result["tool_name"], result["content"]) == ("tool", "Bash", BASH_RAN)
