@@ -56,10 +56,11 @@ class Auth:
         self.template = facts.auth_value
         self.extra = facts.request_headers
         self.key_from = facts.key_from
+        self.optional = facts.key_optional
 
 
-#: The providers that take a key. Ollama runs locally without one; Bedrock needs AWS SigV4
-#: signing, which is boto3's job.
+#: The providers that take a key (Ollama's only when set: a local server takes none); Bedrock
+#: needs AWS SigV4 signing, which is boto3's job.
 AUTH: Mapping[str, Auth] = {slug: Auth(facts) for slug, facts in FACTS.items() if facts.auth_header is not None}
 
 DEFAULT_TIMEOUT = 600.0  # seconds between two reads: a model may think for minutes
@@ -114,8 +115,9 @@ def _keys_epilog() -> str:
         elif auth is None:
             lines.append(f"  {slug}: no key")
         else:
+            when = " when set (a local server takes none)" if auth.optional else ""
             lines.append(
-                f"  {slug}: {' or '.join(auth.variables)}, sent as {auth.header}: {auth.template.format('KEY')}"
+                f"  {slug}: {' or '.join(auth.variables)}, sent as {auth.header}: {auth.template.format('KEY')}{when}"
             )
     return "\n".join(lines)
 
@@ -155,6 +157,8 @@ def _headers(provider: str, extra: list[str], environ: Mapping[str, str]) -> dic
     if auth.header.lower() in given:
         return headers
     key = auth.key_from(environ)
+    if key is None and auth.optional:
+        return headers
     if key is None:
         raise UsageError(f"set {' or '.join(auth.variables)} to the {provider} API key (or pass --header)")
     headers[auth.header] = auth.template.format(key)

@@ -49,7 +49,7 @@ Provider: TypeAlias = Literal[
 ]
 """A provider's slug: the same in modules, fixtures, the command line and ``DECODERS``."""
 PROVIDERS: tuple[Provider, ...] = get_args(Provider)
-Requested: TypeAlias = Literal["anthropic", "gemini", "mistral", "openai_chat", "openai_responses"]
+Requested: TypeAlias = Literal["anthropic", "gemini", "mistral", "ollama", "openai_chat", "openai_responses"]
 """A provider a streamed request can be written for (its folder has a ``request.py``): what the
 integrations that send their own requests take."""
 

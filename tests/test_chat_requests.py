@@ -34,7 +34,7 @@ def conversation(provider: str) -> list[Any]:
 
 
 def test_the_providers() -> None:
-    assert PROVIDERS == ("anthropic", "gemini", "mistral", "openai_chat", "openai_responses")
+    assert PROVIDERS == ("anthropic", "gemini", "mistral", "ollama", "openai_chat", "openai_responses")
     assert PROVIDERS == tuple(sorted(REQUESTS)) == get_args(Requested)
 
 
@@ -49,6 +49,7 @@ SAMPLING = {"temperature": 0.5, "top_p": 0.9, "stop": ["END"]}
         ("openai_responses", {"temperature": 0.5, "top_p": 0.9}, ["stop"]),
         ("anthropic", {"temperature": 0.5, "top_p": 0.9, "stop_sequences": ["END"]}, []),
         ("gemini", {"generationConfig": {"temperature": 0.5, "topP": 0.9, "stopSequences": ["END"]}}, []),
+        ("ollama", {"options": {"temperature": 0.5, "top_p": 0.9, "stop": ["END"]}}, []),
     ],
 )
 def test_each_provider_writes_the_settings_at_its_own_places(
@@ -72,6 +73,9 @@ def test_a_setting_under_an_object_keeps_what_the_body_has_there() -> None:
         ("anthropic", "extreme", None),
         ("gemini", "low", None),
         ("mistral", "low", None),
+        ("ollama", "high", {"think": "high"}),
+        ("ollama", "none", {"think": False}),
+        ("ollama", "minimal", None),
     ],
 )
 def test_each_provider_writes_a_reasoning_effort_its_own_way(provider: str, level: str, fields: Any) -> None:
@@ -255,6 +259,59 @@ def test_mistral_uses_its_own_ids_and_max_tokens() -> None:
     assert len(mistral_id) == 9 and mistral_id.isalnum()
     assert messages[2] == {"role": "tool", "name": "get_weather", "tool_call_id": mistral_id, "content": '{"temp":21}'}
     assert (request.body["max_tokens"], "stream_options" in request.body) == (50, False)
+
+
+def test_ollama_takes_arguments_as_objects_and_results_by_tool_name() -> None:
+    request = build(
+        "ollama", "qwen3", conversation("ollama"), system="Be brief.", tools=[WEATHER], max_tokens=50, environ={}
+    )
+    assert (request.url, request.headers) == ("http://localhost:11434/api/chat", {})  # a local server: no key
+    assert request.body == {
+        "model": "qwen3",
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "Weather in Paris?"},
+            {
+                "role": "assistant",
+                "content": "Checking.",
+                "tool_calls": [{"id": "call_1", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}],
+            },
+            {"role": "tool", "tool_name": "get_weather", "content": '{"temp":21}'},
+            {"role": "user", "content": "And now?"},
+        ],
+        "stream": True,
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": "get_weather",
+                    "description": "The weather in a city.",
+                    "parameters": WEATHER.parameters,
+                },
+            }
+        ],
+        "options": {"num_predict": 50},
+    }
+
+
+@pytest.mark.parametrize(
+    ("environ", "url", "headers"),
+    [
+        ({"OLLAMA_HOST": "0.0.0.0"}, "http://0.0.0.0:11434/api/chat", {}),  # the server's own address, bare
+        ({"OLLAMA_HOST": "gpu-box:8080"}, "http://gpu-box:8080/api/chat", {}),
+        ({"OLLAMA_HOST": "[::1]"}, "http://[::1]:11434/api/chat", {}),
+        (
+            {"OLLAMA_HOST": "https://ollama.com", "OLLAMA_API_KEY": "k"},
+            "https://ollama.com/api/chat",
+            {"Authorization": "Bearer k"},  # as ollama.com's API takes it
+        ),
+    ],
+)
+def test_ollamas_host_and_key_are_read_as_its_sdk_reads_them(
+    environ: dict[str, str], url: str, headers: dict[str, str]
+) -> None:
+    request = build("ollama", "qwen3", [User("hi")], environ=environ)
+    assert (request.url, request.headers) == (url, headers)
 
 
 def test_an_invalid_call_goes_back_with_streamkits_message() -> None:

@@ -495,7 +495,7 @@ def test_an_item_it_cannot_send_is_a_usage_error(item: dict[str, Any], message: 
     [
         (
             {"provider": "cohere", "model": "m"},
-            "StreamkitModel sends to anthropic, gemini, mistral, openai_chat, openai_responses, not 'cohere'",
+            "StreamkitModel sends to anthropic, gemini, mistral, ollama, openai_chat, openai_responses, not 'cohere'",
         ),
         ({"provider": "anthropic", "model": ""}, "model must be the provider's model name"),
         ({"provider": "anthropic", "model": "m", "on_cut": "retry"}, "on_cut must be one of stop, tell, got 'retry'"),

@@ -186,7 +186,8 @@ def test_headers_per_provider() -> None:
     assert _headers("gemini", [], {"GOOGLE_API_KEY": "g2"}) == {"x-goog-api-key": "g2"}
     assert _headers("cohere", [], env) == {"Authorization": "Bearer c"}
     assert _headers("mistral", [], env) == {"Authorization": "Bearer m"}
-    assert _headers("ollama", [], {}) == {}
+    assert _headers("ollama", [], {}) == {}  # a local server takes no key
+    assert _headers("ollama", [], {"OLLAMA_API_KEY": "o"}) == {"Authorization": "Bearer o"}  # ollama.com's
     assert _headers("openai_chat", ["authorization: Bearer x"], {}) == {"authorization": "Bearer x"}
     with pytest.raises(UsageError, match=r"^bedrock requests need AWS SigV4 signing"):
         _headers("bedrock", [], env)
@@ -251,7 +252,7 @@ def test_live_help_offers_only_the_providers_it_can_send_to_and_names_their_keys
     )
     for slug, auth in AUTH.items():
         assert f"{slug}: {' or '.join(auth.variables)}, sent as {auth.header}:" in text
-    assert "ollama: no key" in text
+    assert "ollama: OLLAMA_API_KEY, sent as Authorization: Bearer KEY when set (a local server takes none)" in text
     assert "bedrock: needs AWS SigV4 signing; record it through boto3 instead" in text
 
 

@@ -26,7 +26,7 @@ SLUGS = frozenset(FACTS)
 #: (``streamkit.adapters.<slug>``), and ``streamkit.Provider``, the slugs as a ``Literal`` type
 #: that a type checker reads (``tests/test_options.py`` holds it to the registry).
 PUBLIC: dict[str, int] = {
-    "_types.py": 13,  # Provider = Literal[...] (8), and Requested, those with a request.py (5)
+    "_types.py": 14,  # Provider = Literal[...] (8), and Requested, those with a request.py (6)
     "adapters/__init__.py": 16,  # each slug's module: imported for type checkers, and in __all__
     **{f"adapters/{slug}.py": 2 for slug in SLUGS},  # the imports of its history writer and its names
 }

@@ -109,7 +109,7 @@ def test_a_bad_config_is_refused_with_where_and_why(data: dict[str, object], mes
         (["serve", "--upstream", "openai_chat"], "--upstream takes FORMAT=VALUE, got 'openai_chat'"),
         (
             ["serve", "--upstream", "bedrock=http://x"],
-            "--upstream: the format must be one of openai_chat, openai_responses, anthropic, gemini, mistral, "
+            "--upstream: the format must be one of openai_chat, openai_responses, anthropic, gemini, mistral, ollama, "
             "got 'bedrock'",
         ),
         (
@@ -352,3 +352,10 @@ def test_one_upstream_serves_every_client_format_that_can_be_sent_to_it() -> Non
         ("openai_responses", "gemini"),
         ("anthropic", "gemini"),
     ]
+    assert routes("--upstream", "ollama=http://127.0.0.1:11434") == [  # Ollama's native /api/chat
+        ("openai_chat", "ollama"),
+        ("openai_responses", "ollama"),
+        ("anthropic", "ollama"),
+    ]
+    route = {"format": "anthropic", "upstream": "http://127.0.0.1:11434", "upstream_format": "ollama"}
+    assert [(r.format, r.upstream_format) for r in parse_config({"route": [route]}).routes] == [("anthropic", "ollama")]

@@ -113,7 +113,7 @@ _FOLDERS = {
     "gemini": _Folder("GeminiDecoder", "GeminiEncoder", request=True),
     "cohere": _Folder("CohereDecoder", "CohereEncoder"),
     "mistral": _Folder("MistralDecoder", "MistralEncoder", request=True),
-    "ollama": _Folder("OllamaDecoder", "OllamaEncoder"),
+    "ollama": _Folder("OllamaDecoder", "OllamaEncoder", request=True),
     "bedrock": _Folder("BedrockDecoder"),  # binary frames: boto3 decodes them, nothing writes them back
 }
 _SLUGS = {folder.decoder: slug for slug, folder in _FOLDERS.items()}

@@ -39,8 +39,10 @@ class Facts:
         count_path: the path of its API's count of a request's input tokens
             (``/messages/count_tokens``); ``None`` for an API without one.
         auth_header: the request header that carries the API key, and ``auth_value`` its value
-            around the key; ``None`` for a provider with no key (Ollama) or one whose requests
-            are signed (Bedrock: ``signed``).
+            around the key; ``None`` for a provider whose requests are signed (Bedrock:
+            ``signed``).
+        key_optional: whether its API answers without a key too (a local Ollama; the hosted
+            one takes a key), so that a key is sent only when one is set.
         request_headers: headers every request to it carries beside the key (an API version).
         client_headers: the headers its SDKs send that a proxy passes on to it (an
             organization, a beta), beside the key and those of any JSON request.
@@ -73,6 +75,7 @@ class Facts:
     count_path: str | None = None
     auth_header: str | None = None
     auth_value: str = "{}"
+    key_optional: bool = False
     request_headers: Mapping[str, str] = field(default_factory=dict)
     client_headers: tuple[str, ...] = ()
     key_variables: tuple[str, ...] = ()
@@ -98,8 +101,18 @@ class Facts:
         return next((environ[name] for name in self.key_variables if environ.get(name)), None)
 
     def base_url_from(self, environ: Mapping[str, str]) -> str | None:
-        """The API's base URL in ``environ``, when ``base_url_variable`` is set there."""
-        return (environ.get(self.base_url_variable) or None) if self.base_url_variable else None
+        """The API's base URL in ``environ``, when ``base_url_variable`` is set there; a bare
+        ``host[:port]`` (``OLLAMA_HOST`` names the server's own address so) takes the scheme and
+        port of ``base_url``, as its SDK does."""
+        value = (environ.get(self.base_url_variable) or None) if self.base_url_variable else None
+        if value is None or "://" in value or self.base_url is None:
+            return value
+        from urllib.parse import urlsplit  # here: a stream's decoding loads no URL parser
+
+        default = urlsplit(self.base_url)
+        if default.port is not None and ":" not in value.rpartition("]")[2]:  # an IPv6 host is bracketed
+            value = f"{value}:{default.port}"
+        return f"{default.scheme}://{value}"
 
     def key_in(self, value: str) -> str:
         """The key in a value of its ``auth_header`` (``Bearer sk-…`` → ``sk-…``)."""

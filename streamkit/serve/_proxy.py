@@ -467,7 +467,7 @@ class Upstream:
         outgoing = self._client.build_request("POST", first.url, content=orjson.dumps(asked), headers=headers)
         response = await self._client.send(outgoing, stream=True)
         kind = response.headers.get("content-type", "")
-        if response.is_success and "text/event-stream" in kind:
+        if response.is_success and any(stream in kind for stream in _STREAMS):
             return response
         await response.aclose()
         said = f"answered {response.status_code} {kind or 'with no body type'}"
@@ -680,6 +680,10 @@ def _span(
         watch.close()
     else:
         watch.end(end)
+
+
+#: The content types of a stream the proxy reads: SSE, and an Ollama upstream's NDJSON.
+_STREAMS = ("text/event-stream", "application/x-ndjson")
 
 
 def headers_of(scope: MutableMapping[str, Any]) -> dict[str, str]:
