@@ -23,9 +23,11 @@ STAGES = {"_sse", "_ndjson", "_awsstream", "_accumulator", "_normalize", "_valid
 # the registry (``providers/__init__.py``) loads a provider's stages at their first lookup.
 # ``request.py`` writes a streamed request's body from a history already written (``_request``).
 # ``write.py`` writes an answer in its provider's format from any provider's values (``_writer``),
-# framed as the re-emitters frame theirs.
+# framed as the re-emitters frame theirs; ``models.py`` reads its API's model list into the
+# writers' ``Model``s where no ``write.py`` does.
 FOLDER_FILES = {"decode": "providers", "body": "providers", "history": "adapters", "reemit": "_encoder"}
 FOLDER_FILES |= {"__init__": "_facts", "request": "_request", "write": "_writer", "asked": "_request"}
+FOLDER_FILES |= {"models": "_writer"}
 STAGES |= {"_encoder", "_registry", "_facts", "_request", "_writer"}
 STAGES |= {"_sources", "_preview"}  # source items -> pipeline inputs; argument previews
 STAGES |= {"_ending"}  # the end of a response in the vocabulary every provider shares

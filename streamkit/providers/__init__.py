@@ -5,15 +5,17 @@ Every folder has the same files, so that its file list is that provider's pipeli
 turns as its history, ``reemit.py`` writes its stream back with each call whole and
 ``body.py`` reads the calls of a body that was not streamed, ``request.py`` writes a
 streamed request, ``write.py`` writes an answer in its format from another provider's values and
-``asked.py`` reads a client's request in its format (a missing file means that stage is not offered).
+``asked.py`` reads a client's request in its format, ``models.py`` its API's model list where no
+``write.py`` reads it (a missing file means that stage is not offered).
 
 ``FACTS`` maps each slug (the same in folders, fixtures and the command line) to its facts
 (``providers/_facts.py``: what the generic code reads instead of naming a provider),
 ``DECODERS`` to its decoder class, ``HISTORIES`` to its history writer, ``ENCODERS`` to its
 re-emitter, ``BODIES`` to its body reader, ``REQUESTS`` to its request writer, ``WRITERS``
-to its answer writer and ``ASKED`` to its request reader; ``MESSAGES`` holds the one reader of
-the messages frameworks hand a model (LiteLLM's, smolagents', agno's: OpenAI Chat's). They are
-read-only: to use another decoder, pass an instance to the pipeline.
+to its answer writer, ``ASKED`` to its request reader and ``MODEL_LISTS`` to its reader of its API's
+model list; ``MESSAGES`` holds the one reader of the messages frameworks hand a model (LiteLLM's,
+smolagents', agno's: OpenAI Chat's). They are read-only: to use another decoder, pass an instance
+to the pipeline.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ if TYPE_CHECKING:
     from ._encoder import Encoder
     from ._facts import Facts
     from ._request import Asked, RequestWriter
-    from ._writer import Writer
+    from ._writer import Model, Writer
     from .anthropic.decode import AnthropicDecoder
     from .bedrock.decode import BedrockDecoder
     from .cohere.decode import CohereDecoder
@@ -57,6 +59,7 @@ __all__ = (
     "WRITERS",
     "ASKED",
     "MESSAGES",
+    "MODEL_LISTS",
     "AnthropicDecoder",
     "BedrockDecoder",
     "CohereDecoder",
@@ -84,6 +87,7 @@ class _Folder:
     writer: str | None = None  # ``write.py``'s class; None: no answer is written in its format
     asked: bool = False  # ``asked.py``: a client's request in its format is read into streamkit's terms
     messages: bool = False  # ``asked.py``'s ``conversation``: the frameworks' messages are in its format
+    models: bool = False  # ``models.py``: its API's model list is read where no answer writer reads it
 
 
 #: Every provider, one line each, in the order of ``DECODERS`` (the slug is the folder's name). A
@@ -110,10 +114,10 @@ _FOLDERS = {
     "anthropic": _Folder(
         "AnthropicDecoder", "AnthropicEncoder", body=True, request=True, writer="AnthropicWriter", asked=True
     ),
-    "gemini": _Folder("GeminiDecoder", "GeminiEncoder", request=True),
+    "gemini": _Folder("GeminiDecoder", "GeminiEncoder", request=True, models=True),
     "cohere": _Folder("CohereDecoder", "CohereEncoder"),
     "mistral": _Folder("MistralDecoder", "MistralEncoder", request=True),
-    "ollama": _Folder("OllamaDecoder", "OllamaEncoder", request=True),
+    "ollama": _Folder("OllamaDecoder", "OllamaEncoder", request=True, models=True),
     "bedrock": _Folder("BedrockDecoder"),  # binary frames: boto3 decodes them, nothing writes them back
 }
 _SLUGS = {folder.decoder: slug for slug, folder in _FOLDERS.items()}
@@ -179,8 +183,17 @@ def _conversation(slug: str) -> Conversation:
     return read
 
 
-def _offering(stage: str) -> tuple[str, ...]:
-    return tuple(slug for slug, folder in _FOLDERS.items() if getattr(folder, stage))
+def _model_list(slug: str) -> Callable[[object], list[Model]]:
+    """A listing slug's reader of its API's model list: ``read`` in its ``models`` module, else
+    its answer writer's (the list a server of its format answers is the one it writes)."""
+    if _FOLDERS[slug].models:
+        read: Callable[[object], list[Model]] = _module(slug, "models").read
+        return read
+    return WRITERS[slug].read_models  # not ``_writer``: importing ``._writer`` rebinds that name here
+
+
+def _offering(*stages: str) -> tuple[str, ...]:
+    return tuple(slug for slug, folder in _FOLDERS.items() if any(getattr(folder, stage) for stage in stages))
 
 
 T = TypeVar("T")
@@ -221,6 +234,11 @@ REQUESTS: Mapping[str, RequestWriter] = _Registry("REQUESTS", _offering("request
 WRITERS: Mapping[str, type[Writer]] = _Registry("WRITERS", _offering("writer"), _writer)
 #: Each asked slug's request reader: a client's request in its format, in streamkit's terms.
 ASKED: Mapping[str, Callable[[Mapping[str, Any]], Asked]] = _Registry("ASKED", _offering("asked"), _asked)
+#: Each listing slug's reader of its API's model list (at its facts' ``models_path``): ``read(body)``,
+#: its ``Model``s, an entry without an id left out.
+MODEL_LISTS: Mapping[str, Callable[[object], list[Model]]] = _Registry(
+    "MODEL_LISTS", _offering("models", "writer"), _model_list
+)
 #: The slug whose messages the frameworks hand a model, and its reader: ``conversation(provider, messages, ...)``.
 MESSAGES: Mapping[str, Conversation] = _Registry("MESSAGES", _offering("messages"), _conversation)
 

@@ -34,8 +34,11 @@ class Facts:
         path_end: how the path of a request to its API ends, below the version prefix: what
             names the provider when a stream's first events do not, and where the proxy serves
             its format (under ``/v1``). ``None`` when its path is another provider's.
-        models_path: the path of its API's model list, below the version prefix (``/models``;
-            one model at ``/models/{id}``); ``None`` for an API without one the proxy serves.
+        models_path: the path of its API's model list, appended to the base URL a route sends
+            its requests to, as ``request_path`` is: below the version prefix for a format the
+            proxy serves (``/models``; one model at ``/models/{id}``), from the API's root for
+            another (Gemini's ``/v1beta/models``); ``None`` for an API without one. Its reader
+            is ``MODEL_LISTS``'.
         count_path: the path of its API's count of a request's input tokens
             (``/messages/count_tokens``); ``None`` for an API without one.
         auth_header: the request header that carries the API key, and ``auth_value`` its value

@@ -68,10 +68,6 @@ class Format:
     def model_info(self, model: Model) -> bytes:
         return dumps(WRITERS[self.slug].model_info(model)).encode()
 
-    def read_models(self, body: object) -> list[Model]:
-        """The models of a list in this format's shape (an upstream's)."""
-        return WRITERS[self.slug].read_models(body)
-
     def token_count(self, tokens: int) -> bytes:
         return dumps(WRITERS[self.slug].token_count(tokens)).encode()
 

@@ -38,10 +38,10 @@ from .._redact import scrub
 from .._reemit import Session, request_toolset
 from .._types import InvalidToolCall, ResponseEnd
 from .._validate import Toolset
-from ..providers import ASKED, FACTS
+from ..providers import ASKED, FACTS, MODEL_LISTS
 from ..providers._encoder import Call
 from ._config import Route
-from ._formats import FORMATS, KEYS, Format, Model
+from ._formats import KEYS, Format, Model
 from ._fragments import ServeSession
 from ._metrics import Metrics
 from ._translate import Translated, TranslateSession, translate
@@ -228,19 +228,22 @@ class Upstream:
         await exchange.send({"type": "http.response.body", "body": content})
 
     async def models(self, exchange: Exchange) -> list[Model] | None:
-        """The upstream's model list, read in its own format's shape (whichever the client's);
-        ``None`` once its failure was answered to the client."""
+        """The upstream's model list, read in its own API's shape (whichever the client's) by
+        its provider's reader (``MODEL_LISTS``), an upstream the proxy serves no client of
+        included; ``None`` once its failure was answered to the client."""
         route = self.route
-        upstream = FORMATS[route.upstream_format or route.format]
-        path = upstream.facts.models_path
-        if path is None:
+        slug = route.upstream_format or route.format
+        facts = FACTS[slug]
+        path = facts.models_path
+        if path is None or slug not in MODEL_LISTS:
             return []
-        headers = {**upstream.facts.request_headers, "accept-encoding": "identity"}
+        headers = {**facts.request_headers, "accept-encoding": "identity"}
         if route.pass_key:
             headers |= {name: exchange.headers[name] for name in KEYS if name in exchange.headers}
-        elif self._key is not None:
-            headers[upstream.key_header] = upstream.key_value.format(self._key)
-            exchange.secrets += [self._key, headers[upstream.key_header]]
+        elif self._key is not None and facts.auth_header is not None:
+            header = facts.auth_header.lower()
+            headers[header] = facts.auth_value.format(self._key)
+            exchange.secrets += [self._key, headers[header]]
         exchange.secrets += [KEYS[name].key_in(value) for name, value in headers.items() if name in KEYS]
         found: list[list[Model]] = []
 
@@ -253,7 +256,7 @@ class Upstream:
                 await exchange.refuse(status, "api_error", f"the upstream's model list answered {status}: {said}")
                 return
             try:
-                found.append(upstream.read_models(orjson.loads(content)))
+                found.append(MODEL_LISTS[slug](orjson.loads(content)))
             except orjson.JSONDecodeError:
                 found.append([])
 

@@ -76,8 +76,14 @@ def _path(upstream: str, model: str) -> str:
 
 class Translating(Encoder):
     """The upstream's frames written as the client's stream: the values each frame gave, by the
-    client's writer. ``values`` is set by the session before each frame; ``seen`` keeps them all
-    for a client that asked for a body, not a stream."""
+    client's writer. ``values`` is set by the session before each frame (and at the body's end),
+    and emptied once written; ``seen`` keeps them all for a client that asked for a body, not a
+    stream.
+
+    A response ends where the upstream's own encoder says its frame ends it, or where the values
+    hold its end: Gemini's last chunk carries the finish reason, but the end (``ResponseEnd``)
+    comes only at the body's close, with no frame of its own (``rest``).
+    """
 
     continues = True
 
@@ -86,16 +92,21 @@ class Translating(Encoder):
         self.keep_invalid = False
         self.values: Sequence[object] = ()
         self.seen: list[object] = []
+        self._upstream = upstream()
         self._writer, self._client, self._streamed = writer, client, streamed
 
     def frame(self, frame: Any, calls: Sequence[Call]) -> list[bytes]:
         return [self._written(self.values)]
 
     def ends(self, frame: Any) -> bool:
-        return any(isinstance(value, ResponseEnd) for value in self.values)
+        return self._upstream.ends(frame) or any(isinstance(value, ResponseEnd) for value in self.values)
 
     def unended(self, frame: Any, calls: Sequence[Call]) -> list[bytes]:
         return [self._written([value for value in self.values if not isinstance(value, ResponseEnd)])]
+
+    def rest(self) -> bytes:
+        """The values the body's end gave that no frame wrote (Gemini's end)."""
+        return self._written(self.values) if self.values else b""
 
     def resume(self) -> None:
         """Nothing to drop: the writer writes values, and the next response's go on its stream."""
@@ -114,6 +125,7 @@ class Translating(Encoder):
         return self._writer.body(self.seen)
 
     def _written(self, values: Sequence[object]) -> bytes:
+        self.values = ()
         self.seen += values
         return self._writer.values(values) if self._streamed else b""
 
@@ -137,6 +149,12 @@ class TranslateSession(ServeSession):
         if isinstance(self._encoder, Translating):
             self._encoder.values = values
         return super()._take(values)
+
+    def flush(self) -> bytes:
+        out = super().flush()
+        if self.stopped or not isinstance(getattr(self, "_encoder", None), Translating):
+            return out
+        return out + self.translating.rest()
 
     @property
     def translating(self) -> Translating:

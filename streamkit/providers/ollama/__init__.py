@@ -8,6 +8,7 @@ FACTS = Facts(
     base_url="http://localhost:11434",
     request_path="/api/chat",
     path_end="/api/chat",
+    models_path="/api/tags",
     # A local server takes no key; ollama.com's API takes its key as a bearer token.
     auth_header="Authorization",
     auth_value="Bearer {}",

@@ -1,0 +1,122 @@
+"""Claude Code on a Google Gemini upstream through ``streamkit serve``, offline.
+
+Claude Code speaks Anthropic Messages; the loopback upstream speaks Gemini's
+``streamGenerateContent`` SSE. The proxy writes each request as Gemini's and each answer as
+Messages: a plain answer ends the run; two calls (Gemini gives them no ids) both run, their results
+going back as ``functionResponse`` parts paired with their calls by name and the ids Claude Code
+read; a call off its schema is told to the model in Gemini's terms and never runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("uvicorn")
+
+from .agent_turns import PLAIN
+from .models import GEMINI
+from .server import LoopbackServer, Reply, Turns
+from .serving import PROXY_KEY, UPSTREAM_KEY, Proxy, keyed_proxy
+from .test_serve_clients import BASH_RAN, CLAUDE, TIMEOUT, needs
+
+PATH = f"/v1beta/models/{GEMINI}:streamGenerateContent"
+
+
+def turn(*parts: dict[str, Any]) -> bytes:
+    """A Gemini answer: ``parts`` in one chunk, then the finish reason with Gemini 3's empty text."""
+    candidates = [
+        {"content": {"role": "model", "parts": list(parts)}, "index": 0},
+        {"content": {"role": "model", "parts": [{"text": ""}]}, "index": 0, "finishReason": "STOP"},
+    ]
+    usage = {"promptTokenCount": 9, "candidatesTokenCount": 5, "totalTokenCount": 14}
+    chunks = [{"candidates": [candidate], "usageMetadata": usage, "modelVersion": GEMINI} for candidate in candidates]
+    return b"".join(b"data: " + json.dumps(chunk).encode() + b"\r\n\r\n" for chunk in chunks)
+
+
+def bash(file: str, command: Any = None) -> dict[str, Any]:
+    args = {"command": f"touch {file}" if command is None else command, "description": f"Make {file}"}
+    return {"functionCall": {"name": "Bash", "args": args}}
+
+
+#: Each scenario: the model's turns, the files made, and Claude Code's turns (``num_turns``).
+SCENARIOS = {
+    "plain": ((turn({"text": PLAIN}),), [], 1),
+    "two-calls": ((turn(bash("a.txt"), bash("b.txt")), turn({"text": PLAIN})), ["a.txt", "b.txt"], 3),
+    "schema": ((turn(bash("bad.txt", 42)), turn(bash("good.txt")), turn({"text": PLAIN})), ["good.txt"], 2),
+}
+
+
+def claude_on(base_url: str, home: Path) -> dict[str, Any]:
+    """``claude -p`` in ``home/work``, offline, every model it asks for Gemini's: a home of its
+    own, no telemetry or update check, and every request not to loopback sent to a closed port."""
+    (home / "work").mkdir()
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home),
+        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+        "ANTHROPIC_BASE_URL": base_url,
+        "ANTHROPIC_API_KEY": PROXY_KEY,
+        "ANTHROPIC_MODEL": GEMINI,
+        "ANTHROPIC_SMALL_FAST_MODEL": GEMINI,
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "NO_PROXY": "127.0.0.1",
+    }
+    command = [str(CLAUDE), "-p", "Make the file.", "--output-format", "json", "--allowedTools", "Bash(touch:*)"]
+    out = subprocess.run(
+        command, capture_output=True, text=True, timeout=TIMEOUT, env=env, cwd=home / "work", check=True
+    )
+    result: dict[str, Any] = json.loads(out.stdout)
+    return {key: result[key] for key in ("subtype", "is_error", "num_turns", "result")}
+
+
+@pytest.fixture(scope="module")
+def on_gemini(upstream: LoopbackServer) -> Iterator[Proxy]:
+    route = {"format": "anthropic", "upstream": upstream.url(""), "key_env": "TEST_UPSTREAM_KEY"}
+    with keyed_proxy(upstream, {**route, "upstream_format": "gemini"}) as running:
+        yield running
+
+
+@needs("@anthropic-ai/claude-code")
+@pytest.mark.skipif(
+    CLAUDE.exists() and CLAUDE.stat().st_size < 1 << 20,
+    reason=f"{CLAUDE} is the package's placeholder: its postinstall, which puts the native binary there, did not run",
+)
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_claude_code_on_a_gemini_upstream_through_the_proxy(
+    on_gemini: Proxy, upstream: LoopbackServer, tmp_path: Path, name: str
+) -> None:
+    turns, files, steps = SCENARIOS[name]
+    upstream.routes = Turns(PATH, *(Reply([answer]) for answer in turns))
+    since = len(upstream.requests)
+    ran = claude_on(on_gemini.url, tmp_path)
+    assert ran == {"subtype": "success", "is_error": False, "num_turns": steps, "result": PLAIN}
+    assert sorted(path.name for path in (tmp_path / "work").iterdir()) == files
+    requests = upstream.requests[since:]
+    assert [(r.target, r.headers["x-goog-api-key"]) for r in requests] == [(PATH + "?alt=sse", UPSTREAM_KEY)] * len(
+        turns
+    )
+    sent = [json.loads(request.body) for request in requests]
+    assert all("Bash" in [d["name"] for d in body["tools"][0]["functionDeclarations"]] for body in sent)
+    assert all(body["systemInstruction"]["parts"][0]["text"] for body in sent)
+    if name == "two-calls":
+        model, results = sent[1]["contents"][-2:]
+        calls = [part["functionCall"] for part in model["parts"] if "functionCall" in part]
+        answers = [part["functionResponse"] for part in results["parts"] if "functionResponse" in part]
+        assert [call["args"]["command"] for call in calls] == ["touch a.txt", "touch b.txt"]
+        assert [(answer["name"], answer["id"]) for answer in answers] == [("Bash", call["id"]) for call in calls]
+        assert all(call["id"].startswith("toolu_") for call in calls)
+        assert [answer["response"]["output"].splitlines()[0] for answer in answers] == [BASH_RAN, BASH_RAN]
+    if name == "schema":
+        told = sent[1]["contents"][-1]["parts"][0]["functionResponse"]
+        assert (told["name"], [error["kind"] for error in told["response"]["error"]["errors"]]) == ("Bash", ["schema"])
