@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias
 
 from .._errors import UsageError
-from .._turn_types import Entry
+from .._turn_types import Entry, Image, Parts
 from .._types import JSONObject
 
 __all__ = (
@@ -29,6 +29,7 @@ __all__ = (
     "chat_choice",
     "openai_choice",
     "chat_completions",
+    "chat_user",
     "function",
     "merged",
     "no_effort",
@@ -78,7 +79,10 @@ class RequestWriter(Protocol):
         self, model: str, history: list[Message], system: str | None, tools: Sequence[ToolSpec], limit: int | None
     ) -> dict[str, Any]: ...
 
-    def user(self, text: str) -> Message: ...
+    def user(self, content: str | Parts) -> Message:
+        """A user's message: its text, or its text and images (a ``RequestError`` for an image
+        the format cannot take)."""
+        ...
 
     def choice(self, choice: str) -> dict[str, Any]:
         """A tool choice (``auto``, ``required``, ``none``, or one tool's name) as its body's
@@ -174,6 +178,20 @@ chat_choice = openai_choice(lambda name: {"type": "function", "function": {"name
 def plain_user(text: str) -> Message:
     """A user's text as the Chat-like formats carry it: one string content."""
     return {"role": "user", "content": text}
+
+
+def chat_user(content: str | Parts) -> Message:
+    """A user's message as Chat Completions carries it (OpenAI, Mistral): its text as one string,
+    or text and ``image_url`` parts, an image's bytes as a ``data:`` URL."""
+    if isinstance(content, str):
+        return plain_user(content)
+    return {"role": "user", "content": [_chat_part(part) for part in content.items]}
+
+
+def _chat_part(part: str | Image) -> Message:
+    if isinstance(part, str):
+        return {"type": "text", "text": part}
+    return {"type": "image_url", "image_url": {"url": part.as_url}}
 
 
 class RequestError(UsageError):
