@@ -9,6 +9,8 @@ import pytest
 
 from streamkit._errors import UsageError
 from streamkit._turn_types import Image, Parts, User
+from streamkit._types import ToolCall, ToolResult
+from streamkit.adapters import ADAPTERS
 from streamkit.serve._translate import translate
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
@@ -263,3 +265,18 @@ def test_an_image_is_its_data_or_its_url(build: Any, said: str) -> None:
     assert str(raised.value) == said
     assert repr(Image("image/png", data=PNG)) == "Image('image/png', data=<96 chars>)"
     assert User("hi").text == "hi" and User(Parts(("a", Image(None, url=URL), "b"))).text == "a\n\nb"
+
+
+def test_a_tool_results_parts_are_written_by_every_adapter_that_carries_images() -> None:
+    """``(call, Parts)`` and a ``ToolResult`` whose output is ``Parts`` write the same entry; an
+    adapter whose results are text refuses either, naming the call."""
+    call = ToolCall(0, "call_1", "Read", {"file_path": "c.png"})
+    shown = Parts(("c.png:", Image("image/png", data=PNG)))
+    for provider in ("anthropic", "openai_responses", "gemini"):
+        written = ADAPTERS[provider].tool_results_message([(call, shown)])
+        assert ADAPTERS[provider].tool_results_message([ToolResult(call, shown)]) == written
+    for provider in ("openai_chat", "mistral", "cohere", "bedrock"):
+        with pytest.raises(UsageError, match=r"^the result of Read \(call call_1\) holds an image"):
+            ADAPTERS[provider].tool_results_message([ToolResult(call, shown)])
+    text = ADAPTERS["openai_chat"].tool_results_message([(call, Parts(("a", "b")))])
+    assert text == [{"role": "tool", "tool_call_id": "call_1", "content": "a\n\nb"}]

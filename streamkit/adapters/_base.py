@@ -350,6 +350,9 @@ def results(
 def _judged(item: Outcome, images: bool) -> Outcome:
     """An outcome whose result is ``Parts``: text alone as its text; an image kept where the
     provider's tool results carry one, refused elsewhere and in an error."""
+    if isinstance(item, ToolResult) and item.error is None and isinstance(item.output, Parts):
+        assert not isinstance(item.call, InvalidToolCall)  # a ToolResult of an invalid call has an error
+        item = (item.call, item.output)
     if not isinstance(item, tuple) or not isinstance(item[1], Parts):
         return item
     call, parts = item[0], item[1]
