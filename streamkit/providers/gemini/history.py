@@ -7,7 +7,7 @@ an object: a result that is not one is wrapped as ``{"output": result}`` and an 
 error. An id is written only when the call has one (Gemini 2.5 gives none). A result that holds
 an image is its text as ``output`` and each image's bytes as ``inlineData`` in the
 ``functionResponse``'s own ``parts``, where Gemini 3 takes a tool's media (the guide's
-multimodal function responses; earlier models refuse them).
+multimodal function responses).
 Shapes: https://ai.google.dev/gemini-api/docs/function-calling
 """
 
