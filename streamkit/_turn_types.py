@@ -35,8 +35,11 @@ from ._values import value
 __all__ = (
     "CallState",
     "Entry",
+    "Image",
     "MessageItem",
     "Outcome",
+    "Part",
+    "Parts",
     "Ran",
     "ReasoningItem",
     "RedactedThinking",
@@ -332,16 +335,76 @@ class Turn:
 
 #: A call the model made, as a tool result answers it: the call itself, or its id and name.
 Ran: TypeAlias = ToolCall | CustomToolCall | CallRef
-#: What happened to one call: ``(call, result)`` when it ran, ``(call, result, True)`` when the
-#: tool raised (``result`` then says how), the invalid call, or a ``ToolResult``.
+#: What happened to one call: ``(call, result)`` when it ran (``result`` a ``Parts`` when it holds
+#: an image), ``(call, result, True)`` when the tool raised (``result`` then says how), the invalid
+#: call, or a ``ToolResult``.
 Outcome: TypeAlias = tuple[Ran, Any] | tuple[Ran, Any, bool] | InvalidToolCall | ToolResult
 
 
 @value
-class User:
-    """A user message of plain text."""
+class Image:
+    """An image the model is shown: its bytes as base64 (``data``, with their ``media_type``), or
+    the ``url`` it is fetched from (its ``media_type`` then ``None`` unless the client said it).
 
-    text: str
+    The base64 text is kept as received, never decoded: the upstream reads the same bytes.
+    """
+
+    media_type: str | None
+    _: KW_ONLY
+    data: str | None = None
+    url: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.data is None) == (self.url is None):
+            raise UsageError("an Image is given either its data (base64) or its url")
+        if self.data is not None and not self.media_type:
+            raise UsageError("an Image given as data needs its media_type (image/png...)")
+
+    @property
+    def as_url(self) -> str:
+        """The image as one URL: its own, or a ``data:`` URL of its bytes, as OpenAI's formats take it."""
+        return self.url if self.url is not None else f"data:{self.media_type};base64,{self.data}"
+
+    def __repr__(self) -> str:
+        where = f"data=<{len(self.data)} chars>" if self.data is not None else f"url={_cut(self.url or '', 60)!r}"
+        return f"Image({self.media_type!r}, {where})"
+
+
+#: One piece of a message that holds an image: its text, or the image.
+Part: TypeAlias = str | Image
+
+
+@value
+class Parts:
+    """Text and images in the order given: a user message, or a tool's result, that holds an
+    image. Text alone stays a string (``User(text)``, a result's text), written as before."""
+
+    items: tuple[Part, ...]
+
+    def __post_init__(self) -> None:
+        for position, item in enumerate(self.items):
+            if not isinstance(item, str | Image):
+                raise UsageError(f"parts[{position}] is text or an Image, not {type(item).__name__}")
+
+    @property
+    def images(self) -> tuple[Image, ...]:
+        return tuple(item for item in self.items if isinstance(item, Image))
+
+    @property
+    def text(self) -> str:
+        """The text parts, each on its own paragraph: what a format of text alone could carry."""
+        return "\n\n".join(item for item in self.items if isinstance(item, str))
+
+
+@value
+class User:
+    """A user message: its text, or its ``Parts`` when it holds an image."""
+
+    content: str | Parts
+
+    @property
+    def text(self) -> str:
+        return self.content if isinstance(self.content, str) else self.content.text
 
 
 @value

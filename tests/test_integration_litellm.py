@@ -603,10 +603,10 @@ def test_a_conversation_in_the_providers_shape() -> None:
         ([], "anthropic", {}, "got streamkit/anthropic$"),
         ([{"role": "critic", "content": "x"}], "anthropic/m", {}, r"messages\[0\] has the role 'critic'"),
         (
-            [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "u"}}]}],
+            [{"role": "user", "content": [{"type": "input_audio", "input_audio": {"data": "", "format": "wav"}}]}],
             "anthropic/m",
             {},
-            r"messages\[0\]\.content\[0\] is a 'image_url' part; streamkit sends text only",
+            r"messages\[0\]\.content\[0\] is a 'input_audio' part; streamkit sends text and images",
         ),
         ([{"role": "tool", "tool_call_id": "x", "content": "1"}], "anthropic/m", {}, "answers the call 'x', which no"),
         (

@@ -197,8 +197,77 @@ def test_the_next_turn_carries_the_calls_and_their_results_as_chat_messages(
     ]
 
 
-def test_a_field_the_upstream_cannot_carry_is_a_400_in_the_clients_shape(served: Proxy) -> None:
-    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}}
+#: A 1x1 PNG, as base64.
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+def test_an_image_reaches_the_chat_upstream_as_a_data_url(served: Proxy, upstream: LoopbackServer) -> None:
+    since = len(upstream.requests)
+    upstream.routes = Turns(CHAT, TEXT)
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}
+    content = [image, {"type": "text", "text": "What is this?"}]
+    message = client(served).messages.create(model="m", max_tokens=10, messages=[{"role": "user", "content": content}])
+    assert blocks(message) == [("text", "Sunny in Paris.")]
+    [body] = sent(upstream, since)
+    assert body["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}},
+                {"type": "text", "text": "What is this?"},
+            ],
+        }
+    ]
+
+
+READ_CALL = {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}
+SHOWN = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (
+            [{"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "x"}}],
+            "messages[0].content[0]: a 'document' block, where streamkit carries text and images",
+        ),
+        (
+            [{"type": "image", "source": {"type": "file", "file_id": "file_1"}}],
+            "messages[0].content[0].source: a 'file' image source, where streamkit carries base64 data or a URL",
+        ),
+    ],
+    ids=["document", "file-image"],
+)
+def test_a_field_the_upstream_cannot_carry_is_a_400_in_the_clients_shape(
+    served: Proxy, upstream: LoopbackServer, content: list[Any], said: str
+) -> None:
+    since = len(upstream.requests)
     with pytest.raises(anthropic.BadRequestError) as raised:
-        client(served).messages.create(model="m", max_tokens=10, messages=[{"role": "user", "content": [image]}])
-    assert "messages[0].content[0]: a 'image' block, where streamkit carries text" in raised.value.message
+        client(served).messages.create(model="m", max_tokens=10, messages=[{"role": "user", "content": content}])
+    assert raised.value.status_code == 400
+    assert raised.value.body == {
+        "type": "error",
+        "error": {
+            "type": "invalid_request_error",
+            "message": f"the request cannot be sent to the upstream (openai_chat): {said}",
+        },
+    }
+    assert len(upstream.requests) == since
+
+
+def test_an_image_in_a_tool_result_is_refused_by_a_chat_upstream_naming_the_call(
+    served: Proxy, upstream: LoopbackServer
+) -> None:
+    since = len(upstream.requests)
+    history = [
+        {"role": "user", "content": "Show me."},
+        {"role": "assistant", "content": [READ_CALL]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": [SHOWN]}]},
+    ]
+    with pytest.raises(anthropic.BadRequestError) as raised:
+        client(served).messages.create(model="m", max_tokens=10, messages=history, tools=TOOLS)
+    assert raised.value.body["error"]["message"] == (
+        "the request cannot be sent to the upstream (openai_chat): the result of get_weather (call toolu_1) "
+        "holds an image, which this provider's tool results cannot carry"
+    )
+    assert len(upstream.requests) == since

@@ -250,7 +250,7 @@ def test_the_next_turn_carries_the_calls_and_their_results_as_anthropic_blocks(
         ({"logprobs": True}, "logprobs: streamkit does not carry this field to another format"),
         (
             {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:,"}}]}]},
-            "messages[0].content[0]: is a 'image_url' part; streamkit sends text only",
+            "messages[0].content[0].image_url: data:, is a data: URL that is not base64, which no other format takes",
         ),
     ],
 )

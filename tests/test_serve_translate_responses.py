@@ -215,8 +215,8 @@ def test_the_next_turn_carries_the_calls_and_their_outputs_as_chat_messages(
             "previous_response_id: the proxy keeps no responses: send the whole conversation as input",
         ),
         (
-            {"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "https://x/a.png"}]}]},
-            "input[0].content[0]: a 'input_image' part, where streamkit carries text",
+            {"input": [{"role": "user", "content": [{"type": "input_image", "file_id": "file_1"}]}]},
+            "input[0].content[0].file_id: an image by file id, a file only OpenAI's servers hold",
         ),
         ({"input": "Hi.", "top_logprobs": 2}, "top_logprobs: streamkit does not carry this field to another format"),
         (
@@ -224,7 +224,7 @@ def test_the_next_turn_carries_the_calls_and_their_outputs_as_chat_messages(
             "input[0].call_id: 'call_1' answers no call before it",
         ),
     ],
-    ids=["previous_response_id", "image", "unknown", "orphan-output"],
+    ids=["previous_response_id", "image-file-id", "unknown", "orphan-output"],
 )
 def test_a_field_the_upstream_cannot_carry_is_a_400_in_the_clients_shape(
     served: Proxy, upstream: LoopbackServer, request_: dict[str, Any], said: str

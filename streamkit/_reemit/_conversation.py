@@ -144,7 +144,7 @@ def _messages(wire: RequestWriter, provider: str, entry: Entry) -> list[Message]
     if isinstance(entry, Results):
         return adapter.tool_results_message(entry.outcomes)
     if isinstance(entry, User):
-        return [wire.user(entry.text)]
+        return [wire.user(entry.content)]
     raise UsageError(f"a conversation entry is a User, a Turn or Results, not {type(entry).__name__}")
 
 

@@ -31,7 +31,7 @@ import orjson
 
 from .. import _json
 from .._errors import UsageError
-from .._turn_types import Outcome, Ran
+from .._turn_types import Outcome, Parts, Ran
 from .._types import Call, CallRef, CustomToolCall, InvalidToolCall, JSONObject, ToolCall, ToolResult
 
 __all__ = (
@@ -314,11 +314,22 @@ def results(
     outcomes: Iterable[Any],
     written: Callable[[Ran, Any], Message],
     failed: Callable[[Call | CallRef, JSONObject], Message],
+    *,
+    images: bool = False,
 ) -> list[Message]:
     """Each outcome written by ``written(call, result)`` or, for an invalid call, a tool that
-    raised or a failed ``ToolResult``, by ``failed(call, payload)`` with the object the model is told."""
+    raised or a failed ``ToolResult``, by ``failed(call, payload)`` with the object the model is told.
+
+    A result that holds an image (``Parts``) goes to ``written`` as it is where the provider's
+    tool results carry images (``images``); elsewhere it is a ``UsageError`` naming the call, as
+    is an error result that holds one: an image is never dropped, nor written as JSON text.
+    """
     out: list[Message] = []
     for item in check_outcomes(outcomes):
+        item = _judged(item, images)
+        if isinstance(item, tuple) and isinstance(item[1], Parts):
+            out.append(written(item[0], item[1]))
+            continue
         if isinstance(item, InvalidToolCall):
             out.append(failed(item, error_payload(item)))
         elif isinstance(item, ToolResult):
@@ -334,6 +345,25 @@ def results(
         else:
             out.append(written(item[0], plain_output(item[0], item[1])))
     return out
+
+
+def _judged(item: Outcome, images: bool) -> Outcome:
+    """An outcome whose result is ``Parts``: text alone as its text; an image kept where the
+    provider's tool results carry one, refused elsewhere and in an error."""
+    if isinstance(item, ToolResult) and item.error is None and isinstance(item.output, Parts):
+        assert not isinstance(item.call, InvalidToolCall)  # a ToolResult of an invalid call has an error
+        item = (item.call, item.output)
+    if not isinstance(item, tuple) or not isinstance(item[1], Parts):
+        return item
+    call, parts = item[0], item[1]
+    failed = len(item) == 3 and bool(item[2])
+    if not parts.images:
+        return (call, parts.text, failed)
+    if failed:
+        raise UsageError(f"the error result of {named(call)} holds an image; an error is told to the model as text")
+    if not images:
+        raise UsageError(f"the result of {named(call)} holds an image, which this provider's tool results cannot carry")
+    return item
 
 
 def check_outcomes(outcomes: Iterable[Any]) -> list[Outcome]:
@@ -391,18 +421,20 @@ def result_writers(
     failed: Callable[[Call | CallRef, JSONObject], Message],
     *,
     into: str | None = None,
+    images: bool = False,
 ) -> ResultWriters:
     """The result functions of an adapter whose entries ``written`` and ``failed`` write.
 
     ``into`` names the key of the one user message that holds all of a turn's results
     (Anthropic and Bedrock ``content``, Gemini ``parts``), as those APIs require; without it each
-    result is its own history entry.
+    result is its own history entry. ``images`` says ``written`` takes a result that holds an
+    image (``Parts``).
     """
 
     def tool_results_message(outcomes: Iterable[Outcome]) -> list[Message]:
         """The history entries carrying a turn's results, one per outcome in order (in one user
         message where the provider wants them together)."""
-        entries = results(outcomes, written, failed)
+        entries = results(outcomes, written, failed, images=images)
         return [{"role": "user", into: entries}] if into else entries
 
     def tool_result_message(call: Ran, result: Any, *, is_error: bool = False) -> list[Message]:
@@ -422,10 +454,18 @@ def result_writers(
     return ResultWriters(tool_results_message, tool_result_message, error_result_message)
 
 
-def text_writers(entry: Callable[[Call | CallRef, str], Message]) -> ResultWriters:
+def text_writers(
+    entry: Callable[[Call | CallRef, str], Message], parts: Callable[[Ran, Parts], Message] | None = None
+) -> ResultWriters:
     """The result functions of an adapter whose result and error entries differ only in their
     text, ``entry(call, text)``: a result as ``result_text`` writes it, an error as its payload's
-    JSON text (OpenAI Chat and Responses, Cohere, Mistral, Ollama)."""
-    return result_writers(
-        lambda call, result: entry(call, result_text(result)), lambda call, payload: entry(call, dumps(payload))
-    )
+    JSON text (OpenAI Chat and Responses, Cohere, Mistral, Ollama); a result that holds an image
+    by ``parts``, where the provider's results carry images (OpenAI Responses)."""
+
+    def written(call: Ran, result: Any) -> Message:
+        if isinstance(result, Parts):
+            assert parts is not None  # only given where images are carried
+            return parts(call, result)
+        return entry(call, result_text(result))
+
+    return result_writers(written, lambda call, payload: entry(call, dumps(payload)), images=parts is not None)

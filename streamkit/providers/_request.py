@@ -10,12 +10,13 @@ how it is keyed are the provider's facts.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias
 
 from .._errors import UsageError
-from .._turn_types import Entry
+from .._turn_types import Entry, Image, Parts
 from .._types import JSONObject
 
 __all__ = (
@@ -29,7 +30,10 @@ __all__ = (
     "chat_choice",
     "openai_choice",
     "chat_completions",
+    "chat_user",
     "function",
+    "image_at",
+    "left_detail",
     "merged",
     "no_effort",
     "plain_user",
@@ -78,7 +82,10 @@ class RequestWriter(Protocol):
         self, model: str, history: list[Message], system: str | None, tools: Sequence[ToolSpec], limit: int | None
     ) -> dict[str, Any]: ...
 
-    def user(self, text: str) -> Message: ...
+    def user(self, content: str | Parts) -> Message:
+        """A user's message: its text, or its text and images (a ``RequestError`` for an image
+        the format cannot take)."""
+        ...
 
     def choice(self, choice: str) -> dict[str, Any]:
         """A tool choice (``auto``, ``required``, ``none``, or one tool's name) as its body's
@@ -174,6 +181,52 @@ chat_choice = openai_choice(lambda name: {"type": "function", "function": {"name
 def plain_user(text: str) -> Message:
     """A user's text as the Chat-like formats carry it: one string content."""
     return {"role": "user", "content": text}
+
+
+def chat_user(content: str | Parts) -> Message:
+    """A user's message as Chat Completions carries it (OpenAI, Mistral): its text as one string,
+    or text and ``image_url`` parts, an image's bytes as a ``data:`` URL."""
+    if isinstance(content, str):
+        return plain_user(content)
+    return {"role": "user", "content": [_chat_part(part) for part in content.items]}
+
+
+def _chat_part(part: str | Image) -> Message:
+    if isinstance(part, str):
+        return {"type": "text", "text": part}
+    return {"type": "image_url", "image_url": {"url": part.as_url}}
+
+
+#: A ``data:`` URL of base64 bytes: its media type, and the bytes as base64 text.
+_DATA_URL = re.compile(r"data:([^;,]+);base64,(.*)\Z", re.DOTALL)
+
+
+def image_at(url: Any, where: str) -> Image:
+    """The image an OpenAI ``image_url`` names: the bytes of a base64 ``data:`` URL (kept as
+    their text), or the URL itself; any other ``data:`` URL is a ``RequestError``."""
+    if not isinstance(url, str) or not url:
+        raise RequestError(where, "an image's URL is a string")
+    if not url.startswith("data:"):
+        return Image(None, url=url)
+    found = _DATA_URL.match(url)
+    if found is None:
+        raise RequestError(where, f"{url:.40} is a data: URL that is not base64, which no other format takes")
+    return Image(found[1], data=found[2])
+
+
+def left_detail(image: Mapping[str, Any], where: str) -> list[str]:
+    """An OpenAI image's ``detail``, named as left out unless it is ``auto`` (the default).
+
+    ``detail`` says how much of an image's resolution OpenAI's servers pay tokens for (``low``:
+    one 512-pixel tile); the image itself is the same. No other format has it: Anthropic and
+    Gemini read every image at the size they fit it to, and the upstream is sent the same
+    bytes. So it is a cost hint, left out and named, never a change to what is shown.
+    """
+    detail = image.get("detail")
+    if detail in (None, "auto"):
+        return []
+    why = "a cost hint for OpenAI's servers; the upstream reads the image at its own resolution"
+    return [f"{where}.detail ({detail!r}: {why})"]
 
 
 class RequestError(UsageError):

@@ -5,8 +5,10 @@ among the messages) becomes the system text; each user message its tool results 
 blocks, matched to their calls' names by ``tool_use_id``) then its text; each assistant message
 the ``Turn`` it records (thinking with its signature, text, ``tool_use`` calls). What no other
 format carries is left out and named (``cache_control``, ``metadata``, Claude Code's
-``context_management`` and ``output_config``, ``thinking``); what streamkit cannot carry yet
-(an image, a document, a server tool's block) is a ``RequestError`` naming where it is.
+``context_management`` and ``output_config``, ``thinking``). An ``image`` block (base64 or a
+URL), in a user message or a tool's result, is carried as an ``Image``; what streamkit cannot
+carry yet (a document, an image by file id, a server tool's block) is a ``RequestError`` naming
+where it is.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..._turn_types import Entry, Outcome, RedactedThinking, Results, Thinking, Turn, TurnItem, User
+from ..._turn_types import Entry, Image, Outcome, Part, Parts, RedactedThinking, Results, Thinking, Turn, TurnItem, User
 from ..._types import CallRef, TextDelta, ToolCall
 from .._request import Asked, RequestError, read_settings
 from .request import SETTINGS
@@ -141,19 +143,45 @@ def _call(index: int, block: Mapping[str, Any], where: str) -> ToolCall:
 
 
 def _user(blocks: Sequence[Any], where: str, names: Mapping[str, str]) -> list[Entry]:
-    """A user message: its tool results first (one ``Results``), then its text."""
+    """A user message: its tool results first (one ``Results``), then its text and images."""
     results: list[Outcome] = []
-    texts: list[str] = []
+    parts: list[Part] = []
     for number, block in enumerate(blocks):
         at = f"{where}.content[{number}]"
         kind = block.get("type") if isinstance(block, Mapping) else None
         if kind == "tool_result":
             results.append(_result(block, at, names))
         else:
-            texts.append(_text_block(block, at))
+            parts.append(_part(block, at))
     entries: list[Entry] = [Results(tuple(results))] if results else []
-    text = "\n\n".join(texts)
-    return [*entries, User(text)] if text or not entries else entries
+    content = _content(parts)
+    return [*entries, User(content)] if content or not entries else entries
+
+
+def _part(block: Any, where: str) -> Part:
+    """A text block's text, or an ``image`` block's ``Image``."""
+    kind = block.get("type") if isinstance(block, Mapping) else type(block).__name__
+    if kind == "image":
+        return _image(block.get("source"), f"{where}.source")
+    if kind != "text":
+        raise RequestError(where, f"a {kind!r} block, where streamkit carries text and images")
+    return str(block.get("text") or "")
+
+
+def _image(source: Any, where: str) -> Image:
+    kind = source.get("type") if isinstance(source, Mapping) else None
+    if kind == "base64" and isinstance(source.get("media_type"), str) and isinstance(source.get("data"), str):
+        return Image(source["media_type"], data=source["data"])
+    if kind == "url" and isinstance(source.get("url"), str):
+        return Image(None, url=source["url"])
+    raise RequestError(where, f"a {kind!r} image source, where streamkit carries base64 data or a URL")
+
+
+def _content(parts: list[Part]) -> str | Parts:
+    """Text blocks as one text, as before images were carried; with an image, every part in order."""
+    if any(isinstance(part, Image) for part in parts):
+        return Parts(tuple(parts))
+    return "\n\n".join(part for part in parts if isinstance(part, str))
 
 
 def _result(block: Mapping[str, Any], where: str, names: Mapping[str, str]) -> Outcome:
@@ -162,8 +190,11 @@ def _result(block: Mapping[str, Any], where: str, names: Mapping[str, str]) -> O
     if name is None:
         raise RequestError(f"{where}.tool_use_id", f"{ident!r} answers no tool_use block before it")
     content = block.get("content")
+    failed = block.get("is_error") is True
     if isinstance(content, list):
-        content = "\n\n".join(_text_block(part, f"{where}.content[{n}]") for n, part in enumerate(content))
+        content = _content([_part(part, f"{where}.content[{n}]") for n, part in enumerate(content)])
+        if failed and isinstance(content, Parts):
+            raise RequestError(f"{where}.content", "an error result holding an image; an error is told as text")
     elif content is not None and not isinstance(content, str):
-        raise RequestError(f"{where}.content", "a string or text blocks")
-    return (CallRef(ident, name), content or "", block.get("is_error") is True)
+        raise RequestError(f"{where}.content", "a string or content blocks")
+    return (CallRef(ident, name), content or "", failed)

@@ -1,7 +1,8 @@
 """Anthropic Messages: calls as ``tool_use`` blocks, results as ``tool_result`` blocks.
 
 The assistant message holds the text block and one ``tool_use`` block per call, ``input`` an
-object; all results of a turn go in one user message, an error with ``is_error: true``.
+object; all results of a turn go in one user message, an error with ``is_error: true``; a
+result that holds an image is its text and ``image`` blocks.
 Ids are kept to letters, digits, ``_`` and ``-``, as the API requires.
 Shapes: https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._turn_types import RedactedThinking, ServerToolResult, ServerToolUse, Thinking, Turn, TurnItem
+from ..._turn_types import Image, Parts, RedactedThinking, ServerToolResult, ServerToolUse, Thinking, Turn, TurnItem
 from ..._types import CallRef, InvalidToolCall, JSONObject, TextDelta, ToolCall
 from ...adapters._base import (
     Call,
@@ -41,7 +42,17 @@ assistant_message = block_message(_text, _tool_use)
 
 
 def _result(call: Ran, result: Any) -> Message:
-    return {"type": "tool_result", "tool_use_id": safe_id(call), "content": result_text(result)}
+    content = [_part(part) for part in result.items] if isinstance(result, Parts) else result_text(result)
+    return {"type": "tool_result", "tool_use_id": safe_id(call), "content": content}
+
+
+def _part(part: str | Image) -> Message:
+    """A block of a result that holds an image: its text, or the ``image`` block, as a user's."""
+    if isinstance(part, str):
+        return _text(part)
+    if part.url is not None:
+        return {"type": "image", "source": {"type": "url", "url": part.url}}
+    return {"type": "image", "source": {"type": "base64", "media_type": part.media_type, "data": part.data}}
 
 
 def _error(call: Call | CallRef, payload: JSONObject) -> Message:
@@ -53,7 +64,9 @@ def _error(call: Call | CallRef, payload: JSONObject) -> Message:
     }
 
 
-tool_results_message, tool_result_message, error_result_message = result_writers(_result, _error, into="content")
+tool_results_message, tool_result_message, error_result_message = result_writers(
+    _result, _error, into="content", images=True
+)
 
 
 def turn_messages(turn: Turn) -> TurnMessages:

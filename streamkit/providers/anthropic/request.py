@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..._turn_types import Image, Parts
 from .._request import Message, Place, ToolSpec, same_names
 
-__all__ = ("MAX_TOKENS", "MERGE_ROLES", "SETTINGS", "body", "choice", "effort", "user")
+__all__ = ("MAX_TOKENS", "MERGE_ROLES", "SETTINGS", "body", "choice", "effort", "image", "user")
 
 #: The API requires ``max_tokens``: what is sent when the caller sets none.
 MAX_TOKENS = 4096
@@ -24,8 +25,20 @@ def effort(level: str, budgets: Mapping[str, int]) -> dict[str, Any] | None:
     return None
 
 
-def user(text: str) -> Message:
-    return {"role": "user", "content": [{"type": "text", "text": text}]}
+def user(content: str | Parts) -> Message:
+    """A user's message as content blocks: text, and ``image`` blocks from base64 data or a URL."""
+    parts = (content,) if isinstance(content, str) else content.items
+    return {
+        "role": "user",
+        "content": [{"type": "text", "text": part} if isinstance(part, str) else image(part) for part in parts],
+    }
+
+
+def image(given: Image) -> Message:
+    """An ``image`` block (https://docs.claude.com/en/docs/build-with-claude/vision)."""
+    if given.url is not None:
+        return {"type": "image", "source": {"type": "url", "url": given.url}}
+    return {"type": "image", "source": {"type": "base64", "media_type": given.media_type, "data": given.data}}
 
 
 def body(

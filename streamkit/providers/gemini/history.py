@@ -4,7 +4,10 @@ The model turn holds the text part and one ``functionCall`` part per call, ``arg
 object; all results of a turn go in one user turn. A ``functionResponse.response`` must be
 an object: a result that is not one is wrapped as ``{"output": result}`` and an error as
 ``{"error": {"ok": false, "errors": [...]}}``, the keys the API documents for output and
-error. An id is written only when the call has one (Gemini 2.5 gives none).
+error. An id is written only when the call has one (Gemini 2.5 gives none). A result that holds
+an image is its text as ``output`` and each image's bytes as ``inlineData`` in the
+``functionResponse``'s own ``parts``, where Gemini 3 takes a tool's media (the guide's
+multimodal function responses).
 Shapes: https://ai.google.dev/gemini-api/docs/function-calling
 """
 
@@ -13,9 +16,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..._turn_types import CallState, TextSignature, Thinking, Turn, TurnItem
+from ..._errors import UsageError
+from ..._turn_types import CallState, Parts, TextSignature, Thinking, Turn, TurnItem
 from ..._types import CallRef, InvalidToolCall, JSONObject, TextDelta, ToolCall
-from ...adapters._base import Call, Message, Ran, input_object, name_of, result_writers, text_and_calls
+from ...adapters._base import Call, Message, Ran, input_object, name_of, named, result_writers, text_and_calls
 from ...adapters._history import TurnMessages, check_turn
 
 __all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
@@ -50,15 +54,32 @@ def _with_id(call: Call | CallRef, body: Message) -> Message:
 
 
 def _result(call: Ran, result: Any) -> Message:
+    if isinstance(result, Parts):
+        return {"functionResponse": _with_id(call, {"name": name_of(call), **_media(call, result)})}
     response = result if isinstance(result, dict) else {"output": result}
     return {"functionResponse": _with_id(call, {"name": name_of(call), "response": response})}
+
+
+def _media(call: Ran, result: Parts) -> Message:
+    """A result's text as ``output`` and its images as ``inlineData`` parts; an image by URL is
+    refused, as a user's is (``fileData`` needs a media type no client gives with a URL)."""
+    parts = []
+    for image in result.images:
+        if image.url is not None:
+            raise UsageError(
+                f"the result of {named(call)} holds an image by URL, which Gemini takes only with its media type"
+            )
+        parts.append({"inlineData": {"mimeType": image.media_type, "data": image.data}})
+    return {"response": {"output": result.text}, "parts": parts}
 
 
 def _error(call: Call | CallRef, payload: JSONObject) -> Message:
     return {"functionResponse": _with_id(call, {"name": name_of(call), "response": {"error": payload}})}
 
 
-tool_results_message, tool_result_message, error_result_message = result_writers(_result, _error, into="parts")
+tool_results_message, tool_result_message, error_result_message = result_writers(
+    _result, _error, into="parts", images=True
+)
 
 
 def turn_messages(turn: Turn) -> TurnMessages:

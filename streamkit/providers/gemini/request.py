@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._request import Message, Place, ToolSpec, no_effort
+from ..._turn_types import Image, Parts
+from .._request import Message, Place, RequestError, ToolSpec, no_effort
 
-__all__ = ("MERGE_ROLES", "SETTINGS", "body", "choice", "effort", "user")
+__all__ = ("MERGE_ROLES", "SETTINGS", "body", "choice", "effort", "inline", "user")
 
 MERGE_ROLES = True
 #: Sampling and stop sequences sit in ``generationConfig``, in its own spelling.
@@ -19,8 +20,23 @@ SETTINGS: Mapping[str, Place] = {
 effort = no_effort
 
 
-def user(text: str) -> Message:
-    return {"role": "user", "parts": [{"text": text}]}
+def user(content: str | Parts) -> Message:
+    """A user's message as parts: text, and each image's bytes as ``inlineData``."""
+    parts = (content,) if isinstance(content, str) else content.items
+    return {"role": "user", "parts": [{"text": part} if isinstance(part, str) else inline(part) for part in parts]}
+
+
+def inline(image: Image) -> Message:
+    """An image as an ``inlineData`` part. One given by URL is refused: Gemini's ``fileData``
+    needs the file's media type (``mimeType``), which no client format gives with a URL (and its
+    ``fileUri`` is documented for files Google holds: its Files API's, Cloud Storage's)."""
+    if image.url is not None:
+        raise RequestError(
+            f"the image at {image.url:.80}",
+            "Gemini takes an image by URL only with its media type, which the request does not give; "
+            "send the image's data (base64)",
+        )
+    return {"inlineData": {"mimeType": image.media_type, "data": image.data}}
 
 
 def body(

@@ -3,10 +3,11 @@ format; and its messages read into a conversation, the one reading of the messag
 smolagents and agno hand a model as well (``conversation``).
 
 System and developer messages become the system text; a user message its text (a string, or
-text parts); an assistant message the ``Turn`` it records (reasoning, text, then calls, a call
+text parts) and its images (``image_url`` parts: a base64 ``data:`` URL or a URL, their
+``detail`` left out and named); an assistant message the ``Turn`` it records (reasoning, text, then calls, a call
 whose arguments are not an object an invalid call); consecutive ``tool`` messages one
 ``Results``, each matched to its call's name by ``tool_call_id``. What another format cannot
-carry (an image part, ``n`` above 1, a field streamkit does not know) is a ``RequestError``
+carry (a file or audio part, ``n`` above 1, a field streamkit does not know) is a ``RequestError``
 naming where it is; what asks nothing of the answer (a user id, OpenAI's own storage) is left
 out and named.
 """
@@ -19,9 +20,9 @@ from dataclasses import replace
 from typing import Any, Protocol, TypeAlias
 
 from ..._json import loads_exact
-from ..._turn_types import Entry, Outcome, RedactedThinking, Results, Thinking, Turn, TurnItem, User
+from ..._turn_types import Entry, Image, Outcome, Part, Parts, RedactedThinking, Results, Thinking, Turn, TurnItem, User
 from ..._types import ArgumentIssue, CallRef, InvalidToolCall, JSONObject, TextDelta, ToolCall
-from .._request import Asked, RequestError, read_settings
+from .._request import Asked, RequestError, image_at, left_detail, read_settings
 from . import FACTS
 from .request import SETTINGS
 
@@ -88,6 +89,7 @@ def read(body: Mapping[str, Any]) -> Asked:
         del settings["parallel_tool_calls"]
     elif "parallel_tool_calls" in dropped:
         dropped.remove("parallel_tool_calls")  # false is carried: the upstream sets it, or refuses it
+    left = [_DROPPED[name] for name in dropped] + _details(messages)
     limit = body.get("max_completion_tokens")
     limit = body.get("max_tokens") if limit is None else limit
     return Asked(
@@ -99,7 +101,7 @@ def read(body: Mapping[str, Any]) -> Asked:
         settings,
         _choice(choice),
         body.get("stream") is True,
-        tuple(_DROPPED[name] for name in dropped),
+        tuple(left),
     )
 
 
@@ -147,7 +149,7 @@ def conversation(
         if role in ("system", "developer"):
             system.append(_text(message.get("content"), where))
         elif role == "user":
-            entries.append(User(_text(message.get("content"), where)))
+            entries.append(User(_user(message.get("content"), where)))
         elif role == "assistant":
             turn = (stored and stored(message)) or _turn(provider, message, where, withheld, arguments)
             names.update({call.id: call.name for call in turn.calls if call.id and call.name})
@@ -177,6 +179,39 @@ def _text(content: Any, where: str) -> str:
             raise RequestError(f"{where}.content[{number}]", f"is a {kind!r} part; streamkit sends text only")
         texts.append(str(part.get("text", "")))
     return "".join(texts)
+
+
+def _user(content: Any, where: str) -> str | Parts:
+    """A user message's text as ``_text`` reads it; with an ``image_url`` part, its text and
+    images in order."""
+    if not isinstance(content, list):
+        return _text(content, where)
+    parts: list[Part] = []
+    for number, part in enumerate(content):
+        at = f"{where}.content[{number}]"
+        kind = part.get("type") if isinstance(part, Mapping) else type(part).__name__
+        if kind == "text":
+            parts.append(str(part.get("text", "")))
+        elif kind == "image_url":
+            image = part.get("image_url")
+            parts.append(image_at(image.get("url") if isinstance(image, Mapping) else image, f"{at}.image_url"))
+        else:
+            raise RequestError(at, f"is a {kind!r} part; streamkit sends text and images")
+    if any(isinstance(part, Image) for part in parts):
+        return Parts(tuple(parts))
+    return "".join(part for part in parts if isinstance(part, str))
+
+
+def _details(messages: list[Any]) -> list[str]:
+    """The ``detail`` of every image of the user messages, named as left out (``left_detail``)."""
+    found: list[str] = []
+    for position, message in enumerate(messages):
+        content = message.get("content") if isinstance(message, Mapping) and message.get("role") == "user" else None
+        for number, part in enumerate(content if isinstance(content, list) else ()):
+            image = part.get("image_url") if isinstance(part, Mapping) else None
+            if isinstance(image, Mapping):
+                found += left_detail(image, f"messages[{position}].content[{number}].image_url")
+    return found
 
 
 def _withheld(message: Mapping[str, Any], withheld: Withheld | None) -> dict[str, InvalidToolCall]:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from .._request import chat_choice, chat_completions, no_effort, plain_user, same_names
+from .._request import chat_choice, chat_completions, chat_user, no_effort, same_names
 
 __all__ = ("MERGE_ROLES", "SETTINGS", "body", "choice", "effort", "user")
 
@@ -23,5 +23,5 @@ SETTINGS = same_names(
 )
 effort = no_effort
 body = chat_completions("max_completion_tokens", usage=True)
-user = plain_user
+user = chat_user
 choice = chat_choice

@@ -6,8 +6,10 @@ is a string (one user message) or items: a user message is a ``User``; assistant
 ``reasoning`` items and ``function_call`` items in a row are one assistant ``Turn`` (arguments
 that are not a JSON object make an ``InvalidToolCall``, which the upstream's history writes as
 it came); ``function_call_output`` items in a row are one ``Results``, each matched to its call's
-name by ``call_id``. Content is text (``input_text``, ``output_text``); an image or a file is a
-``RequestError`` naming where it is, as is an item of a kind streamkit does not carry.
+name by ``call_id``. Content is text (``input_text``, ``output_text``), and in a user message or
+a call's output images too (``input_image``: a base64 ``data:`` URL or a URL, its ``detail``
+left out and named); an image by ``file_id`` (a file only OpenAI's servers hold), a file, or
+an item of a kind streamkit does not carry is a ``RequestError`` naming where it is.
 
 Tools: ``function`` tools go on as they came (their ``strict`` is not carried: streamkit checks
 every call against its schema). A tool another format cannot declare is left out and named: a
@@ -30,9 +32,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..._json import loads_exact
-from ..._turn_types import Entry, Outcome, ReasoningItem, Results, Turn, TurnItem, User
+from ..._turn_types import Entry, Image, Outcome, Part, Parts, ReasoningItem, Results, Turn, TurnItem, User
 from ..._types import ArgumentIssue, CallRef, CustomToolCall, InvalidToolCall, TextDelta, ToolCall
-from .._request import Asked, RequestError, read_settings
+from .._request import Asked, RequestError, image_at, left_detail, read_settings
 from .request import SETTINGS
 
 __all__ = ("read",)
@@ -80,7 +82,7 @@ def read(body: Mapping[str, Any]) -> Asked:
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise RequestError("instructions", f"a string, not {type(instructions).__name__}")
-    entries, system = _entries(body.get("input"))
+    entries, system, details = _entries(body.get("input"))
     tools, left_out = _tools(body.get("tools"))
     settings = read_settings(SETTINGS, body)
     if settings.get("parallel_tool_calls") is True:  # every API's default: asks nothing of one without the setting
@@ -97,7 +99,7 @@ def read(body: Mapping[str, Any]) -> Asked:
         settings | text,
         _choice(body.get("tool_choice")),
         body.get("stream") is True,
-        (*dropped, *verbosity, *left_out),
+        (*dropped, *details, *verbosity, *left_out),
     )
 
 
@@ -175,6 +177,7 @@ class _Reading:
         self.entries: list[Entry] = []
         self.system: list[str] = []
         self.names: dict[str, str] = {}  # each call's name by its call_id, for the results after it
+        self.dropped: list[str] = []  # the images' details, named as left out
         self._turn: list[TurnItem] = []
         self._results: list[Outcome] = []
 
@@ -199,15 +202,16 @@ class _Reading:
 
     def _message(self, item: Mapping[str, Any], where: str) -> None:
         role = item.get("role")
+        if role == "user":
+            self.done()
+            self.entries.append(User(self._parts(item.get("content"), f"{where}.content")))
+            return
         text = _content(item.get("content"), f"{where}.content")
         if role in ("developer", "system"):
             self.system.append(text)
         elif role == "assistant":
             self._flush_results()
             self._turn.append(TextDelta(text))
-        elif role == "user":
-            self.done()
-            self.entries.append(User(text))
         else:
             raise RequestError(
                 f"{where}.role", f"{role!r}; a message is the user's, the assistant's or the developer's"
@@ -232,9 +236,27 @@ class _Reading:
         name = self.names.get(call_id) if isinstance(call_id, str) else None
         if name is None:
             raise RequestError(f"{where}.call_id", f"{call_id!r} answers no call before it")
-        output = item.get("output")
-        text = output if isinstance(output, str) else _content(output, f"{where}.output")
-        return (CallRef(str(call_id), name), text)
+        return (CallRef(str(call_id), name), self._parts(item.get("output"), f"{where}.output"))
+
+    def _parts(self, content: Any, where: str) -> str | Parts:
+        """A user message's or an output's text as ``_content`` reads it; with an ``input_image``
+        part, its text and images in order."""
+        if not isinstance(content, list):
+            return _content(content, where)
+        parts: list[Part] = []
+        for number, part in enumerate(content):
+            at = f"{where}[{number}]"
+            kind = part.get("type") if isinstance(part, Mapping) else type(part).__name__
+            if kind == "input_image":
+                parts.append(_image(part, at))
+                self.dropped += left_detail(part, at)
+            elif kind in _TEXT_PARTS:
+                parts.append(str(part.get("text") or ""))
+            else:
+                raise RequestError(at, f"a {kind!r} part, where streamkit carries text and images")
+        if any(isinstance(part, Image) for part in parts):
+            return Parts(tuple(parts))
+        return "\n\n".join(part for part in parts if isinstance(part, str))
 
     def _flush_turn(self) -> None:
         if self._turn:
@@ -247,17 +269,24 @@ class _Reading:
             self._results = []
 
 
-def _entries(given: Any) -> tuple[list[Entry], list[str]]:
-    """The conversation's entries, and the text of the developer and system messages among them."""
+def _image(part: Mapping[str, Any], where: str) -> Image:
+    if part.get("file_id") is not None:
+        raise RequestError(f"{where}.file_id", "an image by file id, a file only OpenAI's servers hold")
+    return image_at(part.get("image_url"), f"{where}.image_url")
+
+
+def _entries(given: Any) -> tuple[list[Entry], list[str], list[str]]:
+    """The conversation's entries, the text of the developer and system messages among them, and
+    the images' details, named as left out."""
     if isinstance(given, str):
-        return [User(given)], []
+        return [User(given)], [], []
     if not isinstance(given, list):
         raise RequestError("input", "a string or a list of input items is required")
     reading = _Reading()
     for position, item in enumerate(given):
         reading.item(item, f"input[{position}]")
     reading.done()
-    return reading.entries, reading.system
+    return reading.entries, reading.system, reading.dropped
 
 
 def _call(index: int, call_id: str, name: str, arguments: str, state: Mapping[str, str]) -> ToolCall | InvalidToolCall:

@@ -6,7 +6,8 @@ preceded by an assistant ``message`` item when there was text; each result is a
 ``CustomToolCall``, or an invalid call that came as a ``custom_tool_call`` item) is a
 ``custom_tool_call`` item with its text as ``input``, and its result a
 ``custom_tool_call_output``; a ``CallRef`` says nothing of its kind, so its result is a
-``function_call_output``.
+``function_call_output``. A result that holds an image is an ``output`` list of ``input_text``
+and ``input_image`` parts, an image's bytes as a ``data:`` URL.
 Shapes: https://platform.openai.com/docs/guides/function-calling?api-mode=responses
 """
 
@@ -14,9 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..._turn_types import CallState, MessageItem, ReasoningItem, ServerToolUse, Turn, TurnItem
+from ..._turn_types import CallState, MessageItem, Parts, ReasoningItem, ServerToolUse, Turn, TurnItem
 from ..._types import TEXT_CALL, Call, CallRef, CustomToolCall, TextDelta, takes_text
-from ...adapters._base import Message, arguments_text, call_id, name_of, text_and_calls, text_writers
+from ...adapters._base import Message, Ran, arguments_text, call_id, name_of, text_and_calls, text_writers
 from ...adapters._history import TurnMessages, check_turn
 
 __all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
@@ -50,7 +51,17 @@ def _entry(call: Call | CallRef, text: str) -> Message:
     return {"type": kind, "call_id": call_id(call), "output": text}
 
 
-tool_results_message, tool_result_message, error_result_message = text_writers(_entry)
+def _parts(call: Ran, result: Parts) -> Message:
+    output = [
+        {"type": "input_text", "text": part}
+        if isinstance(part, str)
+        else {"type": "input_image", "image_url": part.as_url, "detail": "auto"}
+        for part in result.items
+    ]
+    return {**_entry(call, ""), "output": output}
+
+
+tool_results_message, tool_result_message, error_result_message = text_writers(_entry, _parts)
 
 
 def turn_messages(turn: Turn) -> TurnMessages:

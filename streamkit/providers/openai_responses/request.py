@@ -5,13 +5,27 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..._turn_types import Parts
 from .._request import Message, ToolSpec, function, openai_choice, plain_user, same_names
 
 __all__ = ("MERGE_ROLES", "SETTINGS", "body", "choice", "effort", "user")
 
 MERGE_ROLES = False
 SETTINGS = same_names("temperature", "top_p", "parallel_tool_calls")  # no stop sequences
-user = plain_user
+
+
+def user(content: str | Parts) -> Message:
+    """A user's text as one string; text and images as ``input_text`` and ``input_image`` parts,
+    an image's bytes as a ``data:`` URL, at ``detail: auto`` (the API's default)."""
+    if isinstance(content, str):
+        return plain_user(content)
+    parts = [
+        {"type": "input_text", "text": part}
+        if isinstance(part, str)
+        else {"type": "input_image", "image_url": part.as_url, "detail": "auto"}
+        for part in content.items
+    ]
+    return {"role": "user", "content": parts}
 
 
 def effort(level: str, budgets: Mapping[str, int]) -> dict[str, Any] | None:
