@@ -71,6 +71,7 @@ WRITTEN: dict[str, tuple[str, list[dict[str, Any]]]] = {
         "contents",
         [{"role": "user", "parts": [{"inlineData": {"mimeType": "image/png", "data": PNG}}, {"text": ASKED}]}],
     ),
+    "ollama": ("messages", [{"role": "user", "content": ASKED, "images": [PNG]}]),
 }
 PAIRS = [(client, upstream) for client in SHOWN for upstream in WRITTEN if upstream != client]
 
@@ -170,7 +171,7 @@ def test_an_image_in_a_tool_result_is_written_as_the_upstreams(client: str, upst
     assert translate(client, upstream, READ[client]).body[key][-1] == last
 
 
-@pytest.mark.parametrize(("client", "upstream"), [(c, u) for c in READ for u in ("openai_chat", "mistral")])
+@pytest.mark.parametrize(("client", "upstream"), [(c, u) for c in READ for u in ("openai_chat", "mistral", "ollama")])
 def test_an_image_in_a_tool_result_is_refused_where_results_are_text(client: str, upstream: str) -> None:
     with pytest.raises(UsageError) as raised:
         translate(client, upstream, READ[client])
@@ -216,6 +217,13 @@ def test_an_image_by_url_is_refused_by_gemini_which_needs_its_media_type() -> No
         f"the image at {URL}: Gemini takes an image by URL only with its media type, which the request does not "
         "give; send the image's data (base64)"
     )
+
+
+def test_an_image_by_url_is_refused_by_ollama_which_takes_bytes() -> None:
+    request = {**SHOWN["openai_chat"], "messages": [{"role": "user", "content": [_chat_image(URL)]}]}
+    with pytest.raises(UsageError) as raised:
+        translate("openai_chat", "ollama", request)
+    assert str(raised.value) == f"the image at {URL}: Ollama takes an image's data (base64), not its URL"
 
 
 def test_detail_is_left_out_and_named() -> None:

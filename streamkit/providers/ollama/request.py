@@ -2,6 +2,9 @@
 Chat's function tools, the sampling settings and the output limit (``num_predict``) under
 ``options``, reasoning as ``think``.
 
+A user's images go in the message's ``images``, as their base64 bytes: Ollama takes no media
+type and no URL (an image by URL is refused), and keeps the text apart, one string.
+
 Ollama has no tool choice: ``none`` is carried as no tools offered, and a choice that forces a
 call is refused. Its ``format`` takes a JSON schema bare, not Chat's ``response_format``, which
 is refused with the settings it has no place for.
@@ -13,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..._turn_types import Parts
 from .._request import Message, Place, RequestError, ToolSpec, function, plain_user, system_first
 
 __all__ = ("MERGE_ROLES", "SETTINGS", "body", "choice", "effort", "user")
@@ -27,7 +31,21 @@ SETTINGS: Mapping[str, Place] = {
 }
 #: The reasoning efforts ``think`` takes as they are.
 _LEVELS = ("low", "medium", "high")
-user = plain_user
+
+
+def user(content: str | Parts) -> Message:
+    """A user's text, and its images' bytes in ``images``; an image by URL is a ``RequestError``."""
+    if isinstance(content, str):
+        return plain_user(content)
+    images = []
+    for part in content.items:
+        if isinstance(part, str):
+            continue
+        if part.data is None:
+            raise RequestError(f"the image at {part.url:.80}", "Ollama takes an image's data (base64), not its URL")
+        images.append(part.data)
+    text = "\n\n".join(part for part in content.items if isinstance(part, str))
+    return {**plain_user(text), "images": images}
 
 
 def effort(level: str, budgets: Mapping[str, int]) -> dict[str, Any] | None:
