@@ -17,6 +17,7 @@ import pytest
 
 from streamkit.providers import MODEL_LISTS
 from streamkit.providers._writer import Model
+from streamkit.providers.gemini.history import SKIP_SIGNATURE
 
 pytest.importorskip("uvicorn")  # the proxy
 
@@ -206,7 +207,10 @@ def test_two_calls_without_ids_reach_a_chat_client_with_its_own_ids_and_go_back_
             "role": "model",
             "parts": [
                 {"text": "Checking both."},
-                {"functionCall": {"name": "get_weather", "args": {"city": "Paris"}, "id": weather[0]}},
+                {
+                    "functionCall": {"name": "get_weather", "args": {"city": "Paris"}, "id": weather[0]},
+                    "thoughtSignature": SKIP_SIGNATURE,
+                },
                 {"functionCall": {"name": "get_stock", "args": {"ticker": "AAPL"}, "id": stock[0]}},
             ],
         },
@@ -405,7 +409,10 @@ def test_the_responses_next_turn_pairs_each_output_with_its_call(served: Proxy, 
         {
             "role": "model",
             "parts": [
-                {"functionCall": {"name": "get_weather", "args": {"city": "Paris"}, "id": "call_1"}},
+                {
+                    "functionCall": {"name": "get_weather", "args": {"city": "Paris"}, "id": "call_1"},
+                    "thoughtSignature": SKIP_SIGNATURE,
+                },
                 {"functionCall": {"name": "get_stock", "args": {"ticker": "AAPL"}, "id": "call_2"}},
             ],
         },
@@ -500,7 +507,10 @@ def test_the_messages_next_turn_pairs_each_result_with_its_call(served: Proxy, u
     assert model == {
         "role": "model",
         "parts": [
-            {"functionCall": {"name": "get_weather", "args": {"city": "Paris"}, "id": "toolu_1"}},
+            {
+                "functionCall": {"name": "get_weather", "args": {"city": "Paris"}, "id": "toolu_1"},
+                "thoughtSignature": SKIP_SIGNATURE,
+            },
             {"functionCall": {"name": "get_stock", "args": {"ticker": "AAPL"}, "id": "toolu_2"}},
         ],
     }

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from streamkit import ToolCall
+from streamkit import TextDelta, ToolCall, Turn
 from streamkit.adapters import gemini
+from streamkit.providers.gemini.history import SKIP_SIGNATURE as SKIP
 
 from .cases import HAND_MADE, SCHEMA, SCHEMA_PAYLOAD, TEXT, TRUNCATED, TRUNCATED_PAYLOAD
 
@@ -63,4 +64,26 @@ def test_errors_are_function_responses_with_an_error_key() -> None:
                 {"functionResponse": {"name": "write_file", "response": {"error": TRUNCATED_PAYLOAD}, "id": "toolu_T"}}
             ],
         }
+    ]
+
+
+def test_another_providers_turn_has_its_first_call_signed_with_the_documented_skip_value() -> None:
+    """Gemini 3 refuses a model turn whose first call has no thoughtSignature; a turn another
+    model made has none to give, so its first call goes with the value Google documents for that;
+    a Gemini turn keeps exactly what it came with (2.5: none)."""
+    weather, stock = CALLS
+    other = Turn("anthropic", (weather, stock))
+    assert other.provider != "gemini"
+    assert gemini.turn_messages(other) == [
+        {
+            "role": "model",
+            "parts": [
+                {"functionCall": {"name": "get_weather", "args": {"city": "Paris"}}, "thoughtSignature": SKIP},
+                {"functionCall": {"name": "get_stock", "args": {"ticker": "AAPL"}}},
+            ],
+        }
+    ]
+    assert gemini.turn_messages(Turn("gemini", (weather, stock))) == [DOCUMENTED | {"parts": DOCUMENTED["parts"][1:]}]
+    assert gemini.turn_messages(Turn("anthropic", (TextDelta("Hi."),))) == [
+        {"role": "model", "parts": [{"text": "Hi."}]}
     ]

@@ -8,6 +8,8 @@ error. An id is written only when the call has one (Gemini 2.5 gives none). A re
 an image is its text as ``output`` and each image's bytes as ``inlineData`` in the
 ``functionResponse``'s own ``parts``, where Gemini 3 takes a tool's media (the guide's
 multimodal function responses).
+The first call of a turn another provider made goes with the value Google documents for a
+signature not known (``SKIP_SIGNATURE``), since Gemini 3 refuses a turn whose first call has none.
 Shapes: https://ai.google.dev/gemini-api/docs/function-calling
 """
 
@@ -93,7 +95,7 @@ def turn_messages(turn: Turn) -> TurnMessages:
     back in the part they came with
     (https://ai.google.dev/gemini-api/docs/thought-signatures,
     https://docs.cloud.google.com/vertex-ai/generative-ai/docs/thought-signatures).
-    Other providers' state is dropped.
+    Other providers' state is dropped, and their turn's first call signed by ``SKIP_SIGNATURE``.
     """
     checked = check_turn(turn)
     native = checked.provider == "gemini"
@@ -120,4 +122,22 @@ def turn_messages(turn: Turn) -> TurnMessages:
         elif not (native and isinstance(item, CallState)):  # call state is written with its call
             dropped.append(item)
         text_open = False
+    if not native:
+        parts = _signed(parts)
     return TurnMessages([{"role": "model", "parts": parts}] if parts else [], dropped)
+
+
+#: What Google documents to send as a call's ``thoughtSignature`` when the real one is not known
+#: (a turn another model made, or one whose calls came without): Gemini 3 refuses a turn whose
+#: first call has none (400, "Function call is missing a thought_signature"), and takes this.
+SKIP_SIGNATURE = "skip_thought_signature_validator"
+
+
+def _signed(parts: list[Message]) -> list[Message]:
+    """``parts`` of a turn another provider made, its first ``functionCall`` part signed by
+    ``SKIP_SIGNATURE``: the first call of a step is the one Gemini 3 checks (with parallel calls
+    only the first has a signature), and refuses without one, whichever model made the turn."""
+    first = next((part for part in parts if "functionCall" in part), None)
+    if first is not None and "thoughtSignature" not in first:
+        first["thoughtSignature"] = SKIP_SIGNATURE
+    return parts
