@@ -20,6 +20,8 @@ import pytest
 
 pytest.importorskip("uvicorn")  # the proxy
 
+from streamkit.serve._translate import translate
+
 from .helpers import FIXTURES
 from .server import LoopbackServer, Reply, Turns
 from .serving import CLIENTS, PROXY_KEY, Proxy, keyed_proxy, route
@@ -297,3 +299,21 @@ def test_node_openai_accumulates_the_calls_of_an_anthropic_answer(served: Proxy,
     }
     [body] = sent(upstream, since)
     assert (body["messages"], body["max_tokens"]) == ([], 4096)
+
+
+@pytest.mark.parametrize(
+    ("upstream", "place"),
+    [
+        ("anthropic", ("stop_sequences",)),
+        ("gemini", ("generationConfig", "stopSequences")),
+        ("ollama", ("options", "stop")),
+        ("mistral", ("stop",)),
+    ],
+)
+def test_one_stop_sequence_as_a_string_goes_as_a_list(upstream: str, place: tuple[str, ...]) -> None:
+    """OpenAI Chat takes ``stop`` as a string or a list; the other formats take a list only."""
+    request = {"model": "m", "messages": [{"role": "user", "content": "Hi."}], "stop": "END"}
+    value: Any = translate("openai_chat", upstream, request).body
+    for key in place:
+        value = value[key]
+    assert value == ["END"]

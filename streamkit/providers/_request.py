@@ -267,12 +267,13 @@ class Asked:
 
 def read_settings(places: Mapping[str, Place], body: Mapping[str, Any]) -> dict[str, Any]:
     """The settings a body holds at its provider's places (``SETTINGS``), under OpenAI Chat's
-    names: the inverse of ``settings``."""
+    names: the inverse of ``settings``. One stop sequence given as a string (OpenAI Chat takes
+    either) is a list of it, the form every other format's stop sequences take."""
     found: dict[str, Any] = {}
     for name, place in places.items():
         value: Any = body
         for key in place:
             value = value.get(key) if isinstance(value, Mapping) else None
         if value is not None:
-            found[name] = value
+            found[name] = [value] if name == "stop" and isinstance(value, str) else value
     return found
