@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias
 
 from .._errors import UsageError
-from .._turn_types import Entry, Image, Parts
+from .._turn_types import Entry, Image, Part, Parts
 from .._types import JSONObject
 
 __all__ = (
@@ -195,6 +195,26 @@ def _chat_part(part: str | Image) -> Message:
     if isinstance(part, str):
         return {"type": "text", "text": part}
     return {"type": "image_url", "image_url": {"url": part.as_url}}
+
+
+def read_parts(
+    content: Sequence[Any], where: str, read: Callable[[Any, str], Part], joined: str = "\n\n"
+) -> str | Parts:
+    """A list of content parts, each read by ``read(part, where it is)``, as ``content_of`` has them."""
+    return content_of([read(part, f"{where}[{number}]") for number, part in enumerate(content)], joined)
+
+
+def content_of(parts: Sequence[Part], joined: str = "\n\n") -> str | Parts:
+    """Parts read: their text as one string, as before images were carried; with an image,
+    every part in order."""
+    if any(isinstance(part, Image) for part in parts):
+        return Parts(tuple(parts))
+    return joined.join(part for part in parts if isinstance(part, str))
+
+
+def kind_of(part: Any) -> str:
+    """A content part's ``type``; for what is not an object, its Python type's name (to say what it is)."""
+    return str(part.get("type")) if isinstance(part, Mapping) else type(part).__name__
 
 
 #: A ``data:`` URL of base64 bytes: its media type, and the bytes as base64 text.

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..._turn_types import Entry, Image, Outcome, Part, Parts, RedactedThinking, Results, Thinking, Turn, TurnItem, User
 from ..._types import CallRef, TextDelta, ToolCall
-from .._request import Asked, RequestError, read_settings
+from .._request import Asked, RequestError, content_of, read_parts, read_settings
 from .request import SETTINGS
 
 __all__ = ("read",)
@@ -154,7 +154,7 @@ def _user(blocks: Sequence[Any], where: str, names: Mapping[str, str]) -> list[E
         else:
             parts.append(_part(block, at))
     entries: list[Entry] = [Results(tuple(results))] if results else []
-    content = _content(parts)
+    content = content_of(parts)
     return [*entries, User(content)] if content or not entries else entries
 
 
@@ -177,13 +177,6 @@ def _image(source: Any, where: str) -> Image:
     raise RequestError(where, f"a {kind!r} image source, where streamkit carries base64 data or a URL")
 
 
-def _content(parts: list[Part]) -> str | Parts:
-    """Text blocks as one text, as before images were carried; with an image, every part in order."""
-    if any(isinstance(part, Image) for part in parts):
-        return Parts(tuple(parts))
-    return "\n\n".join(part for part in parts if isinstance(part, str))
-
-
 def _result(block: Mapping[str, Any], where: str, names: Mapping[str, str]) -> Outcome:
     ident = block.get("tool_use_id")
     name = names.get(ident) if isinstance(ident, str) else None
@@ -192,7 +185,7 @@ def _result(block: Mapping[str, Any], where: str, names: Mapping[str, str]) -> O
     content = block.get("content")
     failed = block.get("is_error") is True
     if isinstance(content, list):
-        content = _content([_part(part, f"{where}.content[{n}]") for n, part in enumerate(content)])
+        content = read_parts(content, f"{where}.content", _part)
         if failed and isinstance(content, Parts):
             raise RequestError(f"{where}.content", "an error result holding an image; an error is told as text")
     elif content is not None and not isinstance(content, str):

@@ -20,9 +20,9 @@ from dataclasses import replace
 from typing import Any, Protocol, TypeAlias
 
 from ..._json import loads_exact
-from ..._turn_types import Entry, Image, Outcome, Part, Parts, RedactedThinking, Results, Thinking, Turn, TurnItem, User
+from ..._turn_types import Entry, Outcome, Part, Parts, RedactedThinking, Results, Thinking, Turn, TurnItem, User
 from ..._types import ArgumentIssue, CallRef, InvalidToolCall, JSONObject, TextDelta, ToolCall
-from .._request import Asked, RequestError, image_at, left_detail, read_settings
+from .._request import Asked, RequestError, image_at, kind_of, left_detail, read_parts, read_settings
 from . import FACTS
 from .request import SETTINGS
 
@@ -186,20 +186,17 @@ def _user(content: Any, where: str) -> str | Parts:
     images in order."""
     if not isinstance(content, list):
         return _text(content, where)
-    parts: list[Part] = []
-    for number, part in enumerate(content):
-        at = f"{where}.content[{number}]"
-        kind = part.get("type") if isinstance(part, Mapping) else type(part).__name__
-        if kind == "text":
-            parts.append(str(part.get("text", "")))
-        elif kind == "image_url":
-            image = part.get("image_url")
-            parts.append(image_at(image.get("url") if isinstance(image, Mapping) else image, f"{at}.image_url"))
-        else:
-            raise RequestError(at, f"is a {kind!r} part; streamkit sends text and images")
-    if any(isinstance(part, Image) for part in parts):
-        return Parts(tuple(parts))
-    return "".join(part for part in parts if isinstance(part, str))
+    return read_parts(content, f"{where}.content", _user_part, joined="")
+
+
+def _user_part(part: Any, where: str) -> Part:
+    kind = kind_of(part)
+    if kind == "text":
+        return str(part.get("text", ""))
+    if kind == "image_url":
+        image = part.get("image_url")
+        return image_at(image.get("url") if isinstance(image, Mapping) else image, f"{where}.image_url")
+    raise RequestError(where, f"is a {kind!r} part; streamkit sends text and images")
 
 
 def _details(messages: list[Any]) -> list[str]:

@@ -34,7 +34,7 @@ from typing import Any
 from ..._json import loads_exact
 from ..._turn_types import Entry, Image, Outcome, Part, Parts, ReasoningItem, Results, Turn, TurnItem, User
 from ..._types import ArgumentIssue, CallRef, CustomToolCall, InvalidToolCall, TextDelta, ToolCall
-from .._request import Asked, RequestError, image_at, left_detail, read_settings
+from .._request import Asked, RequestError, image_at, kind_of, left_detail, read_parts, read_settings
 from .request import SETTINGS
 
 __all__ = ("read",)
@@ -243,20 +243,17 @@ class _Reading:
         part, its text and images in order."""
         if not isinstance(content, list):
             return _content(content, where)
-        parts: list[Part] = []
-        for number, part in enumerate(content):
-            at = f"{where}[{number}]"
-            kind = part.get("type") if isinstance(part, Mapping) else type(part).__name__
-            if kind == "input_image":
-                parts.append(_image(part, at))
-                self.dropped += left_detail(part, at)
-            elif kind in _TEXT_PARTS:
-                parts.append(str(part.get("text") or ""))
-            else:
-                raise RequestError(at, f"a {kind!r} part, where streamkit carries text and images")
-        if any(isinstance(part, Image) for part in parts):
-            return Parts(tuple(parts))
-        return "\n\n".join(part for part in parts if isinstance(part, str))
+        return read_parts(content, where, self._part)
+
+    def _part(self, part: Any, where: str) -> Part:
+        kind = kind_of(part)
+        if kind == "input_image":
+            image = _image(part, where)
+            self.dropped += left_detail(part, where)
+            return image
+        if kind in _TEXT_PARTS:
+            return str(part.get("text") or "")
+        raise RequestError(where, f"a {kind!r} part, where streamkit carries text and images")
 
     def _flush_turn(self) -> None:
         if self._turn:
