@@ -285,11 +285,15 @@ def test_a_malformed_function_call_is_told_to_gemini_and_the_client_reads_the_co
     assert (choice.message.content, choice.finish_reason) == ("I'll check.", "tool_calls")
     first, again = sent(upstream)
     told = again["contents"][len(first["contents"]) :]
-    assert [entry["role"] for entry in told] == ["model", "user"]
-    assert told[0]["parts"][0] == {"text": "I'll check."}
+    # The call Gemini could not read has no name, and a function part needs one: the model turn
+    # holds its text only, and the errors go back as a text part.
+    assert told[0] == {"role": "model", "parts": [{"text": "I'll check."}]}
     [part] = told[1]["parts"]
-    response = part["functionResponse"]
-    assert [error["kind"] for error in response["response"]["error"]["errors"]] == ["missing_name", "malformed_call"]
+    assert (told[1]["role"], list(part)) == ("user", ["text"])
+    payload = json.loads(part["text"])
+    assert payload["ok"] is False
+    assert [error["kind"] for error in payload["errors"]] == ["missing_name", "malformed_call"]
+    assert payload["call"].startswith("Malformed function call: print(default_api.get_weather(")
 
 
 def test_max_tokens_is_the_chat_clients_length(served: Proxy, upstream: LoopbackServer) -> None:

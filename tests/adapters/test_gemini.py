@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from streamkit import TextDelta, ToolCall, Turn
+from streamkit import ArgumentIssue, InvalidToolCall, TextDelta, ToolCall, Turn
 from streamkit.adapters import gemini
 from streamkit.providers.gemini.history import SKIP_SIGNATURE as SKIP
 
 from .cases import HAND_MADE, SCHEMA, SCHEMA_PAYLOAD, TEXT, TRUNCATED, TRUNCATED_PAYLOAD
 
 CALLS = HAND_MADE["gemini"]
+MALFORMED = ArgumentIssue("malformed_call", "unreadable")
 
 # candidates[0].content of the non-streaming response for the same calls (Gemini 2.5 gives no
 # ids; https://ai.google.dev/gemini-api/docs/function-calling).
@@ -86,4 +87,28 @@ def test_another_providers_turn_has_its_first_call_signed_with_the_documented_sk
     assert gemini.turn_messages(Turn("gemini", (weather, stock))) == [DOCUMENTED | {"parts": DOCUMENTED["parts"][1:]}]
     assert gemini.turn_messages(Turn("anthropic", (TextDelta("Hi."),))) == [
         {"role": "model", "parts": [{"text": "Hi."}]}
+    ]
+
+
+def test_a_call_gemini_could_not_read_is_told_as_text_not_a_nameless_function_part() -> None:
+    """MALFORMED_FUNCTION_CALL gives no name, and a function part needs one: the call has no
+    part in the model turn, its errors and the call as Gemini reported it go back as text."""
+    malformed = InvalidToolCall(0, None, None, "Malformed function call: print(f(x=))", (MALFORMED,))
+    assert gemini.assistant_message([malformed], text="Checking.") == [
+        {"role": "model", "parts": [{"text": "Checking."}]}
+    ]
+    assert gemini.assistant_message([malformed]) == []
+    assert gemini.turn_messages(Turn("gemini", (TextDelta("Checking."), malformed))) == [
+        {"role": "model", "parts": [{"text": "Checking."}]}
+    ]
+    assert gemini.error_result_message(malformed) == [
+        {
+            "role": "user",
+            "parts": [
+                {
+                    "text": '{"ok":false,"errors":[{"kind":"malformed_call","message":"unreadable"}],'
+                    '"call":"Malformed function call: print(f(x=))"}'
+                }
+            ],
+        }
     ]

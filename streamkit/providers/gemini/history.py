@@ -4,7 +4,9 @@ The model turn holds the text part and one ``functionCall`` part per call, ``arg
 object; all results of a turn go in one user turn. A ``functionResponse.response`` must be
 an object: a result that is not one is wrapped as ``{"output": result}`` and an error as
 ``{"error": {"ok": false, "errors": [...]}}``, the keys the API documents for output and
-error. An id is written only when the call has one (Gemini 2.5 gives none). A result that holds
+error. An id is written only when the call has one (Gemini 2.5 gives none). A call Gemini could
+not read (``MALFORMED_FUNCTION_CALL``) has no name, and a function part needs one: it has no part
+in the model turn, and its errors go back as a text part. A result that holds
 an image is its text as ``output`` and each image's bytes as ``inlineData`` in the
 ``functionResponse``'s own ``parts``, where Gemini 3 takes a tool's media (the guide's
 multimodal function responses).
@@ -21,7 +23,7 @@ from typing import Any
 from ..._errors import UsageError
 from ..._turn_types import CallState, Parts, TextSignature, Thinking, Turn, TurnItem
 from ..._types import CallRef, InvalidToolCall, JSONObject, TextDelta, ToolCall
-from ...adapters._base import Call, Message, Ran, input_object, name_of, named, result_writers, text_and_calls
+from ...adapters._base import Call, Message, Ran, dumps, input_object, name_of, named, result_writers, text_and_calls
 from ...adapters._history import TurnMessages, check_turn
 
 __all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
@@ -34,7 +36,8 @@ def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list
     as Gemini 3 requires of the calls of the current turn.
     """
     parts = text_and_calls(calls, text, _text, lambda call: _call_part(call, call.state.get("thoughtSignature")))
-    return [{"role": "model", "parts": parts}]
+    parts = [part for part in parts if part]  # a call Gemini could not read has none
+    return [{"role": "model", "parts": parts}] if parts else []
 
 
 def _text(text: str) -> Message:
@@ -42,7 +45,10 @@ def _text(text: str) -> Message:
 
 
 def _call_part(call: Call, signature: str | None) -> Message:
-    """A ``functionCall`` part, with the ``thoughtSignature`` the call came with."""
+    """A ``functionCall`` part, with the ``thoughtSignature`` the call came with; none (``{}``)
+    for a call Gemini could not read, which has no name."""
+    if not call.name:
+        return {}
     part: Message = {"functionCall": _with_id(call, {"name": name_of(call), "args": input_object(call)})}
     if signature is not None:
         part["thoughtSignature"] = signature
@@ -76,6 +82,13 @@ def _media(call: Ran, result: Parts) -> Message:
 
 
 def _error(call: Call | CallRef, payload: JSONObject) -> Message:
+    """A bad call's errors as its ``functionResponse``; for a call Gemini could not read
+    (``MALFORMED_FUNCTION_CALL``: no name, no part in the model turn), as a text part, since a
+    function part needs its function's name, with the call as Gemini reported it (its
+    ``finishMessage``): the history holds nothing else of it."""
+    if not call.name:
+        raw = call.raw if isinstance(call, InvalidToolCall) else None
+        return {"text": dumps(payload if raw is None else {**payload, "call": raw})}
     return {"functionResponse": _with_id(call, {"name": name_of(call), "response": {"error": payload}})}
 
 
@@ -108,7 +121,8 @@ def turn_messages(turn: Turn) -> TurnMessages:
             text_open = True
             continue
         if isinstance(item, ToolCall | InvalidToolCall):
-            parts.append(_call_part(item, checked.call_state(item).get("thoughtSignature") if native else None))
+            part = _call_part(item, checked.call_state(item).get("thoughtSignature") if native else None)
+            parts += [part] if part else []
         elif native and isinstance(item, Thinking):
             thought: Message = {"text": item.text, "thought": True}
             if item.signature is not None:
