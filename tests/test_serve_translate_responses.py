@@ -270,7 +270,7 @@ def test_tools_no_other_format_declares_are_left_out_and_named() -> None:
         "include (extra output such as encrypted reasoning, which the upstream does not give)",
         "prompt_cache_key (a cache hint)",
         "client_metadata (the client's own ids)",
-        "reasoning (the upstream model reasons as it is set to)",
+        "reasoning (but its effort: a summary of it, which the upstream's answer does not hold)",
         "tools[1] 'multi_agent_v1' (a namespace: the client runs its functions only for a call that names it, "
         "which the upstream's cannot)",
         "tools[2] (web_search, a tool OpenAI's servers run, which the upstream cannot)",
@@ -293,3 +293,53 @@ def test_parallel_tool_calls_true_asks_nothing_and_false_is_carried_or_refused(u
         return
     with pytest.raises(RequestError, match=f"^parallel_tool_calls: the upstream's format \\({upstream}\\) has"):
         translate("openai_responses", upstream, asked_one)
+
+
+@pytest.mark.parametrize(
+    ("client", "asked", "upstream", "written"),
+    [
+        (
+            "openai_responses",
+            {"reasoning": {"effort": "high", "summary": "auto"}},
+            "openai_chat",
+            {"reasoning_effort": "high"},
+        ),
+        ("openai_chat", {"reasoning_effort": "low"}, "openai_responses", {"reasoning": {"effort": "low"}}),
+        ("openai_responses", {"reasoning": {"effort": "medium"}}, "ollama", {"think": "medium"}),
+    ],
+)
+def test_a_reasoning_effort_goes_where_the_upstream_has_one(
+    client: str, asked: dict[str, Any], upstream: str, written: dict[str, Any]
+) -> None:
+    request = {"model": "m", _HISTORY[client]: [{"role": "user", "content": "Hi."}], **asked}
+    body = translate(client, upstream, request).body
+    assert {key: body[key] for key in written} == written
+
+
+@pytest.mark.parametrize(
+    ("client", "asked"),
+    [("openai_chat", {"reasoning_effort": "high"}), ("openai_responses", {"reasoning": {"effort": "high"}})],
+)
+@pytest.mark.parametrize(("upstream", "place"), [("anthropic", "thinking"), ("gemini", "generationConfig")])
+def test_a_reasoning_effort_the_upstream_has_no_place_for_is_left_out_and_named(
+    client: str, asked: dict[str, Any], upstream: str, place: str
+) -> None:
+    request = {"model": "m", _HISTORY[client]: [{"role": "user", "content": "Hi."}], **asked}
+    translated = translate(client, upstream, request)
+    assert place not in translated.body
+    assert translated.asked.dropped[-1] == (
+        "reasoning_effort (how long the model reasons: the upstream's format sets none, "
+        "its model reasons as it is set to)"
+    )
+
+
+#: Where each client format holds its history.
+_HISTORY = {"openai_chat": "messages", "openai_responses": "input"}
+
+
+def test_a_setting_read_under_another_name_is_not_taken_as_read_under_its_chat_name() -> None:
+    """Anthropic's stop sequences are ``stop_sequences``: a ``stop`` in a Messages body is no
+    field of the format, refused by name rather than left unread."""
+    request = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "Hi."}], "stop": ["END"]}
+    with pytest.raises(RequestError, match=r"^stop: streamkit does not carry this field to another format$"):
+        translate("anthropic", "openai_chat", request)

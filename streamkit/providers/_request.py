@@ -21,6 +21,7 @@ from .._types import JSONObject
 
 __all__ = (
     "Asked",
+    "LEFT_OUT_SETTINGS",
     "Body",
     "RequestError",
     "Message",
@@ -101,6 +102,14 @@ def same_names(*names: str) -> Mapping[str, Place]:
 def no_effort(level: str, budgets: Mapping[str, int]) -> dict[str, Any] | None:
     """For an API with no reasoning effort to set (or one that takes it as a setting)."""
     return None
+
+
+#: Settings left out, and named, where the upstream's format has no place for them: what they
+#: are, and why leaving them out asks the same. Any other setting without a place is refused.
+LEFT_OUT_SETTINGS = {
+    "reasoning_effort": "reasoning_effort (how long the model reasons: the upstream's format sets none, "
+    "its model reasons as it is set to)",
+}
 
 
 def settings(writer: RequestWriter, given: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -283,6 +292,12 @@ class Asked:
     tool_choice: str = "auto"
     stream: bool = False
     dropped: tuple[str, ...] = ()
+
+
+def setting_fields(places: Mapping[str, Place]) -> set[str]:
+    """The body's own fields the settings are read from (Anthropic's ``stop_sequences``, not
+    Chat's ``stop``): what a reader takes as read."""
+    return {place[0] for place in places.values()}
 
 
 def read_settings(places: Mapping[str, Place], body: Mapping[str, Any]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ upstream's format with the turn and the call's error, the answer going on in the
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .._reemit import request_toolset
@@ -28,7 +28,7 @@ from .._validate import Toolset
 from ..providers import ASKED, ENCODERS, FACTS, REQUESTS, WRITERS
 from ..providers._encoder import Call, Encoder
 from ..providers._facts import Facts
-from ..providers._request import Asked, RequestError, merged, settings
+from ..providers._request import LEFT_OUT_SETTINGS, Asked, RequestError, merged, settings
 from ..providers._writer import Writer
 from ._formats import FORMATS
 from ._fragments import ServeSession
@@ -52,8 +52,11 @@ def translate(client: str, upstream: str, request: Mapping[str, Any]) -> Transla
     asked = ASKED[client](request)
     writer = REQUESTS[upstream]
     fields, left = settings(writer, asked.settings)
+    refused = [name for name in left if name not in LEFT_OUT_SETTINGS]
+    if refused:
+        raise RequestError(refused[0], f"the upstream's format ({upstream}) has no such setting")
     if left:
-        raise RequestError(left[0], f"the upstream's format ({upstream}) has no such setting")
+        asked = replace(asked, dropped=(*asked.dropped, *(LEFT_OUT_SETTINGS[name] for name in left)))
     extra = merged(fields, writer.choice(asked.tool_choice))
     tools = read_tools(asked.tools)
     written = build(upstream, asked.model, asked.entries, system=asked.system, tools=tools,

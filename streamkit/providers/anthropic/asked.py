@@ -18,7 +18,7 @@ from typing import Any
 
 from ..._turn_types import Entry, Image, Outcome, Part, Parts, RedactedThinking, Results, Thinking, Turn, TurnItem, User
 from ..._types import CallRef, TextDelta, ToolCall
-from .._request import Asked, RequestError, content_of, read_parts, read_settings
+from .._request import Asked, RequestError, content_of, read_parts, read_settings, setting_fields
 from .request import SETTINGS
 
 __all__ = ("read",)
@@ -32,8 +32,7 @@ _DROPPED = {
     "service_tier": "service_tier (a capacity hint)",
 }
 #: Fields of the request itself: read below, or by the writer of the request's stream.
-_READ = {"model", "system", "messages", "tools", "max_tokens", "tool_choice", "stream", *SETTINGS}
-_STOPS = "stop_sequences"
+_READ = {"model", "system", "messages", "tools", "max_tokens", "tool_choice", "stream", *setting_fields(SETTINGS)}
 _CHOICES = {"auto": "auto", "any": "required", "none": "none"}
 
 
@@ -42,7 +41,7 @@ def read(body: Mapping[str, Any]) -> Asked:
     model = body.get("model")
     if not isinstance(model, str) or not model:
         raise RequestError("model", "the model is missing")
-    unknown = sorted(set(body) - _READ - set(_DROPPED) - {_STOPS})
+    unknown = sorted(set(body) - _READ - set(_DROPPED))
     if unknown:
         raise RequestError(unknown[0], "streamkit does not carry this field to another format")
     system = _system(body.get("system"))

@@ -22,7 +22,7 @@ from typing import Any, Protocol, TypeAlias
 from ..._json import loads_exact
 from ..._turn_types import Entry, Outcome, Part, Parts, RedactedThinking, Results, Thinking, Turn, TurnItem, User
 from ..._types import ArgumentIssue, CallRef, InvalidToolCall, JSONObject, TextDelta, ToolCall
-from .._request import Asked, RequestError, image_at, kind_of, left_detail, read_parts, read_settings
+from .._request import Asked, RequestError, image_at, kind_of, left_detail, read_parts, read_settings, setting_fields
 from . import FACTS
 from .request import SETTINGS
 
@@ -62,7 +62,7 @@ _DROPPED = {
 #: Fields of the request itself: read below, or by the writer of the request's stream (which
 #: writes the usage at the end whenever the upstream reports it, as ``stream_options`` asks).
 _READ = {"model", "messages", "tools", "max_completion_tokens", "max_tokens", "stream", "stream_options", "n"}
-_READ |= set(SETTINGS)
+_READ |= setting_fields(SETTINGS)
 _CHOICES = ("auto", "required", "none")
 _JSON_SPACE = " \t\n\r"
 

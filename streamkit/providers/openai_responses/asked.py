@@ -34,7 +34,7 @@ from typing import Any
 from ..._json import loads_exact
 from ..._turn_types import Entry, Image, Outcome, Part, Parts, ReasoningItem, Results, Turn, TurnItem, User
 from ..._types import ArgumentIssue, CallRef, CustomToolCall, InvalidToolCall, TextDelta, ToolCall
-from .._request import Asked, RequestError, image_at, kind_of, left_detail, read_parts, read_settings
+from .._request import Asked, RequestError, image_at, kind_of, left_detail, read_parts, read_settings, setting_fields
 from .request import SETTINGS
 
 __all__ = ("read",)
@@ -46,7 +46,7 @@ _DROPPED = {
     "prompt_cache_key": "prompt_cache_key (a cache hint)",
     "client_metadata": "client_metadata (the client's own ids)",
     "metadata": "metadata (ids kept with a stored response)",
-    "reasoning": "reasoning (the upstream model reasons as it is set to)",
+    "reasoning": "reasoning (but its effort: a summary of it, which the upstream's answer does not hold)",
     "service_tier": "service_tier (a capacity hint)",
     "user": "user (an id for abuse reports)",
     "safety_identifier": "safety_identifier (an id for abuse reports)",
@@ -59,7 +59,8 @@ _STATEFUL = {
     "background": "the proxy answers while connected and keeps no responses to poll",
 }
 #: Fields of the request itself: read below, or by the writer of the request's stream.
-_READ = {"model", "instructions", "input", "tools", "tool_choice", "max_output_tokens", "stream", "text", *SETTINGS}
+_READ = {"model", "instructions", "input", "tools", "tool_choice", "max_output_tokens", "stream", "text"}
+_READ |= setting_fields(SETTINGS)
 _CHOICES = ("auto", "required", "none")
 #: The content parts read as text: what a user sends, and what the model answered.
 _TEXT_PARTS = {"input_text", "output_text"}

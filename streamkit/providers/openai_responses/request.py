@@ -11,7 +11,8 @@ from .._request import Message, ToolSpec, function, openai_choice, plain_user, s
 __all__ = ("MERGE_ROLES", "SETTINGS", "body", "choice", "effort", "user")
 
 MERGE_ROLES = False
-SETTINGS = same_names("temperature", "top_p", "parallel_tool_calls")  # no stop sequences
+#: No stop sequences; a reasoning effort under ``reasoning``.
+SETTINGS = {**same_names("temperature", "top_p", "parallel_tool_calls"), "reasoning_effort": ("reasoning", "effort")}
 
 
 def user(content: str | Parts) -> Message:
