@@ -196,8 +196,8 @@ def test_each_tool_choice(choice: Any, read_as: str) -> None:
         ),
         (
             {"model": "m", "messages": [USER, {"role": "user", "content": [{"type": "image_url", "image_url": {}}]}]},
-            "messages[1].content[0]",
-            "is a 'image_url' part; streamkit sends text only",
+            "messages[1].content[0].image_url",
+            "an image's URL is a string",
         ),
         (
             {"model": "m", "messages": [{"role": "function", "content": "x"}]},
@@ -227,5 +227,5 @@ def test_a_frameworks_message_error_names_the_message_without_a_colon() -> None:
     """The integrations' errors read as a sentence: the message first, then what is wrong with it."""
     with pytest.raises(UsageError) as raised:
         conversation("anthropic", [{"role": "user", "content": [{"type": "input_audio"}]}])
-    assert str(raised.value) == "messages[0].content[0] is a 'input_audio' part; streamkit sends text only"
+    assert str(raised.value) == "messages[0].content[0] is a 'input_audio' part; streamkit sends text and images"
     assert not isinstance(raised.value, RequestError)
