@@ -49,6 +49,7 @@ __all__ = (
     "StreamEvent",
     "TextSignature",
     "Thinking",
+    "UNSIGNED",
     "Turn",
     "TurnItem",
     "TurnState",
@@ -65,6 +66,14 @@ __all__ = (
 def _text(value: object) -> str | None:
     """A field of a provider's block that is a string, else ``None``: what it holds is the provider's."""
     return value if isinstance(value, str) else None
+
+
+#: The signature streamkit writes on reasoning that came with none (an OpenAI-compatible
+#: ``reasoning_content``) for a client whose format sends reasoning back only signed: an
+#: Anthropic ``thinking`` block's ``signature``, a Responses ``reasoning`` item's
+#: ``encrypted_content``. Read back, it is unsigned reasoning again, which the upstream takes
+#: (DeepSeek's thinking mode refuses a tool-calling turn sent back without its reasoning).
+UNSIGNED = "streamkit.unsigned"
 
 
 @value

@@ -18,7 +18,7 @@ import pytest
 import streamkit
 from streamkit import InvalidToolCall, ResponseEnd, TextDelta, TokenUsage, ToolCall
 from streamkit._errors import UsageError
-from streamkit._turn_types import ReasoningItem, RedactedThinking, Thinking, Turn
+from streamkit._turn_types import UNSIGNED, ReasoningItem, RedactedThinking, Thinking, Turn
 from streamkit.providers import FACTS, WRITERS
 from streamkit.providers._writer import Writer, stop_reason
 
@@ -85,11 +85,11 @@ def expected(slug: str, values: list[Any]) -> Answer:
 
 
 def reasoning(slug: str, value: Any) -> Any:
-    """The reasoning of ``value`` as a writer of ``slug`` keeps it: Anthropic signed thinking and
-    redacted thinking, the others any reasoning text."""
+    """The reasoning of ``value`` as a writer of ``slug`` keeps it: Anthropic thinking (unsigned
+    reasoning signed ``UNSIGNED``) and redacted thinking, the others any reasoning text."""
     if slug == "anthropic":
-        if isinstance(value, Thinking) and value.signature is not None:
-            return ("thinking", value.text, value.signature)
+        if isinstance(value, Thinking):
+            return ("thinking", value.text, UNSIGNED if value.signature is None else value.signature)
         return ("redacted_thinking", value.data) if isinstance(value, RedactedThinking) else None
     if isinstance(value, Thinking):
         return value.text

@@ -16,7 +16,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..._turn_types import Entry, Image, Outcome, Part, Parts, RedactedThinking, Results, Thinking, Turn, TurnItem, User
+from ..._turn_types import (
+    UNSIGNED,
+    Entry,
+    Image,
+    Outcome,
+    Part,
+    Parts,
+    RedactedThinking,
+    Results,
+    Thinking,
+    Turn,
+    TurnItem,
+    User,
+)
 from ..._types import CallRef, TextDelta, ToolCall
 from .._request import Asked, RequestError, content_of, read_parts, read_settings, setting_fields
 from .request import SETTINGS
@@ -126,7 +139,8 @@ def _turn(blocks: Sequence[Any], where: str) -> Turn:
         elif kind == "tool_use":
             items.append(_call(len([i for i in items if isinstance(i, ToolCall)]), block, at))
         elif kind == "thinking":
-            items.append(Thinking(str(block.get("thinking") or ""), block.get("signature")))
+            signature = block.get("signature")
+            items.append(Thinking(str(block.get("thinking") or ""), None if signature == UNSIGNED else signature))
         elif kind == "redacted_thinking":
             items.append(RedactedThinking(str(block.get("data") or "")))
         else:

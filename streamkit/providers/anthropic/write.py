@@ -4,11 +4,11 @@ upstream spoke.
 Blocks are numbered from 0 in the order they are written (the SDK appends each block and finds
 it by that index). Text opens a ``text`` block, closed by the next block or the end; a
 ``ToolCall`` is one whole ``tool_use`` block (its start with ``input: {}``, one
-``input_json_delta`` with all of its arguments, its stop). A ``Thinking`` is written as a
-``thinking`` block only when it carries a signature (written as received), since Anthropic
-refuses an unsigned thinking block sent back: unsigned reasoning (an OpenAI-compatible
-``reasoning_content``) and a Responses reasoning item are left out. A ``RedactedThinking`` is a
-``redacted_thinking`` block.
+``input_json_delta`` with all of its arguments, its stop). A ``Thinking`` is a ``thinking``
+block, its signature as received; unsigned reasoning (an OpenAI-compatible ``reasoning_content``)
+is signed ``UNSIGNED``, so that the client, which sends thinking back only signed, sends it back
+and the next request carries it to the upstream (``asked`` reads it as unsigned again). A
+Responses reasoning item is left out. A ``RedactedThinking`` is a ``redacted_thinking`` block.
 An ``InvalidToolCall`` or a custom tool's call is never written; other values have no place
 here. The usage is ``TokenUsage``'s, 0 where the upstream gave none (the format requires it),
 with the cache reads apart from the input as Anthropic counts them.
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..._turn_types import RedactedThinking, Thinking
+from ..._turn_types import UNSIGNED, RedactedThinking, Thinking
 from ..._types import ResponseEnd, TextDelta, TokenUsage, ToolCall
 from .._body import listed, text
 from .._encoder import dumps, sse_json
@@ -76,9 +76,10 @@ class AnthropicWriter(Writer):
             self._calls += 1
             delta = ("input_json_delta", "partial_json", dumps(value.input))
             return self._block(block | {"input": {}}, block | {"input": value.input}, delta)
-        if isinstance(value, Thinking) and value.signature is not None:
-            deltas = (("thinking_delta", "thinking", value.text), ("signature_delta", "signature", value.signature))
-            whole = {"type": "thinking", "thinking": value.text, "signature": value.signature}
+        if isinstance(value, Thinking):
+            signature = UNSIGNED if value.signature is None else value.signature
+            deltas = (("thinking_delta", "thinking", value.text), ("signature_delta", "signature", signature))
+            whole = {"type": "thinking", "thinking": value.text, "signature": signature}
             return self._block({"type": "thinking", "thinking": "", "signature": ""}, whole, *deltas)
         if isinstance(value, RedactedThinking):
             block = {"type": "redacted_thinking", "data": value.data}

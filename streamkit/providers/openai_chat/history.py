@@ -30,16 +30,18 @@ tool_results_message, tool_result_message, error_result_message = text_writers(_
 
 
 def turn_messages(turn: Turn) -> TurnMessages:
-    """The assistant message that records a whole ``Turn``: text, calls and, for a turn decoded
-    from this provider that made a call, its ``reasoning_content`` (the ``Thinking`` text joined).
+    """The assistant message that records a whole ``Turn``: text, calls and, for a turn that
+    made a call, its ``reasoning_content``: the ``Thinking`` text joined, of a turn decoded from
+    this provider, or the unsigned reasoning of another's (a client's turn carrying what an
+    OpenAI-compatible upstream gave, ``UNSIGNED`` read back).
 
     DeepSeek's thinking mode requires the ``reasoning_content`` of a tool-calling turn to be sent
     back with it (https://api-docs.deepseek.com/guides/thinking_mode); a turn without calls does
     not need it, and it is then listed on ``dropped``. State from other providers is dropped.
     """
     native = turn.provider == "openai_chat" if isinstance(turn, Turn) else False
-    out = plain_turn(turn, assistant_message, kept=lambda item: native and isinstance(item, Thinking))
-    thoughts = [item for item in turn.items if isinstance(item, Thinking)] if native else []
+    thoughts = [item for item in turn.items if isinstance(item, Thinking) and (native or item.signature is None)]
+    out = plain_turn(turn, assistant_message, kept=lambda item: item in thoughts)
     if thoughts and out and turn.calls:
         out[0]["reasoning_content"] = "".join(item.text for item in thoughts)
     elif thoughts:

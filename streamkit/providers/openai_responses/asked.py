@@ -32,7 +32,20 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..._json import loads_exact
-from ..._turn_types import Entry, Image, Outcome, Part, Parts, ReasoningItem, Results, Turn, TurnItem, User
+from ..._turn_types import (
+    UNSIGNED,
+    Entry,
+    Image,
+    Outcome,
+    Part,
+    Parts,
+    ReasoningItem,
+    Results,
+    Thinking,
+    Turn,
+    TurnItem,
+    User,
+)
 from ..._types import ArgumentIssue, CallRef, CustomToolCall, InvalidToolCall, TextDelta, ToolCall
 from .._request import Asked, RequestError, image_at, kind_of, left_detail, read_parts, read_settings, setting_fields
 from .request import SETTINGS
@@ -220,6 +233,8 @@ class _Reading:
 
     def _turn_item(self, kind: str, item: Mapping[str, Any], where: str) -> TurnItem:
         if kind == "reasoning":
+            if item.get("encrypted_content") == UNSIGNED:  # reasoning streamkit gave the client unsigned
+                return Thinking(_summary_text(item))
             return ReasoningItem(dict(item))
         ident, name, call_id = item.get("id"), item.get("name"), item.get("call_id")
         text = item.get("input" if kind == "custom_tool_call" else "arguments")
@@ -313,3 +328,9 @@ def _content(content: Any, where: str) -> str:
             raise RequestError(f"{where}[{number}]", f"a {kind!r} part, where streamkit carries text")
         texts.append(str(part.get("text") or ""))
     return "\n\n".join(texts)
+
+
+def _summary_text(item: Mapping[str, Any]) -> str:
+    """A reasoning item's summary, its parts' texts joined."""
+    parts = item.get("summary")
+    return "".join(str(part.get("text") or "") for part in parts or () if isinstance(part, Mapping))

@@ -7,7 +7,9 @@ event numbered on by ``sequence_number`` from ``response.created`` (0) and
 the next item or the end; a ``ToolCall`` is one whole ``function_call`` item (added with
 ``arguments: ""``, one arguments delta, its ``done``, the item's ``done``), a ``CustomToolCall``
 the same as a ``custom_tool_call`` item. A ``Thinking`` is a ``reasoning`` item whose summary is
-its text (its signature, another provider's, is not written); a Responses reasoning item is
+its text (its signature, another provider's, is not written; reasoning that came unsigned has
+``encrypted_content: UNSIGNED``, so that a client sending reasoning items back, as Codex does,
+sends it back and the next request carries it to the upstream); a Responses reasoning item is
 written as it came, its summary streamed. The end is ``response.completed`` with the whole
 response (its output items and usage), or ``response.incomplete`` with its
 ``incomplete_details.reason`` (``max_output_tokens`` for the output limit). An
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._turn_types import ReasoningItem, Thinking
+from ..._turn_types import UNSIGNED, ReasoningItem, Thinking
 from ..._types import TEXT_CALL, CustomToolCall, ResponseEnd, TextDelta, TokenUsage, ToolCall
 from .._encoder import dumps, sse_json
 from .._writer import Writer, new_text, stop_reason
@@ -49,9 +51,10 @@ class OpenAIResponsesWriter(OpenAIModels, Writer):
         if isinstance(value, ToolCall | CustomToolCall):
             return self._call(value)
         if isinstance(value, Thinking):
-            return self._reasoning(
-                {"id": self.minted("rs_", len(self._output)), "type": "reasoning", "summary": []}, [value.text]
-            )
+            item = {"id": self.minted("rs_", len(self._output)), "type": "reasoning", "summary": []}
+            if value.signature is None:  # sent back by the client, read as unsigned reasoning again
+                item["encrypted_content"] = UNSIGNED
+            return self._reasoning(item, [value.text])
         if isinstance(value, ReasoningItem):
             summary = value.item.get("summary")
             texts = [str(part.get("text", "")) for part in summary or [] if isinstance(part, dict)]
