@@ -315,8 +315,9 @@ class ShownAfter(NamedTuple):
     """How a provider whose tool results carry text alone (OpenAI Chat, Mistral, Ollama) shows a
     result's images: after the turn's tool messages, in one user message.
 
-    OpenAI documents a ``tool`` message's content as text (a string, or ``text`` parts alone;
-    https://platform.openai.com/docs/api-reference/chat/create), and Mistral's and Ollama's tool
+    OpenAI documents a ``tool`` message's content as text (a string, or ``text`` parts alone:
+    https://platform.openai.com/docs/api-reference/chat/create, openai-python's
+    ``ChatCompletionToolMessageParam``), and Mistral's and Ollama's tool
     messages follow it; a model of these formats is shown an image in a user message. The tool
     messages must come right after the assistant message whose calls they answer, so the images
     come after all of them: each result's tool message keeps its text and says how many images
