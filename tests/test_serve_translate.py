@@ -255,19 +255,42 @@ def test_a_field_the_upstream_cannot_carry_is_a_400_in_the_clients_shape(
     assert len(upstream.requests) == since
 
 
-def test_an_image_in_a_tool_result_is_refused_by_a_chat_upstream_naming_the_call(
+def test_an_image_in_a_tool_result_reaches_the_chat_upstream_after_the_tool_message(
     served: Proxy, upstream: LoopbackServer
 ) -> None:
+    """Claude Code's Read on a screenshot: a ``tool_result`` of text and an image. A ``tool``
+    message carries text, so the upstream gets the text in it and, after it, a user message
+    showing the same bytes, named by the call; the session goes on."""
     since = len(upstream.requests)
+    upstream.routes = Turns(CHAT, TEXT)
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": "c.png:"}, SHOWN]}
     history = [
         {"role": "user", "content": "Show me."},
         {"role": "assistant", "content": [READ_CALL]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": [SHOWN]}]},
+        {"role": "user", "content": [result]},
     ]
-    with pytest.raises(anthropic.BadRequestError) as raised:
-        client(served).messages.create(model="m", max_tokens=10, messages=history, tools=TOOLS)
-    assert raised.value.body["error"]["message"] == (
-        "the request cannot be sent to the upstream (openai_chat): the result of get_weather (call toolu_1) "
-        "holds an image, which this provider's tool results cannot carry"
-    )
-    assert len(upstream.requests) == since
+    message = client(served).messages.create(model="m", max_tokens=10, messages=history, tools=TOOLS)
+    assert blocks(message) == [("text", "Sunny in Paris.")]
+    [body] = sent(upstream, since)
+    assert body["messages"] == [
+        {"role": "user", "content": "Show me."},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "toolu_1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "toolu_1", "content": "c.png:\n\n(1 image follows in a user message)"},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "The image get_weather (call toolu_1) returned:"},
+                {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}},
+            ],
+        },
+    ]

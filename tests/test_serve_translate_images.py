@@ -171,21 +171,127 @@ def test_an_image_in_a_tool_result_is_written_as_the_upstreams(client: str, upst
     assert translate(client, upstream, READ[client]).body[key][-1] == last
 
 
-@pytest.mark.parametrize(("client", "upstream"), [(c, u) for c in READ for u in ("openai_chat", "mistral", "ollama")])
-def test_an_image_in_a_tool_result_is_refused_where_results_are_text(client: str, upstream: str) -> None:
-    with pytest.raises(UsageError) as raised:
-        translate(client, upstream, READ[client])
-    assert str(raised.value) == (
-        "the result of Read (call call_1) holds an image, which this provider's tool results cannot carry"
-    )
+#: The result as the upstreams whose tool results carry text are sent it: its tool message, then
+#: a user message showing its image, named by the call (Mistral's id mapped to its 9 characters).
+SHOWN_AFTER: dict[str, list[dict[str, Any]]] = {
+    "openai_chat": [
+        {"role": "tool", "tool_call_id": "call_1", "content": "c.png:\n\n(1 image follows in a user message)"},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "The image Read (call call_1) returned:"},
+                {"type": "image_url", "image_url": {"url": DATA_URL}},
+            ],
+        },
+    ],
+    "mistral": [
+        {
+            "role": "tool",
+            "name": "Read",
+            "tool_call_id": "YJQPqycli",
+            "content": "c.png:\n\n(1 image follows in a user message)",
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "The image Read (call YJQPqycli) returned:"},
+                {"type": "image_url", "image_url": {"url": DATA_URL}},
+            ],
+        },
+    ],
+    "ollama": [
+        {"role": "tool", "tool_name": "Read", "content": "c.png:\n\n(1 image follows in a user message)"},
+        {"role": "user", "content": "The image Read (call call_1) returned:", "images": [PNG]},
+    ],
+}
+TEXT_RESULTS = tuple(SHOWN_AFTER)
 
 
-def test_an_error_result_holding_an_image_is_refused() -> None:
+@pytest.mark.parametrize(("client", "upstream"), [(c, u) for c in READ for u in TEXT_RESULTS])
+def test_an_image_in_a_tool_result_follows_the_tool_messages_where_results_are_text(client: str, upstream: str) -> None:
+    """The tool message keeps the result's text and says an image follows; one user message
+    after it shows the image, named by the call: nothing dropped, nothing refused."""
+    assert translate(client, upstream, READ[client]).body["messages"][2:] == SHOWN_AFTER[upstream]
+
+
+JPEG = "/9j/4AAQSkZJRgABAQ=="
+#: Two calls of Read, the first returning two images, the second one, each after a line of text.
+TWO_READS = {
+    "model": "m",
+    "max_tokens": 100,
+    "messages": [
+        {"role": "user", "content": "Show both charts."},
+        {"role": "assistant", "content": [CALL, {**CALL, "id": "call_2", "input": {"file_path": "d.png"}}]},
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "call_1",
+                    "content": [
+                        {"type": "text", "text": "c.png:"},
+                        ANTHROPIC_IMAGE,
+                        {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": JPEG}},
+                    ],
+                },
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "call_2",
+                    "content": [{"type": "text", "text": "d.png:"}, ANTHROPIC_IMAGE],
+                },
+            ],
+        },
+    ],
+}
+CHAT_TWO_SHOWN = [
+    {"type": "text", "text": "The 2 images Read (call call_1) returned:"},
+    {"type": "image_url", "image_url": {"url": DATA_URL}},
+    {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{JPEG}"}},
+    {"type": "text", "text": "The image Read (call call_2) returned:"},
+    {"type": "image_url", "image_url": {"url": DATA_URL}},
+]
+
+
+@pytest.mark.parametrize(
+    ("upstream", "written"),
+    [
+        (
+            "openai_chat",
+            [
+                {"role": "tool", "tool_call_id": "call_1", "content": "c.png:\n\n(2 images follow in a user message)"},
+                {"role": "tool", "tool_call_id": "call_2", "content": "d.png:\n\n(1 image follows in a user message)"},
+                {"role": "user", "content": CHAT_TWO_SHOWN},
+            ],
+        ),
+        (
+            "ollama",
+            [
+                {"role": "tool", "tool_name": "Read", "content": "c.png:\n\n(2 images follow in a user message)"},
+                {"role": "tool", "tool_name": "Read", "content": "d.png:\n\n(1 image follows in a user message)"},
+                {
+                    "role": "user",
+                    "content": "The 2 images Read (call call_1) returned:\n\nThe image Read (call call_2) returned:",
+                    "images": [PNG, JPEG, PNG],
+                },
+            ],
+        ),
+    ],
+)
+def test_the_images_of_two_results_follow_all_the_tool_messages_in_call_order(
+    upstream: str, written: list[dict[str, Any]]
+) -> None:
+    """The tool messages answer the calls right after the assistant message, so the one user
+    message showing the images comes after all of them, each call's images in call order."""
+    assert translate("anthropic", upstream, TWO_READS).body["messages"][2:] == written
+
+
+@pytest.mark.parametrize("upstream", ["openai_responses", *TEXT_RESULTS])
+def test_an_error_result_holding_an_image_is_refused(upstream: str) -> None:
     request = READ["anthropic"]
     result = {**request["messages"][2]["content"][0], "is_error": True}
     failed = {**request, "messages": [*request["messages"][:2], {"role": "user", "content": [result]}]}
     with pytest.raises(UsageError) as raised:
-        translate("anthropic", "openai_responses", failed)
+        translate("anthropic", upstream, failed)
     assert str(raised.value) == (
         "messages[2].content[0].content: an error result holding an image; an error is told as text"
     )
@@ -276,15 +382,50 @@ def test_an_image_is_its_data_or_its_url(build: Any, said: str) -> None:
 
 
 def test_a_tool_results_parts_are_written_by_every_adapter_that_carries_images() -> None:
-    """``(call, Parts)`` and a ``ToolResult`` whose output is ``Parts`` write the same entry; an
-    adapter whose results are text refuses either, naming the call."""
+    """``(call, Parts)`` and a ``ToolResult`` whose output is ``Parts`` write the same entries,
+    in the results or after them; an adapter that can show no image refuses either, naming the call."""
     call = ToolCall(0, "call_1", "Read", {"file_path": "c.png"})
     shown = Parts(("c.png:", Image("image/png", data=PNG)))
-    for provider in ("anthropic", "openai_responses", "gemini"):
+    for provider in ("anthropic", "openai_responses", "gemini", "openai_chat", "mistral", "ollama"):
         written = ADAPTERS[provider].tool_results_message([(call, shown)])
         assert ADAPTERS[provider].tool_results_message([ToolResult(call, shown)]) == written
-    for provider in ("openai_chat", "mistral", "cohere", "bedrock"):
+    for provider in ("cohere", "bedrock"):
         with pytest.raises(UsageError, match=r"^the result of Read \(call call_1\) holds an image"):
             ADAPTERS[provider].tool_results_message([ToolResult(call, shown)])
     text = ADAPTERS["openai_chat"].tool_results_message([(call, Parts(("a", "b")))])
     assert text == [{"role": "tool", "tool_call_id": "call_1", "content": "a\n\nb"}]
+
+
+def test_a_chat_adapter_shows_an_image_alone_or_by_url_after_the_results_and_refuses_one_in_an_error() -> None:
+    """A result of an image alone is told in its tool message by the note; an image by URL goes
+    on as its URL; an error holding an image is refused, since an error is told as text."""
+    call = ToolCall(0, "call_1", "Read", {"file_path": "c.png"})
+    written = ADAPTERS["openai_chat"].tool_results_message([(call, Parts((Image(None, url=URL),)))])
+    assert written == [
+        {"role": "tool", "tool_call_id": "call_1", "content": "(1 image follows in a user message)"},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "The image Read (call call_1) returned:"},
+                {"type": "image_url", "image_url": {"url": URL}},
+            ],
+        },
+    ]
+    for provider in TEXT_RESULTS:
+        with pytest.raises(UsageError) as raised:
+            ADAPTERS[provider].tool_result_message(call, Parts(("bad", Image("image/png", data=PNG))), is_error=True)
+        assert str(raised.value) == (
+            "the error result of Read (call call_1) holds an image; an error is told to the model as text"
+        )
+
+
+def test_an_image_by_url_in_a_tool_result_is_refused_by_ollama_as_a_users_is() -> None:
+    request = READ["anthropic"]
+    result = {
+        **request["messages"][2]["content"][0],
+        "content": [{"type": "image", "source": {"type": "url", "url": URL}}],
+    }
+    given = {**request, "messages": [*request["messages"][:2], {"role": "user", "content": [result]}]}
+    with pytest.raises(UsageError) as raised:
+        translate("anthropic", "ollama", given)
+    assert str(raised.value) == f"the image at {URL}: Ollama takes an image's data (base64), not its URL"

@@ -31,7 +31,7 @@ import orjson
 
 from .. import _json
 from .._errors import UsageError
-from .._turn_types import Outcome, Parts, Ran
+from .._turn_types import Outcome, Part, Parts, Ran
 from .._types import Call, CallRef, CustomToolCall, InvalidToolCall, JSONObject, ToolCall, ToolResult
 
 __all__ = (
@@ -41,6 +41,7 @@ __all__ = (
     "Outcome",
     "Ran",
     "ResultWriters",
+    "ShownAfter",
     "arguments_text",
     "call_id",
     "chat_message",
@@ -310,25 +311,52 @@ def chat_message(
     return [message]
 
 
+class ShownAfter(NamedTuple):
+    """How a provider whose tool results carry text alone (OpenAI Chat, Mistral, Ollama) shows a
+    result's images: after the turn's tool messages, in one user message.
+
+    OpenAI documents a ``tool`` message's content as text (a string, or ``text`` parts alone:
+    https://platform.openai.com/docs/api-reference/chat/create, openai-python's
+    ``ChatCompletionToolMessageParam``), and Mistral's and Ollama's tool
+    messages follow it; a model of these formats is shown an image in a user message. The tool
+    messages must come right after the assistant message whose calls they answer, so the images
+    come after all of them: each result's tool message keeps its text and says how many images
+    follow, and the user message introduces each call's images by its tool and id. The model sees
+    the same bytes, told which call returned them; nothing is dropped.
+    """
+
+    #: The provider's user message for text and images (its request writer's ``user``).
+    user: Callable[[Parts], Message]
+    #: The id its tool messages name a call by (Mistral maps ids); None: the call's own.
+    id_of: Callable[[Call | CallRef], str] | None = None
+
+
 def results(
     outcomes: Iterable[Any],
     written: Callable[[Ran, Any], Message],
     failed: Callable[[Call | CallRef, JSONObject], Message],
     *,
-    images: bool = False,
+    images: bool | ShownAfter = False,
 ) -> list[Message]:
     """Each outcome written by ``written(call, result)`` or, for an invalid call, a tool that
     raised or a failed ``ToolResult``, by ``failed(call, payload)`` with the object the model is told.
 
     A result that holds an image (``Parts``) goes to ``written`` as it is where the provider's
-    tool results carry images (``images``); elsewhere it is a ``UsageError`` naming the call, as
-    is an error result that holds one: an image is never dropped, nor written as JSON text.
+    tool results carry images (``images=True``); where they carry text alone and a user message
+    shows images (a ``ShownAfter``), ``written`` is given its text and a note, and the images
+    follow all the results in one user message. Elsewhere it is a ``UsageError`` naming the
+    call, as is an error result that holds one: an image is never dropped, nor written as JSON text.
     """
     out: list[Message] = []
+    shown: list[tuple[Ran, Parts]] = []
     for item in check_outcomes(outcomes):
-        item = _judged(item, images)
+        item = _judged(item, images is not False)
         if isinstance(item, tuple) and isinstance(item[1], Parts):
-            out.append(written(item[0], item[1]))
+            if isinstance(images, ShownAfter):
+                shown.append((item[0], item[1]))
+                out.append(written(item[0], _noted(item[1])))
+            else:
+                out.append(written(item[0], item[1]))
             continue
         if isinstance(item, InvalidToolCall):
             out.append(failed(item, error_payload(item)))
@@ -344,12 +372,37 @@ def results(
             out.append(failed(item[0], failure_payload(told)))
         else:
             out.append(written(item[0], plain_output(item[0], item[1])))
+    if shown:
+        assert isinstance(images, ShownAfter)  # only then are images kept back
+        out.append(images.user(_showing(shown, images.id_of)))
     return out
+
+
+def _images(count: int) -> str:
+    return "1 image" if count == 1 else f"{count} images"
+
+
+def _noted(parts: Parts) -> str:
+    """A result's text, and how many of its images follow in the user message after the results."""
+    count = len(parts.images)
+    note = f"({_images(count)} {'follows' if count == 1 else 'follow'} in a user message)"
+    return f"{parts.text}\n\n{note}" if parts.text else note
+
+
+def _showing(shown: list[tuple[Ran, Parts]], id_of: Callable[[Call | CallRef], str] | None) -> Parts:
+    """Each call's images, in call order, after a text naming the call (its tool, and its id as
+    the tool messages name it)."""
+    items: list[Part] = []
+    for call, parts in shown:
+        by = named(call) if id_of is None else f"{name_of(call)} (call {id_of(call)})"
+        count = len(parts.images)
+        items += [f"The {'image' if count == 1 else _images(count)} {by} returned:", *parts.images]
+    return Parts(tuple(items))
 
 
 def _judged(item: Outcome, images: bool) -> Outcome:
     """An outcome whose result is ``Parts``: text alone as its text; an image kept where the
-    provider's tool results carry one, refused elsewhere and in an error."""
+    provider carries a result's images, refused elsewhere and in an error."""
     if isinstance(item, ToolResult) and item.error is None and isinstance(item.output, Parts):
         assert not isinstance(item.call, InvalidToolCall)  # a ToolResult of an invalid call has an error
         item = (item.call, item.output)
@@ -421,15 +474,16 @@ def result_writers(
     failed: Callable[[Call | CallRef, JSONObject], Message],
     *,
     into: str | None = None,
-    images: bool = False,
+    images: bool | ShownAfter = False,
 ) -> ResultWriters:
     """The result functions of an adapter whose entries ``written`` and ``failed`` write.
 
     ``into`` names the key of the one user message that holds all of a turn's results
     (Anthropic and Bedrock ``content``, Gemini ``parts``), as those APIs require; without it each
     result is its own history entry. ``images`` says ``written`` takes a result that holds an
-    image (``Parts``).
+    image (``Parts``), or how a user message after the results shows its images (``ShownAfter``).
     """
+    assert not (into and isinstance(images, ShownAfter))  # results in a user message carry their images
 
     def tool_results_message(outcomes: Iterable[Outcome]) -> list[Message]:
         """The history entries carrying a turn's results, one per outcome in order (in one user
@@ -455,12 +509,16 @@ def result_writers(
 
 
 def text_writers(
-    entry: Callable[[Call | CallRef, str], Message], parts: Callable[[Ran, Parts], Message] | None = None
+    entry: Callable[[Call | CallRef, str], Message],
+    parts: Callable[[Ran, Parts], Message] | None = None,
+    *,
+    shown: ShownAfter | None = None,
 ) -> ResultWriters:
     """The result functions of an adapter whose result and error entries differ only in their
     text, ``entry(call, text)``: a result as ``result_text`` writes it, an error as its payload's
     JSON text (OpenAI Chat and Responses, Cohere, Mistral, Ollama); a result that holds an image
-    by ``parts``, where the provider's results carry images (OpenAI Responses)."""
+    by ``parts``, where the provider's results carry images (OpenAI Responses), or its images in
+    a user message after the results (``shown``: OpenAI Chat, Mistral, Ollama)."""
 
     def written(call: Ran, result: Any) -> Message:
         if isinstance(result, Parts):
@@ -468,4 +526,5 @@ def text_writers(
             return parts(call, result)
         return entry(call, result_text(result))
 
-    return result_writers(written, lambda call, payload: entry(call, dumps(payload)), images=parts is not None)
+    images = shown if shown is not None else parts is not None
+    return result_writers(written, lambda call, payload: entry(call, dumps(payload)), images=images)

@@ -2,7 +2,8 @@
 
 As OpenAI Chat (``function.arguments`` a JSON string, serialized here once), except that
 Mistral requires ids of exactly 9 letters and digits: any other id is mapped, the same way
-for the call and its result. A tool message also names the tool.
+for the call and its result. A tool message also names the tool. A result's images follow the
+turn's tool messages in one user message, as in OpenAI Chat, each call named by its mapped id.
 Shapes: https://docs.mistral.ai/capabilities/function_calling/
 """
 
@@ -15,6 +16,7 @@ from ..._types import CallRef
 from ...adapters._base import (
     Call,
     Message,
+    ShownAfter,
     chat_message,
     function_calls,
     mistral_id,
@@ -22,6 +24,7 @@ from ...adapters._base import (
     text_writers,
 )
 from ...adapters._history import TurnMessages, plain_turn
+from .request import user
 
 __all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
 
@@ -35,7 +38,8 @@ def _entry(call: Call | CallRef, text: str) -> Message:
     return {"role": "tool", "name": name_of(call), "tool_call_id": mistral_id(call), "content": text}
 
 
-tool_results_message, tool_result_message, error_result_message = text_writers(_entry)
+_SHOWN = ShownAfter(user, mistral_id)
+tool_results_message, tool_result_message, error_result_message = text_writers(_entry, shown=_SHOWN)
 
 
 def turn_messages(turn: Turn) -> TurnMessages:

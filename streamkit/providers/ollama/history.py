@@ -1,7 +1,9 @@
 """Ollama ``/api/chat``: calls in the assistant message, results as ``role: tool`` messages.
 
 Ollama takes ``function.arguments`` as an object, and a tool message names its tool with
-``tool_name``. An id is written only when the call has one.
+``tool_name``. An id is written only when the call has one. A result's images follow the
+turn's tool messages in one user message, its ``images`` as a user's are written (an image by
+URL refused), the calls named in its text.
 Shapes: https://docs.ollama.com/capabilities/tool-calling
 """
 
@@ -11,8 +13,9 @@ from collections.abc import Iterable
 
 from ..._turn_types import Turn
 from ..._types import CallRef
-from ...adapters._base import Call, Message, chat_message, input_object, name_of, text_writers
+from ...adapters._base import Call, Message, ShownAfter, chat_message, input_object, name_of, text_writers
 from ...adapters._history import TurnMessages, plain_turn
+from .request import user
 
 __all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
 
@@ -33,7 +36,7 @@ def _entry(call: Call | CallRef, text: str) -> Message:
     return {"role": "tool", "tool_name": name_of(call), "content": text}
 
 
-tool_results_message, tool_result_message, error_result_message = text_writers(_entry)
+tool_results_message, tool_result_message, error_result_message = text_writers(_entry, shown=ShownAfter(user))
 
 
 def turn_messages(turn: Turn) -> TurnMessages:

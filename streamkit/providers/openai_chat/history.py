@@ -1,7 +1,9 @@
 """OpenAI Chat Completions: calls and results as chat messages.
 
 The assistant message carries ``tool_calls`` whose ``function.arguments`` is a JSON string,
-serialized here once; each result is a ``role: tool`` message naming ``tool_call_id``.
+serialized here once; each result is a ``role: tool`` message naming ``tool_call_id``. A
+``tool`` message carries text, so a result's images follow the turn's tool messages in one user
+message, as a user's images are written (``ShownAfter`` says why).
 Shapes: https://platform.openai.com/docs/guides/function-calling
 """
 
@@ -11,8 +13,9 @@ from collections.abc import Iterable
 
 from ..._turn_types import Thinking, Turn
 from ..._types import CallRef
-from ...adapters._base import Call, Message, call_id, chat_message, function_calls, text_writers
+from ...adapters._base import Call, Message, ShownAfter, call_id, chat_message, function_calls, text_writers
 from ...adapters._history import TurnMessages, plain_turn
+from .request import user
 
 __all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
 
@@ -26,7 +29,7 @@ def _entry(call: Call | CallRef, text: str) -> Message:
     return {"role": "tool", "tool_call_id": call_id(call), "content": text}
 
 
-tool_results_message, tool_result_message, error_result_message = text_writers(_entry)
+tool_results_message, tool_result_message, error_result_message = text_writers(_entry, shown=ShownAfter(user, call_id))
 
 
 def turn_messages(turn: Turn) -> TurnMessages:
