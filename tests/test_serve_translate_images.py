@@ -172,7 +172,7 @@ def test_an_image_in_a_tool_result_is_written_as_the_upstreams(client: str, upst
 
 
 #: The result as the upstreams whose tool results carry text are sent it: its tool message, then
-#: a user message showing its image, named by the call (Mistral's id mapped to its 9 characters).
+#: a user message showing its image, named by the call.
 SHOWN_AFTER: dict[str, list[dict[str, Any]]] = {
     "openai_chat": [
         {"role": "tool", "tool_call_id": "call_1", "content": "c.png:\n\n(1 image follows in a user message)"},
@@ -184,27 +184,23 @@ SHOWN_AFTER: dict[str, list[dict[str, Any]]] = {
             ],
         },
     ],
-    "mistral": [
-        {
-            "role": "tool",
-            "name": "Read",
-            "tool_call_id": "YJQPqycli",
-            "content": "c.png:\n\n(1 image follows in a user message)",
-        },
-        {
-            "role": "user",
-            "content": [
-                {"type": "text", "text": "The image Read (call YJQPqycli) returned:"},
-                {"type": "image_url", "image_url": {"url": DATA_URL}},
-            ],
-        },
-    ],
     "ollama": [
         {"role": "tool", "tool_name": "Read", "content": "c.png:\n\n(1 image follows in a user message)"},
         {"role": "user", "content": "The image Read (call call_1) returned:", "images": [PNG]},
     ],
 }
 TEXT_RESULTS = tuple(SHOWN_AFTER)
+
+
+@pytest.mark.parametrize("client", list(READ))
+def test_an_image_in_a_tool_result_is_refused_by_mistral(client: str) -> None:
+    """Mistral's tool messages carry text, and its validator refuses a user message after a tool
+    message (mistral-common: "Unexpected role 'user' after role 'tool'"): a 400 naming the call."""
+    with pytest.raises(UsageError) as raised:
+        translate(client, "mistral", READ[client])
+    assert str(raised.value) == (
+        "the result of Read (call call_1) holds an image, which this provider's tool results cannot carry"
+    )
 
 
 @pytest.mark.parametrize(("client", "upstream"), [(c, u) for c in READ for u in TEXT_RESULTS])
@@ -386,10 +382,10 @@ def test_a_tool_results_parts_are_written_by_every_adapter_that_carries_images()
     in the results or after them; an adapter that can show no image refuses either, naming the call."""
     call = ToolCall(0, "call_1", "Read", {"file_path": "c.png"})
     shown = Parts(("c.png:", Image("image/png", data=PNG)))
-    for provider in ("anthropic", "openai_responses", "gemini", "openai_chat", "mistral", "ollama"):
+    for provider in ("anthropic", "openai_responses", "gemini", "openai_chat", "ollama"):
         written = ADAPTERS[provider].tool_results_message([(call, shown)])
         assert ADAPTERS[provider].tool_results_message([ToolResult(call, shown)]) == written
-    for provider in ("cohere", "bedrock"):
+    for provider in ("cohere", "bedrock", "mistral"):
         with pytest.raises(UsageError, match=r"^the result of Read \(call call_1\) holds an image"):
             ADAPTERS[provider].tool_results_message([ToolResult(call, shown)])
     text = ADAPTERS["openai_chat"].tool_results_message([(call, Parts(("a", "b")))])

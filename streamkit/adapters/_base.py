@@ -312,22 +312,23 @@ def chat_message(
 
 
 class ShownAfter(NamedTuple):
-    """How a provider whose tool results carry text alone (OpenAI Chat, Mistral, Ollama) shows a
-    result's images: after the turn's tool messages, in one user message.
+    """How a provider whose tool results carry text alone (OpenAI Chat, Ollama) shows a result's
+    images: after the turn's tool messages, in one user message.
 
     OpenAI documents a ``tool`` message's content as text (a string, or ``text`` parts alone:
     https://platform.openai.com/docs/api-reference/chat/create, openai-python's
-    ``ChatCompletionToolMessageParam``), and Mistral's and Ollama's tool
-    messages follow it; a model of these formats is shown an image in a user message. The tool
-    messages must come right after the assistant message whose calls they answer, so the images
-    come after all of them: each result's tool message keeps its text and says how many images
-    follow, and the user message introduces each call's images by its tool and id. The model sees
-    the same bytes, told which call returned them; nothing is dropped.
+    ``ChatCompletionToolMessageParam``), and Ollama's tool messages follow it; a model of these
+    formats is shown an image in a user message. The tool messages must come right after the
+    assistant message whose calls they answer, so the images come after all of them: each
+    result's tool message keeps its text and says how many images follow, and the user message
+    introduces each call's images by its tool and id. The model sees the same bytes, told which
+    call returned them; nothing is dropped. (Mistral's validator refuses a user message after a
+    tool message: its results refuse images.)
     """
 
     #: The provider's user message for text and images (its request writer's ``user``).
     user: Callable[[Parts], Message]
-    #: The id its tool messages name a call by (Mistral maps ids); None: the call's own.
+    #: The id its tool messages name a call by (OpenAI Chat's ``call_id``); None: the call's own.
     id_of: Callable[[Call | CallRef], str] | None = None
 
 

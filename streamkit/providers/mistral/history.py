@@ -2,8 +2,10 @@
 
 As OpenAI Chat (``function.arguments`` a JSON string, serialized here once), except that
 Mistral requires ids of exactly 9 letters and digits: any other id is mapped, the same way
-for the call and its result. A tool message also names the tool. A result's images follow the
-turn's tool messages in one user message, as in OpenAI Chat, each call named by its mapped id.
+for the call and its result. A tool message also names the tool. A result holding an image is
+refused, naming the call: a tool message carries text, and Mistral's own validator refuses the
+user message after it that OpenAI Chat shows images in ("Unexpected role 'user' after role
+'tool'", mistral-common).
 Shapes: https://docs.mistral.ai/capabilities/function_calling/
 """
 
@@ -16,7 +18,6 @@ from ..._types import CallRef
 from ...adapters._base import (
     Call,
     Message,
-    ShownAfter,
     chat_message,
     function_calls,
     mistral_id,
@@ -24,7 +25,6 @@ from ...adapters._base import (
     text_writers,
 )
 from ...adapters._history import TurnMessages, plain_turn
-from .request import user
 
 __all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
 
@@ -38,8 +38,7 @@ def _entry(call: Call | CallRef, text: str) -> Message:
     return {"role": "tool", "name": name_of(call), "tool_call_id": mistral_id(call), "content": text}
 
 
-_SHOWN = ShownAfter(user, mistral_id)
-tool_results_message, tool_result_message, error_result_message = text_writers(_entry, shown=_SHOWN)
+tool_results_message, tool_result_message, error_result_message = text_writers(_entry)
 
 
 def turn_messages(turn: Turn) -> TurnMessages:
