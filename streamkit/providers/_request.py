@@ -294,6 +294,25 @@ class Asked:
     dropped: tuple[str, ...] = ()
 
 
+def checked_model(
+    body: Mapping[str, Any], read: set[str], dropped: Mapping[str, str], refused: Mapping[str, str] | None = None
+) -> str:
+    """The model a client's request asks for, once every field of it is known: one ``read``, one
+    ``dropped`` (left out, named), or one ``refused`` with its reason (a field needing state the
+    proxy does not keep) unless unset; anything else is a ``RequestError`` naming it."""
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise RequestError("model", "the model is missing")
+    refused = refused or {}
+    for name, why in refused.items():
+        if body.get(name) not in (None, False):
+            raise RequestError(name, why)
+    unknown = sorted(set(body) - read - set(dropped) - set(refused))
+    if unknown:
+        raise RequestError(unknown[0], "streamkit does not carry this field to another format")
+    return model
+
+
 def setting_fields(places: Mapping[str, Place]) -> set[str]:
     """The body's own fields the settings are read from (Anthropic's ``stop_sequences``, not
     Chat's ``stop``): what a reader takes as read."""

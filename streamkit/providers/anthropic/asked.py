@@ -31,7 +31,7 @@ from ..._turn_types import (
     User,
 )
 from ..._types import CallRef, TextDelta, ToolCall
-from .._request import Asked, RequestError, content_of, read_parts, read_settings, setting_fields
+from .._request import Asked, RequestError, checked_model, content_of, read_parts, read_settings, setting_fields
 from .request import SETTINGS
 
 __all__ = ("read",)
@@ -51,12 +51,7 @@ _CHOICES = {"auto": "auto", "any": "required", "none": "none"}
 
 def read(body: Mapping[str, Any]) -> Asked:
     """``body``, a Messages request, in streamkit's terms; a field it cannot carry is a ``RequestError``."""
-    model = body.get("model")
-    if not isinstance(model, str) or not model:
-        raise RequestError("model", "the model is missing")
-    unknown = sorted(set(body) - _READ - set(_DROPPED))
-    if unknown:
-        raise RequestError(unknown[0], "streamkit does not carry this field to another format")
+    model = checked_model(body, _READ, _DROPPED)
     system = _system(body.get("system"))
     entries, more = _entries(body.get("messages"))
     settings = read_settings(SETTINGS, body)

@@ -22,7 +22,17 @@ from typing import Any, Protocol, TypeAlias
 from ..._json import loads_exact
 from ..._turn_types import Entry, Outcome, Part, Parts, RedactedThinking, Results, Thinking, Turn, TurnItem, User
 from ..._types import ArgumentIssue, CallRef, InvalidToolCall, JSONObject, TextDelta, ToolCall
-from .._request import Asked, RequestError, image_at, kind_of, left_detail, read_parts, read_settings, setting_fields
+from .._request import (
+    Asked,
+    RequestError,
+    checked_model,
+    image_at,
+    kind_of,
+    left_detail,
+    read_parts,
+    read_settings,
+    setting_fields,
+)
 from . import FACTS
 from .request import SETTINGS
 
@@ -69,12 +79,7 @@ _JSON_SPACE = " \t\n\r"
 
 def read(body: Mapping[str, Any]) -> Asked:
     """``body``, a Chat Completions request, in streamkit's terms; a field it cannot carry is a ``RequestError``."""
-    model = body.get("model")
-    if not isinstance(model, str) or not model:
-        raise RequestError("model", "the model is missing")
-    unknown = sorted(set(body) - _READ - set(_DROPPED))
-    if unknown:
-        raise RequestError(unknown[0], "streamkit does not carry this field to another format")
+    model = checked_model(body, _READ, _DROPPED)
     if body.get("n") not in (None, 1):
         raise RequestError("n", f"{body['n']!r} choices; streamkit carries one to another format")
     messages = body.get("messages")

@@ -47,7 +47,17 @@ from ..._turn_types import (
     User,
 )
 from ..._types import ArgumentIssue, CallRef, CustomToolCall, InvalidToolCall, TextDelta, ToolCall
-from .._request import Asked, RequestError, image_at, kind_of, left_detail, read_parts, read_settings, setting_fields
+from .._request import (
+    Asked,
+    RequestError,
+    checked_model,
+    image_at,
+    kind_of,
+    left_detail,
+    read_parts,
+    read_settings,
+    setting_fields,
+)
 from .request import SETTINGS
 
 __all__ = ("read",)
@@ -84,15 +94,7 @@ _OUTPUTS = {"function_call_output", "custom_tool_call_output"}
 
 def read(body: Mapping[str, Any]) -> Asked:
     """``body``, a Responses request, in streamkit's terms; a field it cannot carry is a ``RequestError``."""
-    model = body.get("model")
-    if not isinstance(model, str) or not model:
-        raise RequestError("model", "the model is missing")
-    for name, why in _STATEFUL.items():
-        if body.get(name) not in (None, False):
-            raise RequestError(name, why)
-    unknown = sorted(set(body) - _READ - set(_DROPPED) - set(_STATEFUL))
-    if unknown:
-        raise RequestError(unknown[0], "streamkit does not carry this field to another format")
+    model = checked_model(body, _READ, _DROPPED, _STATEFUL)
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise RequestError("instructions", f"a string, not {type(instructions).__name__}")
