@@ -125,5 +125,26 @@ def keyed_proxy(upstream: LoopbackServer, *routes: dict[str, Any], **server: Any
                 CLIENTS.close()
 
 
+@contextmanager
+def translating_proxy(upstream: LoopbackServer, to: str, *formats: str, root: str = "/v1") -> Iterator[Proxy]:
+    """``keyed_proxy`` with a route for each client format of ``formats``, each sent on to the
+    upstream in format ``to``, its API at ``root`` (Gemini's and Ollama's have no /v1)."""
+    routes = (route(upstream, fmt, upstream_format=to) | {"upstream": upstream.url(root)} for fmt in formats)
+    with keyed_proxy(upstream, *routes) as running:
+        yield running
+
+
+def gpt(served: Proxy) -> Any:
+    """The openai SDK's client of the proxy's OpenAI routes, closed with the proxy."""
+    openai = pytest.importorskip("openai")
+    return CLIENTS.add(openai.OpenAI(base_url=served.url + "/v1", api_key=PROXY_KEY, max_retries=0))
+
+
+def claude(served: Proxy) -> Any:
+    """The anthropic SDK's client of the proxy's Messages route, closed with the proxy."""
+    anthropic = pytest.importorskip("anthropic")
+    return CLIENTS.add(anthropic.Anthropic(base_url=served.url, api_key=PROXY_KEY, max_retries=0))
+
+
 def reply(fmt: str, case: str, **extra: Any) -> Reply:
     return Reply(writes=events(fmt, case), **extra)
