@@ -1,4 +1,5 @@
-"""The proxy on a real uvicorn server on 127.0.0.1, in front of the loopback upstream, for the serve tests."""
+"""The proxy on a real uvicorn server on 127.0.0.1, in front of the loopback upstream, for the serve
+tests, and the official SDKs' clients of it."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from streamkit.serve import App, parse_config
 from streamkit.serve._command import server_options
 
 from .server import LoopbackServer, Reply
+from .translating import blocks
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "serve"
 PROXY_KEY = "sk-P7x2Qm9Lz4Kv8Rt3Wn"
@@ -144,6 +146,27 @@ def claude(served: Proxy) -> Any:
     """The anthropic SDK's client of the proxy's Messages route, closed with the proxy."""
     anthropic = pytest.importorskip("anthropic")
     return CLIENTS.add(anthropic.Anthropic(base_url=served.url, api_key=PROXY_KEY, max_retries=0))
+
+
+def assert_chat_text(served: Proxy, request: dict[str, Any]) -> Any:
+    """A Chat client streams ``request`` and reads the text answer "Sunny in Paris." with its
+    usage (11 tokens in, 7 out); its choice, for more checks."""
+    with gpt(served).chat.completions.stream(**request) as stream:
+        completion = stream.get_final_completion()
+    [choice] = completion.choices
+    assert (choice.message.content, choice.finish_reason) == ("Sunny in Paris.", "stop")
+    assert completion.usage is not None
+    assert (completion.usage.prompt_tokens, completion.usage.completion_tokens) == (11, 7)
+    return choice
+
+
+def assert_messages_text(served: Proxy, request: dict[str, Any]) -> None:
+    """A Messages client streams ``request`` and reads the text answer "Sunny in Paris." with its
+    usage (11 tokens in, 7 out)."""
+    with claude(served).messages.stream(**request) as stream:
+        message = stream.get_final_message()
+    assert (blocks(message), message.stop_reason) == ([("text", "Sunny in Paris.")], "end_turn")
+    assert (message.usage.input_tokens, message.usage.output_tokens) == (11, 7)
 
 
 def reply(fmt: str, case: str, **extra: Any) -> Reply:

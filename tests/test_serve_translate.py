@@ -14,9 +14,8 @@ import pytest
 
 pytest.importorskip("uvicorn")  # the proxy
 
-from .helpers import FIXTURES
-from .server import LoopbackServer, Reply, Turns
-from .serving import Proxy, claude, translating_proxy
+from .server import LoopbackServer, Turns
+from .serving import Proxy, assert_messages_text, claude, translating_proxy
 from .translating import (
     CHAT,
     CITY,
@@ -28,6 +27,7 @@ from .translating import (
     blocks,
     chat_turn,
     messages_turn,
+    recorded,
     sent,
     tool_use,
 )
@@ -64,10 +64,7 @@ def test_a_text_answer_and_the_request_written_as_chat(served: Proxy, upstream: 
         "metadata": {"user_id": "u1"},
         "extra_body": {"temperature": 0.2},  # anthropic 2.x takes it only so
     }
-    with claude(served).messages.stream(**request) as stream:
-        message = stream.get_final_message()
-    assert (blocks(message), message.stop_reason) == ([("text", "Sunny in Paris.")], "end_turn")
-    assert (message.usage.input_tokens, message.usage.output_tokens) == (11, 7)
+    assert_messages_text(served, request)
     [body] = sent(upstream, since)
     assert body["model"] == "qwen3-coder"
     assert body["messages"] == [
@@ -83,7 +80,7 @@ def test_a_text_answer_and_the_request_written_as_chat(served: Proxy, upstream: 
 def test_two_calls_at_index_zero_reach_the_client_as_two_tool_use_blocks(
     served: Proxy, upstream: LoopbackServer
 ) -> None:
-    upstream.routes = Turns(CHAT, Reply([(FIXTURES / "openai_chat/parallel_calls_all_index_zero.sse").read_bytes()]))
+    upstream.routes = Turns(CHAT, recorded("openai_chat/parallel_calls_all_index_zero.sse"))
     request = {"model": "m", "max_tokens": 100, "messages": [{"role": "user", "content": "Both?"}], "tools": TOOLS}
     with claude(served).messages.stream(**request) as stream:
         message = stream.get_final_message()
@@ -98,7 +95,7 @@ def test_a_cut_call_is_told_to_the_model_in_chat_and_the_client_reads_its_correc
     served: Proxy, upstream: LoopbackServer
 ) -> None:
     since = len(upstream.requests)
-    upstream.routes = Turns(CHAT, Reply([(FIXTURES / "openai_chat/length_truncated.sse").read_bytes()]), FIXED)
+    upstream.routes = Turns(CHAT, recorded("openai_chat/length_truncated.sse"), FIXED)
     request = {"model": "m", "max_tokens": 100, "messages": [{"role": "user", "content": "Write."}], "tools": TOOLS}
     with claude(served).messages.stream(**request) as stream:
         message = stream.get_final_message()

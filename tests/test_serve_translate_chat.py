@@ -21,9 +21,8 @@ pytest.importorskip("uvicorn")  # the proxy
 
 from streamkit.serve._translate import translate
 
-from .helpers import FIXTURES
 from .server import LoopbackServer, Reply, Turns, bodies
-from .serving import PROXY_KEY, Proxy, gpt, translating_proxy
+from .serving import PROXY_KEY, Proxy, assert_chat_text, gpt, translating_proxy
 from .test_serve_clients import MODULES, NODE, needs
 from .translating import (
     BOTH,
@@ -34,6 +33,7 @@ from .translating import (
     chat_tools,
     messages_tools,
     openai_error,
+    recorded,
     tool_use,
 )
 
@@ -99,12 +99,7 @@ def test_a_text_answer_and_the_request_written_as_anthropic(served: Proxy, upstr
         "user": "u1",
         "stream_options": {"include_usage": True},
     }
-    with gpt(served).chat.completions.stream(**request) as stream:
-        completion = stream.get_final_completion()
-    [choice] = completion.choices
-    assert (choice.message.content, choice.finish_reason) == ("Sunny in Paris.", "stop")
-    assert completion.usage is not None
-    assert (completion.usage.prompt_tokens, completion.usage.completion_tokens) == (11, 7)
+    assert_chat_text(served, request)
     [body] = sent(upstream, since)
     assert body == {
         "model": "claude-sonnet-4-5",
@@ -119,7 +114,7 @@ def test_a_text_answer_and_the_request_written_as_anthropic(served: Proxy, upstr
 
 
 def test_two_calls_reach_the_client_as_two_tool_calls(served: Proxy, upstream: LoopbackServer) -> None:
-    upstream.routes = Turns(MESSAGES, Reply([(FIXTURES / "anthropic/text_then_two_calls.sse").read_bytes()]))
+    upstream.routes = Turns(MESSAGES, recorded("anthropic/text_then_two_calls.sse"))
     request = {"model": "m", "messages": [{"role": "user", "content": "Both?"}], "tools": TOOLS}
     with gpt(served).chat.completions.stream(**request) as stream:
         completion = stream.get_final_completion()
@@ -136,7 +131,7 @@ def test_a_cut_call_is_told_to_the_model_in_anthropic_terms_and_the_client_reads
     served: Proxy, upstream: LoopbackServer
 ) -> None:
     since = len(upstream.requests)
-    cut = Reply([(FIXTURES / "anthropic/max_tokens_cut_after_a_whole_value.sse").read_bytes()])
+    cut = recorded("anthropic/max_tokens_cut_after_a_whole_value.sse")
     upstream.routes = Turns(MESSAGES, cut, FIXED)
     request = {"model": "m", "max_tokens": 100, "messages": [{"role": "user", "content": "Weather?"}], "tools": TOOLS}
     with gpt(served).chat.completions.stream(**request) as stream:
@@ -241,7 +236,7 @@ SCRIPT = Path(__file__).resolve().parent / "node" / "read_stream.cjs"
 @needs("openai")
 def test_node_openai_accumulates_the_calls_of_an_anthropic_answer(served: Proxy, upstream: LoopbackServer) -> None:
     since = len(upstream.requests)
-    upstream.routes = Turns(MESSAGES, Reply([(FIXTURES / "anthropic/text_then_two_calls.sse").read_bytes()]))
+    upstream.routes = Turns(MESSAGES, recorded("anthropic/text_then_two_calls.sse"))
     assert NODE is not None
     out = subprocess.run(
         [NODE, str(SCRIPT), "openai_chat_accumulated", served.url, PROXY_KEY, json.dumps(TOOLS)],

@@ -21,10 +21,9 @@ from streamkit.providers.gemini.history import SKIP_SIGNATURE
 
 pytest.importorskip("uvicorn")  # the proxy
 
-from .helpers import FIXTURES
 from .models import GEMINI
 from .server import LoopbackServer, Reply, Turns, bodies
-from .serving import UPSTREAM_KEY, Proxy, claude, gpt, translating_proxy
+from .serving import UPSTREAM_KEY, Proxy, assert_chat_text, claude, gpt, translating_proxy
 from .translating import (
     BOTH,
     PROMPT,
@@ -37,6 +36,7 @@ from .translating import (
     items,
     messages_tools,
     openai_error,
+    recorded,
     responses_tools,
     tool_use,
 )
@@ -77,12 +77,12 @@ def called(name: str, args: dict[str, Any], ident: str | None = None) -> dict[st
 
 TEXT = Reply([chunk({"text": "Sunny "}), chunk({"text": "in Paris."}, finish="STOP")])
 FIXED = Reply([chunk(called("get_weather", {"city": "Paris"}), finish="STOP")])
-TWO_CALLS = Reply([(FIXTURES / "gemini/text_then_two_calls.sse").read_bytes()])
+TWO_CALLS = recorded("gemini/text_then_two_calls.sse")
 #: Gemini 3's calls carry ids: two given, the third empty (none).
-IDS = Reply([(FIXTURES / "gemini/gemini3_ids_and_empty_text.sse").read_bytes()])
+IDS = recorded("gemini/gemini3_ids_and_empty_text.sse")
 #: A call Gemini sent whole but that fails its tool's schema: no ``city``, an unknown key.
 OFF_SCHEMA = Reply([chunk({"text": "Checking."}, called("get_weather", {"town": "Paris"}), finish="STOP")])
-MALFORMED = Reply([(FIXTURES / "gemini/malformed_function_call.sse").read_bytes()])
+MALFORMED = recorded("gemini/malformed_function_call.sse")
 CUT = Reply([chunk({"text": "Sunny in"}), chunk({"text": " Par"}, finish="MAX_TOKENS")])
 
 
@@ -121,16 +121,8 @@ def test_a_chat_request_is_written_as_geminis_and_its_text_answer_read(served: P
         "stop": ["END"],
         "stream_options": {"include_usage": True},
     }
-    with gpt(served).chat.completions.stream(**request) as stream:
-        completion = stream.get_final_completion()
-    [choice] = completion.choices
-    assert (choice.message.content, choice.finish_reason, choice.message.tool_calls) == (
-        "Sunny in Paris.",
-        "stop",
-        None,
-    )
-    assert completion.usage is not None
-    assert (completion.usage.prompt_tokens, completion.usage.completion_tokens) == (11, 7)
+    choice = assert_chat_text(served, request)
+    assert choice.message.tool_calls is None
     [body] = sent(upstream)
     assert body == {
         "contents": [{"role": "user", "parts": [{"text": "Weather in Paris?"}]}],

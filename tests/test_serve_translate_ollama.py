@@ -24,9 +24,17 @@ pytest.importorskip("uvicorn")  # the proxy
 
 from . import answers
 from .agent_turns import PLAIN
-from .helpers import FIXTURES
 from .server import LoopbackServer, Reply, Turns, bodies
-from .serving import PROXY_KEY, UPSTREAM_KEY, Proxy, claude, gpt, translating_proxy
+from .serving import (
+    PROXY_KEY,
+    UPSTREAM_KEY,
+    Proxy,
+    assert_chat_text,
+    assert_messages_text,
+    claude,
+    gpt,
+    translating_proxy,
+)
 from .test_serve_clients import BASH_RAN, claude_code, runs_claude_code
 from .translating import (
     PROMPT,
@@ -40,6 +48,7 @@ from .translating import (
     messages_turn,
     ollama_turn,
     openai_error,
+    recorded,
 )
 
 openai = pytest.importorskip("openai")
@@ -80,7 +89,7 @@ TEXT = lines(
         "eval_count": 7,
     },
 )
-TWO_CALLS = Reply([(FIXTURES / "ollama/text_then_two_calls.ndjson").read_bytes()], content_type=NDJSON)
+TWO_CALLS = recorded("ollama/text_then_two_calls.ndjson", content_type=NDJSON)
 
 
 @pytest.fixture(scope="module")
@@ -100,6 +109,17 @@ def sent_to(upstream: LoopbackServer, since: int) -> list[dict[str, Any]]:
     return bodies(upstream, since)
 
 
+#: The sampling settings a Chat request gives, which Ollama takes in its options by the same names.
+SAMPLING = {
+    "temperature": 0.2,
+    "top_p": 0.9,
+    "seed": 7,
+    "stop": ["END"],
+    "frequency_penalty": 0.5,
+    "presence_penalty": 0.25,
+}
+
+
 def test_a_chat_clients_text_answer_and_the_request_written_as_ollamas(served: Proxy, upstream: LoopbackServer) -> None:
     since = len(upstream.requests)
     upstream.routes = Turns(CHAT, TEXT)
@@ -108,33 +128,15 @@ def test_a_chat_clients_text_answer_and_the_request_written_as_ollamas(served: P
         "messages": PROMPT,
         "tools": CHAT_TOOLS,
         "max_completion_tokens": 512,
-        "temperature": 0.2,
-        "top_p": 0.9,
-        "seed": 7,
-        "stop": ["END"],
-        "frequency_penalty": 0.5,
-        "presence_penalty": 0.25,
+        **SAMPLING,
         "reasoning_effort": "low",
         "stream_options": {"include_usage": True},
     }
-    with gpt(served).chat.completions.stream(**request) as stream:
-        completion = stream.get_final_completion()
-    [choice] = completion.choices
-    assert (choice.message.content, choice.finish_reason) == ("Sunny in Paris.", "stop")
-    assert completion.usage is not None
-    assert (completion.usage.prompt_tokens, completion.usage.completion_tokens) == (11, 7)
+    assert_chat_text(served, request)
     [body] = sent_to(upstream, since)
     assert body == {
         **WRITTEN,
-        "options": {
-            "num_predict": 512,
-            "temperature": 0.2,
-            "top_p": 0.9,
-            "seed": 7,
-            "stop": ["END"],
-            "frequency_penalty": 0.5,
-            "presence_penalty": 0.25,
-        },
+        "options": {"num_predict": 512, **SAMPLING},
         "think": "low",
     }
 
@@ -153,10 +155,7 @@ def test_a_messages_clients_text_answer_and_the_request_written_as_ollamas(
         "stop_sequences": ["END"],
         "extra_body": {"top_k": 40},  # anthropic 2.x takes it only so
     }
-    with claude(served).messages.stream(**request) as stream:
-        message = stream.get_final_message()
-    assert (blocks(message), message.stop_reason) == ([("text", "Sunny in Paris.")], "end_turn")
-    assert (message.usage.input_tokens, message.usage.output_tokens) == (11, 7)
+    assert_messages_text(served, request)
     [body] = sent_to(upstream, since)
     assert body == {**WRITTEN, "options": {"num_predict": 256, "stop": ["END"], "top_k": 40}}
 

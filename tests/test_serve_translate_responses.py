@@ -18,8 +18,7 @@ from streamkit.serve._translate import translate
 
 pytest.importorskip("uvicorn")  # the proxy
 
-from .helpers import FIXTURES
-from .server import LoopbackServer, Reply, Turns
+from .server import LoopbackServer, Turns
 from .serving import Proxy, gpt, translating_proxy
 from .translating import (
     CHAT,
@@ -32,6 +31,7 @@ from .translating import (
     chat_tools,
     items,
     openai_error,
+    recorded,
     sent,
 )
 
@@ -94,7 +94,7 @@ def test_a_text_answer_and_the_request_written_as_chat(served: Proxy, upstream: 
 def test_two_calls_at_index_zero_reach_the_client_as_two_function_call_items(
     served: Proxy, upstream: LoopbackServer
 ) -> None:
-    upstream.routes = Turns(CHAT, Reply([(FIXTURES / "openai_chat/parallel_calls_all_index_zero.sse").read_bytes()]))
+    upstream.routes = Turns(CHAT, recorded("openai_chat/parallel_calls_all_index_zero.sse"))
     with gpt(served).responses.stream(model="m", input="Both?", tools=TOOLS) as stream:
         response = stream.get_final_response()
     assert items(response) == [
@@ -108,7 +108,7 @@ def test_a_cut_call_is_told_to_the_model_in_chat_and_the_client_reads_its_correc
     served: Proxy, upstream: LoopbackServer
 ) -> None:
     since = len(upstream.requests)
-    upstream.routes = Turns(CHAT, Reply([(FIXTURES / "openai_chat/length_truncated.sse").read_bytes()]), FIXED)
+    upstream.routes = Turns(CHAT, recorded("openai_chat/length_truncated.sse"), FIXED)
     with gpt(served).responses.stream(model="m", input="Write.", tools=TOOLS) as stream:
         response = stream.get_final_response()
     assert items(response) == [("function_call", "call_9", "get_weather", {"city": "Paris"})]
@@ -121,7 +121,7 @@ def test_a_call_still_cut_when_the_rounds_are_used_ends_with_error_and_response_
     """As a same-format route ends: ``error`` then ``response.failed``, numbered on from the
     events written, so Codex stops at the failed response instead of sending the request again."""
     since = len(upstream.requests)
-    upstream.routes = Turns(CHAT, Reply([(FIXTURES / "openai_chat/length_truncated.sse").read_bytes()]))
+    upstream.routes = Turns(CHAT, recorded("openai_chat/length_truncated.sse"))
     with gpt(served).responses.create(model="m", input="Write.", tools=TOOLS, stream=True) as stream:
         events = list(stream)
     assert [(e.type, e.sequence_number) for e in events] == [

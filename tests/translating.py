@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .helpers import FIXTURES
 from .server import LoopbackServer, Reply, bodies
 
 #: get_stock's parameters.
@@ -140,6 +141,11 @@ def chat_history(first: str, second: str) -> list[dict[str, Any]]:
         {"role": "tool", "tool_call_id": second, "content": [{"type": "text", "text": "190"}]},
         {"role": "user", "content": "And tomorrow?"},
     ]
+
+
+def recorded(name: str, **head: Any) -> Reply:
+    """A recorded answer of fixtures/, in one write."""
+    return Reply([(FIXTURES / name).read_bytes()], **head)
 
 
 # -- an OpenAI Chat upstream --------------------------------------------------------------------
