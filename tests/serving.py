@@ -148,11 +148,22 @@ def claude(served: Proxy) -> Any:
     return CLIENTS.add(anthropic.Anthropic(base_url=served.url, api_key=PROXY_KEY, max_retries=0))
 
 
+def streamed_chat(served: Proxy, **request: Any) -> Any:
+    """The completion a Chat client streams for ``request``, read whole."""
+    with gpt(served).chat.completions.stream(**request) as stream:
+        return stream.get_final_completion()
+
+
+def streamed_message(served: Proxy, **request: Any) -> Any:
+    """The message a Messages client streams for ``request``, read whole."""
+    with claude(served).messages.stream(**request) as stream:
+        return stream.get_final_message()
+
+
 def assert_chat_text(served: Proxy, request: dict[str, Any]) -> Any:
     """A Chat client streams ``request`` and reads the text answer "Sunny in Paris." with its
     usage (11 tokens in, 7 out); its choice, for more checks."""
-    with gpt(served).chat.completions.stream(**request) as stream:
-        completion = stream.get_final_completion()
+    completion = streamed_chat(served, **request)
     [choice] = completion.choices
     assert (choice.message.content, choice.finish_reason) == ("Sunny in Paris.", "stop")
     assert completion.usage is not None
@@ -160,11 +171,21 @@ def assert_chat_text(served: Proxy, request: dict[str, Any]) -> Any:
     return choice
 
 
+def assert_chat_answered(served: Proxy, **request: Any) -> None:
+    """A Chat client asks for ``request`` in one body and reads the text answer "Sunny in Paris.",
+    no calls."""
+    [choice] = gpt(served).chat.completions.create(**request).choices
+    assert (choice.message.content, choice.finish_reason, choice.message.tool_calls) == (
+        "Sunny in Paris.",
+        "stop",
+        None,
+    )
+
+
 def assert_messages_text(served: Proxy, request: dict[str, Any]) -> None:
     """A Messages client streams ``request`` and reads the text answer "Sunny in Paris." with its
     usage (11 tokens in, 7 out)."""
-    with claude(served).messages.stream(**request) as stream:
-        message = stream.get_final_message()
+    message = streamed_message(served, **request)
     assert (blocks(message), message.stop_reason) == ([("text", "Sunny in Paris.")], "end_turn")
     assert (message.usage.input_tokens, message.usage.output_tokens) == (11, 7)
 

@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("uvicorn")  # the proxy
 
 from .server import LoopbackServer, Turns
-from .serving import Proxy, assert_messages_text, claude, translating_proxy
+from .serving import Proxy, assert_messages_text, claude, streamed_message, translating_proxy
 from .translating import (
     CHAT,
     CITY,
@@ -82,8 +82,7 @@ def test_two_calls_at_index_zero_reach_the_client_as_two_tool_use_blocks(
 ) -> None:
     upstream.routes = Turns(CHAT, recorded("openai_chat/parallel_calls_all_index_zero.sse"))
     request = {"model": "m", "max_tokens": 100, "messages": [{"role": "user", "content": "Both?"}], "tools": TOOLS}
-    with claude(served).messages.stream(**request) as stream:
-        message = stream.get_final_message()
+    message = streamed_message(served, **request)
     assert [(kind, *rest[1:]) for kind, *rest in blocks(message)] == [
         ("tool_use", "get_weather", {"city": "Paris"}),
         ("tool_use", "get_stock", {"ticker": "AAPL"}),
@@ -97,8 +96,7 @@ def test_a_cut_call_is_told_to_the_model_in_chat_and_the_client_reads_its_correc
     since = len(upstream.requests)
     upstream.routes = Turns(CHAT, recorded("openai_chat/length_truncated.sse"), FIXED)
     request = {"model": "m", "max_tokens": 100, "messages": [{"role": "user", "content": "Write."}], "tools": TOOLS}
-    with claude(served).messages.stream(**request) as stream:
-        message = stream.get_final_message()
+    message = streamed_message(served, **request)
     assert blocks(message) == [("tool_use", "call_9", "get_weather", {"city": "Paris"})]
     assert message.stop_reason == "tool_use"
     assert_told_cut(upstream, since)

@@ -22,7 +22,7 @@ pytest.importorskip("uvicorn")  # the proxy
 from streamkit.serve._translate import translate
 
 from .server import LoopbackServer, Reply, Turns, bodies
-from .serving import PROXY_KEY, Proxy, assert_chat_text, gpt, translating_proxy
+from .serving import PROXY_KEY, Proxy, assert_chat_answered, assert_chat_text, gpt, streamed_chat, translating_proxy
 from .test_serve_clients import MODULES, NODE, needs
 from .translating import (
     BOTH,
@@ -116,9 +116,7 @@ def test_a_text_answer_and_the_request_written_as_anthropic(served: Proxy, upstr
 def test_two_calls_reach_the_client_as_two_tool_calls(served: Proxy, upstream: LoopbackServer) -> None:
     upstream.routes = Turns(MESSAGES, recorded("anthropic/text_then_two_calls.sse"))
     request = {"model": "m", "messages": [{"role": "user", "content": "Both?"}], "tools": TOOLS}
-    with gpt(served).chat.completions.stream(**request) as stream:
-        completion = stream.get_final_completion()
-    [choice] = completion.choices
+    [choice] = streamed_chat(served, **request).choices
     assert choice.message.content == "Checking both."
     assert calls(choice.message) == [
         ("toolu_A", "get_weather", {"city": "Paris", "units": "c"}),
@@ -134,9 +132,7 @@ def test_a_cut_call_is_told_to_the_model_in_anthropic_terms_and_the_client_reads
     cut = recorded("anthropic/max_tokens_cut_after_a_whole_value.sse")
     upstream.routes = Turns(MESSAGES, cut, FIXED)
     request = {"model": "m", "max_tokens": 100, "messages": [{"role": "user", "content": "Weather?"}], "tools": TOOLS}
-    with gpt(served).chat.completions.stream(**request) as stream:
-        completion = stream.get_final_completion()
-    [choice] = completion.choices
+    [choice] = streamed_chat(served, **request).choices
     assert calls(choice.message) == [("toolu_9", "get_weather", {"city": "Paris"})]
     assert (choice.message.content, choice.finish_reason) == ("Checking.", "tool_calls")
     first, again = sent(upstream, since)
@@ -165,15 +161,8 @@ def test_the_next_turn_carries_the_calls_and_their_results_as_anthropic_blocks(
     since = len(upstream.requests)
     upstream.routes = Turns(MESSAGES, TEXT)
     history = chat_history("toolu_1", "toolu_2")
-    completion = gpt(served).chat.completions.create(
-        model="m", messages=history, tools=TOOLS, tool_choice={"type": "function", "function": {"name": "get_weather"}}
-    )
-    [choice] = completion.choices
-    assert (choice.message.content, choice.finish_reason, choice.message.tool_calls) == (
-        "Sunny in Paris.",
-        "stop",
-        None,
-    )
+    forced = {"type": "function", "function": {"name": "get_weather"}}
+    assert_chat_answered(served, model="m", messages=history, tools=TOOLS, tool_choice=forced)
     [body] = sent(upstream, since)
     assert body["system"] == "Be brief."
     assert body["messages"] == [

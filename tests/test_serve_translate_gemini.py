@@ -23,7 +23,16 @@ pytest.importorskip("uvicorn")  # the proxy
 
 from .models import GEMINI
 from .server import LoopbackServer, Reply, Turns, bodies
-from .serving import UPSTREAM_KEY, Proxy, assert_chat_text, claude, gpt, translating_proxy
+from .serving import (
+    UPSTREAM_KEY,
+    Proxy,
+    assert_chat_text,
+    claude,
+    gpt,
+    streamed_chat,
+    streamed_message,
+    translating_proxy,
+)
 from .translating import (
     BOTH,
     PROMPT,
@@ -192,10 +201,8 @@ def test_geminis_own_call_ids_reach_the_client_as_they_came(served: Proxy, upstr
     call that came with an empty id gets one minted in the client's form."""
     upstream.routes = Turns(PATH, IDS)
     clock = {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object"}}}
-    with gpt(served).chat.completions.stream(
-        model=GEMINI, messages=[{"role": "user", "content": "Weather?"}], tools=[*CHAT_TOOLS, clock]
-    ) as stream:
-        message = stream.get_final_completion().choices[0].message
+    weather = [{"role": "user", "content": "Weather?"}]
+    message = streamed_chat(served, model=GEMINI, messages=weather, tools=[*CHAT_TOOLS, clock]).choices[0].message
     first, second, third = calls(message)
     assert (first, second) == (
         ("96c1su3s", "get_weather", {"city": "Paris"}),
@@ -207,11 +214,8 @@ def test_geminis_own_call_ids_reach_the_client_as_they_came(served: Proxy, upstr
 def corrected(served: Proxy, upstream: LoopbackServer, first: Reply) -> Any:
     """The choice a Chat client streams when the upstream answers ``first``, then ``FIXED``."""
     upstream.routes = Turns(PATH, first, FIXED)
-    with gpt(served).chat.completions.stream(
-        model=GEMINI, messages=[{"role": "user", "content": "Weather?"}], tools=CHAT_TOOLS
-    ) as stream:
-        completion = stream.get_final_completion()
-    [choice] = completion.choices
+    asked = [{"role": "user", "content": "Weather?"}]
+    [choice] = streamed_chat(served, model=GEMINI, messages=asked, tools=CHAT_TOOLS).choices
     return choice
 
 
@@ -412,8 +416,7 @@ def test_a_messages_request_is_written_as_geminis_and_its_calls_read(served: Pro
         "stop_sequences": ["END"],
         "extra_body": {"temperature": 0.2},  # anthropic 2.x takes it only so
     }
-    with claude(served).messages.stream(**request) as stream:
-        message = stream.get_final_message()
+    message = streamed_message(served, **request)
     text, weather, stock = blocks(message)
     assert text == ("text", "Checking both.")
     assert (weather[0], weather[2:], stock[0], stock[2:]) == (
@@ -485,10 +488,8 @@ def test_a_malformed_call_told_to_gemini_reaches_a_messages_client_corrected(
     served: Proxy, upstream: LoopbackServer
 ) -> None:
     upstream.routes = Turns(PATH, MALFORMED, FIXED)
-    with claude(served).messages.stream(
-        model=GEMINI, max_tokens=64, messages=[{"role": "user", "content": "Weather?"}], tools=ANTHROPIC_TOOLS
-    ) as stream:
-        message = stream.get_final_message()
+    weather = [{"role": "user", "content": "Weather?"}]
+    message = streamed_message(served, model=GEMINI, max_tokens=64, messages=weather, tools=ANTHROPIC_TOOLS)
     text, call = blocks(message)
     assert (text, call[0], call[2:], message.stop_reason) == (
         ("text", "I'll check."),

@@ -29,10 +29,13 @@ from .serving import (
     PROXY_KEY,
     UPSTREAM_KEY,
     Proxy,
+    assert_chat_answered,
     assert_chat_text,
     assert_messages_text,
     claude,
     gpt,
+    streamed_chat,
+    streamed_message,
     translating_proxy,
 )
 from .test_serve_clients import BASH_RAN, claude_code, runs_claude_code
@@ -163,9 +166,7 @@ def test_a_messages_clients_text_answer_and_the_request_written_as_ollamas(
 def test_two_calls_in_one_line_reach_each_client_as_two_calls(served: Proxy, upstream: LoopbackServer) -> None:
     upstream.routes = Turns(CHAT, TWO_CALLS)
     request = {"model": "m", "messages": [{"role": "user", "content": "Both?"}], "tools": CHAT_TOOLS}
-    with gpt(served).chat.completions.stream(**request) as stream:
-        completion = stream.get_final_completion()
-    [choice] = completion.choices
+    [choice] = streamed_chat(served, **request).choices
     assert choice.message.content == "Checking both."
     assert calls(choice.message) == [
         ("call_k3j9x0qa", "get_weather", {"city": "Paris", "unit": "celsius"}),
@@ -173,8 +174,7 @@ def test_two_calls_in_one_line_reach_each_client_as_two_calls(served: Proxy, ups
     ]
     assert choice.finish_reason == "tool_calls"  # Ollama's done_reason is stop even after calls
     asked = {"model": "m", "max_tokens": 100, "messages": [{"role": "user", "content": "Both?"}]}
-    with claude(served).messages.stream(**asked, tools=MESSAGES_TOOLS) as stream:
-        message = stream.get_final_message()
+    message = streamed_message(served, **asked, tools=MESSAGES_TOOLS)
     assert blocks(message) == [
         ("text", "Checking both."),
         ("tool_use", "call_k3j9x0qa", "get_weather", {"city": "Paris", "unit": "celsius"}),
@@ -225,8 +225,7 @@ def test_an_invalid_call_is_told_to_the_model_in_ollamas_terms_and_the_client_re
     fixed = answers.ollama("", [("call_f1", "get_weather", {"city": "Paris"})])
     upstream.routes = Turns(CHAT, bad, fixed)
     request = {"model": "m", "max_tokens": 100, "messages": [{"role": "user", "content": "Weather?"}]}
-    with claude(served).messages.stream(**request, tools=MESSAGES_TOOLS) as stream:
-        message = stream.get_final_message()
+    message = streamed_message(served, **request, tools=MESSAGES_TOOLS)
     assert blocks(message) == [
         ("text", "Checking."),
         ("tool_use", "call_f1", "get_weather", {"city": "Paris"}),
@@ -255,13 +254,7 @@ def test_the_next_turn_carries_the_calls_and_their_results_as_ollama_messages(
     since = len(upstream.requests)
     upstream.routes = Turns(CHAT, TEXT)
     history = chat_history("call_1", "call_2")
-    completion = gpt(served).chat.completions.create(model="m", messages=history, tools=CHAT_TOOLS)
-    [choice] = completion.choices
-    assert (choice.message.content, choice.finish_reason, choice.message.tool_calls) == (
-        "Sunny in Paris.",
-        "stop",
-        None,
-    )
+    assert_chat_answered(served, model="m", messages=history, tools=CHAT_TOOLS)
     [body] = sent_to(upstream, since)
     assert body == {
         "model": "m",
