@@ -29,6 +29,7 @@ pytest.importorskip("uvicorn")
 from .agent_turns import PLAIN, calling, fixture, plain
 from .server import LoopbackServer, Reply, Request, Turns, bodies
 from .serving import PROXY_KEY, Proxy, keyed_proxy, route, translating_proxy
+from .translating import sse_event
 from .wire import WIRES, OpenAIChatWire, call
 
 NODE_DIR = Path(__file__).resolve().parent / "node"
@@ -497,7 +498,7 @@ CODEX = MODULES / ".bin" / "codex"
 
 
 def _event(kind: str, number: int, **fields: Any) -> bytes:
-    return f"event: {kind}\ndata: {json.dumps({'type': kind, 'sequence_number': number, **fields})}\n\n".encode()
+    return sse_event({"type": kind, "sequence_number": number, **fields}, kind)
 
 
 _RESPONSE: dict[str, Any] = {

@@ -9,7 +9,6 @@ read; a call off its schema is told to the model in Gemini's terms and never run
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from .models import GEMINI
 from .server import LoopbackServer, Reply, Turns, bodies
 from .serving import PROXY_KEY, UPSTREAM_KEY, Proxy, translating_proxy
 from .test_serve_clients import BASH_RAN, claude_code, runs_claude_code
+from .translating import sse_event
 
 PATH = f"/v1beta/models/{GEMINI}:streamGenerateContent"
 
@@ -35,7 +35,7 @@ def turn(*parts: dict[str, Any]) -> bytes:
     ]
     usage = {"promptTokenCount": 9, "candidatesTokenCount": 5, "totalTokenCount": 14}
     chunks = [{"candidates": [candidate], "usageMetadata": usage, "modelVersion": GEMINI} for candidate in candidates]
-    return b"".join(b"data: " + json.dumps(chunk).encode() + b"\r\n\r\n" for chunk in chunks)
+    return b"".join(sse_event(chunk, end=b"\r\n\r\n") for chunk in chunks)
 
 
 def bash(file: str, command: Any = None) -> dict[str, Any]:

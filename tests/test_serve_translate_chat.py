@@ -34,6 +34,7 @@ from .translating import (
     messages_tools,
     openai_error,
     recorded,
+    sse_event,
     tool_use,
 )
 
@@ -44,7 +45,7 @@ TOOLS = chat_tools(*BOTH)
 
 
 def event(kind: str, **data: Any) -> bytes:
-    return f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n".encode()
+    return sse_event({"type": kind, **data}, kind)
 
 
 def answer(*blocks: dict[str, Any], stop: str) -> Reply:

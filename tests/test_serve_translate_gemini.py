@@ -47,6 +47,7 @@ from .translating import (
     openai_error,
     recorded,
     responses_tools,
+    sse_event,
     tool_use,
 )
 
@@ -76,7 +77,7 @@ def chunk(*parts: dict[str, Any], finish: str | None = None, **extra: Any) -> by
     body: dict[str, Any] = {"candidates": [candidate], "modelVersion": GEMINI, "responseId": "r1"}
     if finish is not None:
         body["usageMetadata"] = {"promptTokenCount": 11, "candidatesTokenCount": 7, "totalTokenCount": 18}
-    return b"data: " + json.dumps(body).encode() + b"\r\n\r\n"
+    return sse_event(body, end=b"\r\n\r\n")
 
 
 def called(name: str, args: dict[str, Any], ident: str | None = None) -> dict[str, Any]:

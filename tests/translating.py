@@ -148,6 +148,12 @@ def recorded(name: str, **head: Any) -> Reply:
     return Reply([(FIXTURES / name).read_bytes()], **head)
 
 
+def sse_event(body: Any, name: str | None = None, end: bytes = b"\n\n") -> bytes:
+    """One SSE event: its ``name`` if any, ``body`` as JSON, and its end (Gemini's is CRLF CRLF)."""
+    head = b"" if name is None else f"event: {name}\n".encode()
+    return head + b"data: " + json.dumps(body).encode() + end
+
+
 # -- an OpenAI Chat upstream --------------------------------------------------------------------
 
 CHAT = "/v1/chat/completions"
@@ -166,7 +172,7 @@ def chunk(delta: dict[str, Any], finish: str | None = None, usage: dict[str, int
     }
     if usage is not None:
         body |= {"choices": [], "usage": usage}
-    return b"data: " + json.dumps(body).encode() + b"\n\n"
+    return sse_event(body)
 
 
 def call(index: int, ident: str, name: str, arguments: str) -> bytes:
