@@ -1,7 +1,8 @@
-"""What the tests of the proxy between formats share: the tools as each format declares them,
-readers of what the official SDKs made of an answer, one exchange (a call of get_weather after
-"Checking.", its result, the user's next words) as each format writes it, and an OpenAI Chat
-upstream's answers with the reader of what it was sent."""
+"""The formats side by side, for the tests of what is written in each (the proxy between formats,
+the request builders): the tools as each format declares them, readers of what the official SDKs
+made of an answer, one exchange (a call of get_weather after "Checking.", its result, the user's
+next words) as each format writes it, and the answers of the upstreams the tests stand in for.
+Nothing here needs the proxy's extra (uvicorn)."""
 
 from __future__ import annotations
 
