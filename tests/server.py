@@ -12,12 +12,14 @@ from __future__ import annotations
 import contextlib
 import gzip
 import itertools
+import json
 import socket
 import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass
@@ -196,6 +198,11 @@ class LoopbackServer:
         sock.sendall(data)
         connection.bytes_written += len(data)
         connection.last_write = time.monotonic()
+
+
+def bodies(server: LoopbackServer, since: int = 0) -> list[dict[str, Any]]:
+    """The JSON bodies the server got since request ``since``."""
+    return [json.loads(request.body) for request in server.requests[since:]]
 
 
 def _pieces(writes: list[bytes], reply: Reply) -> Iterator[bytes]:

@@ -1,4 +1,5 @@
-"""The proxy on a real uvicorn server on 127.0.0.1, in front of the loopback upstream, for the serve tests."""
+"""The proxy on a real uvicorn server on 127.0.0.1, in front of the loopback upstream, for the serve
+tests, and the official SDKs' clients of it."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from streamkit.serve import App, parse_config
 from streamkit.serve._command import server_options
 
 from .server import LoopbackServer, Reply
+from .translating import blocks
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "serve"
 PROXY_KEY = "sk-P7x2Qm9Lz4Kv8Rt3Wn"
@@ -123,6 +125,69 @@ def keyed_proxy(upstream: LoopbackServer, *routes: dict[str, Any], **server: Any
                 yield running
             finally:
                 CLIENTS.close()
+
+
+@contextmanager
+def translating_proxy(upstream: LoopbackServer, to: str, *formats: str, root: str = "/v1") -> Iterator[Proxy]:
+    """``keyed_proxy`` with a route for each client format of ``formats``, each sent on to the
+    upstream in format ``to``, its API at ``root`` (Gemini's and Ollama's have no /v1)."""
+    routes = (route(upstream, fmt, upstream_format=to) | {"upstream": upstream.url(root)} for fmt in formats)
+    with keyed_proxy(upstream, *routes) as running:
+        yield running
+
+
+def gpt(served: Proxy) -> Any:
+    """The openai SDK's client of the proxy's OpenAI routes, closed with the proxy."""
+    openai = pytest.importorskip("openai")
+    return CLIENTS.add(openai.OpenAI(base_url=served.url + "/v1", api_key=PROXY_KEY, max_retries=0))
+
+
+def claude(served: Proxy) -> Any:
+    """The anthropic SDK's client of the proxy's Messages route, closed with the proxy."""
+    anthropic = pytest.importorskip("anthropic")
+    return CLIENTS.add(anthropic.Anthropic(base_url=served.url, api_key=PROXY_KEY, max_retries=0))
+
+
+def streamed_chat(served: Proxy, **request: Any) -> Any:
+    """The completion a Chat client streams for ``request``, read whole."""
+    with gpt(served).chat.completions.stream(**request) as stream:
+        return stream.get_final_completion()
+
+
+def streamed_message(served: Proxy, **request: Any) -> Any:
+    """The message a Messages client streams for ``request``, read whole."""
+    with claude(served).messages.stream(**request) as stream:
+        return stream.get_final_message()
+
+
+def assert_chat_text(served: Proxy, request: dict[str, Any]) -> Any:
+    """A Chat client streams ``request`` and reads the text answer "Sunny in Paris." with its
+    usage (11 tokens in, 7 out); its choice, for more checks."""
+    completion = streamed_chat(served, **request)
+    [choice] = completion.choices
+    assert (choice.message.content, choice.finish_reason) == ("Sunny in Paris.", "stop")
+    assert completion.usage is not None
+    assert (completion.usage.prompt_tokens, completion.usage.completion_tokens) == (11, 7)
+    return choice
+
+
+def assert_chat_answered(served: Proxy, **request: Any) -> None:
+    """A Chat client asks for ``request`` in one body and reads the text answer "Sunny in Paris.",
+    no calls."""
+    [choice] = gpt(served).chat.completions.create(**request).choices
+    assert (choice.message.content, choice.finish_reason, choice.message.tool_calls) == (
+        "Sunny in Paris.",
+        "stop",
+        None,
+    )
+
+
+def assert_messages_text(served: Proxy, request: dict[str, Any]) -> None:
+    """A Messages client streams ``request`` and reads the text answer "Sunny in Paris." with its
+    usage (11 tokens in, 7 out)."""
+    message = streamed_message(served, **request)
+    assert (blocks(message), message.stop_reason) == ([("text", "Sunny in Paris.")], "end_turn")
+    assert (message.usage.input_tokens, message.usage.output_tokens) == (11, 7)
 
 
 def reply(fmt: str, case: str, **extra: Any) -> Reply:

@@ -23,9 +23,12 @@ from streamkit.providers._request import settings
 from .helpers import FIXTURES
 from .models import ANTHROPIC, GEMINI, OPENAI
 from .server import LoopbackServer, Reply
+from .translating import PROMPT, chat_tools, chat_turn, messages_tools, messages_turn, ollama_turn, responses_tools
 
 WEATHER = Tool("get_weather", "The weather in a city.", {"type": "object", "properties": {"city": {"type": "string"}}})
 CALL = ToolCall(0, "call_1", "get_weather", {"city": "Paris"})
+#: ``WEATHER`` as the tests declare it in each format.
+DECLARED = (WEATHER.name, WEATHER.description, WEATHER.parameters)
 
 
 def conversation(provider: str) -> list[Any]:
@@ -82,63 +85,27 @@ def test_each_provider_writes_a_reasoning_effort_its_own_way(provider: str, leve
     assert REQUESTS[provider].effort(level, {"low": 1024, "medium": 2048}) == fields
 
 
+def built(provider: str, model: str, **options: Any) -> Any:
+    """The conversation's request to ``provider``, with a system prompt and the tool."""
+    return build(provider, model, conversation(provider), system="Be brief.", tools=[WEATHER], **options)
+
+
 def test_openai_chat() -> None:
-    request = build(
-        "openai_chat",
-        OPENAI,
-        conversation("openai_chat"),
-        system="Be brief.",
-        tools=[WEATHER],
-        api_key="sk-1",
-        max_tokens=100,
-    )
+    request = built("openai_chat", OPENAI, api_key="sk-1", max_tokens=100)
     assert request.url == "https://api.openai.com/v1/chat/completions"
     assert request.headers == {"Authorization": "Bearer sk-1"}
     assert request.body == {
         "model": OPENAI,
-        "messages": [
-            {"role": "system", "content": "Be brief."},
-            {"role": "user", "content": "Weather in Paris?"},
-            {
-                "role": "assistant",
-                "content": "Checking.",
-                "tool_calls": [
-                    {
-                        "id": "call_1",
-                        "type": "function",
-                        "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
-                    }
-                ],
-            },
-            {"role": "tool", "tool_call_id": "call_1", "content": '{"temp":21}'},
-            {"role": "user", "content": "And now?"},
-        ],
+        "messages": [*PROMPT, *chat_turn("call_1", '{"temp":21}', "And now?")],
         "stream": True,
         "stream_options": {"include_usage": True},
-        "tools": [
-            {
-                "type": "function",
-                "function": {
-                    "name": "get_weather",
-                    "description": "The weather in a city.",
-                    "parameters": WEATHER.parameters,
-                },
-            }
-        ],
+        "tools": chat_tools(DECLARED),
         "max_completion_tokens": 100,
     }
 
 
 def test_openai_responses() -> None:
-    request = build(
-        "openai_responses",
-        OPENAI,
-        conversation("openai_responses"),
-        system="Be brief.",
-        tools=[WEATHER],
-        base_url="http://127.0.0.1:9/v1/",
-        max_tokens=100,
-    )
+    request = built("openai_responses", OPENAI, base_url="http://127.0.0.1:9/v1/", max_tokens=100)
     assert request.url == "http://127.0.0.1:9/v1/responses"
     assert request.headers == {}
     assert request.body == {
@@ -152,28 +119,14 @@ def test_openai_responses() -> None:
         ],
         "stream": True,
         "instructions": "Be brief.",
-        "tools": [
-            {
-                "type": "function",
-                "name": "get_weather",
-                "description": "The weather in a city.",
-                "parameters": WEATHER.parameters,
-            }
-        ],
+        "tools": responses_tools(DECLARED),
         "max_output_tokens": 100,
     }
 
 
 def test_anthropic_joins_the_results_and_the_next_user_text_into_one_message() -> None:
-    request = build(
-        "anthropic",
-        ANTHROPIC,
-        conversation("anthropic"),
-        system="Be brief.",
-        tools=[WEATHER],
-        api_key="sk-ant",
-        extra={"thinking": {"type": "enabled", "budget_tokens": 1024}},
-    )
+    extra = {"thinking": {"type": "enabled", "budget_tokens": 1024}}
+    request = built("anthropic", ANTHROPIC, api_key="sk-ant", extra=extra)
     assert request.url == "https://api.anthropic.com/v1/messages"
     assert request.headers == {"x-api-key": "sk-ant", "anthropic-version": "2023-06-01"}
     assert request.body == {
@@ -181,38 +134,17 @@ def test_anthropic_joins_the_results_and_the_next_user_text_into_one_message() -
         "max_tokens": 4096,
         "messages": [
             {"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]},
-            {
-                "role": "assistant",
-                "content": [
-                    {"type": "text", "text": "Checking."},
-                    {"type": "tool_use", "id": "call_1", "name": "get_weather", "input": {"city": "Paris"}},
-                ],
-            },
-            {
-                "role": "user",
-                "content": [
-                    {"type": "tool_result", "tool_use_id": "call_1", "content": '{"temp":21}'},
-                    {"type": "text", "text": "And now?"},
-                ],
-            },
+            *messages_turn("call_1", '{"temp":21}', "And now?"),
         ],
         "stream": True,
         "system": "Be brief.",
-        "tools": [{"name": "get_weather", "description": "The weather in a city.", "input_schema": WEATHER.parameters}],
+        "tools": messages_tools(DECLARED),
         "thinking": {"type": "enabled", "budget_tokens": 1024},
     }
 
 
 def test_gemini() -> None:
-    request = build(
-        "gemini",
-        GEMINI,
-        conversation("gemini"),
-        system="Be brief.",
-        tools=[WEATHER],
-        api_key="g-key",
-        max_tokens=100,
-    )
+    request = built("gemini", GEMINI, api_key="g-key", max_tokens=100)
     assert request.url == (
         "https://generativelanguage.googleapis.com/v1beta/models/gemini-3.8-flash:streamGenerateContent?alt=sse"
     )
@@ -262,34 +194,13 @@ def test_mistral_uses_its_own_ids_and_max_tokens() -> None:
 
 
 def test_ollama_takes_arguments_as_objects_and_results_by_tool_name() -> None:
-    request = build(
-        "ollama", "qwen3", conversation("ollama"), system="Be brief.", tools=[WEATHER], max_tokens=50, environ={}
-    )
+    request = built("ollama", "qwen3", max_tokens=50, environ={})
     assert (request.url, request.headers) == ("http://localhost:11434/api/chat", {})  # a local server: no key
     assert request.body == {
         "model": "qwen3",
-        "messages": [
-            {"role": "system", "content": "Be brief."},
-            {"role": "user", "content": "Weather in Paris?"},
-            {
-                "role": "assistant",
-                "content": "Checking.",
-                "tool_calls": [{"id": "call_1", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}],
-            },
-            {"role": "tool", "tool_name": "get_weather", "content": '{"temp":21}'},
-            {"role": "user", "content": "And now?"},
-        ],
+        "messages": [*PROMPT, *ollama_turn("call_1", '{"temp":21}', "And now?")],
         "stream": True,
-        "tools": [
-            {
-                "type": "function",
-                "function": {
-                    "name": "get_weather",
-                    "description": "The weather in a city.",
-                    "parameters": WEATHER.parameters,
-                },
-            }
-        ],
+        "tools": chat_tools(DECLARED),
         "options": {"num_predict": 50},
     }
 

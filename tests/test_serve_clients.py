@@ -20,15 +20,16 @@ import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
 pytest.importorskip("uvicorn")
 
 from .agent_turns import PLAIN, calling, fixture, plain
-from .server import LoopbackServer, Reply, Request, Turns
-from .serving import PROXY_KEY, Proxy, keyed_proxy, route
+from .server import LoopbackServer, Reply, Request, Turns, bodies
+from .serving import PROXY_KEY, Proxy, keyed_proxy, route, translating_proxy
+from .translating import sse_event
 from .wire import WIRES, OpenAIChatWire, call
 
 NODE_DIR = Path(__file__).resolve().parent / "node"
@@ -117,10 +118,6 @@ def vercel(provider: str, base_url: str, key: str) -> dict[str, Any]:
     out = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, check=True)
     result: dict[str, Any] = json.loads(out.stdout)
     return result
-
-
-def bodies(upstream: LoopbackServer, since: int) -> list[dict[str, Any]]:
-    return [json.loads(request.body) for request in upstream.requests[since:]]
 
 
 def answered(provider: str, body: dict[str, Any]) -> list[str]:
@@ -250,16 +247,33 @@ CLAUDE_FIRST = {
 CLAUDE_REDO = calling("anthropic", "toolu_9", "Bash", {"command": "touch good.txt", "description": "Make good.txt"})
 
 
-def claude(base_url: str, key: str, home: Path) -> dict[str, Any]:
+Test = TypeVar("Test", bound=Callable[..., Any])
+
+
+def runs_claude_code(test: Test) -> Test:
+    """Skip, saying why, without node, Claude Code, or the native binary its postinstall puts in place."""
+    placeholder = pytest.mark.skipif(
+        CLAUDE.exists() and CLAUDE.stat().st_size < 1 << 20,
+        reason=f"{CLAUDE} is the package's placeholder: its postinstall, which puts the native binary there, "
+        "did not run",
+    )
+    marked: Test = needs("@anthropic-ai/claude-code")(placeholder(test))
+    return marked
+
+
+def claude_code(base_url: str, key: str, home: Path, model: str | None = None) -> dict[str, Any]:
     """``claude -p`` in ``home/work``, offline: a home of its own, no telemetry or update check,
-    and every request not to loopback sent to a closed port."""
+    and every request not to loopback sent to a closed port; every model it asks for ``model``
+    when one is given."""
     (home / "work").mkdir()
+    models = {} if model is None else {"ANTHROPIC_MODEL": model, "ANTHROPIC_SMALL_FAST_MODEL": model}
     env = {
         "PATH": os.environ["PATH"],
         "HOME": str(home),
         "CLAUDE_CONFIG_DIR": str(home / ".claude"),
         "ANTHROPIC_BASE_URL": base_url,
         "ANTHROPIC_API_KEY": key,
+        **models,
         "DISABLE_TELEMETRY": "1",
         "DISABLE_AUTOUPDATER": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
@@ -313,11 +327,7 @@ CLAUDE_ALONE = {
 }
 
 
-@needs("@anthropic-ai/claude-code")
-@pytest.mark.skipif(
-    CLAUDE.exists() and CLAUDE.stat().st_size < 1 << 20,
-    reason=f"{CLAUDE} is the package's placeholder: its postinstall, which puts the native binary there, did not run",
-)
+@runs_claude_code
 @pytest.mark.parametrize("kind", ["invalid-json", "cut"])
 @pytest.mark.parametrize("via", ["proxy", "upstream"])
 def test_claude_code_never_runs_the_bad_call_and_ends_with_the_answer(
@@ -331,7 +341,7 @@ def test_claude_code_never_runs_the_bad_call_and_ends_with_the_answer(
     since = len(upstream.requests)
     proxied = via == "proxy"
     exchanges, steps = (CLAUDE_PROXIED if proxied else CLAUDE_ALONE)[kind]
-    ran = claude(served.url if proxied else upstream.url(""), PROXY_KEY if proxied else "sk-upstream", tmp_path)
+    ran = claude_code(served.url if proxied else upstream.url(""), PROXY_KEY if proxied else "sk-upstream", tmp_path)
     assert ran == {"subtype": "success", "is_error": False, "num_turns": steps, "result": PLAIN}
     assert sorted(path.name for path in (tmp_path / "work").iterdir()) == ["good.txt"]
     sent = upstream.requests[since:]
@@ -343,7 +353,7 @@ def test_claude_code_never_runs_the_bad_call_and_ends_with_the_answer(
 @pytest.fixture(scope="module")
 def translating(upstream: LoopbackServer) -> Iterator[Proxy]:
     """Anthropic Messages clients on an OpenAI Chat upstream."""
-    with keyed_proxy(upstream, route(upstream, "anthropic", upstream_format="openai_chat")) as running:
+    with translating_proxy(upstream, "openai_chat", "anthropic") as running:
         yield running
 
 
@@ -456,11 +466,7 @@ CLAUDE_ON_CHAT = sessions("Bash", lambda file: {"command": f"touch {file}", "des
 CLAUDE_TURNS = {"plain": 1, "two-at-index-0": 3, "cut": 2, "invalid-json": 2, "schema": 2, "multi-turn": 3}
 
 
-@needs("@anthropic-ai/claude-code")
-@pytest.mark.skipif(
-    CLAUDE.exists() and CLAUDE.stat().st_size < 1 << 20,
-    reason=f"{CLAUDE} is the package's placeholder: its postinstall, which puts the native binary there, did not run",
-)
+@runs_claude_code
 @pytest.mark.parametrize("name", list(CLAUDE_ON_CHAT))
 def test_claude_code_on_an_openai_chat_server_through_the_proxy(
     translating: Proxy, upstream: LoopbackServer, tmp_path: Path, name: str
@@ -475,7 +481,7 @@ def test_claude_code_on_an_openai_chat_server_through_the_proxy(
     session = CLAUDE_ON_CHAT[name]
     upstream.routes = Turns(PATHS["openai_chat"], *(Reply([turn]) for turn in session.turns))
     since = len(upstream.requests)
-    ran = claude(translating.url, PROXY_KEY, tmp_path)
+    ran = claude_code(translating.url, PROXY_KEY, tmp_path)
     assert ran == {"subtype": "success", "is_error": False, "num_turns": CLAUDE_TURNS[name], "result": PLAIN}
     assert sorted(path.name for path in (tmp_path / "work").iterdir()) == session.files
     sent = bodies(upstream, since)
@@ -492,7 +498,7 @@ CODEX = MODULES / ".bin" / "codex"
 
 
 def _event(kind: str, number: int, **fields: Any) -> bytes:
-    return f"event: {kind}\ndata: {json.dumps({'type': kind, 'sequence_number': number, **fields})}\n\n".encode()
+    return sse_event({"type": kind, "sequence_number": number, **fields}, kind)
 
 
 _RESPONSE: dict[str, Any] = {
@@ -666,7 +672,7 @@ def test_codex_straight_at_the_upstream(upstream: LoopbackServer, tmp_path: Path
 @pytest.fixture(scope="module")
 def codex_on_chat(upstream: LoopbackServer) -> Iterator[Proxy]:
     """OpenAI Responses clients on an OpenAI Chat upstream."""
-    with keyed_proxy(upstream, route(upstream, "openai_responses", upstream_format="openai_chat")) as running:
+    with translating_proxy(upstream, "openai_chat", "openai_responses") as running:
         yield running
 
 

@@ -9,9 +9,6 @@ read; a call off its schema is told to the model in Gemini's terms and never run
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,9 +19,10 @@ pytest.importorskip("uvicorn")
 
 from .agent_turns import PLAIN
 from .models import GEMINI
-from .server import LoopbackServer, Reply, Turns
-from .serving import PROXY_KEY, UPSTREAM_KEY, Proxy, keyed_proxy
-from .test_serve_clients import BASH_RAN, CLAUDE, TIMEOUT, needs
+from .server import LoopbackServer, Reply, Turns, bodies
+from .serving import PROXY_KEY, UPSTREAM_KEY, Proxy, translating_proxy
+from .test_serve_clients import BASH_RAN, claude_code, runs_claude_code
+from .translating import sse_event
 
 PATH = f"/v1beta/models/{GEMINI}:streamGenerateContent"
 
@@ -37,7 +35,7 @@ def turn(*parts: dict[str, Any]) -> bytes:
     ]
     usage = {"promptTokenCount": 9, "candidatesTokenCount": 5, "totalTokenCount": 14}
     chunks = [{"candidates": [candidate], "usageMetadata": usage, "modelVersion": GEMINI} for candidate in candidates]
-    return b"".join(b"data: " + json.dumps(chunk).encode() + b"\r\n\r\n" for chunk in chunks)
+    return b"".join(sse_event(chunk, end=b"\r\n\r\n") for chunk in chunks)
 
 
 def bash(file: str, command: Any = None) -> dict[str, Any]:
@@ -53,45 +51,13 @@ SCENARIOS = {
 }
 
 
-def claude_on(base_url: str, home: Path) -> dict[str, Any]:
-    """``claude -p`` in ``home/work``, offline, every model it asks for Gemini's: a home of its
-    own, no telemetry or update check, and every request not to loopback sent to a closed port."""
-    (home / "work").mkdir()
-    env = {
-        "PATH": os.environ["PATH"],
-        "HOME": str(home),
-        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
-        "ANTHROPIC_BASE_URL": base_url,
-        "ANTHROPIC_API_KEY": PROXY_KEY,
-        "ANTHROPIC_MODEL": GEMINI,
-        "ANTHROPIC_SMALL_FAST_MODEL": GEMINI,
-        "DISABLE_TELEMETRY": "1",
-        "DISABLE_AUTOUPDATER": "1",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "HTTPS_PROXY": "http://127.0.0.1:9",
-        "HTTP_PROXY": "http://127.0.0.1:9",
-        "NO_PROXY": "127.0.0.1",
-    }
-    command = [str(CLAUDE), "-p", "Make the file.", "--output-format", "json", "--allowedTools", "Bash(touch:*)"]
-    out = subprocess.run(
-        command, capture_output=True, text=True, timeout=TIMEOUT, env=env, cwd=home / "work", check=True
-    )
-    result: dict[str, Any] = json.loads(out.stdout)
-    return {key: result[key] for key in ("subtype", "is_error", "num_turns", "result")}
-
-
 @pytest.fixture(scope="module")
 def on_gemini(upstream: LoopbackServer) -> Iterator[Proxy]:
-    route = {"format": "anthropic", "upstream": upstream.url(""), "key_env": "TEST_UPSTREAM_KEY"}
-    with keyed_proxy(upstream, {**route, "upstream_format": "gemini"}) as running:
+    with translating_proxy(upstream, "gemini", "anthropic", root="") as running:
         yield running
 
 
-@needs("@anthropic-ai/claude-code")
-@pytest.mark.skipif(
-    CLAUDE.exists() and CLAUDE.stat().st_size < 1 << 20,
-    reason=f"{CLAUDE} is the package's placeholder: its postinstall, which puts the native binary there, did not run",
-)
+@runs_claude_code
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_claude_code_on_a_gemini_upstream_through_the_proxy(
     on_gemini: Proxy, upstream: LoopbackServer, tmp_path: Path, name: str
@@ -99,14 +65,14 @@ def test_claude_code_on_a_gemini_upstream_through_the_proxy(
     turns, files, steps = SCENARIOS[name]
     upstream.routes = Turns(PATH, *(Reply([answer]) for answer in turns))
     since = len(upstream.requests)
-    ran = claude_on(on_gemini.url, tmp_path)
+    ran = claude_code(on_gemini.url, PROXY_KEY, tmp_path, GEMINI)  # every model it asks for Gemini's
     assert ran == {"subtype": "success", "is_error": False, "num_turns": steps, "result": PLAIN}
     assert sorted(path.name for path in (tmp_path / "work").iterdir()) == files
     requests = upstream.requests[since:]
     assert [(r.target, r.headers["x-goog-api-key"]) for r in requests] == [(PATH + "?alt=sse", UPSTREAM_KEY)] * len(
         turns
     )
-    sent = [json.loads(request.body) for request in requests]
+    sent = bodies(upstream, since)
     assert all("Bash" in [d["name"] for d in body["tools"][0]["functionDeclarations"]] for body in sent)
     assert all(body["systemInstruction"]["parts"][0]["text"] for body in sent)
     if name == "two-calls":

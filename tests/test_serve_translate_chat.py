@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,28 +21,31 @@ pytest.importorskip("uvicorn")  # the proxy
 
 from streamkit.serve._translate import translate
 
-from .helpers import FIXTURES
-from .server import LoopbackServer, Reply, Turns
-from .serving import CLIENTS, PROXY_KEY, Proxy, keyed_proxy, route
+from .server import LoopbackServer, Reply, Turns, bodies
+from .serving import PROXY_KEY, Proxy, assert_chat_answered, assert_chat_text, gpt, streamed_chat, translating_proxy
+from .test_serve_clients import MODULES, NODE, needs
+from .translating import (
+    BOTH,
+    STOCK,
+    WEATHER,
+    calls,
+    chat_history,
+    chat_tools,
+    messages_tools,
+    openai_error,
+    recorded,
+    sse_event,
+    tool_use,
+)
 
 openai = pytest.importorskip("openai")
 
 MESSAGES = "/v1/messages"
-WEATHER = {
-    "type": "object",
-    "properties": {"city": {"type": "string"}, "units": {"type": "string"}},
-    "required": ["city"],
-    "additionalProperties": False,
-}
-STOCK = {"type": "object", "properties": {"ticker": {"type": "string"}}, "required": ["ticker"]}
-TOOLS = [
-    {"type": "function", "function": {"name": "get_weather", "description": "The weather.", "parameters": WEATHER}},
-    {"type": "function", "function": {"name": "get_stock", "description": "A price.", "parameters": STOCK}},
-]
+TOOLS = chat_tools(*BOTH)
 
 
 def event(kind: str, **data: Any) -> bytes:
-    return f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n".encode()
+    return sse_event({"type": kind, **data}, kind)
 
 
 def answer(*blocks: dict[str, Any], stop: str) -> Reply:
@@ -64,31 +66,21 @@ def answer(*blocks: dict[str, Any], stop: str) -> Reply:
 
 
 TEXT = answer({"type": "text", "text": "Sunny in Paris."}, stop="end_turn")
-FIXED = answer(
-    {"type": "tool_use", "id": "toolu_9", "name": "get_weather", "input": {"city": "Paris"}}, stop="tool_use"
-)
+FIXED = answer(tool_use("toolu_9", "get_weather", {"city": "Paris"}), stop="tool_use")
 
 
 @pytest.fixture(scope="module")
 def served(upstream: LoopbackServer) -> Iterator[Proxy]:
-    with keyed_proxy(upstream, route(upstream, "openai_chat", upstream_format="anthropic")) as running:
+    with translating_proxy(upstream, "anthropic", "openai_chat") as running:
         yield running
 
 
-def client(served: Proxy) -> Any:
-    return CLIENTS.add(openai.OpenAI(base_url=served.url + "/v1", api_key=PROXY_KEY, max_retries=0))
-
-
 def sent(upstream: LoopbackServer, since: int) -> list[dict[str, Any]]:
-    bodies: list[dict[str, Any]] = [json.loads(request.body) for request in upstream.requests[since:]]
+    found = bodies(upstream, since)
     assert all(request.target.startswith(MESSAGES) for request in upstream.requests[since:])
     # the headers every request to the upstream's API carries (Anthropic's version), and its key
     assert all(request.headers.get("anthropic-version") == "2023-06-01" for request in upstream.requests[since:])
-    return bodies
-
-
-def calls(message: Any) -> list[tuple[str, str, dict[str, Any]]]:
-    return [(c.id, c.function.name, json.loads(c.function.arguments)) for c in message.tool_calls or ()]
+    return found
 
 
 def test_a_text_answer_and_the_request_written_as_anthropic(served: Proxy, upstream: LoopbackServer) -> None:
@@ -108,12 +100,7 @@ def test_a_text_answer_and_the_request_written_as_anthropic(served: Proxy, upstr
         "user": "u1",
         "stream_options": {"include_usage": True},
     }
-    with client(served).chat.completions.stream(**request) as stream:
-        completion = stream.get_final_completion()
-    [choice] = completion.choices
-    assert (choice.message.content, choice.finish_reason) == ("Sunny in Paris.", "stop")
-    assert completion.usage is not None
-    assert (completion.usage.prompt_tokens, completion.usage.completion_tokens) == (11, 7)
+    assert_chat_text(served, request)
     [body] = sent(upstream, since)
     assert body == {
         "model": "claude-sonnet-4-5",
@@ -121,21 +108,16 @@ def test_a_text_answer_and_the_request_written_as_anthropic(served: Proxy, upstr
         "messages": [{"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]}],
         "stream": True,
         "system": "Be brief.\n\nUse tools.",
-        "tools": [
-            {"name": "get_weather", "description": "The weather.", "input_schema": WEATHER},
-            {"name": "get_stock", "description": "A price.", "input_schema": STOCK},
-        ],
+        "tools": messages_tools(*BOTH),
         "temperature": 0.2,
         "stop_sequences": ["END"],
     }
 
 
 def test_two_calls_reach_the_client_as_two_tool_calls(served: Proxy, upstream: LoopbackServer) -> None:
-    upstream.routes = Turns(MESSAGES, Reply([(FIXTURES / "anthropic/text_then_two_calls.sse").read_bytes()]))
+    upstream.routes = Turns(MESSAGES, recorded("anthropic/text_then_two_calls.sse"))
     request = {"model": "m", "messages": [{"role": "user", "content": "Both?"}], "tools": TOOLS}
-    with client(served).chat.completions.stream(**request) as stream:
-        completion = stream.get_final_completion()
-    [choice] = completion.choices
+    [choice] = streamed_chat(served, **request).choices
     assert choice.message.content == "Checking both."
     assert calls(choice.message) == [
         ("toolu_A", "get_weather", {"city": "Paris", "units": "c"}),
@@ -148,12 +130,10 @@ def test_a_cut_call_is_told_to_the_model_in_anthropic_terms_and_the_client_reads
     served: Proxy, upstream: LoopbackServer
 ) -> None:
     since = len(upstream.requests)
-    cut = Reply([(FIXTURES / "anthropic/max_tokens_cut_after_a_whole_value.sse").read_bytes()])
+    cut = recorded("anthropic/max_tokens_cut_after_a_whole_value.sse")
     upstream.routes = Turns(MESSAGES, cut, FIXED)
     request = {"model": "m", "max_tokens": 100, "messages": [{"role": "user", "content": "Weather?"}], "tools": TOOLS}
-    with client(served).chat.completions.stream(**request) as stream:
-        completion = stream.get_final_completion()
-    [choice] = completion.choices
+    [choice] = streamed_chat(served, **request).choices
     assert calls(choice.message) == [("toolu_9", "get_weather", {"city": "Paris"})]
     assert (choice.message.content, choice.finish_reason) == ("Checking.", "tool_calls")
     first, again = sent(upstream, since)
@@ -181,38 +161,9 @@ def test_the_next_turn_carries_the_calls_and_their_results_as_anthropic_blocks(
 ) -> None:
     since = len(upstream.requests)
     upstream.routes = Turns(MESSAGES, TEXT)
-    history = [
-        {"role": "system", "content": "Be brief."},
-        {"role": "user", "content": "Weather and AAPL?"},
-        {
-            "role": "assistant",
-            "content": "Checking.",
-            "tool_calls": [
-                {
-                    "id": "toolu_1",
-                    "type": "function",
-                    "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
-                },
-                {
-                    "id": "toolu_2",
-                    "type": "function",
-                    "function": {"name": "get_stock", "arguments": '{"ticker":"AAPL"}'},
-                },
-            ],
-        },
-        {"role": "tool", "tool_call_id": "toolu_1", "content": "Sunny"},
-        {"role": "tool", "tool_call_id": "toolu_2", "content": [{"type": "text", "text": "190"}]},
-        {"role": "user", "content": "And tomorrow?"},
-    ]
-    completion = client(served).chat.completions.create(
-        model="m", messages=history, tools=TOOLS, tool_choice={"type": "function", "function": {"name": "get_weather"}}
-    )
-    [choice] = completion.choices
-    assert (choice.message.content, choice.finish_reason, choice.message.tool_calls) == (
-        "Sunny in Paris.",
-        "stop",
-        None,
-    )
+    history = chat_history("toolu_1", "toolu_2")
+    forced = {"type": "function", "function": {"name": "get_weather"}}
+    assert_chat_answered(served, model="m", messages=history, tools=TOOLS, tool_choice=forced)
     [body] = sent(upstream, since)
     assert body["system"] == "Be brief."
     assert body["messages"] == [
@@ -221,8 +172,8 @@ def test_the_next_turn_carries_the_calls_and_their_results_as_anthropic_blocks(
             "role": "assistant",
             "content": [
                 {"type": "text", "text": "Checking."},
-                {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}},
-                {"type": "tool_use", "id": "toolu_2", "name": "get_stock", "input": {"ticker": "AAPL"}},
+                tool_use("toolu_1", "get_weather", {"city": "Paris"}),
+                tool_use("toolu_2", "get_stock", {"ticker": "AAPL"}),
             ],
         },
         {
@@ -262,25 +213,20 @@ def test_a_field_the_upstream_cannot_carry_is_a_400_in_openais_shape(
     since = len(upstream.requests)
     request = {"model": "m", "messages": [{"role": "user", "content": "Hi"}], **extra}
     with pytest.raises(openai.BadRequestError) as raised:
-        client(served).chat.completions.create(**request)
+        gpt(served).chat.completions.create(**request)
     assert raised.value.status_code == 400
     said = f"the request cannot be sent to the upstream (anthropic): {message}"
-    assert raised.value.body == {"message": said, "type": "invalid_request_error", "param": None, "code": None}
+    assert raised.value.body == openai_error(said)
     assert len(upstream.requests) == since  # nothing was sent
 
 
-NODE = shutil.which("node")
-MODULES = Path(os.environ.get("STREAMKIT_NODE_MODULES", Path(__file__).resolve().parent / "node" / "node_modules"))
 SCRIPT = Path(__file__).resolve().parent / "node" / "read_stream.cjs"
 
 
-@pytest.mark.skipif(
-    NODE is None or not (MODULES / "openai" / "package.json").exists(),
-    reason=f"node or the openai Node SDK is not installed in {MODULES} (npm ci --prefix DIR with tests/node's lock)",
-)
+@needs("openai")
 def test_node_openai_accumulates_the_calls_of_an_anthropic_answer(served: Proxy, upstream: LoopbackServer) -> None:
     since = len(upstream.requests)
-    upstream.routes = Turns(MESSAGES, Reply([(FIXTURES / "anthropic/text_then_two_calls.sse").read_bytes()]))
+    upstream.routes = Turns(MESSAGES, recorded("anthropic/text_then_two_calls.sse"))
     assert NODE is not None
     out = subprocess.run(
         [NODE, str(SCRIPT), "openai_chat_accumulated", served.url, PROXY_KEY, json.dumps(TOOLS)],

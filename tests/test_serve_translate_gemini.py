@@ -21,34 +21,43 @@ from streamkit.providers.gemini.history import SKIP_SIGNATURE
 
 pytest.importorskip("uvicorn")  # the proxy
 
-from .helpers import FIXTURES
 from .models import GEMINI
-from .server import LoopbackServer, Reply, Turns
-from .serving import CLIENTS, PROXY_KEY, UPSTREAM_KEY, Proxy, keyed_proxy
+from .server import LoopbackServer, Reply, Turns, bodies
+from .serving import (
+    UPSTREAM_KEY,
+    Proxy,
+    assert_chat_text,
+    claude,
+    gpt,
+    streamed_chat,
+    streamed_message,
+    translating_proxy,
+)
+from .translating import (
+    BOTH,
+    PROMPT,
+    STOCK,
+    WEATHER,
+    anthropic_error,
+    blocks,
+    calls,
+    chat_tools,
+    items,
+    messages_tools,
+    openai_error,
+    recorded,
+    responses_tools,
+    sse_event,
+    tool_use,
+)
 
 anthropic = pytest.importorskip("anthropic")
 openai = pytest.importorskip("openai")
 
 PATH = f"/v1beta/models/{GEMINI}:streamGenerateContent"
-WEATHER = {
-    "type": "object",
-    "properties": {"city": {"type": "string"}, "units": {"type": "string"}},
-    "required": ["city"],
-    "additionalProperties": False,
-}
-STOCK = {"type": "object", "properties": {"ticker": {"type": "string"}}, "required": ["ticker"]}
-CHAT_TOOLS = [
-    {"type": "function", "function": {"name": "get_weather", "description": "The weather.", "parameters": WEATHER}},
-    {"type": "function", "function": {"name": "get_stock", "description": "A price.", "parameters": STOCK}},
-]
-RESPONSES_TOOLS = [
-    {"type": "function", "name": "get_weather", "description": "The weather.", "parameters": WEATHER},
-    {"type": "function", "name": "get_stock", "description": "A price.", "parameters": STOCK},
-]
-ANTHROPIC_TOOLS = [
-    {"name": "get_weather", "description": "The weather.", "input_schema": WEATHER},
-    {"name": "get_stock", "description": "A price.", "input_schema": STOCK},
-]
+CHAT_TOOLS = chat_tools(*BOTH)
+RESPONSES_TOOLS = responses_tools(*BOTH)
+ANTHROPIC_TOOLS = messages_tools(*BOTH)
 #: The tools as Gemini gets them: one ``functionDeclarations`` entry, the schemas as JSON Schema.
 DECLARED = [
     {
@@ -68,7 +77,7 @@ def chunk(*parts: dict[str, Any], finish: str | None = None, **extra: Any) -> by
     body: dict[str, Any] = {"candidates": [candidate], "modelVersion": GEMINI, "responseId": "r1"}
     if finish is not None:
         body["usageMetadata"] = {"promptTokenCount": 11, "candidatesTokenCount": 7, "totalTokenCount": 18}
-    return b"data: " + json.dumps(body).encode() + b"\r\n\r\n"
+    return sse_event(body, end=b"\r\n\r\n")
 
 
 def called(name: str, args: dict[str, Any], ident: str | None = None) -> dict[str, Any]:
@@ -78,22 +87,18 @@ def called(name: str, args: dict[str, Any], ident: str | None = None) -> dict[st
 
 TEXT = Reply([chunk({"text": "Sunny "}), chunk({"text": "in Paris."}, finish="STOP")])
 FIXED = Reply([chunk(called("get_weather", {"city": "Paris"}), finish="STOP")])
-TWO_CALLS = Reply([(FIXTURES / "gemini/text_then_two_calls.sse").read_bytes()])
+TWO_CALLS = recorded("gemini/text_then_two_calls.sse")
 #: Gemini 3's calls carry ids: two given, the third empty (none).
-IDS = Reply([(FIXTURES / "gemini/gemini3_ids_and_empty_text.sse").read_bytes()])
+IDS = recorded("gemini/gemini3_ids_and_empty_text.sse")
 #: A call Gemini sent whole but that fails its tool's schema: no ``city``, an unknown key.
 OFF_SCHEMA = Reply([chunk({"text": "Checking."}, called("get_weather", {"town": "Paris"}), finish="STOP")])
-MALFORMED = Reply([(FIXTURES / "gemini/malformed_function_call.sse").read_bytes()])
+MALFORMED = recorded("gemini/malformed_function_call.sse")
 CUT = Reply([chunk({"text": "Sunny in"}), chunk({"text": " Par"}, finish="MAX_TOKENS")])
 
 
 @pytest.fixture(scope="module")
 def served(upstream: LoopbackServer) -> Iterator[Proxy]:
-    routes = [
-        {"format": fmt, "upstream": upstream.url(""), "key_env": "TEST_UPSTREAM_KEY", "upstream_format": "gemini"}
-        for fmt in ("openai_chat", "openai_responses", "anthropic")
-    ]
-    with keyed_proxy(upstream, *routes) as running:
+    with translating_proxy(upstream, "gemini", "openai_chat", "openai_responses", "anthropic", root="") as running:
         yield running
 
 
@@ -103,40 +108,13 @@ def fresh(upstream: LoopbackServer) -> None:
     upstream.requests.clear()
 
 
-def gpt(served: Proxy) -> Any:
-    return CLIENTS.add(openai.OpenAI(base_url=served.url + "/v1", api_key=PROXY_KEY, max_retries=0))
-
-
-def claude(served: Proxy) -> Any:
-    return CLIENTS.add(anthropic.Anthropic(base_url=served.url, api_key=PROXY_KEY, max_retries=0))
-
-
 def sent(upstream: LoopbackServer) -> list[dict[str, Any]]:
     """The bodies the upstream got, each checked to be a streamed request keyed as Gemini's."""
     for request in upstream.requests:
         assert (request.method, request.target) == ("POST", PATH + "?alt=sse")
         assert request.headers["x-goog-api-key"] == UPSTREAM_KEY
         assert "authorization" not in request.headers and "x-api-key" not in request.headers
-    return [json.loads(request.body) for request in upstream.requests]
-
-
-def chat_calls(message: Any) -> list[tuple[str, str, dict[str, Any]]]:
-    return [(c.id, c.function.name, json.loads(c.function.arguments)) for c in message.tool_calls or ()]
-
-
-def items(response: Any) -> list[tuple[Any, ...]]:
-    """A response's output items: a message's text, a call's id, name and arguments."""
-    out: list[tuple[Any, ...]] = []
-    for item in response.output:
-        if item.type == "message":
-            out.append(("message", "".join(part.text for part in item.content)))
-        else:
-            out.append((item.type, item.call_id, item.name, json.loads(item.arguments)))
-    return out
-
-
-def blocks(message: Any) -> list[tuple[Any, ...]]:
-    return [(b.type, b.text) if b.type == "text" else (b.type, b.id, b.name, b.input) for b in message.content]
+    return bodies(upstream)
 
 
 # -- OpenAI Chat ------------------------------------------------------------------------------
@@ -146,26 +124,15 @@ def test_a_chat_request_is_written_as_geminis_and_its_text_answer_read(served: P
     upstream.routes = Turns(PATH, TEXT)
     request = {
         "model": GEMINI,
-        "messages": [
-            {"role": "system", "content": "Be brief."},
-            {"role": "user", "content": "Weather in Paris?"},
-        ],
+        "messages": PROMPT,
         "tools": CHAT_TOOLS,
         "max_completion_tokens": 512,
         "temperature": 0.2,
         "stop": ["END"],
         "stream_options": {"include_usage": True},
     }
-    with gpt(served).chat.completions.stream(**request) as stream:
-        completion = stream.get_final_completion()
-    [choice] = completion.choices
-    assert (choice.message.content, choice.finish_reason, choice.message.tool_calls) == (
-        "Sunny in Paris.",
-        "stop",
-        None,
-    )
-    assert completion.usage is not None
-    assert (completion.usage.prompt_tokens, completion.usage.completion_tokens) == (11, 7)
+    choice = assert_chat_text(served, request)
+    assert choice.message.tool_calls is None
     [body] = sent(upstream)
     assert body == {
         "contents": [{"role": "user", "parts": [{"text": "Weather in Paris?"}]}],
@@ -187,7 +154,7 @@ def test_two_calls_without_ids_reach_a_chat_client_with_its_own_ids_and_go_back_
         [choice] = stream.get_final_completion().choices
     first = choice.message
     assert choice.finish_reason == "tool_calls"
-    weather, stock = chat_calls(first)
+    weather, stock = calls(first)
     assert (weather[1:], stock[1:]) == (("get_weather", {"city": "Paris"}), ("get_stock", {"ticker": "AAPL"}))
     assert weather[0].startswith("call_") and stock[0].startswith("call_") and weather[0] != stock[0]
     assert first.content == "Checking both."
@@ -235,11 +202,9 @@ def test_geminis_own_call_ids_reach_the_client_as_they_came(served: Proxy, upstr
     call that came with an empty id gets one minted in the client's form."""
     upstream.routes = Turns(PATH, IDS)
     clock = {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object"}}}
-    with gpt(served).chat.completions.stream(
-        model=GEMINI, messages=[{"role": "user", "content": "Weather?"}], tools=[*CHAT_TOOLS, clock]
-    ) as stream:
-        message = stream.get_final_completion().choices[0].message
-    first, second, third = chat_calls(message)
+    weather = [{"role": "user", "content": "Weather?"}]
+    message = streamed_chat(served, model=GEMINI, messages=weather, tools=[*CHAT_TOOLS, clock]).choices[0].message
+    first, second, third = calls(message)
     assert (first, second) == (
         ("96c1su3s", "get_weather", {"city": "Paris"}),
         ("k2p9x7qa", "get_weather", {"city": "Paris"}),
@@ -247,16 +212,19 @@ def test_geminis_own_call_ids_reach_the_client_as_they_came(served: Proxy, upstr
     assert third[0].startswith("call_") and third[1:] == ("get_time", {"zone": "CET"})
 
 
+def corrected(served: Proxy, upstream: LoopbackServer, first: Reply) -> Any:
+    """The choice a Chat client streams when the upstream answers ``first``, then ``FIXED``."""
+    upstream.routes = Turns(PATH, first, FIXED)
+    asked = [{"role": "user", "content": "Weather?"}]
+    [choice] = streamed_chat(served, model=GEMINI, messages=asked, tools=CHAT_TOOLS).choices
+    return choice
+
+
 def test_a_call_off_its_schema_is_told_to_gemini_and_the_chat_client_reads_the_correction(
     served: Proxy, upstream: LoopbackServer
 ) -> None:
-    upstream.routes = Turns(PATH, OFF_SCHEMA, FIXED)
-    with gpt(served).chat.completions.stream(
-        model=GEMINI, messages=[{"role": "user", "content": "Weather?"}], tools=CHAT_TOOLS
-    ) as stream:
-        completion = stream.get_final_completion()
-    [choice] = completion.choices
-    [(_, name, args)] = chat_calls(choice.message)
+    choice = corrected(served, upstream, OFF_SCHEMA)
+    [(_, name, args)] = calls(choice.message)
     assert (name, args, choice.finish_reason) == ("get_weather", {"city": "Paris"}, "tool_calls")
     assert choice.message.content == "Checking."
     first, again = sent(upstream)
@@ -275,13 +243,8 @@ def test_a_call_off_its_schema_is_told_to_gemini_and_the_chat_client_reads_the_c
 def test_a_malformed_function_call_is_told_to_gemini_and_the_client_reads_the_correction(
     served: Proxy, upstream: LoopbackServer
 ) -> None:
-    upstream.routes = Turns(PATH, MALFORMED, FIXED)
-    with gpt(served).chat.completions.stream(
-        model=GEMINI, messages=[{"role": "user", "content": "Weather?"}], tools=CHAT_TOOLS
-    ) as stream:
-        completion = stream.get_final_completion()
-    [choice] = completion.choices
-    assert [call[1:] for call in chat_calls(choice.message)] == [("get_weather", {"city": "Paris"})]
+    choice = corrected(served, upstream, MALFORMED)
+    assert [call[1:] for call in calls(choice.message)] == [("get_weather", {"city": "Paris"})]
     assert (choice.message.content, choice.finish_reason) == ("I'll check.", "tool_calls")
     first, again = sent(upstream)
     told = again["contents"][len(first["contents"]) :]
@@ -316,7 +279,7 @@ def test_a_chat_request_not_streamed_is_answered_with_a_body(served: Proxy, upst
     )
     assert raw.headers["content-type"] == "application/json"
     [choice] = raw.parse().choices
-    assert [call[1:] for call in chat_calls(choice.message)] == [
+    assert [call[1:] for call in calls(choice.message)] == [
         ("get_weather", {"city": "Paris"}),
         ("get_stock", {"ticker": "AAPL"}),
     ]
@@ -344,22 +307,13 @@ def test_an_upstream_error_keeps_its_status_in_each_clients_shape(
     )
     with pytest.raises(getattr(openai, error)) as chat:
         gpt(served).chat.completions.create(model=GEMINI, messages=[{"role": "user", "content": "Hi"}])
-    assert (chat.value.status_code, chat.value.body) == (
-        status,
-        {"message": message, "type": "api_error", "param": None, "code": None},
-    )
+    assert (chat.value.status_code, chat.value.body) == (status, openai_error(message, "api_error"))
     with pytest.raises(getattr(openai, error)) as responses:
         gpt(served).responses.create(model=GEMINI, input="Hi", stream=True)
-    assert (responses.value.status_code, responses.value.body) == (
-        status,
-        {"message": message, "type": "api_error", "param": None, "code": None},
-    )
+    assert (responses.value.status_code, responses.value.body) == (status, openai_error(message, "api_error"))
     with pytest.raises(getattr(anthropic, error)) as messages:
         claude(served).messages.create(model=GEMINI, max_tokens=10, messages=[{"role": "user", "content": "Hi"}])
-    assert (messages.value.status_code, messages.value.body) == (
-        status,
-        {"type": "error", "error": {"type": "api_error", "message": message}},
-    )
+    assert (messages.value.status_code, messages.value.body) == (status, anthropic_error(message, "api_error"))
     assert len(sent(upstream)) == 3
 
 
@@ -463,8 +417,7 @@ def test_a_messages_request_is_written_as_geminis_and_its_calls_read(served: Pro
         "stop_sequences": ["END"],
         "extra_body": {"temperature": 0.2},  # anthropic 2.x takes it only so
     }
-    with claude(served).messages.stream(**request) as stream:
-        message = stream.get_final_message()
+    message = streamed_message(served, **request)
     text, weather, stock = blocks(message)
     assert text == ("text", "Checking both.")
     assert (weather[0], weather[2:], stock[0], stock[2:]) == (
@@ -492,8 +445,8 @@ def test_the_messages_next_turn_pairs_each_result_with_its_call(served: Proxy, u
         {
             "role": "assistant",
             "content": [
-                {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}},
-                {"type": "tool_use", "id": "toolu_2", "name": "get_stock", "input": {"ticker": "AAPL"}},
+                tool_use("toolu_1", "get_weather", {"city": "Paris"}),
+                tool_use("toolu_2", "get_stock", {"ticker": "AAPL"}),
             ],
         },
         {
@@ -536,10 +489,8 @@ def test_a_malformed_call_told_to_gemini_reaches_a_messages_client_corrected(
     served: Proxy, upstream: LoopbackServer
 ) -> None:
     upstream.routes = Turns(PATH, MALFORMED, FIXED)
-    with claude(served).messages.stream(
-        model=GEMINI, max_tokens=64, messages=[{"role": "user", "content": "Weather?"}], tools=ANTHROPIC_TOOLS
-    ) as stream:
-        message = stream.get_final_message()
+    weather = [{"role": "user", "content": "Weather?"}]
+    message = streamed_message(served, model=GEMINI, max_tokens=64, messages=weather, tools=ANTHROPIC_TOOLS)
     text, call = blocks(message)
     assert (text, call[0], call[2:], message.stop_reason) == (
         ("text", "I'll check."),

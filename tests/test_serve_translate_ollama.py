@@ -24,32 +24,54 @@ pytest.importorskip("uvicorn")  # the proxy
 
 from . import answers
 from .agent_turns import PLAIN
-from .helpers import FIXTURES
-from .server import LoopbackServer, Reply, Turns
-from .serving import CLIENTS, PROXY_KEY, UPSTREAM_KEY, Proxy, keyed_proxy, route
-from .test_serve_clients import BASH_RAN, CLAUDE, claude, needs
+from .server import LoopbackServer, Reply, Turns, bodies
+from .serving import (
+    PROXY_KEY,
+    UPSTREAM_KEY,
+    Proxy,
+    assert_chat_answered,
+    assert_chat_text,
+    assert_messages_text,
+    claude,
+    gpt,
+    streamed_chat,
+    streamed_message,
+    translating_proxy,
+)
+from .test_serve_clients import BASH_RAN, claude_code, runs_claude_code
+from .translating import (
+    PROMPT,
+    STOCK,
+    anthropic_error,
+    blocks,
+    calls,
+    chat_history,
+    chat_tools,
+    messages_tools,
+    messages_turn,
+    ollama_turn,
+    openai_error,
+    recorded,
+)
 
 openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")
 
 CHAT = "/api/chat"
 NDJSON = "application/x-ndjson"
+#: get_weather's parameters: a city, and the unit Ollama's recorded answer gives.
 WEATHER = {
     "type": "object",
     "properties": {"city": {"type": "string"}, "unit": {"type": "string"}},
     "required": ["city"],
 }
-STOCK = {"type": "object", "properties": {"ticker": {"type": "string"}}, "required": ["ticker"]}
-CHAT_TOOLS: list[dict[str, Any]] = [
-    {"type": "function", "function": {"name": "get_weather", "description": "The weather.", "parameters": WEATHER}},
-    {"type": "function", "function": {"name": "get_stock", "description": "A price.", "parameters": STOCK}},
-]
-MESSAGES_TOOLS = [
-    {"name": "get_weather", "description": "The weather.", "input_schema": WEATHER},
-    {"name": "get_stock", "description": "A price.", "input_schema": STOCK},
-]
+TOOLS = (("get_weather", "The weather.", WEATHER), ("get_stock", "A price.", STOCK))
+CHAT_TOOLS = chat_tools(*TOOLS)
+MESSAGES_TOOLS = messages_tools(*TOOLS)
 #: The tools as the upstream gets them: Ollama takes Chat's function tools.
 OLLAMA_TOOLS = CHAT_TOOLS
+#: What the upstream is sent of ``PROMPT`` with the tools, whichever client asked.
+WRITTEN = {"model": "qwen3", "messages": PROMPT, "stream": True, "tools": OLLAMA_TOOLS}
 
 
 def lines(*objects: dict[str, Any]) -> Reply:
@@ -70,24 +92,15 @@ TEXT = lines(
         "eval_count": 7,
     },
 )
-TWO_CALLS = Reply([(FIXTURES / "ollama/text_then_two_calls.ndjson").read_bytes()], content_type=NDJSON)
+TWO_CALLS = recorded("ollama/text_then_two_calls.ndjson", content_type=NDJSON)
 
 
 @pytest.fixture(scope="module")
 def served(upstream: LoopbackServer) -> Iterator[Proxy]:
     """A Chat, a Messages and a Responses route, all sent to the one Ollama upstream."""
-    base = {"upstream": upstream.url(""), "upstream_format": "ollama"}  # Ollama's paths have no /v1
-    routes = (route(upstream, fmt) | base for fmt in ("openai_chat", "anthropic", "openai_responses"))
-    with keyed_proxy(upstream, *routes) as running:
+    formats = ("openai_chat", "anthropic", "openai_responses")
+    with translating_proxy(upstream, "ollama", *formats, root="") as running:  # Ollama's paths have no /v1
         yield running
-
-
-def chat_client(served: Proxy) -> Any:
-    return CLIENTS.add(openai.OpenAI(base_url=served.url + "/v1", api_key=PROXY_KEY, max_retries=0))
-
-
-def messages_client(served: Proxy) -> Any:
-    return CLIENTS.add(anthropic.Anthropic(base_url=served.url, api_key=PROXY_KEY, max_retries=0))
 
 
 def sent_to(upstream: LoopbackServer, since: int) -> list[dict[str, Any]]:
@@ -96,15 +109,18 @@ def sent_to(upstream: LoopbackServer, since: int) -> list[dict[str, Any]]:
     assert all(request.target == CHAT for request in requests)
     # the route's key, as ollama.com's API takes it (a local server reads no header)
     assert all(request.headers.get("authorization") == f"Bearer {UPSTREAM_KEY}" for request in requests)
-    return [json.loads(request.body) for request in requests]
+    return bodies(upstream, since)
 
 
-def calls(message: Any) -> list[tuple[str, str, dict[str, Any]]]:
-    return [(c.id, c.function.name, json.loads(c.function.arguments)) for c in message.tool_calls or ()]
-
-
-def blocks(message: Any) -> list[tuple[Any, ...]]:
-    return [(b.type, b.text) if b.type == "text" else (b.type, b.id, b.name, b.input) for b in message.content]
+#: The sampling settings a Chat request gives, which Ollama takes in its options by the same names.
+SAMPLING = {
+    "temperature": 0.2,
+    "top_p": 0.9,
+    "seed": 7,
+    "stop": ["END"],
+    "frequency_penalty": 0.5,
+    "presence_penalty": 0.25,
+}
 
 
 def test_a_chat_clients_text_answer_and_the_request_written_as_ollamas(served: Proxy, upstream: LoopbackServer) -> None:
@@ -112,45 +128,18 @@ def test_a_chat_clients_text_answer_and_the_request_written_as_ollamas(served: P
     upstream.routes = Turns(CHAT, TEXT)
     request = {
         "model": "qwen3",
-        "messages": [
-            {"role": "system", "content": "Be brief."},
-            {"role": "user", "content": "Weather in Paris?"},
-        ],
+        "messages": PROMPT,
         "tools": CHAT_TOOLS,
         "max_completion_tokens": 512,
-        "temperature": 0.2,
-        "top_p": 0.9,
-        "seed": 7,
-        "stop": ["END"],
-        "frequency_penalty": 0.5,
-        "presence_penalty": 0.25,
+        **SAMPLING,
         "reasoning_effort": "low",
         "stream_options": {"include_usage": True},
     }
-    with chat_client(served).chat.completions.stream(**request) as stream:
-        completion = stream.get_final_completion()
-    [choice] = completion.choices
-    assert (choice.message.content, choice.finish_reason) == ("Sunny in Paris.", "stop")
-    assert completion.usage is not None
-    assert (completion.usage.prompt_tokens, completion.usage.completion_tokens) == (11, 7)
+    assert_chat_text(served, request)
     [body] = sent_to(upstream, since)
     assert body == {
-        "model": "qwen3",
-        "messages": [
-            {"role": "system", "content": "Be brief."},
-            {"role": "user", "content": "Weather in Paris?"},
-        ],
-        "stream": True,
-        "tools": OLLAMA_TOOLS,
-        "options": {
-            "num_predict": 512,
-            "temperature": 0.2,
-            "top_p": 0.9,
-            "seed": 7,
-            "stop": ["END"],
-            "frequency_penalty": 0.5,
-            "presence_penalty": 0.25,
-        },
+        **WRITTEN,
+        "options": {"num_predict": 512, **SAMPLING},
         "think": "low",
     }
 
@@ -169,29 +158,15 @@ def test_a_messages_clients_text_answer_and_the_request_written_as_ollamas(
         "stop_sequences": ["END"],
         "extra_body": {"top_k": 40},  # anthropic 2.x takes it only so
     }
-    with messages_client(served).messages.stream(**request) as stream:
-        message = stream.get_final_message()
-    assert (blocks(message), message.stop_reason) == ([("text", "Sunny in Paris.")], "end_turn")
-    assert (message.usage.input_tokens, message.usage.output_tokens) == (11, 7)
+    assert_messages_text(served, request)
     [body] = sent_to(upstream, since)
-    assert body == {
-        "model": "qwen3",
-        "messages": [
-            {"role": "system", "content": "Be brief."},
-            {"role": "user", "content": "Weather in Paris?"},
-        ],
-        "stream": True,
-        "tools": OLLAMA_TOOLS,
-        "options": {"num_predict": 256, "stop": ["END"], "top_k": 40},
-    }
+    assert body == {**WRITTEN, "options": {"num_predict": 256, "stop": ["END"], "top_k": 40}}
 
 
 def test_two_calls_in_one_line_reach_each_client_as_two_calls(served: Proxy, upstream: LoopbackServer) -> None:
     upstream.routes = Turns(CHAT, TWO_CALLS)
     request = {"model": "m", "messages": [{"role": "user", "content": "Both?"}], "tools": CHAT_TOOLS}
-    with chat_client(served).chat.completions.stream(**request) as stream:
-        completion = stream.get_final_completion()
-    [choice] = completion.choices
+    [choice] = streamed_chat(served, **request).choices
     assert choice.message.content == "Checking both."
     assert calls(choice.message) == [
         ("call_k3j9x0qa", "get_weather", {"city": "Paris", "unit": "celsius"}),
@@ -199,8 +174,7 @@ def test_two_calls_in_one_line_reach_each_client_as_two_calls(served: Proxy, ups
     ]
     assert choice.finish_reason == "tool_calls"  # Ollama's done_reason is stop even after calls
     asked = {"model": "m", "max_tokens": 100, "messages": [{"role": "user", "content": "Both?"}]}
-    with messages_client(served).messages.stream(**asked, tools=MESSAGES_TOOLS) as stream:
-        message = stream.get_final_message()
+    message = streamed_message(served, **asked, tools=MESSAGES_TOOLS)
     assert blocks(message) == [
         ("text", "Checking both."),
         ("tool_use", "call_k3j9x0qa", "get_weather", {"city": "Paris", "unit": "celsius"}),
@@ -221,7 +195,7 @@ def test_a_responses_clients_calls_and_the_request_written_as_ollamas(served: Pr
         "max_output_tokens": 64,
         "temperature": 0.2,
     }
-    with chat_client(served).responses.stream(**request) as stream:
+    with gpt(served).responses.stream(**request) as stream:
         response = stream.get_final_response()
     assert response.output_text == "Checking both."
     assert [(item.type, getattr(item, "call_id", None)) for item in response.output] == [
@@ -251,8 +225,7 @@ def test_an_invalid_call_is_told_to_the_model_in_ollamas_terms_and_the_client_re
     fixed = answers.ollama("", [("call_f1", "get_weather", {"city": "Paris"})])
     upstream.routes = Turns(CHAT, bad, fixed)
     request = {"model": "m", "max_tokens": 100, "messages": [{"role": "user", "content": "Weather?"}]}
-    with messages_client(served).messages.stream(**request, tools=MESSAGES_TOOLS) as stream:
-        message = stream.get_final_message()
+    message = streamed_message(served, **request, tools=MESSAGES_TOOLS)
     assert blocks(message) == [
         ("text", "Checking."),
         ("tool_use", "call_f1", "get_weather", {"city": "Paris"}),
@@ -280,36 +253,8 @@ def test_the_next_turn_carries_the_calls_and_their_results_as_ollama_messages(
 ) -> None:
     since = len(upstream.requests)
     upstream.routes = Turns(CHAT, TEXT)
-    history = [
-        {"role": "system", "content": "Be brief."},
-        {"role": "user", "content": "Weather and AAPL?"},
-        {
-            "role": "assistant",
-            "content": "Checking.",
-            "tool_calls": [
-                {
-                    "id": "call_1",
-                    "type": "function",
-                    "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
-                },
-                {
-                    "id": "call_2",
-                    "type": "function",
-                    "function": {"name": "get_stock", "arguments": '{"ticker":"AAPL"}'},
-                },
-            ],
-        },
-        {"role": "tool", "tool_call_id": "call_1", "content": "Sunny"},
-        {"role": "tool", "tool_call_id": "call_2", "content": [{"type": "text", "text": "190"}]},
-        {"role": "user", "content": "And tomorrow?"},
-    ]
-    completion = chat_client(served).chat.completions.create(model="m", messages=history, tools=CHAT_TOOLS)
-    [choice] = completion.choices
-    assert (choice.message.content, choice.finish_reason, choice.message.tool_calls) == (
-        "Sunny in Paris.",
-        "stop",
-        None,
-    )
+    history = chat_history("call_1", "call_2")
+    assert_chat_answered(served, model="m", messages=history, tools=CHAT_TOOLS)
     [body] = sent_to(upstream, since)
     assert body == {
         "model": "m",
@@ -353,17 +298,17 @@ def test_a_field_ollama_cannot_carry_is_a_400_in_openais_shape(
     since = len(upstream.requests)
     request = {"model": "m", "messages": [{"role": "user", "content": "Hi"}], "tools": CHAT_TOOLS, **extra}
     with pytest.raises(openai.BadRequestError) as raised:
-        chat_client(served).chat.completions.create(**request)
+        gpt(served).chat.completions.create(**request)
     assert raised.value.status_code == 400
     said = f"the request cannot be sent to the upstream (ollama): {message}"
-    assert raised.value.body == {"message": said, "type": "invalid_request_error", "param": None, "code": None}
+    assert raised.value.body == openai_error(said)
     assert len(upstream.requests) == since  # nothing was sent
 
 
 def test_a_forced_tool_is_a_400_in_anthropics_shape(served: Proxy, upstream: LoopbackServer) -> None:
     since = len(upstream.requests)
     with pytest.raises(anthropic.BadRequestError) as raised:
-        messages_client(served).messages.create(
+        claude(served).messages.create(
             model="m",
             max_tokens=10,
             messages=[{"role": "user", "content": "Hi"}],
@@ -371,14 +316,10 @@ def test_a_forced_tool_is_a_400_in_anthropics_shape(served: Proxy, upstream: Loo
             tool_choice={"type": "tool", "name": "get_weather"},
         )
     assert raised.value.status_code == 400
-    assert raised.value.body == {
-        "type": "error",
-        "error": {
-            "type": "invalid_request_error",
-            "message": "the request cannot be sent to the upstream (ollama): "
-            "tool_choice: 'get_weather' forces a call, which the upstream's format (ollama) cannot",
-        },
-    }
+    assert raised.value.body == anthropic_error(
+        "the request cannot be sent to the upstream (ollama): "
+        "tool_choice: 'get_weather' forces a call, which the upstream's format (ollama) cannot"
+    )
     assert len(upstream.requests) == since
 
 
@@ -386,7 +327,7 @@ def test_tool_choice_none_offers_no_tools(served: Proxy, upstream: LoopbackServe
     since = len(upstream.requests)
     upstream.routes = Turns(CHAT, TEXT)
     request = {"model": "m", "messages": [{"role": "user", "content": "Hi"}], "tools": CHAT_TOOLS}
-    completion = chat_client(served).chat.completions.create(**request, tool_choice="none")
+    completion = gpt(served).chat.completions.create(**request, tool_choice="none")
     assert completion.choices[0].message.content == "Sunny in Paris."
     [body] = sent_to(upstream, since)
     assert body["tools"] == []
@@ -399,11 +340,9 @@ def test_an_ollama_error_status_reaches_each_client_with_its_status(
     said = b'{"error":"model \\"qwen3\\" is busy"}'
     upstream.routes = Turns(CHAT, Reply([said], status=status, reason="Err", content_type="application/json"))
     with pytest.raises(getattr(openai, error)) as chat_raised:
-        chat_client(served).chat.completions.create(model="qwen3", messages=[{"role": "user", "content": "Hi"}])
+        gpt(served).chat.completions.create(model="qwen3", messages=[{"role": "user", "content": "Hi"}])
     with pytest.raises(getattr(anthropic, error)) as messages_raised:
-        messages_client(served).messages.create(
-            model="qwen3", max_tokens=10, messages=[{"role": "user", "content": "Hi"}]
-        )
+        claude(served).messages.create(model="qwen3", max_tokens=10, messages=[{"role": "user", "content": "Hi"}])
     expected = f'the upstream answered {status}: {{"error":"model \\"qwen3\\" is busy"}}'
     assert chat_raised.value.status_code == messages_raised.value.status_code == status
     assert chat_raised.value.body["message"] == expected
@@ -417,15 +356,15 @@ def test_an_error_line_in_the_stream_ends_each_clients_stream_in_its_shape(
     failing = lines({**HEAD, "message": {"role": "assistant", "content": "Looking"}, "done": False}, {"error": said})
     upstream.routes = Turns(CHAT, failing)
     hi = [{"role": "user", "content": "Hi"}]
-    chunks = chat_client(served).chat.completions.create(model="m", messages=hi, stream=True)
+    chunks = gpt(served).chat.completions.create(model="m", messages=hi, stream=True)
     with pytest.raises(openai.APIError) as chat_raised:
         list(chunks)
     told = f"ollama reported an error: {said}"
     assert chat_raised.value.message == told
-    streamed = messages_client(served).messages.stream(model="m", max_tokens=10, messages=hi)
+    streamed = claude(served).messages.stream(model="m", max_tokens=10, messages=hi)
     with pytest.raises(anthropic.APIStatusError) as messages_raised, streamed as events:
         list(events.text_stream)
-    assert messages_raised.value.body == {"type": "error", "error": {"type": "api_error", "message": told}}
+    assert messages_raised.value.body == anthropic_error(told, "api_error")
 
 
 def test_a_request_written_as_ollamas_exactly() -> None:
@@ -433,23 +372,7 @@ def test_a_request_written_as_ollamas_exactly() -> None:
         "model": "qwen3",
         "max_tokens": 100,
         "system": "Be brief.",
-        "messages": [
-            {"role": "user", "content": "Weather in Paris?"},
-            {
-                "role": "assistant",
-                "content": [
-                    {"type": "text", "text": "Checking."},
-                    {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}},
-                ],
-            },
-            {
-                "role": "user",
-                "content": [
-                    {"type": "tool_result", "tool_use_id": "toolu_1", "content": "Sunny"},
-                    {"type": "text", "text": "And now?"},
-                ],
-            },
-        ],
+        "messages": [{"role": "user", "content": "Weather in Paris?"}, *messages_turn("toolu_1", "Sunny", "And now?")],
         "tools": MESSAGES_TOOLS[:1],
         "temperature": 0.2,
         "top_k": 5,
@@ -459,17 +382,7 @@ def test_a_request_written_as_ollamas_exactly() -> None:
     assert translated.path == "/api/chat"
     assert translated.body == {
         "model": "qwen3",
-        "messages": [
-            {"role": "system", "content": "Be brief."},
-            {"role": "user", "content": "Weather in Paris?"},
-            {
-                "role": "assistant",
-                "content": "Checking.",
-                "tool_calls": [{"id": "toolu_1", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}],
-            },
-            {"role": "tool", "tool_name": "get_weather", "content": "Sunny"},
-            {"role": "user", "content": "And now?"},
-        ],
+        "messages": [*PROMPT, *ollama_turn("toolu_1", "Sunny", "And now?")],
         "stream": True,
         "tools": OLLAMA_TOOLS[:1],
         "options": {"num_predict": 100, "temperature": 0.2, "top_k": 5},
@@ -486,11 +399,7 @@ CLAUDE_ON_OLLAMA = {
 }
 
 
-@needs("@anthropic-ai/claude-code")
-@pytest.mark.skipif(
-    CLAUDE.exists() and CLAUDE.stat().st_size < 1 << 20,
-    reason=f"{CLAUDE} is the package's placeholder: its postinstall, which puts the native binary there, did not run",
-)
+@runs_claude_code
 @pytest.mark.parametrize("name", list(CLAUDE_ON_OLLAMA))
 def test_claude_code_on_an_ollama_server_through_the_proxy(
     served: Proxy, upstream: LoopbackServer, tmp_path: Path, name: str
@@ -501,7 +410,7 @@ def test_claude_code_on_an_ollama_server_through_the_proxy(
     turns, files, steps = CLAUDE_ON_OLLAMA[name]
     upstream.routes = Turns(CHAT, *turns)
     since = len(upstream.requests)
-    ran = claude(served.url, PROXY_KEY, tmp_path)
+    ran = claude_code(served.url, PROXY_KEY, tmp_path)
     assert ran == {"subtype": "success", "is_error": False, "num_turns": steps, "result": PLAIN}
     assert sorted(path.name for path in (tmp_path / "work").iterdir()) == files
     sent = sent_to(upstream, since)

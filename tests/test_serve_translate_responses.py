@@ -8,7 +8,6 @@ Chat's own terms.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,46 +18,37 @@ from streamkit.serve._translate import translate
 
 pytest.importorskip("uvicorn")  # the proxy
 
-from .helpers import FIXTURES
-from .server import LoopbackServer, Reply, Turns
-from .serving import CLIENTS, PROXY_KEY, Proxy, keyed_proxy, route
-from .test_serve_translate import CHAT, FIXED, STOCK, TEXT, WEATHER, sent
+from .server import LoopbackServer, Turns
+from .serving import Proxy, gpt, translating_proxy
+from .translating import (
+    CHAT,
+    CITY,
+    FIXED,
+    STOCK,
+    TEXT,
+    assert_told_cut,
+    chat_call,
+    chat_tools,
+    items,
+    openai_error,
+    recorded,
+    sent,
+)
 
 openai = pytest.importorskip("openai")
 
 TOOLS = [
-    {"type": "function", "name": "get_weather", "description": "The weather in a city.", "parameters": WEATHER},
+    {"type": "function", "name": "get_weather", "description": "The weather in a city.", "parameters": CITY},
     {"type": "function", "name": "get_stock", "description": "A stock's price.", "parameters": STOCK, "strict": False},
 ]
 #: The tools as the upstream gets them: Chat's function tools.
-CHAT_TOOLS = [
-    {
-        "type": "function",
-        "function": {"name": "get_weather", "description": "The weather in a city.", "parameters": WEATHER},
-    },
-    {"type": "function", "function": {"name": "get_stock", "description": "A stock's price.", "parameters": STOCK}},
-]
+CHAT_TOOLS = chat_tools(("get_weather", "The weather in a city.", CITY), ("get_stock", "A stock's price.", STOCK))
 
 
 @pytest.fixture(scope="module")
 def served(upstream: LoopbackServer) -> Iterator[Proxy]:
-    with keyed_proxy(upstream, route(upstream, "openai_responses", upstream_format="openai_chat")) as running:
+    with translating_proxy(upstream, "openai_chat", "openai_responses") as running:
         yield running
-
-
-def client(served: Proxy) -> Any:
-    return CLIENTS.add(openai.OpenAI(base_url=served.url + "/v1", api_key=PROXY_KEY, max_retries=0))
-
-
-def items(response: Any) -> list[tuple[Any, ...]]:
-    """A response's output items: a message's text, a call's id, name and arguments."""
-    out: list[tuple[Any, ...]] = []
-    for item in response.output:
-        if item.type == "message":
-            out.append(("message", "".join(part.text for part in item.content)))
-        else:
-            out.append((item.type, item.call_id, item.name, json.loads(item.arguments)))
-    return out
 
 
 def test_a_text_answer_and_the_request_written_as_chat(served: Proxy, upstream: LoopbackServer) -> None:
@@ -80,7 +70,7 @@ def test_a_text_answer_and_the_request_written_as_chat(served: Proxy, upstream: 
         "reasoning": {"summary": "auto"},
         "prompt_cache_key": "thread-1",
     }
-    with client(served).responses.stream(**request) as stream:
+    with gpt(served).responses.stream(**request) as stream:
         response = stream.get_final_response()
     assert (items(response), response.status) == ([("message", "Sunny in Paris.")], "completed")
     assert response.usage is not None
@@ -104,8 +94,8 @@ def test_a_text_answer_and_the_request_written_as_chat(served: Proxy, upstream: 
 def test_two_calls_at_index_zero_reach_the_client_as_two_function_call_items(
     served: Proxy, upstream: LoopbackServer
 ) -> None:
-    upstream.routes = Turns(CHAT, Reply([(FIXTURES / "openai_chat/parallel_calls_all_index_zero.sse").read_bytes()]))
-    with client(served).responses.stream(model="m", input="Both?", tools=TOOLS) as stream:
+    upstream.routes = Turns(CHAT, recorded("openai_chat/parallel_calls_all_index_zero.sse"))
+    with gpt(served).responses.stream(model="m", input="Both?", tools=TOOLS) as stream:
         response = stream.get_final_response()
     assert items(response) == [
         ("function_call", "call_A", "get_weather", {"city": "Paris"}),
@@ -118,15 +108,11 @@ def test_a_cut_call_is_told_to_the_model_in_chat_and_the_client_reads_its_correc
     served: Proxy, upstream: LoopbackServer
 ) -> None:
     since = len(upstream.requests)
-    upstream.routes = Turns(CHAT, Reply([(FIXTURES / "openai_chat/length_truncated.sse").read_bytes()]), FIXED)
-    with client(served).responses.stream(model="m", input="Write.", tools=TOOLS) as stream:
+    upstream.routes = Turns(CHAT, recorded("openai_chat/length_truncated.sse"), FIXED)
+    with gpt(served).responses.stream(model="m", input="Write.", tools=TOOLS) as stream:
         response = stream.get_final_response()
     assert items(response) == [("function_call", "call_9", "get_weather", {"city": "Paris"})]
-    first, again = sent(upstream, since)
-    assistant, told = again["messages"][len(first["messages"]) :]
-    assert assistant["role"] == "assistant" and assistant["tool_calls"][0]["id"] == "call_A"
-    assert (told["role"], told["tool_call_id"]) == ("tool", "call_A")
-    assert json.loads(told["content"])["errors"][0]["kind"] == "truncated"
+    assert_told_cut(upstream, since)
 
 
 def test_a_call_still_cut_when_the_rounds_are_used_ends_with_error_and_response_failed_numbered_on(
@@ -135,8 +121,8 @@ def test_a_call_still_cut_when_the_rounds_are_used_ends_with_error_and_response_
     """As a same-format route ends: ``error`` then ``response.failed``, numbered on from the
     events written, so Codex stops at the failed response instead of sending the request again."""
     since = len(upstream.requests)
-    upstream.routes = Turns(CHAT, Reply([(FIXTURES / "openai_chat/length_truncated.sse").read_bytes()]))
-    with client(served).responses.create(model="m", input="Write.", tools=TOOLS, stream=True) as stream:
+    upstream.routes = Turns(CHAT, recorded("openai_chat/length_truncated.sse"))
+    with gpt(served).responses.create(model="m", input="Write.", tools=TOOLS, stream=True) as stream:
         events = list(stream)
     assert [(e.type, e.sequence_number) for e in events] == [
         ("response.created", 0),
@@ -179,7 +165,7 @@ def test_the_next_turn_carries_the_calls_and_their_outputs_as_chat_messages(
         {"type": "function_call_output", "call_id": "call_2", "output": [{"type": "input_text", "text": "not JSON"}]},
         {"type": "message", "role": "user", "content": "And tomorrow?"},
     ]
-    response = client(served).responses.create(model="m", input=history, tools=TOOLS, tool_choice="required")
+    response = gpt(served).responses.create(model="m", input=history, tools=TOOLS, tool_choice="required")
     assert (items(response), response.status) == ([("message", "Sunny in Paris.")], "completed")
     [body] = sent(upstream, since)
     assert body["messages"] == [
@@ -188,16 +174,8 @@ def test_the_next_turn_carries_the_calls_and_their_outputs_as_chat_messages(
             "role": "assistant",
             "content": "Checking.",
             "tool_calls": [
-                {
-                    "id": "call_1",
-                    "type": "function",
-                    "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
-                },
-                {
-                    "id": "call_2",
-                    "type": "function",
-                    "function": {"name": "get_stock", "arguments": '{"ticker": "AAPL",}'},
-                },
+                chat_call("call_1", "get_weather", '{"city":"Paris"}'),
+                chat_call("call_2", "get_stock", '{"ticker": "AAPL",}'),
             ],
         },
         {"role": "tool", "tool_call_id": "call_1", "content": "Sunny"},
@@ -231,14 +209,9 @@ def test_a_field_the_upstream_cannot_carry_is_a_400_in_the_clients_shape(
 ) -> None:
     since = len(upstream.requests)
     with pytest.raises(openai.BadRequestError) as raised:
-        client(served).responses.create(model="m", **request_)
+        gpt(served).responses.create(model="m", **request_)
     assert raised.value.status_code == 400
-    assert raised.value.body == {
-        "message": f"the request cannot be sent to the upstream (openai_chat): {said}",
-        "type": "invalid_request_error",
-        "param": None,
-        "code": None,
-    }
+    assert raised.value.body == openai_error(f"the request cannot be sent to the upstream (openai_chat): {said}")
     assert len(upstream.requests) == since
 
 
