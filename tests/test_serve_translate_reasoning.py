@@ -9,7 +9,6 @@ The real SDKs are the clients; the loopback upstream answers with a recorded Dee
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,11 +20,8 @@ from streamkit.serve._translate import translate
 pytest.importorskip("uvicorn")  # the proxy
 
 from .helpers import FIXTURES
-from .server import LoopbackServer, Reply, Turns
-from .serving import CLIENTS, PROXY_KEY, Proxy, keyed_proxy, route
-
-anthropic = pytest.importorskip("anthropic")
-openai = pytest.importorskip("openai")
+from .server import LoopbackServer, Reply, Turns, bodies
+from .serving import Proxy, claude, gpt, translating_proxy
 
 CHAT = "/v1/chat/completions"
 REASONED = Reply([(FIXTURES / "openai_chat/reasoning_content_then_call.sse").read_bytes()])
@@ -52,32 +48,31 @@ RESULT = {"role": "tool", "tool_call_id": "call_00_x", "content": "21C"}
 
 @pytest.fixture(scope="module")
 def served(upstream: LoopbackServer) -> Iterator[Proxy]:
-    routes = [route(upstream, fmt, upstream_format="openai_chat") for fmt in ("anthropic", "openai_responses")]
-    with keyed_proxy(upstream, *routes) as running:
+    with translating_proxy(upstream, "openai_chat", "anthropic", "openai_responses") as running:
         yield running
 
 
 def sent(upstream: LoopbackServer, since: int) -> list[dict[str, Any]]:
     assert {request.target for request in upstream.requests[since:]} == {CHAT}
-    return [json.loads(request.body) for request in upstream.requests[since:]]
+    return bodies(upstream, since)
 
 
 def test_a_messages_client_gets_the_reasoning_as_thinking_and_the_upstream_gets_it_back(
     served: Proxy, upstream: LoopbackServer
 ) -> None:
-    claude = CLIENTS.add(anthropic.Anthropic(base_url=served.url, api_key=PROXY_KEY, max_retries=0))
+    client = claude(served)
     tools = [{"name": "get_weather", "input_schema": WEATHER}]
     asked = [{"role": "user", "content": "Weather in Paris?"}]
     since = len(upstream.requests)
     upstream.routes = Turns(CHAT, REASONED, ANSWER)
-    with claude.messages.stream(model="m", max_tokens=100, messages=asked, tools=tools) as stream:
+    with client.messages.stream(model="m", max_tokens=100, messages=asked, tools=tools) as stream:
         first = stream.get_final_message()
     thinking, call = first.content
     assert (thinking.type, thinking.thinking, thinking.signature) == ("thinking", THOUGHT, UNSIGNED)
     assert (call.type, call.id, call.name, call.input) == ("tool_use", "call_00_x", "get_weather", {"city": "Paris"})
     result = {"type": "tool_result", "tool_use_id": call.id, "content": "21C"}
     history = [*asked, {"role": "assistant", "content": first.content}, {"role": "user", "content": [result]}]
-    second = claude.messages.create(model="m", max_tokens=100, messages=history, tools=tools)
+    second = client.messages.create(model="m", max_tokens=100, messages=history, tools=tools)
     assert [block.text for block in second.content] == ["Sunny."]
     _, again = sent(upstream, since)
     assert again["messages"][1:] == [SENT_BACK, RESULT]
@@ -86,20 +81,20 @@ def test_a_messages_client_gets_the_reasoning_as_thinking_and_the_upstream_gets_
 def test_a_responses_client_gets_a_reasoning_item_it_sends_back_and_the_upstream_gets_it(
     served: Proxy, upstream: LoopbackServer
 ) -> None:
-    gpt = CLIENTS.add(openai.OpenAI(base_url=served.url + "/v1", api_key=PROXY_KEY, max_retries=0))
+    client = gpt(served)
     tools = [{"type": "function", "name": "get_weather", "parameters": WEATHER}]
     asked = [{"role": "user", "content": "Weather in Paris?"}]
     since = len(upstream.requests)
     upstream.routes = Turns(CHAT, REASONED, ANSWER)
-    with gpt.responses.stream(model="m", input=asked, tools=tools, store=False) as stream:  # type: ignore[arg-type]
+    with client.responses.stream(model="m", input=asked, tools=tools, store=False) as stream:
         first = stream.get_final_response()
     reasoning, call = first.output
-    assert (reasoning.type, [part.text for part in reasoning.summary]) == ("reasoning", [THOUGHT])  # type: ignore[union-attr]
-    assert reasoning.encrypted_content == UNSIGNED  # type: ignore[union-attr]
-    assert (call.type, call.call_id, call.name) == ("function_call", "call_00_x", "get_weather")  # type: ignore[union-attr]
+    assert (reasoning.type, [part.text for part in reasoning.summary]) == ("reasoning", [THOUGHT])
+    assert reasoning.encrypted_content == UNSIGNED
+    assert (call.type, call.call_id, call.name) == ("function_call", "call_00_x", "get_weather")
     items = [item.model_dump(exclude_none=True) for item in first.output]
     output = {"type": "function_call_output", "call_id": "call_00_x", "output": "21C"}
-    second = gpt.responses.create(model="m", input=[*asked, *items, output], tools=tools, store=False)  # type: ignore[arg-type]
+    second = client.responses.create(model="m", input=[*asked, *items, output], tools=tools, store=False)
     assert second.output_text == "Sunny."
     _, again = sent(upstream, since)
     assert again["messages"][1:] == [SENT_BACK, RESULT]
