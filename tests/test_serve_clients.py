@@ -428,7 +428,27 @@ def sessions(tool: str, arguments: Callable[[str], dict[str, str]], ran: str) ->
             [first, (["call_a"], [ran]), (["call_b"], [ran])],
             turn(("call_a", "a.txt")),
         ),
+        # DeepSeek's thinking mode: reasoning before the call, which must come back with it.
+        "reasoning": Session(
+            (reasoned(chat_calls(tool, made("call_a", "a.txt"))), answer),
+            ["a.txt"],
+            [first, (["call_a"], [ran])],
+            turn(("call_a", "a.txt")) | {"reasoning_content": THOUGHT},
+        ),
     }
+
+
+#: What the model thought before its call, as DeepSeek's ``reasoning_content``.
+THOUGHT = "The user wants a file: touch makes one."
+
+
+def reasoned(turn: bytes) -> bytes:
+    """A Chat turn with ``THOUGHT`` as reasoning before its first chunk, in two deltas."""
+    half = len(THOUGHT) // 2
+    thought = [
+        _CHAT.chunk({"role": "assistant", "reasoning_content": part}) for part in (THOUGHT[:half], THOUGHT[half:])
+    ]
+    return b"".join(thought) + turn
 
 
 def chat_exchange(body: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -464,6 +484,7 @@ CLAUDE_ON_CHAT = sessions("Bash", lambda file: {"command": f"touch {file}", "des
 #: Claude Code's turns per scenario (its ``num_turns``): a turn of two calls counts two, as it
 #: does straight at an Anthropic upstream, though their results go back in one request.
 CLAUDE_TURNS = {"plain": 1, "two-at-index-0": 3, "cut": 2, "invalid-json": 2, "schema": 2, "multi-turn": 3}
+CLAUDE_TURNS |= {"reasoning": 2}
 
 
 @runs_claude_code
