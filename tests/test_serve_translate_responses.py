@@ -316,3 +316,20 @@ def test_a_setting_read_under_another_name_is_not_taken_as_read_under_its_chat_n
     request = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "Hi."}], "stop": ["END"]}
     with pytest.raises(RequestError, match=r"^stop: streamkit does not carry this field to another format$"):
         translate("anthropic", "openai_chat", request)
+
+
+@pytest.mark.parametrize("upstream", ["openai_chat", "openai_responses", "gemini"])
+def test_anthropics_one_call_at_a_time_is_carried_or_refused(upstream: str) -> None:
+    """``tool_choice.disable_parallel_tool_use`` asks for one call a turn: Chat and Responses
+    carry it as ``parallel_tool_calls: false``; a format without the setting refuses it by name."""
+    request = {
+        "model": "m",
+        "max_tokens": 10,
+        "messages": [{"role": "user", "content": "Hi."}],
+        "tool_choice": {"type": "auto", "disable_parallel_tool_use": True},
+    }
+    if upstream == "gemini":
+        with pytest.raises(RequestError, match=r"^parallel_tool_calls: the upstream's format \(gemini\) has"):
+            translate("anthropic", upstream, request)
+        return
+    assert translate("anthropic", upstream, request).body["parallel_tool_calls"] is False

@@ -56,6 +56,9 @@ def read(body: Mapping[str, Any]) -> Asked:
     entries, more = _entries(body.get("messages"))
     settings = read_settings(SETTINGS, body)
     settings.pop("thinking", None)
+    choice = body.get("tool_choice")
+    if isinstance(choice, Mapping) and choice.get("disable_parallel_tool_use") is True:
+        settings["parallel_tool_calls"] = False  # carried where the upstream has the setting, else refused
     limit = body.get("max_tokens")
     return Asked(
         model,
