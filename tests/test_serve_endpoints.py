@@ -166,8 +166,9 @@ def test_an_openai_client_on_an_anthropic_upstream_reads_its_list_in_openais_sha
         listed = [model.model_dump(exclude_unset=True) for model in gpt(served).models.list()]
     assert listed == [{"id": "claude-sonnet-4-5", "created": 1759104000, "object": "model", "owned_by": "anthropic"}]
     (sent,) = upstream.requests
+    # the whole list on one page: Anthropic's pages hold 20 models unless asked for more (1,000 at most)
     assert (sent.target, sent.headers["x-api-key"], sent.headers["anthropic-version"]) == (
-        "/v1/models",
+        "/v1/models?limit=1000",
         UPSTREAM_KEY,
         "2023-06-01",
     )

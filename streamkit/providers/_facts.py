@@ -38,7 +38,8 @@ class Facts:
             its requests to, as ``request_path`` is: below the version prefix for a format the
             proxy serves (``/models``; one model at ``/models/{id}``), from the API's root for
             another (Gemini's ``/v1beta/models``); ``None`` for an API without one. Its reader
-            is ``MODEL_LISTS``'.
+            is ``MODEL_LISTS``'. ``models_query`` is what the proxy adds to it to read the
+            whole list on one page (the page's most), where the API pages it.
         count_path: the path of its API's count of a request's input tokens
             (``/messages/count_tokens``); ``None`` for an API without one.
         auth_header: the request header that carries the API key, and ``auth_value`` its value
@@ -75,6 +76,7 @@ class Facts:
     request_path: str | None = None
     path_end: str | None = None
     models_path: str | None = None
+    models_query: str = ""
     count_path: str | None = None
     auth_header: str | None = None
     auth_value: str = "{}"

@@ -260,7 +260,7 @@ class Upstream:
             except orjson.JSONDecodeError:
                 found.append([])
 
-        outgoing = self._client.build_request("GET", route.upstream + path, headers=headers)
+        outgoing = self._client.build_request("GET", route.upstream + path + facts.models_query, headers=headers)
         await self._send(exchange, outgoing, read)
         return found[0] if found else None
 

@@ -17,6 +17,7 @@ FACTS = Facts(
     request_path="/v1/messages",
     path_end="/messages",
     models_path="/models",
+    models_query="?limit=1000",
     count_path="/messages/count_tokens",
     auth_header="x-api-key",
     request_headers={"anthropic-version": "2023-06-01"},

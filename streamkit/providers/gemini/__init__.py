@@ -31,7 +31,8 @@ FACTS = Facts(
     base_url="https://generativelanguage.googleapis.com",
     request_path="/v1beta/models/{model}:streamGenerateContent?alt=sse",
     path_end=":streamGenerateContent",
-    models_path="/v1beta/models?pageSize=1000",  # its page's most: the list on one page
+    models_path="/v1beta/models",
+    models_query="?pageSize=1000",
     auth_header="x-goog-api-key",
     # google-genai falls back to GOOGLE_API_KEY when GEMINI_API_KEY is unset.
     key_variables=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
