@@ -13,10 +13,13 @@ in ``STREAMKIT_NODE_MODULES``; without node or those modules the tests skip, say
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
+import struct
 import subprocess
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -261,11 +264,15 @@ def runs_claude_code(test: Test) -> Test:
     return marked
 
 
-def claude_code(base_url: str, key: str, home: Path, model: str | None = None) -> dict[str, Any]:
+def claude_code(
+    base_url: str, key: str, home: Path, model: str | None = None, files: dict[str, bytes] | None = None
+) -> dict[str, Any]:
     """``claude -p`` in ``home/work``, offline: a home of its own, no telemetry or update check,
     and every request not to loopback sent to a closed port; every model it asks for ``model``
-    when one is given."""
+    when one is given; ``files`` (name: bytes) in the work directory."""
     (home / "work").mkdir()
+    for name, data in (files or {}).items():
+        (home / "work" / name).write_bytes(data)
     models = {} if model is None else {"ANTHROPIC_MODEL": model, "ANTHROPIC_SMALL_FAST_MODEL": model}
     env = {
         "PATH": os.environ["PATH"],
@@ -783,3 +790,60 @@ def test_the_ai_sdk_loop_on_the_other_formats_upstream(
         assert answered(provider, sent[1]) == loop.told
     if ran:
         assert answered(provider, sent[-1]) == [RESULTS[tool](args) for tool, args in ran]
+
+
+def png(width: int, height: int) -> bytes:
+    """A valid PNG of ``width`` by ``height`` red pixels (8-bit RGB, rows unfiltered)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    rows = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+#: The image file Claude Code's Read tool is called on, and its bytes.
+IMAGE = ("dot.png", png(2, 2))
+
+
+@runs_claude_code
+def test_claude_codes_read_of_an_image_reaches_the_chat_upstream_after_the_tool_message(
+    translating: Proxy, upstream: LoopbackServer, tmp_path: Path
+) -> None:
+    """The model reads a PNG with Claude Code's Read tool, whose result is the image alone, no
+    text. A ``tool`` message carries text only: the upstream gets the note that an image follows
+    in it and, after it, a user message naming the call and showing the file's bytes as Claude
+    Code sent them, unchanged; the run ends with the answer."""
+    name, data = IMAGE
+    path = str(tmp_path / "work" / name)
+    read = chat_calls("Read", ("call_r", json.dumps({"file_path": path})))
+    upstream.routes = Turns(PATHS["openai_chat"], Reply([read]), Reply([plain("openai_chat")]))
+    since = len(upstream.requests)
+    ran = claude_code(translating.url, PROXY_KEY, tmp_path, files=dict([IMAGE]))
+    assert ran == {"subtype": "success", "is_error": False, "num_turns": 2, "result": PLAIN}
+    first, second = bodies(upstream, since)
+    [schema] = [tool["function"]["parameters"] for tool in first["tools"] if tool["function"]["name"] == "Read"]
+    assert (schema["required"], schema["properties"]["file_path"]["type"]) == (["file_path"], "string")
+    shown = {"url": "data:image/png;base64," + base64.b64encode(data).decode()}
+    assert second["messages"][-3:] == [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_r",
+                    "type": "function",
+                    "function": {"name": "Read", "arguments": json.dumps({"file_path": path}, separators=(",", ":"))},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_r", "content": "(1 image follows in a user message)"},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "The image Read (call call_r) returned:"},
+                {"type": "image_url", "image_url": shown},
+            ],
+        },
+    ]

@@ -9,6 +9,7 @@ read; a call off its schema is told to the model in Gemini's terms and never run
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from .agent_turns import PLAIN
 from .models import GEMINI
 from .server import LoopbackServer, Reply, Turns, bodies
 from .serving import PROXY_KEY, UPSTREAM_KEY, Proxy, translating_proxy
-from .test_serve_clients import BASH_RAN, claude_code, runs_claude_code
+from .test_serve_clients import BASH_RAN, IMAGE, claude_code, runs_claude_code
 from .translating import sse_event
 
 PATH = f"/v1beta/models/{GEMINI}:streamGenerateContent"
@@ -86,3 +87,39 @@ def test_claude_code_on_a_gemini_upstream_through_the_proxy(
     if name == "schema":
         told = sent[1]["contents"][-1]["parts"][0]["functionResponse"]
         assert (told["name"], [error["kind"] for error in told["response"]["error"]["errors"]]) == ("Bash", ["schema"])
+
+
+@runs_claude_code
+def test_claude_codes_read_of_an_image_reaches_the_gemini_upstream_in_the_function_response(
+    on_gemini: Proxy, upstream: LoopbackServer, tmp_path: Path
+) -> None:
+    """The model reads a PNG with Claude Code's Read tool, whose result is the image alone: the
+    ``functionResponse`` carries it as ``inlineData``, the file's bytes unchanged, with an empty
+    ``output``; the run ends with the answer."""
+    name, data = IMAGE
+    args = {"file_path": str(tmp_path / "work" / name)}
+    read = turn({"functionCall": {"name": "Read", "args": args}})
+    upstream.routes = Turns(PATH, Reply([read]), Reply([turn({"text": PLAIN})]))
+    since = len(upstream.requests)
+    ran = claude_code(on_gemini.url, PROXY_KEY, tmp_path, GEMINI, files=dict([IMAGE]))
+    assert ran == {"subtype": "success", "is_error": False, "num_turns": 2, "result": PLAIN}
+    first, second = bodies(upstream, since)
+    [tool] = [d for d in first["tools"][0]["functionDeclarations"] if d["name"] == "Read"]
+    assert tool["parametersJsonSchema"]["required"] == ["file_path"]
+    model, results = second["contents"][-2:]
+    ident = model["parts"][0]["functionCall"]["id"]
+    assert ident.startswith("toolu_")
+    assert model == {  # the call came without a thought signature: the proxy says to skip its check
+        "role": "model",
+        "parts": [
+            {
+                "functionCall": {"name": "Read", "args": args, "id": ident},
+                "thoughtSignature": "skip_thought_signature_validator",
+            }
+        ],
+    }
+    shown = {"inlineData": {"mimeType": "image/png", "data": base64.b64encode(data).decode()}}
+    assert results == {
+        "role": "user",
+        "parts": [{"functionResponse": {"name": "Read", "response": {"output": ""}, "parts": [shown], "id": ident}}],
+    }
