@@ -68,6 +68,24 @@ def test_an_anthropic_tool_left_as_the_api_defaults_names_nothing() -> None:
     assert (translated.body["tools"], translated.asked.dropped) == ([WRITTEN_CHAT_TOOL], ())
 
 
+def test_a_deferred_anthropic_tool_is_not_offered_and_named() -> None:
+    """Anthropic shows a ``defer_loading`` tool to the model only once its tool search finds it;
+    the upstream has no tool search, so the tool is not offered, as on Anthropic without one."""
+    deferred = {**MESSAGES_TOOL, "name": "mcp__search", "defer_loading": True}
+    translated = translate("anthropic", "openai_chat", messages_request(tools=[MESSAGES_TOOL, deferred]))
+    assert translated.body["tools"] == [WRITTEN_CHAT_TOOL]
+    assert translated.asked.dropped == (
+        "tools[1] 'mcp__search' (defer_loading: Anthropic offers it only once its tool search finds it, and the "
+        "upstream has no tool search: not offered)",
+    )
+
+
+def test_an_anthropic_tool_callable_directly_as_by_default_names_nothing() -> None:
+    tool = {**MESSAGES_TOOL, "allowed_callers": ["direct"]}
+    translated = translate("anthropic", "openai_chat", messages_request(tools=[tool]))
+    assert (translated.body["tools"], translated.asked.dropped) == ([WRITTEN_CHAT_TOOL], ())
+
+
 @pytest.mark.parametrize(
     ("field", "value", "reason"),
     [
@@ -75,11 +93,6 @@ def test_an_anthropic_tool_left_as_the_api_defaults_names_nothing() -> None:
             "input_examples",
             [{"city": "Paris"}],
             "examples of the tool's input shown to the model, which the upstream's tool definitions cannot hold",
-        ),
-        (
-            "defer_loading",
-            True,
-            "a tool loaded only when Anthropic's tool search finds it, which streamkit does not carry",
         ),
         (
             "allowed_callers",

@@ -6,9 +6,10 @@ blocks, matched to their calls' names by ``tool_use_id``) then its text; each as
 the ``Turn`` it records (thinking with its signature, text, ``tool_use`` calls). What no other
 format carries is left out and named (``cache_control``, ``metadata``, Claude Code's
 ``context_management`` and ``output_config``, ``thinking``). A tool is read to its last field: its
-hints (a cache breakpoint, ``strict``, eager input streaming) left out and named, what changes what
-the model is offered (``input_examples``, ``defer_loading``, ``allowed_callers``) refused; so is a
-block's ``citations``, and a key ``tool_choice`` does not take. An ``image`` block (base64 or a
+hints (a cache breakpoint, ``strict``, eager input streaming) left out and named, a deferred tool
+not offered and named, what changes what the model is offered (``input_examples``,
+``allowed_callers``) refused; so is a block's ``citations``, and a key ``tool_choice`` does not
+take. An ``image`` block (base64 or a
 URL), in a user message or a tool's result, is carried as an ``Image``; what streamkit cannot
 carry yet (a document, an image by file id, a server tool's block) is a ``RequestError`` naming
 where it is.
@@ -76,9 +77,10 @@ _TOOL_DROPPED = {
 _TOOL_REFUSED = {
     "input_examples": "examples of the tool's input shown to the model, which the upstream's tool definitions "
     "cannot hold",
-    "defer_loading": "a tool loaded only when Anthropic's tool search finds it, which streamkit does not carry",
     "allowed_callers": "who may call the tool (Anthropic's code execution), which the upstream cannot set",
 }
+#: Set on a tool, these ask what the API asks unset: read as unset.
+_TOOL_DEFAULTS = {"allowed_callers": ["direct"]}
 #: The fields any content block may hold beside its kind's own: left out and named where set, or
 #: refused where set.
 _BLOCK_DROPPED = {"cache_control": CACHE_HINT}
@@ -105,7 +107,7 @@ def read(body: Mapping[str, Any]) -> Asked:
         model,
         "\n\n".join(part for part in (system, *more) if part) or None,
         tuple(entries),
-        tuple(body.get("tools") or ()),
+        _offered(body.get("tools")),
         limit if isinstance(limit, int) else None,
         settings,
         _choice(body.get("tool_choice")),
@@ -115,12 +117,33 @@ def read(body: Mapping[str, Any]) -> Asked:
 
 
 def _tool_fields(tools: Any) -> list[str]:
-    """Each tool of the client's own checked to its last field: what is left out of it, named."""
+    """Each tool of the client's own checked to its last field: what is left out of it, named.
+    A deferred tool (``defer_loading``) is named as not offered (``_offered``)."""
     found: list[str] = []
     for position, tool in enumerate(tools if isinstance(tools, list) else ()):
         if isinstance(tool, Mapping) and tool.get("type") in (None, "custom"):
-            found += checked_fields(tool, f"tools[{position}]", _TOOL_READ, _TOOL_DROPPED, _TOOL_REFUSED)
+            where = f"tools[{position}]"
+            tool = {key: value for key, value in tool.items() if _TOOL_DEFAULTS.get(key) != value}
+            found += checked_fields(tool, where, _TOOL_READ | {"defer_loading"}, _TOOL_DROPPED, _TOOL_REFUSED)
+            if _deferred(tool):
+                found.append(f"{where} {tool.get('name')!r} ({_DEFERRED})")
     return found
+
+
+#: Why a deferred tool is not offered.
+_DEFERRED = (
+    "defer_loading: Anthropic offers it only once its tool search finds it, and the upstream has no tool "
+    "search: not offered"
+)
+
+
+def _deferred(tool: Any) -> bool:
+    return isinstance(tool, Mapping) and tool.get("defer_loading") is True
+
+
+def _offered(tools: Any) -> tuple[Any, ...]:
+    """The tools the model is offered: all but the deferred ones (``_DEFERRED``)."""
+    return tuple(tool for tool in tools or () if not _deferred(tool))
 
 
 def _block_fields(body: Mapping[str, Any]) -> list[str]:
