@@ -28,7 +28,11 @@ __all__ = (
     "Place",
     "RequestWriter",
     "ToolSpec",
+    "CACHE_HINT",
+    "STRICT",
     "chat_choice",
+    "checked_fields",
+    "dropped_fields",
     "openai_choice",
     "chat_completions",
     "chat_user",
@@ -39,6 +43,7 @@ __all__ = (
     "no_effort",
     "plain_user",
     "read_settings",
+    "refused_fields",
     "same_names",
     "settings",
     "system_first",
@@ -110,6 +115,13 @@ LEFT_OUT_SETTINGS = {
     "reasoning_effort": "reasoning_effort (how long the model reasons: the upstream's format sets none, "
     "its model reasons as it is set to)",
 }
+
+
+#: Why a cache breakpoint (Anthropic's ``cache_control``) is left out: it asks nothing of the answer.
+CACHE_HINT = "a cache hint"
+#: Why a function's ``strict`` is left out: streamkit holds every call to its schema itself, and
+#: tells the model a call that is not, so the answer's calls are held to it either way.
+STRICT = "the upstream is not asked to hold the arguments to the schema: streamkit checks each call against it"
 
 
 def settings(writer: RequestWriter, given: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -303,14 +315,48 @@ def checked_model(
     model = body.get("model")
     if not isinstance(model, str) or not model:
         raise RequestError("model", "the model is missing")
-    refused = refused or {}
-    for name, why in refused.items():
-        if body.get(name) not in (None, False):
-            raise RequestError(name, why)
-    unknown = sorted(set(body) - read - set(dropped) - set(refused))
-    if unknown:
-        raise RequestError(unknown[0], "streamkit does not carry this field to another format")
+    checked_fields(body, "", read, dropped, refused)
     return model
+
+
+def checked_fields(
+    given: Mapping[str, Any],
+    where: str,
+    read: set[str],
+    dropped: Mapping[str, str],
+    refused: Mapping[str, str] | None = None,
+) -> list[str]:
+    """The fields of one object of a request at ``where`` (``tools[0]``; the body itself at
+    ``""``) checked as ``checked_model`` checks the body's; the ``dropped`` ones it sets, named
+    (``dropped_fields``)."""
+    refused = refused or {}
+    refused_fields(given, where, refused)
+    unknown = sorted(set(given) - read - set(dropped) - set(refused))
+    if unknown:
+        raise RequestError(_field(where, unknown[0]), "streamkit does not carry this field to another format")
+    return dropped_fields(given, where, dropped)
+
+
+def refused_fields(given: Mapping[str, Any], where: str, refused: Mapping[str, str]) -> None:
+    """A ``RequestError`` for the first field of ``refused`` that ``given`` sets, with its reason;
+    unset (absent, null, false, empty) asks nothing, as a client that writes every field sends it."""
+    for name, why in refused.items():
+        if _set(given.get(name)):
+            raise RequestError(_field(where, name), why)
+
+
+def dropped_fields(given: Mapping[str, Any], where: str, dropped: Mapping[str, str]) -> list[str]:
+    """The fields of ``dropped`` that ``given`` sets, each named where it is with why it is left
+    out (``tools[0].strict (...)``)."""
+    return [f"{_field(where, name)} ({why})" for name, why in dropped.items() if _set(given.get(name))]
+
+
+def _set(value: Any) -> bool:
+    return value not in (None, False, "", [], {})
+
+
+def _field(where: str, name: str) -> str:
+    return f"{where}.{name}" if where else name
 
 
 def setting_fields(places: Mapping[str, Place]) -> set[str]:

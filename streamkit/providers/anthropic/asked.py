@@ -5,7 +5,11 @@ among the messages) becomes the system text; each user message its tool results 
 blocks, matched to their calls' names by ``tool_use_id``) then its text; each assistant message
 the ``Turn`` it records (thinking with its signature, text, ``tool_use`` calls). What no other
 format carries is left out and named (``cache_control``, ``metadata``, Claude Code's
-``context_management`` and ``output_config``, ``thinking``). An ``image`` block (base64 or a
+``context_management`` and ``output_config``, ``thinking``). A tool is read to its last field: its
+hints (a cache breakpoint, ``strict``, eager input streaming) left out and named, a deferred tool
+not offered and named, what changes what the model is offered (``input_examples``,
+``allowed_callers``) refused; so is a block's ``citations``, and a key ``tool_choice`` does not
+take. An ``image`` block (base64 or a
 URL), in a user message or a tool's result, is carried as an ``Image``; what streamkit cannot
 carry yet (a document, an image by file id, a server tool's block) is a ``RequestError`` naming
 where it is.
@@ -31,7 +35,20 @@ from ..._turn_types import (
     User,
 )
 from ..._types import CallRef, TextDelta, ToolCall
-from .._request import Asked, RequestError, checked_model, content_of, read_parts, read_settings, setting_fields
+from .._request import (
+    CACHE_HINT,
+    STRICT,
+    Asked,
+    RequestError,
+    checked_fields,
+    checked_model,
+    content_of,
+    dropped_fields,
+    read_parts,
+    read_settings,
+    refused_fields,
+    setting_fields,
+)
 from .request import SETTINGS
 
 __all__ = ("read",)
@@ -47,16 +64,42 @@ _DROPPED = {
 #: Fields of the request itself: read below, or by the writer of the request's stream.
 _READ = {"model", "system", "messages", "tools", "max_tokens", "tool_choice", "stream", *setting_fields(SETTINGS)}
 _CHOICES = {"auto": "auto", "any": "required", "none": "none"}
+_CHOICE_FIELDS = {"type", "name", "disable_parallel_tool_use"}
+#: The fields of a tool of the client's own (``type`` absent or ``custom``; another type is a
+#: tool Anthropic defines, which ``read_tools`` refuses): read, left out and named where set
+#: (they ask nothing of the answer), or refused where set (they change what the model is offered).
+_TOOL_READ = {"type", "name", "description", "input_schema"}
+_TOOL_DROPPED = {
+    "cache_control": CACHE_HINT,
+    "strict": STRICT,
+    "eager_input_streaming": "how the call's input is streamed, not what it is",
+}
+_TOOL_REFUSED = {
+    "input_examples": "examples of the tool's input shown to the model, which the upstream's tool definitions "
+    "cannot hold",
+    "allowed_callers": "who may call the tool (Anthropic's code execution), which the upstream cannot set",
+}
+#: Set on a tool, these ask what the API asks unset: read as unset.
+_TOOL_DEFAULTS = {"allowed_callers": ["direct"]}
+#: The fields any content block may hold beside its kind's own: left out and named where set, or
+#: refused where set.
+_BLOCK_DROPPED = {"cache_control": CACHE_HINT}
+_BLOCK_REFUSED = {
+    "citations": "the places in documents the text cites, which the upstream's messages cannot hold",
+}
 
 
 def read(body: Mapping[str, Any]) -> Asked:
     """``body``, a Messages request, in streamkit's terms; a field it cannot carry is a ``RequestError``."""
     model = checked_model(body, _READ, _DROPPED)
+    hints = _tool_fields(body.get("tools")) + _block_fields(body)
     system = _system(body.get("system"))
     entries, more = _entries(body.get("messages"))
     settings = read_settings(SETTINGS, body)
     settings.pop("thinking", None)
     choice = body.get("tool_choice")
+    if isinstance(choice, Mapping):
+        checked_fields(choice, "tool_choice", _CHOICE_FIELDS, {})
     if isinstance(choice, Mapping) and choice.get("disable_parallel_tool_use") is True:
         settings["parallel_tool_calls"] = False  # carried where the upstream has the setting, else refused
     limit = body.get("max_tokens")
@@ -64,13 +107,66 @@ def read(body: Mapping[str, Any]) -> Asked:
         model,
         "\n\n".join(part for part in (system, *more) if part) or None,
         tuple(entries),
-        tuple(body.get("tools") or ()),
+        _offered(body.get("tools")),
         limit if isinstance(limit, int) else None,
         settings,
         _choice(body.get("tool_choice")),
         body.get("stream") is True,
-        tuple(_DROPPED[name] for name in _DROPPED if name in body),
+        (*(_DROPPED[name] for name in _DROPPED if name in body), *hints),
     )
+
+
+def _tool_fields(tools: Any) -> list[str]:
+    """Each tool of the client's own checked to its last field: what is left out of it, named.
+    A deferred tool (``defer_loading``) is named as not offered (``_offered``)."""
+    found: list[str] = []
+    for position, tool in enumerate(tools if isinstance(tools, list) else ()):
+        if isinstance(tool, Mapping) and tool.get("type") in (None, "custom"):
+            where = f"tools[{position}]"
+            tool = {key: value for key, value in tool.items() if _TOOL_DEFAULTS.get(key) != value}
+            found += checked_fields(tool, where, _TOOL_READ | {"defer_loading"}, _TOOL_DROPPED, _TOOL_REFUSED)
+            if _deferred(tool):
+                found.append(f"{where} {tool.get('name')!r} ({_DEFERRED})")
+    return found
+
+
+#: Why a deferred tool is not offered.
+_DEFERRED = (
+    "defer_loading: Anthropic offers it only once its tool search finds it, and the upstream has no tool "
+    "search: not offered"
+)
+
+
+def _deferred(tool: Any) -> bool:
+    return isinstance(tool, Mapping) and tool.get("defer_loading") is True
+
+
+def _offered(tools: Any) -> tuple[Any, ...]:
+    """The tools the model is offered: all but the deferred ones (``_DEFERRED``)."""
+    return tuple(tool for tool in tools or () if not _deferred(tool))
+
+
+def _block_fields(body: Mapping[str, Any]) -> list[str]:
+    """The fields every block of the system text and the messages may hold, checked: a cache
+    breakpoint named where it is, a citation refused."""
+    found = _fields_of(body.get("system"), "system")
+    for position, message in enumerate(body.get("messages") or ()):
+        if isinstance(message, Mapping):
+            found += _fields_of(message.get("content"), f"messages[{position}].content")
+    return found
+
+
+def _fields_of(blocks: Any, where: str) -> list[str]:
+    """``_block_fields`` for one list of blocks, and the blocks of each tool's result in it."""
+    found: list[str] = []
+    for number, block in enumerate(blocks if isinstance(blocks, list) else ()):
+        if isinstance(block, Mapping):
+            at = f"{where}[{number}]"
+            refused_fields(block, at, _BLOCK_REFUSED)
+            found += dropped_fields(block, at, _BLOCK_DROPPED)
+            if block.get("type") == "tool_result":
+                found += _fields_of(block.get("content"), f"{at}.content")
+    return found
 
 
 def _system(system: Any) -> str:

@@ -8,8 +8,10 @@ text parts) and its images (``image_url`` parts: a base64 ``data:`` URL or a URL
 whose arguments are not an object an invalid call); consecutive ``tool`` messages one
 ``Results``, each matched to its call's name by ``tool_call_id``. What another format cannot
 carry (a file or audio part, ``n`` above 1, a field streamkit does not know) is a ``RequestError``
-naming where it is; what asks nothing of the answer (a user id, OpenAI's own storage) is left
-out and named.
+naming where it is, as is a message's own field the model would read (an author's ``name``, a
+``refusal``, a legacy ``function_call``: refused here, while a framework's messages are read as
+they come); what asks nothing of the answer (a user id, OpenAI's own storage, a function's
+``strict``) is left out and named.
 """
 
 from __future__ import annotations
@@ -23,14 +25,17 @@ from ..._json import loads_exact
 from ..._turn_types import Entry, Outcome, Part, Parts, RedactedThinking, Results, Thinking, Turn, TurnItem, User
 from ..._types import ArgumentIssue, CallRef, InvalidToolCall, JSONObject, TextDelta, ToolCall
 from .._request import (
+    STRICT,
     Asked,
     RequestError,
+    checked_fields,
     checked_model,
     image_at,
     kind_of,
     left_detail,
     read_parts,
     read_settings,
+    refused_fields,
     setting_fields,
 )
 from . import FACTS
@@ -74,6 +79,23 @@ _DROPPED = {
 _READ = {"model", "messages", "tools", "max_completion_tokens", "max_tokens", "stream", "stream_options", "n"}
 _READ |= setting_fields(SETTINGS)
 _CHOICES = ("auto", "required", "none")
+#: A function tool's fields, and its function's: read, or left out and named where set.
+_TOOL_READ = {"type", "function"}
+_FUNCTION_READ = {"name", "description", "parameters"}
+_FUNCTION_DROPPED = {"strict": STRICT}
+#: ``stream_options``' fields: read (the usage is written whenever the upstream reports it), or
+#: left out and named where set.
+_STREAM_READ = {"include_usage"}
+_STREAM_DROPPED = {"include_obfuscation": "padding in OpenAI's stream events, not part of the answer"}
+#: A message's own fields beside its role and content that the model would read, refused where
+#: set (a tool message's ``name`` is its call's, and read).
+_AUTHOR = "the name of the message's author, which the upstream's messages cannot hold"
+_MESSAGE_REFUSED = {
+    "name": _AUTHOR,
+    "refusal": "the assistant's refusal, which streamkit does not carry: give it as the content",
+    "audio": "an earlier answer's audio, kept by OpenAI's servers",
+    "function_call": "a call in the form before tool_calls, which streamkit does not read: give it as tool_calls",
+}
 _JSON_SPACE = " \t\n\r"
 
 
@@ -85,6 +107,8 @@ def read(body: Mapping[str, Any]) -> Asked:
     messages = body.get("messages")
     if not isinstance(messages, list):
         raise RequestError("messages", "a list of messages is required")
+    _message_fields(messages)
+    hints = _tool_fields(body.get("tools")) + _stream_fields(body.get("stream_options"))
     system, entries = conversation(FACTS.slug, messages)
     settings = read_settings(SETTINGS, body)
     settings.pop("user", None)
@@ -94,7 +118,7 @@ def read(body: Mapping[str, Any]) -> Asked:
         del settings["parallel_tool_calls"]
     elif "parallel_tool_calls" in dropped:
         dropped.remove("parallel_tool_calls")  # false is carried: the upstream sets it, or refuses it
-    left = [_DROPPED[name] for name in dropped] + _details(messages)
+    left = [_DROPPED[name] for name in dropped] + _details(messages) + hints
     limit = body.get("max_completion_tokens")
     limit = body.get("max_tokens") if limit is None else limit
     return Asked(
@@ -108,6 +132,43 @@ def read(body: Mapping[str, Any]) -> Asked:
         body.get("stream") is True,
         tuple(left),
     )
+
+
+def _tool_fields(tools: Any) -> list[str]:
+    """Each function tool checked to its last field: what is left out of it, named. Another
+    kind of tool is ``read_tools``' to refuse."""
+    found: list[str] = []
+    for position, tool in enumerate(tools if isinstance(tools, list) else ()):
+        function = tool.get("function") if isinstance(tool, Mapping) and tool.get("type") == "function" else None
+        if isinstance(function, Mapping):
+            where = f"tools[{position}]"
+            checked_fields(tool, where, _TOOL_READ, {})
+            found += checked_fields(function, f"{where}.function", _FUNCTION_READ, _FUNCTION_DROPPED)
+    return found
+
+
+def _stream_fields(options: Any) -> list[str]:
+    return (
+        checked_fields(options, "stream_options", _STREAM_READ, _STREAM_DROPPED) if isinstance(options, Mapping) else []
+    )
+
+
+def _message_fields(messages: list[Any]) -> None:
+    """A message's own fields the model would read, and a call of the history that is not a
+    function's, refused by name. Here, not in ``conversation``: a framework's messages are the
+    framework's to shape."""
+    for position, message in enumerate(messages):
+        if not isinstance(message, Mapping) or message.get("role") == "tool":
+            continue
+        where = f"messages[{position}]"
+        refused_fields(message, where, _MESSAGE_REFUSED)
+        calls = message.get("tool_calls")
+        for number, call in enumerate(calls if isinstance(calls, list) else ()):
+            kind = call.get("type", "function") if isinstance(call, Mapping) else "function"
+            if kind != "function":
+                raise RequestError(
+                    f"{where}.tool_calls[{number}].type", f"a {kind!r} call; streamkit carries function calls"
+                )
 
 
 def _choice(choice: Any) -> str:

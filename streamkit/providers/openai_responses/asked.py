@@ -48,6 +48,7 @@ from ..._turn_types import (
 )
 from ..._types import ArgumentIssue, CallRef, CustomToolCall, InvalidToolCall, TextDelta, ToolCall
 from .._request import (
+    STRICT,
     Asked,
     RequestError,
     checked_model,
@@ -135,7 +136,7 @@ def _tools(tools: Any) -> tuple[tuple[Any, ...], list[str]]:
         if kind == "function":
             kept.append(tool)
             if tool.get("strict") is True:
-                left.append(f"{where}.strict (the upstream is not asked to hold the arguments to the schema)")
+                left.append(f"{where}.strict ({STRICT})")
         else:
             left.append(f"{where} {_named(tool)}({_why(kind)})")
     return tuple(kept), left
