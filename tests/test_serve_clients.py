@@ -596,13 +596,13 @@ CODEX_FIRST = {
 }
 
 
-def codex(base_url: str, key: str, home: Path) -> subprocess.CompletedProcess[str]:
-    """``codex exec`` in ``home/work`` with a model provider at ``base_url``, offline: a
-    CODEX_HOME of its own, and every request not to loopback sent to a closed port."""
+def codex(base_url: str, key: str, home: Path, model: str = "m") -> subprocess.CompletedProcess[str]:
+    """``codex exec`` in ``home/work`` with a model provider at ``base_url`` and ``model``,
+    offline: a CODEX_HOME of its own, and every request not to loopback sent to a closed port."""
     (home / "work").mkdir()
     (home / "codex").mkdir()
     provider = f'name = "loopback"\nbase_url = "{base_url}"\nenv_key = "LOOPBACK_KEY"\nwire_api = "responses"\n'
-    config = f'model = "m"\nmodel_provider = "loopback"\n\n[model_providers.loopback]\n{provider}'
+    config = f'model = "{model}"\nmodel_provider = "loopback"\n\n[model_providers.loopback]\n{provider}'
     (home / "codex" / "config.toml").write_text(config)
     env = {
         "PATH": os.environ["PATH"],
