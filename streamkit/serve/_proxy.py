@@ -685,7 +685,7 @@ def _span(
         watch.end(end)
 
 
-#: The content types of a stream the proxy reads: SSE, and an Ollama upstream's NDJSON.
+#: The content types of a stream the proxy reads: SSE and NDJSON (each upstream's framing).
 _STREAMS = ("text/event-stream", "application/x-ndjson")
 
 

@@ -84,8 +84,8 @@ class Translating(Encoder):
     stream.
 
     A response ends where the upstream's own encoder says its frame ends it, or where the values
-    hold its end: Gemini's last chunk carries the finish reason, but the end (``ResponseEnd``)
-    comes only at the body's close, with no frame of its own (``rest``).
+    hold its end: a format whose last chunk carries the finish reason may give the end
+    (``ResponseEnd``) only at the body's close, with no frame of its own (``rest``).
     """
 
     continues = True
