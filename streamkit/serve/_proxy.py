@@ -35,7 +35,7 @@ import orjson
 from .. import _observe
 from .._errors import HTTPStatusError, TransportError, UsageError
 from .._redact import scrub
-from .._reemit import Session, request_toolset
+from .._reemit import Session, is_stream, request_toolset
 from .._types import InvalidToolCall, ResponseEnd
 from .._validate import Toolset
 from ..providers import ASKED, FACTS, MODEL_LISTS
@@ -470,7 +470,7 @@ class Upstream:
         outgoing = self._client.build_request("POST", first.url, content=orjson.dumps(asked), headers=headers)
         response = await self._client.send(outgoing, stream=True)
         kind = response.headers.get("content-type", "")
-        if response.is_success and any(stream in kind for stream in _STREAMS):
+        if response.is_success and is_stream(kind):
             return response
         await response.aclose()
         said = f"answered {response.status_code} {kind or 'with no body type'}"
@@ -683,10 +683,6 @@ def _span(
         watch.close()
     else:
         watch.end(end)
-
-
-#: The content types of a stream the proxy reads: SSE and NDJSON (each upstream's framing).
-_STREAMS = ("text/event-stream", "application/x-ndjson")
 
 
 def headers_of(scope: MutableMapping[str, Any]) -> dict[str, str]:
