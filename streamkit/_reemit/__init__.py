@@ -100,6 +100,7 @@ __all__ = (
     "read_request",
     "reemit",
     "request_toolset",
+    "resent",
 )
 
 #: ``on_call(call)``: a plain function, or (for the async transports) a coroutine function.
@@ -144,6 +145,13 @@ _STALE_HEADERS = frozenset({b"content-length", b"content-encoding"})
 def kept_headers(raw: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
     """A re-emitted response's headers: the same, less its ``Content-Length`` and ``Content-Encoding``."""
     return [(name, value) for name, value in raw if name.lower() not in _STALE_HEADERS]
+
+
+def resent(headers: Iterable[tuple[bytes, bytes]], asked: Mapping[str, Any]) -> tuple[list[tuple[bytes, bytes]], bytes]:
+    """The headers and body of a request sent again with ``asked`` as its body (the model asked
+    again): its own headers but its length, which the new body's sets."""
+    kept = [(name, value) for name, value in headers if name.lower() != b"content-length"]
+    return kept, orjson.dumps(asked)
 
 
 def request_toolset(request: Mapping[str, Any]) -> Toolset | None:

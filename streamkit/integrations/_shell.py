@@ -21,8 +21,6 @@ from collections.abc import AsyncGenerator, AsyncIterable, Callable, Generator, 
 from types import ModuleType
 from typing import Any, ClassVar, Generic, TypeVar, cast
 
-import orjson
-
 from .. import _libraries, _observe, _redact
 from .._errors import TransportError, UsageError
 from .._limits import Limits
@@ -42,6 +40,7 @@ from .._reemit import (
     read_request,
     reemit,
     request_toolset,
+    resent,
 )
 from .._status import status_error
 from .._types import InvalidToolCall, Provider
@@ -147,8 +146,7 @@ class _Shell(Generic[_Inner, _Request, _Response]):
 
     def _again(self, request: Any, asked: dict[str, Any]) -> Any:
         """``request`` sent again with ``asked`` as its body."""
-        headers = [(name, value) for name, value in request.headers.raw if name.lower() != b"content-length"]
-        body = orjson.dumps(asked)
+        headers, body = resent(request.headers.raw, asked)
         return self.library.Request(request.method, request.url, headers=headers, content=body)
 
     def _answered(self, session: Session | None, again: Any, response: Any, body: bytes) -> Decoding | None:

@@ -35,7 +35,7 @@ import orjson
 from .. import _observe
 from .._errors import HTTPStatusError, TransportError, UsageError
 from .._redact import scrub
-from .._reemit import Session, is_stream, request_toolset
+from .._reemit import Session, is_stream, request_toolset, resent
 from .._types import InvalidToolCall, ResponseEnd
 from .._validate import Toolset
 from ..providers import ASKED, FACTS, MODEL_LISTS
@@ -466,8 +466,8 @@ class Upstream:
     async def _again(self, first: httpx.Request, asked: dict[str, Any]) -> httpx.Response:
         """The request asked again (``tell``), ``asked`` its body, sent as the first was; its
         answer, a stream, or an ``HTTPError`` (the stream's end says it)."""
-        headers = [(name, value) for name, value in first.headers.raw if name.lower() != b"content-length"]
-        outgoing = self._client.build_request("POST", first.url, content=orjson.dumps(asked), headers=headers)
+        headers, body = resent(first.headers.raw, asked)
+        outgoing = self._client.build_request("POST", first.url, content=body, headers=headers)
         response = await self._client.send(outgoing, stream=True)
         kind = response.headers.get("content-type", "")
         if response.is_success and is_stream(kind):
