@@ -346,3 +346,10 @@ def test_a_responses_functions_strict_is_named_in_the_same_words() -> None:
     tool = {**RESPONSES_TOOL, "strict": True}
     translated = translate("openai_responses", "openai_chat", responses_request(tools=[tool]))
     assert translated.asked.dropped == (f"tools[0].strict ({STRICT})",)
+
+
+def test_a_refused_field_set_to_zero_is_refused_not_taken_as_unset() -> None:
+    """Unset is absent, null, false or empty: 0 is a value (JSON's 0 is not its false)."""
+    request = {"model": "m", "input": [{"role": "user", "content": "Hi."}], "background": 0}
+    with pytest.raises(RequestError, match=r"^background: "):
+        translate("openai_responses", "openai_chat", request)

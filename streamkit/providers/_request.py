@@ -352,7 +352,8 @@ def dropped_fields(given: Mapping[str, Any], where: str, dropped: Mapping[str, s
 
 
 def _set(value: Any) -> bool:
-    return value not in (None, False, "", [], {})
+    """Whether a field asks something: not absent, null, false or empty (0 is a value)."""
+    return not (value is None or value is False or (isinstance(value, str | list | dict) and not value))
 
 
 def _field(where: str, name: str) -> str:
