@@ -8,7 +8,7 @@ slotted, with a repr short enough for a log line.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import KW_ONLY, field
 from typing import Any, TypeAlias
 
@@ -50,6 +50,8 @@ __all__ = (
     "TextSignature",
     "Thinking",
     "UNSIGNED",
+    "carried",
+    "carrying",
     "Turn",
     "TurnItem",
     "TurnState",
@@ -66,6 +68,44 @@ __all__ = (
 def _text(value: object) -> str | None:
     """A field of a provider's block that is a string, else ``None``: what it holds is the provider's."""
     return value if isinstance(value, str) else None
+
+
+#: What joins a call's id and the state carried in it (``carrying``).
+_CARRIED = "__streamkit_"
+
+
+def carrying(ident: str, state: Mapping[str, str]) -> str:
+    """A call's id as a client of another format holds it, carrying the provider ``state`` its
+    upstream needs back with the call (Gemini 3's ``thoughtSignature``): every client sends a
+    call's id back as it got it, and ``carried`` reads the state again. The state is written as
+    base64url JSON, letters, digits, ``_`` and ``-`` alone, which every format's ids take."""
+    if not state:
+        return ident
+    import base64  # here: only a translated call with state to carry needs them
+
+    import orjson
+
+    encoded = base64.urlsafe_b64encode(orjson.dumps(dict(state))).rstrip(b"=").decode()
+    return f"{ident}{_CARRIED}{encoded}"
+
+
+def carried(ident: str) -> tuple[str, dict[str, str]]:
+    """A call's id as the upstream gave it, and the state ``carrying`` put in it (none for an
+    id that carries none, or whose state does not read back as strings)."""
+    given, sep, encoded = ident.rpartition(_CARRIED)
+    if not sep:
+        return ident, {}
+    import base64
+
+    import orjson
+
+    try:
+        state = orjson.loads(base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)))
+    except (ValueError, orjson.JSONDecodeError):
+        return ident, {}
+    if not isinstance(state, dict) or not all(isinstance(v, str) for v in state.values()):
+        return ident, {}
+    return given, state
 
 
 #: The signature streamkit writes on reasoning that came with none (an OpenAI-compatible

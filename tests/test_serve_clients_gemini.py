@@ -123,3 +123,30 @@ def test_claude_codes_read_of_an_image_reaches_the_gemini_upstream_in_the_functi
         "role": "user",
         "parts": [{"functionResponse": {"name": "Read", "response": {"output": ""}, "parts": [shown], "id": ident}}],
     }
+
+
+#: A signature as Gemini 3 puts one on a turn's first call (opaque base64; this one is made up).
+SIGNATURE = base64.b64encode(b"a signature of the model's reasoning, " * 8).decode()
+
+
+@runs_claude_code
+def test_claude_code_hands_gemini_3_its_own_signature_back(
+    on_gemini: Proxy, upstream: LoopbackServer, tmp_path: Path
+) -> None:
+    """Gemini 3 signs a turn's first call and wants the signature back with it; Claude Code keeps
+    no such field, so the proxy carries it in the call's id, which Claude Code sends back as it
+    got it: the next request's call has Gemini's own signature, not the skip value, and its id
+    and its result's are the call's own."""
+    signed = {**bash("a.txt"), "thoughtSignature": SIGNATURE}
+    signed["functionCall"] = {**signed["functionCall"], "id": "g3call01"}
+    turns = (turn(signed), turn({"text": PLAIN}))
+    upstream.routes = Turns(PATH, *(Reply([answer]) for answer in turns))
+    since = len(upstream.requests)
+    ran = claude_code(on_gemini.url, PROXY_KEY, tmp_path, GEMINI)
+    assert ran == {"subtype": "success", "is_error": False, "num_turns": 2, "result": PLAIN}
+    assert sorted(path.name for path in (tmp_path / "work").iterdir()) == ["a.txt"]
+    _, again = bodies(upstream, since)
+    model, results = again["contents"][-2:]
+    [part] = [part for part in model["parts"] if "functionCall" in part]
+    [answer] = [part["functionResponse"] for part in results["parts"]]
+    assert (part["thoughtSignature"], part["functionCall"]["id"], answer["id"]) == (SIGNATURE, "g3call01", "g3call01")

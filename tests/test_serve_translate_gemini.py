@@ -15,9 +15,11 @@ from typing import Any
 
 import pytest
 
+from streamkit._turn_types import carried, carrying
 from streamkit.providers import MODEL_LISTS
 from streamkit.providers._writer import Model
 from streamkit.providers.gemini.history import SKIP_SIGNATURE
+from streamkit.serve._translate import translate
 
 pytest.importorskip("uvicorn")  # the proxy
 
@@ -88,6 +90,8 @@ def called(name: str, args: dict[str, Any], ident: str | None = None) -> dict[st
 TEXT = Reply([chunk({"text": "Sunny "}), chunk({"text": "in Paris."}, finish="STOP")])
 FIXED = Reply([chunk(called("get_weather", {"city": "Paris"}), finish="STOP")])
 TWO_CALLS = recorded("gemini/text_then_two_calls.sse")
+#: The ``thoughtSignature`` the recorded turns' first call carries.
+SIGNATURE = "EqUCAbcd1234"
 #: Gemini 3's calls carry ids: two given, the third empty (none).
 IDS = recorded("gemini/gemini3_ids_and_empty_text.sse")
 #: A call Gemini sent whole but that fails its tool's schema: no ``city``, an unknown key.
@@ -146,7 +150,8 @@ def test_two_calls_without_ids_reach_a_chat_client_with_its_own_ids_and_go_back_
     served: Proxy, upstream: LoopbackServer
 ) -> None:
     """Gemini 2.5 gives no call ids: the client reads ``call_`` ids minted by the proxy, and sends
-    them back with its results; each ``functionResponse`` is paired with its call by name and id."""
+    them back with its results; each ``functionResponse`` is paired with its call by name and id.
+    The first call's ``thoughtSignature`` rides in its id, and goes back on its part."""
     upstream.routes = Turns(PATH, TWO_CALLS)
     client = gpt(served)
     messages: list[dict[str, Any]] = [{"role": "user", "content": "Weather and AAPL?"}]
@@ -157,6 +162,8 @@ def test_two_calls_without_ids_reach_a_chat_client_with_its_own_ids_and_go_back_
     weather, stock = calls(first)
     assert (weather[1:], stock[1:]) == (("get_weather", {"city": "Paris"}), ("get_stock", {"ticker": "AAPL"}))
     assert weather[0].startswith("call_") and stock[0].startswith("call_") and weather[0] != stock[0]
+    (weather_id, carried_state), (stock_id, nothing) = carried(weather[0]), carried(stock[0])
+    assert (carried_state, nothing, stock_id) == ({"thoughtSignature": SIGNATURE}, {}, stock[0])
     assert first.content == "Checking both."
     upstream.routes = Turns(PATH, TEXT)
     upstream.requests.clear()
@@ -175,8 +182,8 @@ def test_two_calls_without_ids_reach_a_chat_client_with_its_own_ids_and_go_back_
             "parts": [
                 {"text": "Checking both."},
                 {
-                    "functionCall": {"name": "get_weather", "args": {"city": "Paris"}, "id": weather[0]},
-                    "thoughtSignature": SKIP_SIGNATURE,
+                    "functionCall": {"name": "get_weather", "args": {"city": "Paris"}, "id": weather_id},
+                    "thoughtSignature": SIGNATURE,
                 },
                 {"functionCall": {"name": "get_stock", "args": {"ticker": "AAPL"}, "id": stock[0]}},
             ],
@@ -189,7 +196,7 @@ def test_two_calls_without_ids_reach_a_chat_client_with_its_own_ids_and_go_back_
                     "functionResponse": {
                         "name": "get_weather",
                         "response": {"output": '{"sky": "sunny"}'},
-                        "id": weather[0],
+                        "id": weather_id,
                     }
                 },
             ],
@@ -198,17 +205,19 @@ def test_two_calls_without_ids_reach_a_chat_client_with_its_own_ids_and_go_back_
 
 
 def test_geminis_own_call_ids_reach_the_client_as_they_came(served: Proxy, upstream: LoopbackServer) -> None:
-    """Gemini 3's ids go to the client unchanged (so its results pair with them upstream); the
-    call that came with an empty id gets one minted in the client's form."""
+    """Gemini 3's ids go to the client as they came, the first call's signature carried after it
+    (so its results pair with them upstream, and the signature goes back); the call that came
+    with an empty id gets one minted in the client's form."""
     upstream.routes = Turns(PATH, IDS)
     clock = {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object"}}}
     weather = [{"role": "user", "content": "Weather?"}]
     message = streamed_chat(served, model=GEMINI, messages=weather, tools=[*CHAT_TOOLS, clock]).choices[0].message
     first, second, third = calls(message)
-    assert (first, second) == (
-        ("96c1su3s", "get_weather", {"city": "Paris"}),
-        ("k2p9x7qa", "get_weather", {"city": "Paris"}),
+    assert (carried(first[0]), first[1:]) == (
+        ("96c1su3s", {"thoughtSignature": SIGNATURE}),
+        ("get_weather", {"city": "Paris"}),
     )
+    assert second == ("k2p9x7qa", "get_weather", {"city": "Paris"})
     assert third[0].startswith("call_") and third[1:] == ("get_time", {"zone": "CET"})
 
 
@@ -597,3 +606,53 @@ def test_the_model_list_readers_of_the_upstreams_no_client_speaks() -> None:
         Model("someone/coder:7b", 0, owner="someone"),
     ]
     assert MODEL_LISTS["gemini"]([]) == MODEL_LISTS["ollama"]({"models": "none"}) == []
+
+
+CARRIED = carrying("g3call01", {"thoughtSignature": SIGNATURE})
+#: One exchange holding a call whose id carries Gemini's signature, as each client sends it back.
+SENT_BACK: dict[str, dict[str, Any]] = {
+    "openai_chat": {
+        "model": GEMINI,
+        "messages": [
+            {"role": "user", "content": "Weather?"},
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {"id": CARRIED, "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+                ],
+            },
+            {"role": "tool", "tool_call_id": CARRIED, "content": "sunny"},
+        ],
+    },
+    "openai_responses": {
+        "model": GEMINI,
+        "input": [
+            {"role": "user", "content": "Weather?"},
+            {"type": "function_call", "call_id": CARRIED, "name": "get_weather", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": CARRIED, "output": "sunny"},
+        ],
+    },
+    "anthropic": {
+        "model": GEMINI,
+        "max_tokens": 10,
+        "messages": [
+            {"role": "user", "content": "Weather?"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": CARRIED, "name": "get_weather", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": CARRIED, "content": "sunny"}]},
+        ],
+    },
+}
+
+
+@pytest.mark.parametrize("client", list(SENT_BACK))
+def test_a_signature_carried_in_a_call_id_goes_back_to_gemini_on_its_call(client: str) -> None:
+    """Each client format reads the call's own id and Gemini's signature out of the id the proxy
+    gave it: the call and its result go to Gemini by the call's id, the call signed as it came."""
+    call, result = translate(client, "gemini", SENT_BACK[client]).body["contents"][1:]
+    assert call == {
+        "role": "model",
+        "parts": [
+            {"functionCall": {"name": "get_weather", "args": {}, "id": "g3call01"}, "thoughtSignature": SIGNATURE}
+        ],
+    }
+    assert result["parts"][0]["functionResponse"]["id"] == "g3call01"

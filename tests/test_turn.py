@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -484,3 +485,17 @@ async def test_the_async_twin_collects_the_same_turn() -> None:
 
     whole = collect_turn([data], "openai_responses")
     assert await acollect_turn(chunks(), "openai_responses") == whole
+
+
+def test_a_call_id_carries_state_a_client_sends_back_and_reads_it_again() -> None:
+    from streamkit._turn_types import carried, carrying
+
+    state = {"thoughtSignature": "EqUC+/abc=="}
+    ident = carrying("call_1", state)
+    assert ident == "call_1__streamkit_eyJ0aG91Z2h0U2lnbmF0dXJlIjoiRXFVQysvYWJjPT0ifQ"
+    assert re.fullmatch(r"[A-Za-z0-9_-]+", ident)  # every format's ids take it (Anthropic's pattern)
+    assert carried(ident) == ("call_1", state)
+    assert carrying("call_1", {}) == "call_1"  # nothing to carry: the id as it was
+    assert carried("call_1") == ("call_1", {})
+    assert carried("call_1__streamkit_!!") == ("call_1__streamkit_!!", {})  # not ours: as it came
+    assert carried("call_1__streamkit_WzFd") == ("call_1__streamkit_WzFd", {})  # JSON, but no state

@@ -18,7 +18,7 @@ import pytest
 import streamkit
 from streamkit import InvalidToolCall, ResponseEnd, TextDelta, TokenUsage, ToolCall
 from streamkit._errors import UsageError
-from streamkit._turn_types import UNSIGNED, ReasoningItem, RedactedThinking, Thinking, Turn
+from streamkit._turn_types import UNSIGNED, ReasoningItem, RedactedThinking, Thinking, Turn, carrying
 from streamkit.providers import FACTS, WRITERS
 from streamkit.providers._writer import Writer, stop_reason
 
@@ -73,7 +73,10 @@ def expected(slug: str, values: list[Any]) -> Answer:
     reasoning its format carries; ``tool_calls`` is a stop when no call is left to write."""
     mine = [value for value in values if getattr(value, "choice", 0) == 0]
     calls = [value for value in mine if isinstance(value, ToolCall)]
-    ids = [call.id or writer(slug).minted(MINTED[slug], number) for number, call in enumerate(calls)]
+    # a writer carries the state its values hold in each call's id (the proxy gives it only what
+    # the upstream needs back)
+    minted = [call.id or writer(slug).minted(MINTED[slug], number) for number, call in enumerate(calls)]
+    ids = [carrying(ident, call.state) for ident, call in zip(minted, calls, strict=True)]
     end = next(value for value in values if isinstance(value, ResponseEnd))
     finish = "stop" if end.finish == "tool_calls" and not calls else end.finish
     return Answer(

@@ -68,6 +68,9 @@ class Facts:
         history_key: the key of a request body that holds its history (``messages``): what
             the transports and the proxy extend when they answer a bad call to the model
             themselves; ``None`` where they cannot.
+        call_state_back: the keys of a call's ``state`` its API needs back with the call in
+            the next request (Gemini 3's ``thoughtSignature``): the proxy carries them in the id
+            a client of another format holds (``carrying``).
     """
 
     slug: str
@@ -92,6 +95,7 @@ class Facts:
     signature_deltas: bool = False
     reasoning_items: bool = False
     history_key: str | None = None
+    call_state_back: tuple[str, ...] = ()
     cutting: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:

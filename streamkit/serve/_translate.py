@@ -23,7 +23,7 @@ from typing import Any
 
 from .._reemit import request_toolset
 from .._reemit._conversation import build, read_tools
-from .._types import ResponseEnd
+from .._types import CustomToolCall, ResponseEnd, ToolCall
 from .._validate import Toolset
 from ..providers import ASKED, ENCODERS, FACTS, REQUESTS, WRITERS
 from ..providers._encoder import Call, Encoder
@@ -90,13 +90,22 @@ class Translating(Encoder):
 
     continues = True
 
-    def __init__(self, upstream: type[Encoder], writer: Writer, client: type[Encoder], *, streamed: bool) -> None:
+    def __init__(
+        self,
+        upstream: type[Encoder],
+        writer: Writer,
+        client: type[Encoder],
+        *,
+        streamed: bool,
+        back: tuple[str, ...] = (),
+    ) -> None:
         self.framing = upstream.framing  # type: ignore[misc]  # the upstream's frames are read
         self.keep_invalid = False
         self.values: Sequence[object] = ()
         self.seen: list[object] = []
         self._upstream = upstream()
         self._writer, self._client, self._streamed = writer, client, streamed
+        self._back = back  # the call state the upstream needs back, carried in each call's id
 
     def frame(self, frame: Any, calls: Sequence[Call]) -> list[bytes]:
         return [self._written(self.values)]
@@ -129,6 +138,7 @@ class Translating(Encoder):
 
     def _written(self, values: Sequence[object]) -> bytes:
         self.values = ()
+        values = [_kept(value, self._back) for value in values]
         self.seen += values
         return self._writer.values(values) if self._streamed else b""
 
@@ -145,7 +155,11 @@ class TranslateSession(ServeSession):
         if self.provider is not None:
             writer = WRITERS[self._client](self._model)
             self._encoder = Translating(
-                ENCODERS[self.provider], writer, ENCODERS[self._client], streamed=self._streamed
+                ENCODERS[self.provider],
+                writer,
+                ENCODERS[self._client],
+                streamed=self._streamed,
+                back=FACTS[self.provider].call_state_back,
             )
 
     def _take(self, values: Sequence[object]) -> list[Call]:
@@ -163,3 +177,11 @@ class TranslateSession(ServeSession):
     def translating(self) -> Translating:
         assert isinstance(self._encoder, Translating)
         return self._encoder
+
+
+def _kept(value: object, keys: tuple[str, ...]) -> object:
+    """A call with only the state its upstream needs back (``call_state_back``), which the
+    client's writer carries in the call's id; any other value as it is."""
+    if not isinstance(value, ToolCall | CustomToolCall) or not value.state:
+        return value
+    return replace(value, state={key: value.state[key] for key in keys if key in value.state})

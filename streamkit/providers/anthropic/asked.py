@@ -33,6 +33,7 @@ from ..._turn_types import (
     Turn,
     TurnItem,
     User,
+    carried,
 )
 from ..._types import CallRef, TextDelta, ToolCall
 from .._request import (
@@ -246,7 +247,10 @@ def _call(index: int, block: Mapping[str, Any], where: str) -> ToolCall:
     ident, name, arguments = block.get("id"), block.get("name"), block.get("input")
     if not isinstance(name, str) or not isinstance(arguments, Mapping):
         raise RequestError(where, "a tool_use block has a name and an input object")
-    return ToolCall(index, ident if isinstance(ident, str) else None, name, dict(arguments))
+    if not isinstance(ident, str):
+        return ToolCall(index, None, name, dict(arguments))
+    given, state = carried(ident)  # the upstream's own id, and the state the proxy carried in it
+    return ToolCall(index, given, name, dict(arguments), state=state)
 
 
 def _user(blocks: Sequence[Any], where: str, names: Mapping[str, str]) -> list[Entry]:
@@ -286,6 +290,7 @@ def _image(source: Any, where: str) -> Image:
 
 def _result(block: Mapping[str, Any], where: str, names: Mapping[str, str]) -> Outcome:
     ident = block.get("tool_use_id")
+    ident = carried(ident)[0] if isinstance(ident, str) else ident  # the names are the calls', by their own ids
     name = names.get(ident) if isinstance(ident, str) else None
     if name is None:
         raise RequestError(f"{where}.tool_use_id", f"{ident!r} answers no tool_use block before it")
@@ -297,4 +302,4 @@ def _result(block: Mapping[str, Any], where: str, names: Mapping[str, str]) -> O
             raise RequestError(f"{where}.content", "an error result holding an image; an error is told as text")
     elif content is not None and not isinstance(content, str):
         raise RequestError(f"{where}.content", "a string or content blocks")
-    return (CallRef(ident, name), content or "", failed)
+    return (CallRef(str(ident), name), content or "", failed)

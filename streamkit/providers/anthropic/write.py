@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..._turn_types import UNSIGNED, RedactedThinking, Thinking
+from ..._turn_types import UNSIGNED, RedactedThinking, Thinking, carrying
 from ..._types import ResponseEnd, TextDelta, TokenUsage, ToolCall
 from .._body import listed, text
 from .._encoder import dumps, sse_json
@@ -72,7 +72,8 @@ class AnthropicWriter(Writer):
         if isinstance(value, TextDelta):
             return self._text_delta(value) if value.text else []
         if isinstance(value, ToolCall):
-            block = {"type": "tool_use", "id": value.id or self.minted("toolu_", self._calls), "name": value.name}
+            ident = carrying(value.id or self.minted("toolu_", self._calls), value.state)
+            block = {"type": "tool_use", "id": ident, "name": value.name}
             self._calls += 1
             delta = ("input_json_delta", "partial_json", dumps(value.input))
             return self._block(block | {"input": {}}, block | {"input": value.input}, delta)

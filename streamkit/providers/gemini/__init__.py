@@ -41,4 +41,5 @@ FACTS = Facts(
     sdk_packages=("google",),
     model_classes={"pydantic_ai": "GoogleModel"},
     history_key="contents",
+    call_state_back=("thoughtSignature",),
 )

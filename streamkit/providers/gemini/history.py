@@ -10,8 +10,10 @@ in the model turn, and its errors go back as a text part. A result that holds
 an image is its text as ``output`` and each image's bytes as ``inlineData`` in the
 ``functionResponse``'s own ``parts``, where Gemini 3 takes a tool's media (the guide's
 multimodal function responses).
-The first call of a turn another provider made goes with the value Google documents for a
-signature not known (``SKIP_SIGNATURE``), since Gemini 3 refuses a turn whose first call has none.
+A turn another provider's client sends back keeps the signature its calls carry (the proxy
+carries Gemini's in each call's id); a first call without one goes with the value Google
+documents for a signature not known (``SKIP_SIGNATURE``), since Gemini 3 refuses a turn whose
+first call has none.
 Shapes: https://ai.google.dev/gemini-api/docs/function-calling
 """
 
@@ -108,7 +110,9 @@ def turn_messages(turn: Turn) -> TurnMessages:
     back in the part they came with
     (https://ai.google.dev/gemini-api/docs/thought-signatures,
     https://docs.cloud.google.com/vertex-ai/generative-ai/docs/thought-signatures).
-    Other providers' state is dropped, and their turn's first call signed by ``SKIP_SIGNATURE``.
+    Other providers' state is dropped, but a call's own ``thoughtSignature`` (Gemini's, carried
+    back through a client of another format in the call's id); a turn whose first call has none
+    has it signed by ``SKIP_SIGNATURE``.
     """
     checked = check_turn(turn)
     native = checked.provider == "gemini"
@@ -121,7 +125,8 @@ def turn_messages(turn: Turn) -> TurnMessages:
             text_open = True
             continue
         if isinstance(item, ToolCall | InvalidToolCall):
-            part = _call_part(item, checked.call_state(item).get("thoughtSignature") if native else None)
+            state = checked.call_state(item) if native else item.state  # another's: what the proxy carried
+            part = _call_part(item, state.get("thoughtSignature"))
             parts += [part] if part else []
         elif native and isinstance(item, Thinking):
             thought: Message = {"text": item.text, "thought": True}
@@ -149,8 +154,9 @@ SKIP_SIGNATURE = "skip_thought_signature_validator"
 
 def _signed(parts: list[Message]) -> list[Message]:
     """``parts`` of a turn another provider made, its first ``functionCall`` part signed by
-    ``SKIP_SIGNATURE``: the first call of a step is the one Gemini 3 checks (with parallel calls
-    only the first has a signature), and refuses without one, whichever model made the turn."""
+    ``SKIP_SIGNATURE`` where it has no signature of its own: the first call of a step is the one
+    Gemini 3 checks (with parallel calls only the first has a signature), and refuses without
+    one, whichever model made the turn."""
     first = next((part for part in parts if "functionCall" in part), None)
     if first is not None and "thoughtSignature" not in first:
         first["thoughtSignature"] = SKIP_SIGNATURE

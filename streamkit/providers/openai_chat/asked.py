@@ -22,7 +22,19 @@ from dataclasses import replace
 from typing import Any, Protocol, TypeAlias
 
 from ..._json import loads_exact
-from ..._turn_types import Entry, Outcome, Part, Parts, RedactedThinking, Results, Thinking, Turn, TurnItem, User
+from ..._turn_types import (
+    Entry,
+    Outcome,
+    Part,
+    Parts,
+    RedactedThinking,
+    Results,
+    Thinking,
+    Turn,
+    TurnItem,
+    User,
+    carried,
+)
 from ..._types import ArgumentIssue, CallRef, InvalidToolCall, JSONObject, TextDelta, ToolCall
 from .._request import (
     STRICT,
@@ -326,7 +338,9 @@ def _call(
         raise RequestError(f"{where}.function", f"is {type(function).__name__}, not an object")
     fields = entry.get("provider_specific_fields") or function.get("provider_specific_fields") or {}
     signature = fields.get("thought_signature") if isinstance(fields, Mapping) else None  # LiteLLM's, for Gemini
-    state = {"thoughtSignature": signature} if isinstance(signature, str) else {}
+    ident, state = _carried(entry.get("id"))
+    if isinstance(signature, str):
+        state["thoughtSignature"] = signature
     given = function.get("arguments")
     parsed, issue = arguments(given)
     if parsed is None:
@@ -336,8 +350,13 @@ def _call(
             if isinstance(given, str)
             else json.dumps(given, ensure_ascii=False, separators=(",", ":"), default=repr)
         )
-        return InvalidToolCall(index, entry.get("id"), function.get("name"), raw, (issue,), state=state)
-    return ToolCall(index, entry.get("id"), function.get("name") or "", parsed, state=state)
+        return InvalidToolCall(index, ident, function.get("name"), raw, (issue,), state=state)
+    return ToolCall(index, ident, function.get("name") or "", parsed, state=state)
+
+
+def _carried(ident: Any) -> tuple[Any, dict[str, str]]:
+    """A call's id as the upstream gave it, and the state the proxy carried in it (``carried``)."""
+    return carried(ident) if isinstance(ident, str) else (ident, {})
 
 
 def object_arguments(arguments: Any) -> tuple[JSONObject | None, ArgumentIssue | None]:
@@ -365,7 +384,7 @@ def object_arguments(arguments: Any) -> tuple[JSONObject | None, ArgumentIssue |
 
 
 def _result(message: Mapping[str, Any], names: Mapping[str, str], where: str) -> Outcome:
-    ident = message.get("tool_call_id")
+    ident, _ = _carried(message.get("tool_call_id"))  # the names are the calls', by their own ids
     name = message.get("name") or names.get(ident or "")
     if not name:
         raise RequestError(

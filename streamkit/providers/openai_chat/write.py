@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..._turn_types import carrying
 from ..._types import ResponseEnd, TextDelta, TokenUsage, ToolCall
 from .._body import listed, text
 from .._encoder import dumps, sse, sse_json
@@ -74,7 +75,8 @@ class OpenAIChatWriter(OpenAIModels, Writer):
         if isinstance(value, ToolCall):
             calls = self._choice(choice).calls
             function = {"name": value.name, "arguments": dumps(value.input)}
-            call = {"id": value.id or self.minted("call_", self._calls), "type": "function", "function": function}
+            ident = carrying(value.id or self.minted("call_", self._calls), value.state)
+            call = {"id": ident, "type": "function", "function": function}
             calls.append(call)
             self._calls += 1
             return [self._chunk(choice, {"tool_calls": [{"index": len(calls) - 1, **call}]})]

@@ -45,6 +45,7 @@ from ..._turn_types import (
     Turn,
     TurnItem,
     User,
+    carried,
 )
 from ..._types import ArgumentIssue, CallRef, CustomToolCall, InvalidToolCall, TextDelta, ToolCall
 from .._request import (
@@ -246,16 +247,18 @@ class _Reading:
         self.names[call_id] = name
         index = sum(1 for part in self._turn if not isinstance(part, TextDelta | ReasoningItem))
         state = {"id": ident} if isinstance(ident, str) else {}
+        given, carried_state = carried(call_id)  # the upstream's own id, and the state carried in it
+        state = {**state, **carried_state}
         if kind == "custom_tool_call":
-            return CustomToolCall(index, call_id, name, text, state=state)
-        return _call(index, call_id, name, text, state)
+            return CustomToolCall(index, given, name, text, state=state)
+        return _call(index, given, name, text, state)
 
     def _result(self, item: Mapping[str, Any], where: str) -> Outcome:
         call_id = item.get("call_id")
         name = self.names.get(call_id) if isinstance(call_id, str) else None
         if name is None:
             raise RequestError(f"{where}.call_id", f"{call_id!r} answers no call before it")
-        return (CallRef(str(call_id), name), self._parts(item.get("output"), f"{where}.output"))
+        return (CallRef(carried(str(call_id))[0], name), self._parts(item.get("output"), f"{where}.output"))
 
     def _parts(self, content: Any, where: str) -> str | Parts:
         """A user message's or an output's text as ``_content`` reads it; with an ``input_image``

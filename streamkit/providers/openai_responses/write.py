@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._turn_types import UNSIGNED, ReasoningItem, Thinking
+from ..._turn_types import UNSIGNED, ReasoningItem, Thinking, carrying
 from ..._types import TEXT_CALL, CustomToolCall, ResponseEnd, TextDelta, TokenUsage, ToolCall
 from .._encoder import dumps, sse_json
 from .._writer import Writer, new_text, stop_reason
@@ -143,7 +143,7 @@ class OpenAIResponsesWriter(OpenAIModels, Writer):
         custom = isinstance(call, CustomToolCall)
         kind, field, prefix = _CUSTOM if custom else _FUNCTION
         item_id = call.state.get("id") or self.minted("ctc_" if custom else "fc_", len(self._output))
-        call_id = call.id or self.minted("call_", self._calls)
+        call_id = carrying(call.id or self.minted("call_", self._calls), call.state)
         self._calls += 1
         item = {"id": item_id, "type": kind, "status": "in_progress", field: "", "call_id": call_id, "name": call.name}
         out = [*self._close(), self._added(item)]
