@@ -24,7 +24,9 @@ from .server import LoopbackServer, Reply, split_awkwardly
 
 PROVIDERS = ("openai_chat", "anthropic")
 SCENARIOS = ("text", "index_zero", "cut", "whole_then_cut", "invalid_json", "schema", "eof")
-PATHS = {"openai_chat": "/v1/chat/completions", "anthropic": "/v1/messages"}
+PATHS = {"openai_chat": "/v1/chat/completions", "anthropic": "/v1/messages", "ollama": "/api/chat"}
+#: The content type of each provider's stream (SSE unless named).
+TYPES = {"ollama": "application/x-ndjson"}
 #: What the tools return: a tool result that is none of these is an error the model was told.
 OUTPUTS = {"get_weather": "sunny", "get_stock": "190", "write_file": "written"}
 
@@ -75,12 +77,41 @@ def messages(text: str | None, calls: list[tuple[int, str, str, str]], stop: str
     return b"".join(f"event: {name}\ndata: ".encode() + orjson.dumps(data) + b"\n\n" for name, data in events)
 
 
+#: A call on Ollama's wire: ``(id, name, arguments)``, the arguments an object, or a string as
+#: some Ollama-compatible servers send them.
+Called = tuple[str, str, "dict[str, Any] | str"]
+
+
+def ollama(text: str | None, calls: list[Called], stop: str | None, *, held: str = "") -> bytes:
+    """An Ollama ``/api/chat`` stream: a line of ``text``, one line holding every call (each at
+    ``function.index`` 0, as Ollama numbers parallel calls), then the ``done`` line with
+    ``stop`` and the ``held`` text Ollama sends there when the limit cut a call. With ``stop``
+    ``None`` the body ends after the calls, with no ``done`` line."""
+    head = {"model": "qwen3", "created_at": "2026-01-01T00:00:00Z"}
+    lines: list[dict[str, Any]] = []
+    if text is not None:
+        lines.append({**head, "message": {"role": "assistant", "content": text}, "done": False})
+    if calls:
+        entries = [{"id": i, "function": {"index": 0, "name": name, "arguments": args}} for i, name, args in calls]
+        message = {"role": "assistant", "content": "", "tool_calls": entries}
+        lines.append({**head, "message": message, "done": False})
+    if stop is not None:
+        message = {"role": "assistant", "content": held}
+        lines.append({**head, "message": message, "done": True, "done_reason": stop, "eval_count": 12})
+    return b"".join(orjson.dumps(line) + b"\n" for line in lines)
+
+
 def fixture(path: str) -> bytes:
     return (FIXTURES / path).read_bytes()
 
 
 PARIS = '{"city": "Paris"}'
 AAPL = '{"ticker": "AAPL"}'
+WEATHER: Called = ("call_W", "get_weather", {"city": "Paris"})
+STOCK: Called = ("call_S", "get_stock", {"ticker": "AAPL"})
+#: What Ollama sends as text on the ``done`` line when the output limit cut a call: the call's
+#: text so far, held back until it would parse (``fixtures/ollama/length_limit.ndjson``).
+HELD = '<tool_call>\n{"name": "write_file", "arguments": {"path": "a.txt", "content": "Once upon'
 #: Each scenario's first turn, per provider.
 TURNS: dict[str, dict[str, Callable[[], bytes]]] = {
     "openai_chat": {
@@ -111,6 +142,30 @@ TURNS: dict[str, dict[str, Callable[[], bytes]]] = {
             None, [(0, "toolu_S", "get_stock", AAPL), (1, "toolu_W", "get_weather", '{"city": "Li')], None
         ),
     },
+    # Ollama sends a call whole in one line's ``message.tool_calls``: ``index_zero`` is two calls
+    # in one message, each at ``function.index`` 0 as Ollama numbers any; ``cut`` is
+    # ``done_reason: "length"`` with the cut call's text held back as content (no call arrives);
+    # ``whole_then_cut`` a whole call, then that ``length`` line; ``invalid_json`` arguments as a
+    # string that is not JSON (as some Ollama-compatible servers send them) beside a valid call,
+    # one that fails its schema and an unknown tool; ``eof`` two whole calls, then no ``done`` line.
+    "ollama": {
+        "text": lambda: ollama("Sunny in Paris.", [], "stop"),
+        "index_zero": lambda: ollama(None, [WEATHER, STOCK], "stop"),
+        "cut": lambda: ollama(None, [], "length", held=HELD),
+        "whole_then_cut": lambda: ollama(None, [STOCK], "length", held=HELD),
+        "invalid_json": lambda: ollama(
+            None,
+            [
+                ("call_1", "get_weather", '{"city": "Paris",}'),
+                STOCK,
+                ("call_3", "get_weather", {"city": 7}),
+                ("call_4", "delete_everything", {}),
+            ],
+            "stop",
+        ),
+        "schema": lambda: ollama(None, [STOCK, ("call_W", "get_weather", {"town": 1})], "stop"),
+        "eof": lambda: ollama(None, [STOCK, ("call_W", "get_weather", {"city": "Lima"})], None),
+    },
 }
 WHOLE = {
     "index_zero": [("get_weather", PARIS), ("get_stock", AAPL)],
@@ -130,27 +185,40 @@ FIXES = {
         "cut": [("get_weather", PARIS)],
         "whole_then_cut": [("write_file", '{"path": "notes.txt", "content": "Dear Paris."}')],
     },
+    # the call Ollama held back when the limit cut it; both whole calls of a body with no ``done`` line
+    "ollama": WHOLE
+    | {
+        "whole_then_cut": [("write_file", '{"path": "a.txt", "content": "Once upon a time."}')],
+        "eof": [("get_stock", AAPL), ("get_weather", '{"city": "Lima"}')],
+    },
 }
 
 
 def fixed(provider: str, scenario: str) -> bytes:
     """The model's answer to results that hold an error: the calls again, whole."""
     calls = [(n, f"fix_{n}", name, arguments) for n, (name, arguments) in enumerate(FIXES[provider][scenario])]
+    if provider == "ollama":
+        return ollama(None, [(i, name, orjson.loads(arguments)) for _, i, name, arguments in calls], "stop")
     return chat(None, calls, "tool_calls") if provider == "openai_chat" else messages(None, calls, "tool_use")
 
 
 #: The model's answer to results that hold none.
-FINAL = {"openai_chat": chat("Done.", [], "stop"), "anthropic": messages("Done.", [], "end_turn")}
+FINAL = {
+    "openai_chat": chat("Done.", [], "stop"),
+    "anthropic": messages("Done.", [], "end_turn"),
+    "ollama": ollama("Done.", [], "stop"),
+}
 
 
 def results(provider: str, body: bytes) -> list[str]:
     """The tool results at the end of a request's history, each as its text."""
     history: list[dict[str, Any]] = orjson.loads(body)["messages"]
-    if provider == "openai_chat":
+    if provider in ("openai_chat", "ollama"):  # results as ``tool`` messages, the content a string
         found = []
         for message in reversed(history):
             if message["role"] != "tool":
                 break
+            assert provider != "ollama" or "tool_name" in message, message  # Ollama names the tool
             found.append(text_of(message["content"]))
         return found[::-1]
     last = history[-1]
@@ -190,7 +258,7 @@ class Model(dict[str, Reply]):
             body = self.final
         else:
             body = fixed(self.provider, self.scenario)
-        return Reply(split_awkwardly(body))
+        return Reply(split_awkwardly(body), content_type=TYPES.get(self.provider, "text/event-stream"))
 
 
 # -- what a run did ----------------------------------------------------------------------------

@@ -45,14 +45,15 @@ from .standin import (
     describe,
     measure,
     messages,
+    ollama,
     results,
     text_of,
 )
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-BASES = {"openai_chat": "/v1", "anthropic": ""}
-MODELS = {"openai_chat": OPENAI, "anthropic": ANTHROPIC}
+BASES = {"openai_chat": "/v1", "anthropic": "", "ollama": ""}
+MODELS = {"openai_chat": OPENAI, "anthropic": ANTHROPIC, "ollama": "qwen3"}
 
 
 def raised(error: BaseException) -> str:
@@ -304,6 +305,8 @@ def smolagents_results(provider: str, body: bytes) -> list[str]:
 def smolagents_final(provider: str) -> bytes:
     """smolagents ends a run on a call to its ``final_answer`` tool."""
     call = [(0, "fix_final", "final_answer", '{"answer": "Done."}')]
+    if provider == "ollama":
+        return ollama(None, [("fix_final", "final_answer", {"answer": "Done."})], "stop")
     return chat(None, call, "tool_calls") if provider == "openai_chat" else messages(None, call, "tool_use")
 
 
