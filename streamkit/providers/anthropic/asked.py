@@ -18,23 +18,9 @@ where it is.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..._turn_types import (
-    UNSIGNED,
-    Entry,
-    Image,
-    Outcome,
-    Part,
-    Parts,
-    RedactedThinking,
-    Results,
-    Thinking,
-    Turn,
-    TurnItem,
-    User,
-    carried,
-)
+from ..._turn_types import UNSIGNED, Image, Parts, RedactedThinking, Results, Thinking, Turn, User, carried
 from ..._types import CallRef, TextDelta, ToolCall
 from .._request import (
     CACHE_HINT,
@@ -51,6 +37,9 @@ from .._request import (
     setting_fields,
 )
 from .request import SETTINGS
+
+if TYPE_CHECKING:
+    from ..._turn_types import Entry, Outcome, Part, TurnItem
 
 __all__ = ("read",)
 

@@ -19,22 +19,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from ..._json import loads_exact
-from ..._turn_types import (
-    Entry,
-    Outcome,
-    Part,
-    Parts,
-    RedactedThinking,
-    Results,
-    Thinking,
-    Turn,
-    TurnItem,
-    User,
-    carried,
-)
+from ..._turn_types import Parts, RedactedThinking, Results, Thinking, Turn, User, carried
 from ..._types import ArgumentIssue, CallRef, InvalidToolCall, JSONObject, TextDelta, ToolCall
 from .._request import (
     STRICT,
@@ -52,6 +40,9 @@ from .._request import (
 )
 from . import FACTS
 from .request import SETTINGS
+
+if TYPE_CHECKING:
+    from ..._turn_types import Entry, Outcome, Part, TurnItem
 
 __all__ = ("Arguments", "Conversation", "Stored", "Withheld", "conversation", "object_arguments", "read")
 

@@ -29,24 +29,10 @@ and ``parallel_tool_calls`` only when false (true is every API's default, and Co
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..._json import loads_exact
-from ..._turn_types import (
-    UNSIGNED,
-    Entry,
-    Image,
-    Outcome,
-    Part,
-    Parts,
-    ReasoningItem,
-    Results,
-    Thinking,
-    Turn,
-    TurnItem,
-    User,
-    carried,
-)
+from ..._turn_types import UNSIGNED, Image, Parts, ReasoningItem, Results, Thinking, Turn, User, carried
 from ..._types import ArgumentIssue, CallRef, CustomToolCall, InvalidToolCall, TextDelta, ToolCall
 from .._request import (
     STRICT,
@@ -61,6 +47,9 @@ from .._request import (
     setting_fields,
 )
 from .request import SETTINGS
+
+if TYPE_CHECKING:
+    from ..._turn_types import Entry, Outcome, Part, TurnItem
 
 __all__ = ("read",)
 
