@@ -117,7 +117,7 @@ class Translating(Encoder):
         return [self._written([value for value in self.values if not isinstance(value, ResponseEnd)])]
 
     def rest(self) -> bytes:
-        """The values the body's end gave that no frame wrote (Gemini's end)."""
+        """The values the body's end gave that no frame wrote (an end that came with no frame)."""
         return self._written(self.values) if self.values else b""
 
     def resume(self) -> None:

@@ -26,6 +26,7 @@ from ...adapters._base import (
     safe_id,
 )
 from ...adapters._history import TurnMessages, block_turn
+from .request import image
 
 __all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
 
@@ -48,11 +49,7 @@ def _result(call: Ran, result: Any) -> Message:
 
 def _part(part: str | Image) -> Message:
     """A block of a result that holds an image: its text, or the ``image`` block, as a user's."""
-    if isinstance(part, str):
-        return _text(part)
-    if part.url is not None:
-        return {"type": "image", "source": {"type": "url", "url": part.url}}
-    return {"type": "image", "source": {"type": "base64", "media_type": part.media_type, "data": part.data}}
+    return _text(part) if isinstance(part, str) else image(part)
 
 
 def _error(call: Call | CallRef, payload: JSONObject) -> Message:

@@ -44,8 +44,7 @@ def user(content: str | Parts) -> Message:
         if part.data is None:
             raise RequestError(f"the image at {part.url:.80}", "Ollama takes an image's data (base64), not its URL")
         images.append(part.data)
-    text = "\n\n".join(part for part in content.items if isinstance(part, str))
-    return {**plain_user(text), "images": images}
+    return {**plain_user(content.text), "images": images}
 
 
 def effort(level: str, budgets: Mapping[str, int]) -> dict[str, Any] | None:

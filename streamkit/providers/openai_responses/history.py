@@ -19,6 +19,7 @@ from ..._turn_types import CallState, MessageItem, Parts, ReasoningItem, ServerT
 from ..._types import TEXT_CALL, Call, CallRef, CustomToolCall, TextDelta, takes_text
 from ...adapters._base import Message, Ran, arguments_text, call_id, name_of, text_and_calls, text_writers
 from ...adapters._history import TurnMessages, check_turn
+from .request import input_parts
 
 __all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
 
@@ -52,13 +53,7 @@ def _entry(call: Call | CallRef, text: str) -> Message:
 
 
 def _parts(call: Ran, result: Parts) -> Message:
-    output = [
-        {"type": "input_text", "text": part}
-        if isinstance(part, str)
-        else {"type": "input_image", "image_url": part.as_url, "detail": "auto"}
-        for part in result.items
-    ]
-    return {**_entry(call, ""), "output": output}
+    return {**_entry(call, ""), "output": input_parts(result)}
 
 
 tool_results_message, tool_result_message, error_result_message = text_writers(_entry, _parts)

@@ -8,7 +8,7 @@ from typing import Any
 from ..._turn_types import Parts
 from .._request import Message, ToolSpec, function, openai_choice, plain_user, same_names
 
-__all__ = ("MERGE_ROLES", "SETTINGS", "body", "choice", "effort", "user")
+__all__ = ("MERGE_ROLES", "SETTINGS", "body", "choice", "effort", "input_parts", "user")
 
 MERGE_ROLES = False
 #: No stop sequences; a reasoning effort under ``reasoning``.
@@ -20,13 +20,18 @@ def user(content: str | Parts) -> Message:
     an image's bytes as a ``data:`` URL, at ``detail: auto`` (the API's default)."""
     if isinstance(content, str):
         return plain_user(content)
-    parts = [
+    return {"role": "user", "content": input_parts(content)}
+
+
+def input_parts(content: Parts) -> list[Message]:
+    """Text and images as ``input_text`` and ``input_image`` parts (a user's message, a call's
+    output), an image's bytes as a ``data:`` URL, at ``detail: auto`` (the API's default)."""
+    return [
         {"type": "input_text", "text": part}
         if isinstance(part, str)
         else {"type": "input_image", "image_url": part.as_url, "detail": "auto"}
         for part in content.items
     ]
-    return {"role": "user", "content": parts}
 
 
 def effort(level: str, budgets: Mapping[str, int]) -> dict[str, Any] | None:
