@@ -40,6 +40,7 @@ from .._types import InvalidToolCall, ResponseEnd
 from .._validate import Toolset
 from ..providers import ASKED, FACTS, MODEL_LISTS
 from ..providers._encoder import Call
+from ..providers._facts import Facts
 from ._config import Route
 from ._formats import KEYS, Format, Model
 from ._fragments import ServeSession
@@ -240,10 +241,8 @@ class Upstream:
         headers = {**facts.request_headers, "accept-encoding": "identity"}
         if route.pass_key:
             headers |= {name: exchange.headers[name] for name in KEYS if name in exchange.headers}
-        elif self._key is not None and facts.auth_header is not None:
-            header = facts.auth_header.lower()
-            headers[header] = facts.auth_value.format(self._key)
-            exchange.secrets += [self._key, headers[header]]
+        else:
+            headers |= self._keyed(exchange, facts)
         exchange.secrets += [KEYS[name].key_in(value) for name, value in headers.items() if name in KEYS]
         found: list[list[Model]] = []
 
@@ -324,9 +323,7 @@ class Upstream:
         facts = FACTS[upstream]
         headers = {"content-type": "application/json", "accept": "text/event-stream"}
         headers |= {name.lower(): value for name, value in facts.request_headers.items()}  # its API version
-        if self._key is not None and facts.auth_header is not None:
-            headers[facts.auth_header.lower()] = facts.auth_value.format(self._key)
-            exchange.secrets += [self._key, headers[facts.auth_header.lower()]]
+        headers |= self._keyed(exchange, facts)
         url = httpx.URL(route.upstream + translated.path)
         outgoing = self._client.build_request("POST", url, content=orjson.dumps(translated.body), headers=headers)
         await self._send(exchange, outgoing, lambda response: self._translated_answer(exchange, response, translated))
@@ -380,6 +377,15 @@ class Upstream:
         body = orjson.dumps(session.translating.body())
         await exchange.start(200, [(b"content-type", b"application/json")], len(body))
         await exchange.send({"type": "http.response.body", "body": body})
+
+    def _keyed(self, exchange: Exchange, facts: Facts) -> dict[str, str]:
+        """The route's key in the header the upstream's API takes it in, as that API writes it,
+        kept among the exchange's secrets; nothing without a key (or for an API that takes none)."""
+        if self._key is None or facts.auth_header is None:
+            return {}
+        value = facts.auth_value.format(self._key)
+        exchange.secrets += [self._key, value]
+        return {facts.auth_header.lower(): value}
 
     async def _unanswered(self, exchange: Exchange, outgoing: httpx.Request, exc: httpx.HTTPError) -> None:
         """No answer: no free connection in time (503), no connection or answer in time (504), no upstream (502)."""
