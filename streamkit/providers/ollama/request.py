@@ -25,8 +25,10 @@ MERGE_ROLES = False
 #: The model's parameters sit in ``options``, under Ollama's names; a reasoning effort is
 #: ``think`` (``low``, ``medium``, ``high``: the levels Ollama takes).
 SETTINGS: Mapping[str, Place] = {
-    **{name: ("options", name) for name in ("temperature", "top_p", "top_k", "seed", "stop")},
-    **{name: ("options", name) for name in ("frequency_penalty", "presence_penalty")},
+    **{
+        name: ("options", name)
+        for name in ("temperature", "top_p", "top_k", "seed", "stop", "frequency_penalty", "presence_penalty")
+    },
     "reasoning_effort": ("think",),
 }
 #: The reasoning efforts ``think`` takes as they are.
@@ -37,14 +39,10 @@ def user(content: str | Parts) -> Message:
     """A user's text, and its images' bytes in ``images``; an image by URL is a ``RequestError``."""
     if isinstance(content, str):
         return plain_user(content)
-    images = []
-    for part in content.items:
-        if isinstance(part, str):
-            continue
-        if part.data is None:
-            raise RequestError(f"the image at {part.url:.80}", "Ollama takes an image's data (base64), not its URL")
-        images.append(part.data)
-    return {**plain_user(content.text), "images": images}
+    for image in content.images:
+        if image.data is None:
+            raise RequestError(f"the image at {image.url:.80}", "Ollama takes an image's data (base64), not its URL")
+    return {**plain_user(content.text), "images": [image.data for image in content.images]}
 
 
 def effort(level: str, budgets: Mapping[str, int]) -> dict[str, Any] | None:
