@@ -363,7 +363,9 @@ def test_pydantic_ais_bedrock_model_runs_only_the_whole_calls(
     finally:
         asyncio.set_event_loop(None)
         loop.close()
-    assert done == ran
+    # pydantic-ai runs a turn's tools at once, on threads: each runs once, finishing in any order;
+    # the calls' order is the history's, asserted below
+    assert sorted(done) == sorted(ran)
     sent = json.loads(server.requests[1].body)["messages"]
     uses = [block["toolUse"]["name"] for block in sent[1]["content"] if "toolUse" in block]
     results = [block["toolResult"]["status"] for block in sent[2]["content"]]
