@@ -46,7 +46,7 @@ def declared(cls: type[Decoder]) -> set[str]:
     """The facts a provider declares that name something on the wire: what no other module restates."""
     declared = FACTS[cls.slug]
     facts = {*cls.content_types, *declared.request_headers, cls.done, declared.auth_header}
-    facts |= {declared.base_url, declared.request_path, declared.path_end}
+    facts |= {declared.base_url, declared.paths.request, declared.paths.end}
     return {fact for fact in facts if fact} - GENERIC
 
 
@@ -249,10 +249,10 @@ def test_each_providers_facts_cut_on_its_length_filter_and_error_finishes() -> N
         assert cls.finish_reasons is FACTS[slug].finish_reasons
 
 
-@pytest.mark.parametrize("slug", sorted(slug for slug, facts in FACTS.items() if facts.path_end))
+@pytest.mark.parametrize("slug", sorted(slug for slug, facts in FACTS.items() if facts.paths.end))
 def test_a_requests_path_names_the_provider_whose_facts_declare_it(slug: str) -> None:
     """The transports name a stream's provider by its request's path, from the facts alone."""
-    end = FACTS[slug].path_end
+    end = FACTS[slug].paths.end
     assert path_provider(f"/v1{end}") == slug
     if slug in FORMATS:  # the proxy serves the format under /v1 at the same path, and forwards it there
         assert (FORMATS[slug].path, FORMATS[slug].upstream_path) == (f"/v1{end}", end)
@@ -262,4 +262,4 @@ def test_a_requests_path_names_the_provider_whose_facts_declare_it(slug: str) ->
 def test_a_request_goes_where_the_providers_facts_say(slug: str) -> None:
     facts = FACTS[slug]
     request = build(slug, "m", [User("hi")], api_key="k", environ={})
-    assert request.url == f"{facts.base_url}{facts.request_path}".format(model="m")
+    assert request.url == f"{facts.base_url}{facts.paths.request}".format(model="m")

@@ -123,14 +123,14 @@ class ContentDecoder(Protocol):
 
 
 def path_provider(path: str) -> str | None:
-    """The provider whose API has this request path (its facts' ``path_end``), if any: what
+    """The provider whose API has this request path (its facts' ``paths.end``), if any: what
     names the provider when the stream's first events do not."""
     return next((slug for slug, end in _path_ends() if path.endswith(end)), None)
 
 
 @functools.cache
 def _path_ends() -> tuple[tuple[str, str], ...]:
-    return tuple((slug, facts.path_end) for slug, facts in FACTS.items() if facts.path_end)
+    return tuple((slug, facts.paths.end) for slug, facts in FACTS.items() if facts.paths.end)
 
 
 def _reemittable(name: str | None) -> Provider | None:

@@ -9,7 +9,7 @@ adapters (``ADAPTERS[slug].turn_messages`` and ``tool_results_message``), so an 
 items as received, and a tool's result or an invalid call's error is worded as everywhere else.
 
 How a request's body is laid out is each provider's ``request.py`` (``REQUESTS``); where it goes
-is its facts' (``base_url``, as its official SDK has it, and ``request_path``). Keys and base
+is its facts' (``base_url``, as its official SDK has it, and ``paths.request``). Keys and base
 URLs not given come from the environment variables each provider's facts declare.
 """
 
@@ -131,10 +131,10 @@ def build(
     body = wire.body(model, history, system, tools, max_tokens)
     body = merged(body, extra or {})
     facts = FACTS[provider]
-    assert facts.base_url is not None and facts.request_path is not None  # every provider a request is built for
+    assert facts.base_url is not None and facts.paths.request is not None  # every provider a request is built for
     base = base_url or facts.base_url_from(environ) or facts.base_url
     key = api_key if api_key is not None else facts.key_from(environ)
-    return Request(base.rstrip("/") + facts.request_path.format(model=model), _headers(provider, key), body)
+    return Request(base.rstrip("/") + facts.paths.request.format(model=model), _headers(provider, key), body)
 
 
 def _messages(wire: RequestWriter, provider: str, entry: Entry) -> list[Message]:

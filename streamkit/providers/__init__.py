@@ -234,7 +234,7 @@ REQUESTS: Mapping[str, RequestWriter] = _Registry("REQUESTS", _offering("request
 WRITERS: Mapping[str, type[Writer]] = _Registry("WRITERS", _offering("writer"), _writer)
 #: Each asked slug's request reader: a client's request in its format, in streamkit's terms.
 ASKED: Mapping[str, Callable[[Mapping[str, Any]], Asked]] = _Registry("ASKED", _offering("asked"), _asked)
-#: Each listing slug's reader of its API's model list (at its facts' ``models_path``): ``read(body)``,
+#: Each listing slug's reader of its API's model list (at its facts' ``paths.models``): ``read(body)``,
 #: its ``Model``s, an entry without an id left out.
 MODEL_LISTS: Mapping[str, Callable[[object], list[Model]]] = _Registry(
     "MODEL_LISTS", _offering("models", "writer"), _model_list

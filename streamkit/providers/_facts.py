@@ -15,7 +15,39 @@ from types import MappingProxyType
 from .._ending import cutting_reasons
 from .._types import Finish
 
-__all__ = ("Facts",)
+__all__ = ("BEARER", "Facts", "Paths")
+
+#: The usual ``auth``: the key as a bearer token.
+BEARER = "Authorization: Bearer {}"
+
+
+@dataclass(frozen=True, slots=True)
+class Paths:
+    """Where a provider's API answers, below its base URL.
+
+    Attributes:
+        request: what a streamed request is sent to (``{model}`` stands for the model's name).
+        end: how the path of a request to its API ends, below the version prefix: what names
+            the provider when a stream's first events do not, and where the proxy serves its
+            format (under ``/v1``). ``None`` when its path is another provider's.
+        models: its API's model list, with the query that reads it whole on one page where the
+            API pages it (``/models?limit=1000``): below the version prefix for a format the
+            proxy serves (one model at ``/models/{id}``), from the API's root for another
+            (Gemini's ``/v1beta/models``); ``None`` for an API without one. Its reader is
+            ``MODEL_LISTS``'.
+        count: its API's count of a request's input tokens (``/messages/count_tokens``);
+            ``None`` for an API without one.
+    """
+
+    request: str | None = None
+    end: str | None = None
+    models: str | None = None
+    count: str | None = None
+
+    @property
+    def models_served(self) -> str | None:
+        """``models`` without its query: the path a client of the format asks."""
+        return None if self.models is None else self.models.partition("?")[0]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -29,22 +61,10 @@ class Facts:
             a call being written (``cutting``), streamed or not.
         base_url: its API's base URL as its official SDK has it (OpenAI's and Mistral's with
             the ``/v1`` prefix, Anthropic's and Gemini's without).
-        request_path: what a streamed request is sent to, appended to the base URL
-            (``{model}`` stands for the model's name).
-        path_end: how the path of a request to its API ends, below the version prefix: what
-            names the provider when a stream's first events do not, and where the proxy serves
-            its format (under ``/v1``). ``None`` when its path is another provider's.
-        models_path: the path of its API's model list, appended to the base URL a route sends
-            its requests to, as ``request_path`` is: below the version prefix for a format the
-            proxy serves (``/models``; one model at ``/models/{id}``), from the API's root for
-            another (Gemini's ``/v1beta/models``); ``None`` for an API without one. Its reader
-            is ``MODEL_LISTS``'. ``models_query`` is what the proxy adds to it to read the
-            whole list on one page (the page's most), where the API pages it.
-        count_path: the path of its API's count of a request's input tokens
-            (``/messages/count_tokens``); ``None`` for an API without one.
-        auth_header: the request header that carries the API key, and ``auth_value`` its value
-            around the key; ``None`` for a provider whose requests are signed (Bedrock:
-            ``signed``).
+        paths: where its API answers, below the base URL (``Paths``).
+        auth: the request header that carries the API key, as it is written, ``{}`` standing
+            for the key (``x-api-key: {}``, ``BEARER``); ``None`` for a provider whose
+            requests are signed (Bedrock: ``signed``).
         key_optional: whether its API answers without a key too (a local Ollama; the hosted
             one takes a key), so that a key is sent only when one is set.
         request_headers: headers every request to it carries beside the key (an API version).
@@ -76,13 +96,8 @@ class Facts:
     slug: str
     finish_reasons: Mapping[str, Finish] = field(default_factory=dict)
     base_url: str | None = None
-    request_path: str | None = None
-    path_end: str | None = None
-    models_path: str | None = None
-    models_query: str = ""
-    count_path: str | None = None
-    auth_header: str | None = None
-    auth_value: str = "{}"
+    paths: Paths = Paths()
+    auth: str | None = None
     key_optional: bool = False
     request_headers: Mapping[str, str] = field(default_factory=dict)
     client_headers: tuple[str, ...] = ()
@@ -122,6 +137,16 @@ class Facts:
         if default.port is not None and ":" not in value.rpartition("]")[2]:  # an IPv6 host is bracketed
             value = f"{value}:{default.port}"
         return f"{default.scheme}://{value}"
+
+    @property
+    def auth_header(self) -> str | None:
+        """The header of ``auth`` (``Authorization``)."""
+        return None if self.auth is None else self.auth.partition(":")[0]
+
+    @property
+    def auth_value(self) -> str:
+        """The value of ``auth`` around the key (``Bearer {}``)."""
+        return "{}" if self.auth is None else self.auth.partition(":")[2].strip()
 
     def key_in(self, value: str) -> str:
         """The key in a value of its ``auth_header`` (``Bearer sk-…`` → ``sk-…``)."""

@@ -92,12 +92,13 @@ def _format(slug: Provider) -> Format:
     (``path_end``), as its official SDKs reach it from a base URL ending in ``/v1``; its key in
     its own header; the headers of any JSON request passed on, and those its SDKs add."""
     facts = FACTS[slug]
-    assert facts.path_end is not None and facts.auth_header is not None  # a served format has both
+    end = facts.paths.end
+    assert end is not None and facts.auth_header is not None  # a served format has both
     forwarded = ("content-type", "accept", *facts.client_headers, "idempotency-key")
-    models = None if facts.models_path is None else "/v1" + facts.models_path
-    count = None if facts.count_path is None else "/v1" + facts.count_path
+    models = None if facts.paths.models_served is None else "/v1" + facts.paths.models_served
+    count = None if facts.paths.count is None else "/v1" + facts.paths.count
     key_header = facts.auth_header.lower()
-    return Format(slug, "/v1" + facts.path_end, facts.path_end, key_header, facts.auth_value, forwarded, models, count)
+    return Format(slug, "/v1" + end, end, key_header, facts.auth_value, forwarded, models, count)
 
 
 FORMATS: dict[str, Format] = {slug: _format(cast(Provider, slug)) for slug in BODIES}

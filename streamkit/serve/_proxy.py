@@ -235,7 +235,7 @@ class Upstream:
         route = self.route
         slug = route.upstream_format or route.format
         facts = FACTS[slug]
-        path = facts.models_path
+        path = facts.paths.models
         if path is None or slug not in MODEL_LISTS:
             return []
         headers = {**facts.request_headers, "accept-encoding": "identity"}
@@ -259,7 +259,7 @@ class Upstream:
             except orjson.JSONDecodeError:
                 found.append([])
 
-        outgoing = self._client.build_request("GET", route.upstream + path + facts.models_query, headers=headers)
+        outgoing = self._client.build_request("GET", route.upstream + path, headers=headers)
         await self._send(exchange, outgoing, read)
         return found[0] if found else None
 
@@ -269,7 +269,7 @@ class Upstream:
         ``x-streamkit-estimate: true`` (another format's count would be another request's)."""
         fmt = exchange.format
         exchange.log["model"] = request.get("model")
-        path = fmt.facts.count_path
+        path = fmt.facts.paths.count
         assert path is not None  # a format is counted on its own count path only
         if not self.route.translates:
             await self.relay(exchange, "POST", path, body)

@@ -73,8 +73,8 @@ def _path(upstream: str, model: str) -> str:
     if served is not None:
         return served.upstream_path
     facts: Facts = FACTS[upstream]
-    assert facts.request_path is not None  # every provider with a request writer has one
-    return facts.request_path.format(model=model)
+    assert facts.paths.request is not None  # every provider with a request writer has one
+    return facts.paths.request.format(model=model)
 
 
 class Translating(Encoder):

@@ -1,6 +1,6 @@
 """Anthropic Messages: its facts. Its stages are the modules beside this one."""
 
-from .._facts import Facts
+from .._facts import Facts, Paths
 
 FACTS = Facts(
     "anthropic",
@@ -14,16 +14,12 @@ FACTS = Facts(
         "pause_turn": "other",  # a server tool paused the turn: send it back to continue
     },
     base_url="https://api.anthropic.com",
-    request_path="/v1/messages",
-    path_end="/messages",
-    models_path="/models",
-    models_query="?limit=1000",
-    count_path="/messages/count_tokens",
-    auth_header="x-api-key",
+    base_url_variable="ANTHROPIC_BASE_URL",
+    key_variables=("ANTHROPIC_API_KEY",),
+    auth="x-api-key: {}",
     request_headers={"anthropic-version": "2023-06-01"},
     client_headers=("anthropic-version", "anthropic-beta"),
-    key_variables=("ANTHROPIC_API_KEY",),
-    base_url_variable="ANTHROPIC_BASE_URL",
+    paths=Paths("/v1/messages", end="/messages", models="/models?limit=1000", count="/messages/count_tokens"),
     sdk_packages=("anthropic",),
     model_classes={"pydantic_ai": "AnthropicModel"},
     signature_deltas=True,

@@ -1,6 +1,6 @@
 """Cohere Chat v2: its facts. Its stages are the modules beside this one."""
 
-from .._facts import Facts
+from .._facts import BEARER, Facts, Paths
 
 FACTS = Facts(
     "cohere",
@@ -12,11 +12,10 @@ FACTS = Facts(
         "ERROR_LIMIT": "length",
         "ERROR_TOXIC": "content_filter",
     },
-    path_end="/v2/chat",
-    auth_header="Authorization",
-    auth_value="Bearer {}",
-    key_variables=("CO_API_KEY",),
     base_url_variable="CO_API_URL",
+    key_variables=("CO_API_KEY",),
+    auth=BEARER,
+    paths=Paths(end="/v2/chat"),
     sdk_packages=("cohere",),
     history_key="messages",
 )

@@ -1,6 +1,6 @@
 """Google Gemini: its facts. Its stages are the modules beside this one."""
 
-from .._facts import Facts
+from .._facts import Facts, Paths
 
 #: The reasons a candidate or a prompt was blocked by a filter.
 _FILTERS = (
@@ -29,14 +29,15 @@ FACTS = Facts(
         "OTHER": "other",
     },
     base_url="https://generativelanguage.googleapis.com",
-    request_path="/v1beta/models/{model}:streamGenerateContent?alt=sse",
-    path_end=":streamGenerateContent",
-    models_path="/v1beta/models",
-    models_query="?pageSize=1000",
-    auth_header="x-goog-api-key",
+    base_url_variable="GOOGLE_GEMINI_BASE_URL",
     # google-genai falls back to GOOGLE_API_KEY when GEMINI_API_KEY is unset.
     key_variables=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-    base_url_variable="GOOGLE_GEMINI_BASE_URL",
+    auth="x-goog-api-key: {}",
+    paths=Paths(
+        "/v1beta/models/{model}:streamGenerateContent?alt=sse",
+        end=":streamGenerateContent",
+        models="/v1beta/models?pageSize=1000",
+    ),
     telemetry_name="gcp.gemini",
     sdk_packages=("google",),
     model_classes={"pydantic_ai": "GoogleModel"},

@@ -1,20 +1,17 @@
 """Ollama: its facts. Its stages are the modules beside this one."""
 
-from .._facts import Facts
+from .._facts import BEARER, Facts, Paths
 
 FACTS = Facts(
     "ollama",
     finish_reasons={"stop": "stop", "length": "length", "load": "other", "unload": "other"},
     base_url="http://localhost:11434",
-    request_path="/api/chat",
-    path_end="/api/chat",
-    models_path="/api/tags",
-    # A local server takes no key; ollama.com's API takes its key as a bearer token.
-    auth_header="Authorization",
-    auth_value="Bearer {}",
-    key_optional=True,
-    key_variables=("OLLAMA_API_KEY",),
     base_url_variable="OLLAMA_HOST",
+    key_variables=("OLLAMA_API_KEY",),
+    # A local server takes no key; ollama.com's API takes its key as a bearer token.
+    auth=BEARER,
+    key_optional=True,
+    paths=Paths("/api/chat", end="/api/chat", models="/api/tags"),
     sdk_packages=("ollama",),  # the conventions list no name for it: its slug is its name,
     history_key="messages",
 )

@@ -1,6 +1,6 @@
 """OpenAI Chat Completions: its facts. Its stages are the modules beside this one."""
 
-from .._facts import Facts
+from .._facts import BEARER, Facts, Paths
 
 FACTS = Facts(
     "openai_chat",
@@ -14,14 +14,11 @@ FACTS = Facts(
         "insufficient_system_resource": "error",  # DeepSeek
     },
     base_url="https://api.openai.com/v1",
-    request_path="/chat/completions",
-    path_end="/chat/completions",
-    models_path="/models",
-    auth_header="Authorization",
-    auth_value="Bearer {}",
-    client_headers=("openai-organization", "openai-project", "openai-beta"),
-    key_variables=("OPENAI_API_KEY",),
     base_url_variable="OPENAI_BASE_URL",
+    key_variables=("OPENAI_API_KEY",),
+    auth=BEARER,
+    client_headers=("openai-organization", "openai-project", "openai-beta"),
+    paths=Paths("/chat/completions", end="/chat/completions", models="/models"),
     telemetry_name="openai",
     sdk_packages=("openai",),
     model_classes={"pydantic_ai": "OpenAIChatModel"},

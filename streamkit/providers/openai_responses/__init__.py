@@ -2,6 +2,7 @@
 
 from dataclasses import replace
 
+from .._facts import Paths
 from ..openai_chat import FACTS as OPENAI_CHAT
 
 #: OpenAI's platform (base URL, key, headers, SDK) is OpenAI Chat's; its path and stop reasons are its own.
@@ -14,8 +15,7 @@ FACTS = replace(
         "content_filter": "content_filter",
         "incomplete": "other",  # incomplete with no reason given
     },
-    request_path="/responses",
-    path_end="/responses",
+    paths=Paths("/responses", end="/responses", models=OPENAI_CHAT.paths.models),
     model_classes={"pydantic_ai": "OpenAIResponsesModel"},
     reasoning_items=True,
     history_key="input",
