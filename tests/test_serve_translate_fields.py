@@ -353,3 +353,53 @@ def test_a_refused_field_set_to_zero_is_refused_not_taken_as_unset() -> None:
     request = {"model": "m", "input": [{"role": "user", "content": "Hi."}], "background": 0}
     with pytest.raises(RequestError, match=r"^background: "):
         translate("openai_responses", "openai_chat", request)
+
+
+# -- Tool choices, every client format --------------------------------------------------------
+
+#: Each format's tool choices, and what streamkit makes of them.
+CHOICES_READ = [
+    ("anthropic", None, "auto"),
+    ("anthropic", {"type": "auto"}, "auto"),
+    ("anthropic", {"type": "any"}, "required"),
+    ("anthropic", {"type": "none"}, "none"),
+    ("anthropic", {"type": "tool", "name": "get_weather"}, "get_weather"),
+    ("openai_chat", None, "auto"),
+    ("openai_chat", "required", "required"),
+    ("openai_chat", "none", "none"),
+    ("openai_chat", {"type": "function", "function": {"name": "get_weather"}}, "get_weather"),
+    ("openai_responses", "auto", "auto"),
+    ("openai_responses", "required", "required"),
+    ("openai_responses", {"type": "function", "name": "get_weather"}, "get_weather"),
+]
+
+
+def request_of(client: str, **fields: Any) -> dict[str, Any]:
+    build = {"anthropic": messages_request, "openai_chat": chat_request, "openai_responses": responses_request}
+    return build[client](**fields)
+
+
+@pytest.mark.parametrize(("client", "choice", "read"), CHOICES_READ)
+def test_each_format_s_tool_choice_is_read_in_streamkit_s_terms(client: str, choice: Any, read: str) -> None:
+    request = request_of(client) if choice is None else request_of(client, tool_choice=choice)
+    assert translate(client, "gemini", request).asked.tool_choice == read
+
+
+@pytest.mark.parametrize(
+    ("client", "choice"),
+    [
+        ("anthropic", "auto"),  # Anthropic's choices are objects
+        ("anthropic", {"type": "tool"}),
+        ("anthropic", {"type": "required"}),
+        ("openai_chat", "any"),
+        ("openai_chat", {"type": "function", "function": {}}),
+        ("openai_chat", {"type": "function", "name": "get_weather"}),  # Responses' shape
+        ("openai_responses", {"type": "function", "function": {"name": "get_weather"}}),  # Chat's shape
+        ("openai_responses", ["auto"]),
+    ],
+)
+def test_a_tool_choice_a_format_does_not_take_is_refused(client: str, choice: Any) -> None:
+    assert refused(client, "gemini", request_of(client, tool_choice=choice)) == (
+        "tool_choice",
+        f"{choice!r:.80} is not a tool choice streamkit carries to another format",
+    )

@@ -66,11 +66,10 @@ class StreamkitLlm(HoldsClients, BaseLlm):
     with its input parsed strictly; a call that cannot run never does, and the model is told.
 
     Attributes:
-        provider: the slug of a provider streamkit writes requests for (its folder has a
-            ``request`` stage); any other is a ``UsageError`` that names them.
-        model: the provider's model name.
-        api_key, base_url: by default from the provider's usual variables (``ANTHROPIC_API_KEY``,
-            ``OPENAI_BASE_URL``…), as its decoder declares them.
+        provider, model: a provider streamkit writes requests for (its folder has a ``request``
+            stage; another is a ``UsageError`` naming them), and its model's name.
+        api_key, base_url: by default from the variables its own SDK reads (``GEMINI_API_KEY``,
+            ``OPENAI_BASE_URL``…).
         max_tokens: the output limit sent with each request (else the agent's
             ``generate_content_config.max_output_tokens``).
         extra: more fields for the request body (``temperature``, ``thinking``…), as the

@@ -183,6 +183,23 @@ def chat_completions(limit_key: str, *, usage: bool) -> Body:
     return body
 
 
+#: The tool choices in streamkit's terms besides one tool's name: OpenAI's own words.
+CHOICES = ("auto", "required", "none")
+
+
+def read_choice(choice: Any, read: Callable[[Mapping[str, Any]], Any], words: Sequence[str] = CHOICES) -> str:
+    """A request's tool choice in streamkit's terms: ``auto`` when none is given, one of the
+    ``words`` the format takes as a string (OpenAI's ``CHOICES``; Anthropic's none), or what
+    ``read`` makes of an object (one tool's name, or a choice the format names otherwise);
+    anything else is a ``RequestError``."""
+    if choice is None:
+        return "auto"
+    read_as = choice if choice in words else read(choice) if isinstance(choice, Mapping) else None
+    if not isinstance(read_as, str):
+        raise RequestError("tool_choice", f"{choice!r:.80} is not a tool choice streamkit carries to another format")
+    return read_as
+
+
 def openai_choice(named: Callable[[str], Any]) -> Callable[[str], dict[str, Any]]:
     """A tool choice as OpenAI's APIs take it: ``required``, ``none``, or one tool as ``named``
     writes it (Chat nests the name under ``function``, Responses does not)."""
@@ -190,7 +207,7 @@ def openai_choice(named: Callable[[str], Any]) -> Callable[[str], dict[str, Any]
     def choice(choice: str) -> dict[str, Any]:
         if choice == "auto":
             return {}
-        return {"tool_choice": choice if choice in ("required", "none") else named(choice)}
+        return {"tool_choice": choice if choice in CHOICES else named(choice)}
 
     return choice
 

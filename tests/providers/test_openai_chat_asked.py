@@ -192,7 +192,7 @@ def test_each_tool_choice(choice: Any, read_as: str) -> None:
         (
             {"model": "m", "messages": [USER], "tool_choice": {"type": "allowed_tools"}},
             "tool_choice",
-            "{'type': 'allowed_tools'} is not a tool choice",
+            "{'type': 'allowed_tools'} is not a tool choice streamkit carries to another format",
         ),
         (
             {"model": "m", "messages": [USER, {"role": "user", "content": [{"type": "image_url", "image_url": {}}]}]},

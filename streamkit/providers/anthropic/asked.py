@@ -31,6 +31,7 @@ from .._request import (
     checked_model,
     content_of,
     dropped_fields,
+    read_choice,
     read_parts,
     read_settings,
     refused_fields,
@@ -100,7 +101,7 @@ def read(body: Mapping[str, Any]) -> Asked:
         _offered(body.get("tools")),
         limit if isinstance(limit, int) else None,
         settings,
-        _choice(body.get("tool_choice")),
+        read_choice(body.get("tool_choice"), _choice, words=()),
         body.get("stream") is True,
         (*(_DROPPED[name] for name in _DROPPED if name in body), *hints),
     )
@@ -174,15 +175,10 @@ def _text_block(block: Any, where: str) -> str:
     return str(block.get("text") or "")
 
 
-def _choice(choice: Any) -> str:
-    if choice is None:
-        return "auto"
-    kind = choice.get("type") if isinstance(choice, Mapping) else None
-    if kind == "tool" and isinstance(choice.get("name"), str):
-        return str(choice["name"])
-    if kind in _CHOICES:
-        return _CHOICES[kind]
-    raise RequestError("tool_choice", f"{choice!r} is not a tool choice")
+def _choice(choice: Mapping[str, Any]) -> Any:
+    """A choice object in streamkit's terms: the tool it names, or its kind in OpenAI's words."""
+    kind = choice.get("type")
+    return choice.get("name") if kind == "tool" else _CHOICES.get(kind) if isinstance(kind, str) else None
 
 
 def _entries(messages: Any) -> tuple[list[Entry], list[str]]:

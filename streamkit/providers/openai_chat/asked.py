@@ -33,6 +33,7 @@ from .._request import (
     image_at,
     kind_of,
     left_detail,
+    read_choice,
     read_parts,
     read_settings,
     refused_fields,
@@ -81,7 +82,6 @@ _DROPPED = {
 #: writes the usage at the end whenever the upstream reports it, as ``stream_options`` asks).
 _READ = {"model", "messages", "tools", "max_completion_tokens", "max_tokens", "stream", "stream_options", "n"}
 _READ |= setting_fields(SETTINGS)
-_CHOICES = ("auto", "required", "none")
 #: A function tool's fields, and its function's: read, or left out and named where set.
 _TOOL_READ = {"type", "function"}
 _FUNCTION_READ = {"name", "description", "parameters"}
@@ -131,7 +131,7 @@ def read(body: Mapping[str, Any]) -> Asked:
         tuple(body.get("tools") or ()),
         limit if isinstance(limit, int) else None,
         settings,
-        _choice(choice),
+        read_choice(choice, _chosen),
         body.get("stream") is True,
         tuple(left),
     )
@@ -174,15 +174,10 @@ def _message_fields(messages: list[Any]) -> None:
                 )
 
 
-def _choice(choice: Any) -> str:
-    if choice is None:
-        return "auto"
-    if choice in _CHOICES:
-        return str(choice)
-    function = choice.get("function") if isinstance(choice, Mapping) and choice.get("type") == "function" else None
-    if isinstance(function, Mapping) and isinstance(function.get("name"), str):
-        return str(function["name"])
-    raise RequestError("tool_choice", f"{choice!r} is not a tool choice")
+def _chosen(choice: Mapping[str, Any]) -> Any:
+    """The tool a choice object names (``{"type": "function", "function": {"name": …}}``)."""
+    function = choice.get("function") if choice.get("type") == "function" else None
+    return function.get("name") if isinstance(function, Mapping) else None
 
 
 def conversation(

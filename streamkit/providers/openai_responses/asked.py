@@ -42,6 +42,7 @@ from .._request import (
     image_at,
     kind_of,
     left_detail,
+    read_choice,
     read_parts,
     read_settings,
     setting_fields,
@@ -75,7 +76,6 @@ _STATEFUL = {
 #: Fields of the request itself: read below, or by the writer of the request's stream.
 _READ = {"model", "instructions", "input", "tools", "tool_choice", "max_output_tokens", "stream", "text"}
 _READ |= setting_fields(SETTINGS)
-_CHOICES = ("auto", "required", "none")
 #: The content parts read as text: what a user sends, and what the model answered.
 _TEXT_PARTS = {"input_text", "output_text"}
 #: The items of an assistant turn besides its messages, and the items of the results after it.
@@ -104,7 +104,7 @@ def read(body: Mapping[str, Any]) -> Asked:
         tools,
         limit if isinstance(limit, int) else None,
         settings | text,
-        _choice(body.get("tool_choice")),
+        read_choice(body.get("tool_choice"), _chosen),
         body.get("stream") is True,
         (*dropped, *details, *verbosity, *left_out),
     )
@@ -167,14 +167,9 @@ def _text(text: Any) -> tuple[dict[str, Any], list[str]]:
     raise RequestError("text.format", f"{given!r:.80} is not a text, json_object or json_schema format")
 
 
-def _choice(choice: Any) -> str:
-    if choice is None:
-        return "auto"
-    if choice in _CHOICES:
-        return str(choice)
-    if isinstance(choice, Mapping) and choice.get("type") == "function" and isinstance(choice.get("name"), str):
-        return str(choice["name"])
-    raise RequestError("tool_choice", f"{choice!r:.80} is not a tool choice streamkit carries to another format")
+def _chosen(choice: Mapping[str, Any]) -> Any:
+    """The tool a choice object names (``{"type": "function", "name": …}``)."""
+    return choice.get("name") if choice.get("type") == "function" else None
 
 
 class _Reading:
