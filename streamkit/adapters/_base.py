@@ -288,13 +288,23 @@ class _AssistantMessage(Protocol):
     def __call__(self, calls: Iterable[Call], *, text: str | None = None) -> list[Message]: ...
 
 
-def block_message(text_block: Callable[[str], Message], call_block: Callable[[Call], Message]) -> _AssistantMessage:
+#: A provider's block for a call, from its id (``safe_id``), its name and its input object.
+CallBlock = Callable[[str, str, JSONObject], Message]
+
+
+def block_of(call_block: CallBlock) -> Callable[[Call], Message]:
+    """``call_block`` given a call: its id kept to what the API takes, its input an object."""
+    return lambda call: call_block(safe_id(call), name_of(call), input_object(call))
+
+
+def block_message(text_block: Callable[[str], Message], call_block: CallBlock) -> _AssistantMessage:
     """The ``assistant_message`` of a provider whose assistant turn is one message of blocks
     under ``content`` (Anthropic, Bedrock), made once here from its two block writers."""
+    written = block_of(call_block)
 
     def assistant_message(calls: Iterable[Call], *, text: str | None = None) -> list[Message]:
         """The assistant message that records ``calls`` (and the ``text`` before them) in the history."""
-        return [{"role": "assistant", "content": text_and_calls(calls, text, text_block, call_block)}]
+        return [{"role": "assistant", "content": text_and_calls(calls, text, text_block, written)}]
 
     return assistant_message
 

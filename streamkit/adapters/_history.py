@@ -13,8 +13,8 @@ from typing import Any
 
 from .._errors import UsageError
 from .._turn_types import Turn, TurnItem
-from .._types import TextDelta
-from ._base import Call, Message
+from .._types import InvalidToolCall, TextDelta, ToolCall
+from ._base import Call, CallBlock, Message, block_of
 
 __all__ = ("TurnMessages", "block_turn", "check_turn", "plain_turn")
 
@@ -60,20 +60,34 @@ def plain_turn(
     return TurnMessages(assistant_message(calls, text=text), dropped)
 
 
-def block_turn(turn: Any, provider: str, block: Callable[[TurnItem, bool], Message | None]) -> TurnMessages:
+def block_turn(
+    turn: Any,
+    provider: str,
+    text_block: Callable[[str], Message],
+    call_block: CallBlock,
+    state: Callable[[TurnItem], Message | None],
+) -> TurnMessages:
     """The turn as one assistant message of content blocks, in the order the items came.
 
-    ``block`` writes an item, told whether the turn is ``provider``'s own (only then is its state
-    written back); ``None`` drops it. An empty text delta is neither written nor dropped.
+    Text and calls are written by the provider's block writers (``block_message``'s); ``state``
+    writes any other item, only in a turn that is ``provider``'s own (its state), ``None``
+    dropping it; another provider's state is dropped. An empty text delta is neither written
+    nor dropped.
     """
     checked = check_turn(turn)
     native = checked.provider == provider
+    call = block_of(call_block)
     content: list[Message] = []
     dropped: list[TurnItem] = []
     for item in checked.items:
-        if isinstance(item, TextDelta) and not item.text:
-            continue
-        written = block(item, native)
+        if isinstance(item, TextDelta):
+            if not item.text:
+                continue
+            written: Message | None = text_block(item.text)
+        elif isinstance(item, ToolCall | InvalidToolCall):
+            written = call(item)
+        else:
+            written = state(item) if native else None
         if written is None:
             dropped.append(item)
         else:

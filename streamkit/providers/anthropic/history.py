@@ -12,19 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..._turn_types import Image, Parts, RedactedThinking, ServerToolResult, ServerToolUse, Thinking, Turn, TurnItem
-from ..._types import CallRef, InvalidToolCall, JSONObject, TextDelta, ToolCall
-from ...adapters._base import (
-    Call,
-    Message,
-    Ran,
-    block_message,
-    dumps,
-    input_object,
-    name_of,
-    result_text,
-    result_writers,
-    safe_id,
-)
+from ..._types import CallRef, JSONObject
+from ...adapters._base import Call, Message, Ran, block_message, dumps, result_text, result_writers, safe_id
 from ...adapters._history import TurnMessages, block_turn
 from .request import image
 
@@ -35,8 +24,8 @@ def _text(text: str) -> Message:
     return {"type": "text", "text": text}
 
 
-def _tool_use(call: Call) -> Message:
-    return {"type": "tool_use", "id": safe_id(call), "name": name_of(call), "input": input_object(call)}
+def _tool_use(ident: str, name: str, arguments: JSONObject) -> Message:
+    return {"type": "tool_use", "id": ident, "name": name, "input": arguments}
 
 
 assistant_message = block_message(_text, _tool_use)
@@ -77,18 +66,14 @@ def turn_messages(turn: Turn) -> TurnMessages:
     a thinking block that never got its signature (cut off) cannot be sent and is dropped, as is
     every other provider's state.
     """
-    return block_turn(turn, "anthropic", _block)
+    return block_turn(turn, "anthropic", _text, _tool_use, _state)
 
 
-def _block(item: TurnItem, native: bool) -> Message | None:
-    if isinstance(item, TextDelta):
-        return _text(item.text)
-    if isinstance(item, ToolCall | InvalidToolCall):
-        return _tool_use(item)
-    if native and isinstance(item, Thinking) and item.signature is not None:
+def _state(item: TurnItem) -> Message | None:
+    if isinstance(item, Thinking) and item.signature is not None:
         return {"type": "thinking", "thinking": item.text, "signature": item.signature}
-    if native and isinstance(item, RedactedThinking):
+    if isinstance(item, RedactedThinking):
         return {"type": "redacted_thinking", "data": item.data}
-    if native and isinstance(item, ServerToolUse | ServerToolResult):
+    if isinstance(item, ServerToolUse | ServerToolResult):
         return dict(item.block)
     return None

@@ -12,18 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..._turn_types import RedactedThinking, Thinking, Turn, TurnItem
-from ..._types import CallRef, InvalidToolCall, JSONObject, TextDelta, ToolCall
-from ...adapters._base import (
-    Call,
-    Message,
-    Ran,
-    block_message,
-    input_object,
-    name_of,
-    result_text,
-    result_writers,
-    safe_id,
-)
+from ..._types import CallRef, JSONObject
+from ...adapters._base import Call, Message, Ran, block_message, result_text, result_writers, safe_id
 from ...adapters._history import TurnMessages, block_turn
 
 __all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
@@ -33,8 +23,8 @@ def _text(text: str) -> Message:
     return {"text": text}
 
 
-def _tool_use(call: Call) -> Message:
-    return {"toolUse": {"toolUseId": safe_id(call), "name": name_of(call), "input": input_object(call)}}
+def _tool_use(ident: str, name: str, arguments: JSONObject) -> Message:
+    return {"toolUse": {"toolUseId": ident, "name": name, "input": arguments}}
 
 
 assistant_message = block_message(_text, _tool_use)
@@ -62,19 +52,15 @@ def turn_messages(turn: Turn) -> TurnMessages:
     (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ReasoningTextBlock.html,
     ``ReasoningContentBlock``). Other providers' state is dropped.
     """
-    return block_turn(turn, "bedrock", _block)
+    return block_turn(turn, "bedrock", _text, _tool_use, _state)
 
 
-def _block(item: TurnItem, native: bool) -> Message | None:
-    if isinstance(item, TextDelta):
-        return _text(item.text)
-    if isinstance(item, ToolCall | InvalidToolCall):
-        return _tool_use(item)
-    if native and isinstance(item, Thinking):
+def _state(item: TurnItem) -> Message | None:
+    if isinstance(item, Thinking):
         reasoning: Message = {"text": item.text}
         if item.signature is not None:
             reasoning["signature"] = item.signature
         return {"reasoningContent": {"reasoningText": reasoning}}
-    if native and isinstance(item, RedactedThinking):
+    if isinstance(item, RedactedThinking):
         return {"reasoningContent": {"redactedContent": item.data}}
     return None
