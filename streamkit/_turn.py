@@ -36,17 +36,7 @@ import orjson
 from ._errors import ProviderProtocolError
 from ._events import BlockDelta, BlockEnded, BlockReceived, BlockStarted, CallDetail, TurnEvent
 from ._limits import KEY_BYTES, TurnBudget, held_size
-from ._turn_types import (
-    CallState,
-    MessageItem,
-    ReasoningItem,
-    RedactedThinking,
-    ServerToolResult,
-    ServerToolUse,
-    TextSignature,
-    Thinking,
-    TurnState,
-)
+from ._turn_types import WHOLE_BLOCKS, CallState, ServerToolUse, Thinking, TurnState
 
 __all__ = ("BLOCK_EVENTS", "STATES", "TRANSITIONS", "TurnStage")
 
@@ -89,16 +79,6 @@ class _Block:
         self.held = held  # bytes counted in the budget for the start and the fragments
 
 
-_WHOLE: dict[str, Callable[[dict[str, Any], int], TurnState]] = {
-    "redacted_thinking": lambda block, choice: RedactedThinking(block["data"], choice=choice),
-    "reasoning_item": lambda block, choice: ReasoningItem(block, choice=choice),
-    "message_item": lambda block, choice: MessageItem(block, choice=choice),
-    "server_tool_use": lambda block, choice: ServerToolUse(block, choice=choice),
-    "server_tool_result": lambda block, choice: ServerToolResult(block, choice=choice),
-    "text_signature": lambda block, choice: TextSignature(block["signature"], choice=choice),
-}
-
-
 class TurnStage:
     """Feed turn events in stream order; get the public values back as each block completes."""
 
@@ -118,7 +98,7 @@ class TurnStage:
         """Look the block's state and the event up in ``TRANSITIONS``, then do the work; the
         events with no block life are turned into their public values at once."""
         if isinstance(event, BlockReceived):
-            make = _WHOLE.get(event.kind)
+            make = WHOLE_BLOCKS.get(event.kind)
             if make is None:
                 raise self._error(None, "BlockReceived", f"unknown kind {event.kind!r}")
             return [make(event.block, event.choice)]

@@ -8,7 +8,7 @@ slotted, with a repr short enough for a log line.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import KW_ONLY, field
 from typing import Any, TypeAlias
 
@@ -48,6 +48,7 @@ __all__ = (
     "ServerToolUse",
     "StreamEvent",
     "TextSignature",
+    "WHOLE_BLOCKS",
     "Thinking",
     "UNSIGNED",
     "carried",
@@ -258,6 +259,16 @@ TurnState: TypeAlias = (
     | TextSignature
     | CallState
 )
+
+#: A block a decoder received whole, by its kind, made into its value (``choice`` the answer's).
+WHOLE_BLOCKS: Mapping[str, Callable[[dict[str, Any], int], TurnState]] = {
+    "redacted_thinking": lambda block, choice: RedactedThinking(block["data"], choice=choice),
+    "reasoning_item": lambda block, choice: ReasoningItem(block, choice=choice),
+    "message_item": lambda block, choice: MessageItem(block, choice=choice),
+    "server_tool_use": lambda block, choice: ServerToolUse(block, choice=choice),
+    "server_tool_result": lambda block, choice: ServerToolResult(block, choice=choice),
+    "text_signature": lambda block, choice: TextSignature(block["signature"], choice=choice),
+}
 
 StreamEvent: TypeAlias = TextDelta | ToolCall | CustomToolCall | InvalidToolCall | ResponseEnd | Progress | TurnState
 """What the rich iterators yield."""

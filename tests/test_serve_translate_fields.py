@@ -174,7 +174,7 @@ def test_anthropic_top_k_to_a_chat_upstream_is_refused_and_metadata_named() -> N
     translated = translate("anthropic", "openai_chat", messages_request(metadata={"user_id": "u1"}))
     assert ("metadata" in translated.body, translated.asked.dropped) == (
         False,
-        ("metadata (a user id for abuse reports)",),
+        ("metadata (an end user's id for abuse reports)",),
     )
 
 

@@ -238,8 +238,7 @@ CODEX_REQUEST: dict[str, Any] = {
 
 def test_tools_no_other_format_declares_are_left_out_and_named() -> None:
     translated = translate("openai_responses", "openai_chat", CODEX_REQUEST)
-    assert translated.asked.dropped == (
-        "store (whether OpenAI keeps the response; the proxy keeps nothing)",
+    assert translated.asked.dropped == (  # store is false: it asks nothing, and is not named
         "include (extra output such as encrypted reasoning, which the upstream does not give)",
         "prompt_cache_key (a cache hint)",
         "client_metadata (the client's own ids)",

@@ -11,7 +11,7 @@ how it is keyed are the provider's facts.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias
 
@@ -29,10 +29,13 @@ __all__ = (
     "RequestWriter",
     "ToolSpec",
     "CACHE_HINT",
+    "CAPACITY_HINT",
     "STRICT",
+    "USER_ID",
+    "CHOICES",
     "chat_choice",
-    "checked_fields",
-    "dropped_fields",
+    "Fields",
+    "read_choice",
     "openai_choice",
     "chat_completions",
     "chat_user",
@@ -43,7 +46,6 @@ __all__ = (
     "no_effort",
     "plain_user",
     "read_settings",
-    "refused_fields",
     "same_names",
     "settings",
     "system_first",
@@ -119,6 +121,10 @@ LEFT_OUT_SETTINGS = {
 
 #: Why a cache breakpoint (Anthropic's ``cache_control``) is left out: it asks nothing of the answer.
 CACHE_HINT = "a cache hint"
+#: Why a capacity hint (``service_tier``) is left out.
+CAPACITY_HINT = "a capacity hint"
+#: Why an end user's id (``user``, ``safety_identifier``) is left out: it asks nothing of the answer.
+USER_ID = "an end user's id for abuse reports"
 #: Why a function's ``strict`` is left out: streamkit holds every call to its schema itself, and
 #: tells the model a call that is not, so the answer's calls are held to it either way.
 STRICT = "the upstream is not asked to hold the arguments to the schema: streamkit checks each call against it"
@@ -323,49 +329,46 @@ class Asked:
     dropped: tuple[str, ...] = ()
 
 
-def checked_model(
-    body: Mapping[str, Any], read: set[str], dropped: Mapping[str, str], refused: Mapping[str, str] | None = None
-) -> str:
-    """The model a client's request asks for, once every field of it is known: one ``read``, one
-    ``dropped`` (left out, named), or one ``refused`` with its reason (a field needing state the
-    proxy does not keep) unless unset; anything else is a ``RequestError`` naming it."""
-    model = body.get("model")
-    if not isinstance(model, str) or not model:
-        raise RequestError("model", "the model is missing")
-    checked_fields(body, "", read, dropped, refused)
-    return model
+@dataclass(frozen=True, slots=True)
+class Fields:
+    """What a reader knows of one object of a request (the body, a tool, a block): the fields it
+    ``read``s; those it leaves out, ``dropped``, each with why leaving it out asks the same (a
+    cache hint, an id for abuse reports), named where set; and those it ``refused``, each with why
+    (it would change what the model is asked, or needs state the proxy does not keep), refused
+    where set. Unset (absent, null, false, empty) asks nothing, as a client that writes every
+    field sends it; any other field is a ``RequestError`` naming it."""
 
+    read: Set[str] = frozenset()
+    dropped: Mapping[str, str] = field(default_factory=dict)
+    refused: Mapping[str, str] = field(default_factory=dict)
 
-def checked_fields(
-    given: Mapping[str, Any],
-    where: str,
-    read: set[str],
-    dropped: Mapping[str, str],
-    refused: Mapping[str, str] | None = None,
-) -> list[str]:
-    """The fields of one object of a request at ``where`` (``tools[0]``; the body itself at
-    ``""``) checked as ``checked_model`` checks the body's; the ``dropped`` ones it sets, named
-    (``dropped_fields``)."""
-    refused = refused or {}
-    refused_fields(given, where, refused)
-    unknown = sorted(set(given) - read - set(dropped) - set(refused))
-    if unknown:
-        raise RequestError(_field(where, unknown[0]), "streamkit does not carry this field to another format")
-    return dropped_fields(given, where, dropped)
+    def model(self, body: Mapping[str, Any]) -> tuple[str, list[str]]:
+        """The model a request's ``body`` asks for, once every field of it is known, and its
+        dropped fields named (``check``)."""
+        model = body.get("model")
+        if not isinstance(model, str) or not model:
+            raise RequestError("model", "the model is missing")
+        return model, self.check(body)
 
+    def check(self, given: Mapping[str, Any], where: str = "") -> list[str]:
+        """The fields of ``given``, at ``where`` (``tools[0]``; the body at ``""``), checked: a
+        refused one set, or one unknown, is a ``RequestError``; the dropped ones set, named."""
+        self.refuse(given, where)
+        unknown = sorted(set(given) - self.read - set(self.dropped) - set(self.refused))
+        if unknown:
+            raise RequestError(_field(where, unknown[0]), "streamkit does not carry this field to another format")
+        return self.named(given, where)
 
-def refused_fields(given: Mapping[str, Any], where: str, refused: Mapping[str, str]) -> None:
-    """A ``RequestError`` for the first field of ``refused`` that ``given`` sets, with its reason;
-    unset (absent, null, false, empty) asks nothing, as a client that writes every field sends it."""
-    for name, why in refused.items():
-        if _set(given.get(name)):
-            raise RequestError(_field(where, name), why)
+    def refuse(self, given: Mapping[str, Any], where: str) -> None:
+        """A ``RequestError`` for the first refused field ``given`` sets, with its reason."""
+        for name, why in self.refused.items():
+            if _set(given.get(name)):
+                raise RequestError(_field(where, name), why)
 
-
-def dropped_fields(given: Mapping[str, Any], where: str, dropped: Mapping[str, str]) -> list[str]:
-    """The fields of ``dropped`` that ``given`` sets, each named where it is with why it is left
-    out (``tools[0].strict (...)``)."""
-    return [f"{_field(where, name)} ({why})" for name, why in dropped.items() if _set(given.get(name))]
+    def named(self, given: Mapping[str, Any], where: str) -> list[str]:
+        """The dropped fields ``given`` sets, each named where it is with why it is left out
+        (``tools[0].strict (...)``)."""
+        return [f"{_field(where, name)} ({why})" for name, why in self.dropped.items() if _set(given.get(name))]
 
 
 def _set(value: Any) -> bool:

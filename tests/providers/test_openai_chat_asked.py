@@ -120,6 +120,12 @@ def test_the_registry_hands_the_integrations_the_folders_reader() -> None:
     assert reader.__module__ == "streamkit.providers.openai_chat.asked"
 
 
+def test_a_field_left_unset_is_not_named_as_left_out() -> None:
+    """Null, false or empty asks nothing, on the body as on a tool: only what is set is named."""
+    body = {"model": "m", "messages": [USER], "store": False, "user": "", "metadata": None, "service_tier": "flex"}
+    assert read(body).dropped == ("service_tier (a capacity hint)",)
+
+
 def test_the_request_in_streamkits_terms() -> None:
     tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
     body = {
@@ -137,7 +143,7 @@ def test_the_request_in_streamkits_terms() -> None:
         "n": 1,
         "user": "u1",
         "metadata": {"a": "b"},
-        "store": False,
+        "store": True,
         "parallel_tool_calls": True,
     }
     assert read(body) == Asked(

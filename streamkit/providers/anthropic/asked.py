@@ -24,17 +24,16 @@ from ..._turn_types import UNSIGNED, Image, Parts, RedactedThinking, Results, Th
 from ..._types import CallRef, TextDelta, ToolCall
 from .._request import (
     CACHE_HINT,
+    CAPACITY_HINT,
     STRICT,
+    USER_ID,
     Asked,
+    Fields,
     RequestError,
-    checked_fields,
-    checked_model,
     content_of,
-    dropped_fields,
     read_choice,
     read_parts,
     read_settings,
-    refused_fields,
     setting_fields,
 )
 from .request import SETTINGS
@@ -44,45 +43,47 @@ if TYPE_CHECKING:
 
 __all__ = ("read",)
 
-#: Fields read and left out: what they are, and why leaving them out asks the same.
-_DROPPED = {
-    "metadata": "metadata (a user id for abuse reports)",
-    "context_management": "context_management (how Anthropic's servers trim old tool results)",
-    "output_config": "output_config (an effort hint)",
-    "thinking": "thinking (the upstream model reasons as it is set to)",
-    "service_tier": "service_tier (a capacity hint)",
-}
-#: Fields of the request itself: read below, or by the writer of the request's stream.
-_READ = {"model", "system", "messages", "tools", "max_tokens", "tool_choice", "stream", *setting_fields(SETTINGS)}
+#: The request's fields: read below or by the writer of the request's stream, or left out.
+_BODY = Fields(
+    {"model", "system", "messages", "tools", "max_tokens", "tool_choice", "stream", *setting_fields(SETTINGS)},
+    dropped={
+        "metadata": USER_ID,
+        "context_management": "how Anthropic's servers trim old tool results",
+        "output_config": "an effort hint",
+        "thinking": "the upstream model reasons as it is set to",
+        "service_tier": CAPACITY_HINT,
+    },
+)
 _CHOICES = {"auto": "auto", "any": "required", "none": "none"}
-_CHOICE_FIELDS = {"type", "name", "disable_parallel_tool_use"}
+_CHOICE = Fields({"type", "name", "disable_parallel_tool_use"})
 #: The fields of a tool of the client's own (``type`` absent or ``custom``; another type is a
-#: tool Anthropic defines, which ``read_tools`` refuses): read, left out and named where set
-#: (they ask nothing of the answer), or refused where set (they change what the model is offered).
-_TOOL_READ = {"type", "name", "description", "input_schema"}
-_TOOL_DROPPED = {
-    "cache_control": CACHE_HINT,
-    "strict": STRICT,
-    "eager_input_streaming": "how the call's input is streamed, not what it is",
-}
-_TOOL_REFUSED = {
-    "input_examples": "examples of the tool's input shown to the model, which the upstream's tool definitions "
-    "cannot hold",
-    "allowed_callers": "who may call the tool (Anthropic's code execution), which the upstream cannot set",
-}
+#: tool Anthropic defines, which ``read_tools`` refuses): those left out ask nothing of the
+#: answer, those refused change what the model is offered.
+_TOOL = Fields(
+    {"type", "name", "description", "input_schema", "defer_loading"},
+    dropped={
+        "cache_control": CACHE_HINT,
+        "strict": STRICT,
+        "eager_input_streaming": "how the call's input is streamed, not what it is",
+    },
+    refused={
+        "input_examples": "examples of the tool's input shown to the model, which the upstream's tool "
+        "definitions cannot hold",
+        "allowed_callers": "who may call the tool (Anthropic's code execution), which the upstream cannot set",
+    },
+)
 #: Set on a tool, these ask what the API asks unset: read as unset.
 _TOOL_DEFAULTS = {"allowed_callers": ["direct"]}
-#: The fields any content block may hold beside its kind's own: left out and named where set, or
-#: refused where set.
-_BLOCK_DROPPED = {"cache_control": CACHE_HINT}
-_BLOCK_REFUSED = {
-    "citations": "the places in documents the text cites, which the upstream's messages cannot hold",
-}
+#: The fields any content block may hold beside its kind's own, checked on every block.
+_BLOCK = Fields(
+    dropped={"cache_control": CACHE_HINT},
+    refused={"citations": "the places in documents the text cites, which the upstream's messages cannot hold"},
+)
 
 
 def read(body: Mapping[str, Any]) -> Asked:
     """``body``, a Messages request, in streamkit's terms; a field it cannot carry is a ``RequestError``."""
-    model = checked_model(body, _READ, _DROPPED)
+    model, dropped = _BODY.model(body)
     hints = _tool_fields(body.get("tools")) + _block_fields(body)
     system = _system(body.get("system"))
     entries, more = _entries(body.get("messages"))
@@ -90,7 +91,7 @@ def read(body: Mapping[str, Any]) -> Asked:
     settings.pop("thinking", None)
     choice = body.get("tool_choice")
     if isinstance(choice, Mapping):
-        checked_fields(choice, "tool_choice", _CHOICE_FIELDS, {})
+        _CHOICE.check(choice, "tool_choice")
     if isinstance(choice, Mapping) and choice.get("disable_parallel_tool_use") is True:
         settings["parallel_tool_calls"] = False  # carried where the upstream has the setting, else refused
     limit = body.get("max_tokens")
@@ -103,7 +104,7 @@ def read(body: Mapping[str, Any]) -> Asked:
         settings,
         read_choice(body.get("tool_choice"), _choice, words=()),
         body.get("stream") is True,
-        (*(_DROPPED[name] for name in _DROPPED if name in body), *hints),
+        (*dropped, *hints),
     )
 
 
@@ -115,7 +116,7 @@ def _tool_fields(tools: Any) -> list[str]:
         if isinstance(tool, Mapping) and tool.get("type") in (None, "custom"):
             where = f"tools[{position}]"
             tool = {key: value for key, value in tool.items() if _TOOL_DEFAULTS.get(key) != value}
-            found += checked_fields(tool, where, _TOOL_READ | {"defer_loading"}, _TOOL_DROPPED, _TOOL_REFUSED)
+            found += _TOOL.check(tool, where)
             if _deferred(tool):
                 found.append(f"{where} {tool.get('name')!r} ({_DEFERRED})")
     return found
@@ -153,8 +154,8 @@ def _fields_of(blocks: Any, where: str) -> list[str]:
     for number, block in enumerate(blocks if isinstance(blocks, list) else ()):
         if isinstance(block, Mapping):
             at = f"{where}[{number}]"
-            refused_fields(block, at, _BLOCK_REFUSED)
-            found += dropped_fields(block, at, _BLOCK_DROPPED)
+            _BLOCK.refuse(block, at)
+            found += _BLOCK.named(block, at)
             if block.get("type") == "tool_result":
                 found += _fields_of(block.get("content"), f"{at}.content")
     return found

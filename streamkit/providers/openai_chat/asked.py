@@ -25,18 +25,19 @@ from ..._json import loads_exact
 from ..._turn_types import Parts, RedactedThinking, Results, Thinking, Turn, User, carried
 from ..._types import ArgumentIssue, CallRef, InvalidToolCall, JSONObject, TextDelta, ToolCall
 from .._request import (
+    CACHE_HINT,
+    CAPACITY_HINT,
     STRICT,
+    USER_ID,
     Asked,
+    Fields,
     RequestError,
-    checked_fields,
-    checked_model,
     image_at,
     kind_of,
     left_detail,
     read_choice,
     read_parts,
     read_settings,
-    refused_fields,
     setting_fields,
 )
 from . import FACTS
@@ -68,43 +69,46 @@ class Conversation(Protocol):
     ) -> tuple[str | None, list[Entry]]: ...
 
 
-#: Fields read and left out: what they are, and why leaving them out asks the same.
-_DROPPED = {
-    "user": "user (an end user's id for abuse reports)",
-    "safety_identifier": "safety_identifier (an end user's id for abuse reports)",
-    "metadata": "metadata (tags for completions OpenAI stores)",
-    "store": "store (whether OpenAI stores the completion)",
-    "prompt_cache_key": "prompt_cache_key (a cache hint)",
-    "service_tier": "service_tier (a capacity hint)",
-    "parallel_tool_calls": "parallel_tool_calls (true: every model's default)",
-}
-#: Fields of the request itself: read below, or by the writer of the request's stream (which
-#: writes the usage at the end whenever the upstream reports it, as ``stream_options`` asks).
-_READ = {"model", "messages", "tools", "max_completion_tokens", "max_tokens", "stream", "stream_options", "n"}
-_READ |= setting_fields(SETTINGS)
-#: A function tool's fields, and its function's: read, or left out and named where set.
-_TOOL_READ = {"type", "function"}
-_FUNCTION_READ = {"name", "description", "parameters"}
-_FUNCTION_DROPPED = {"strict": STRICT}
-#: ``stream_options``' fields: read (the usage is written whenever the upstream reports it), or
-#: left out and named where set.
-_STREAM_READ = {"include_usage"}
-_STREAM_DROPPED = {"include_obfuscation": "padding in OpenAI's stream events, not part of the answer"}
+#: The request's fields: read below or by the writer of the request's stream (which writes the
+#: usage at the end whenever the upstream reports it, as ``stream_options`` asks), or left out.
+_BODY = Fields(
+    {"model", "messages", "tools", "max_completion_tokens", "max_tokens", "stream", "stream_options", "n"}
+    | setting_fields(SETTINGS),
+    dropped={
+        "user": USER_ID,
+        "safety_identifier": USER_ID,
+        "metadata": "tags for completions OpenAI stores",
+        "store": "whether OpenAI stores the completion",
+        "prompt_cache_key": CACHE_HINT,
+        "service_tier": CAPACITY_HINT,
+        # false is carried: the upstream sets it, or refuses it
+        "parallel_tool_calls": "true: every model's default",
+    },
+)
+#: A function tool's fields, and its function's.
+_TOOL = Fields({"type", "function"})
+_FUNCTION = Fields({"name", "description", "parameters"}, dropped={"strict": STRICT})
+#: ``stream_options``' fields (the usage is written whenever the upstream reports it).
+_STREAM = Fields(
+    {"include_usage"}, dropped={"include_obfuscation": "padding in OpenAI's stream events, not part of the answer"}
+)
 #: A message's own fields beside its role and content that the model would read, refused where
 #: set (a tool message's ``name`` is its call's, and read).
 _AUTHOR = "the name of the message's author, which the upstream's messages cannot hold"
-_MESSAGE_REFUSED = {
-    "name": _AUTHOR,
-    "refusal": "the assistant's refusal, which streamkit does not carry: give it as the content",
-    "audio": "an earlier answer's audio, kept by OpenAI's servers",
-    "function_call": "a call in the form before tool_calls, which streamkit does not read: give it as tool_calls",
-}
+_MESSAGE = Fields(
+    refused={
+        "name": _AUTHOR,
+        "refusal": "the assistant's refusal, which streamkit does not carry: give it as the content",
+        "audio": "an earlier answer's audio, kept by OpenAI's servers",
+        "function_call": "a call in the form before tool_calls, which streamkit does not read: give it as tool_calls",
+    }
+)
 _JSON_SPACE = " \t\n\r"
 
 
 def read(body: Mapping[str, Any]) -> Asked:
     """``body``, a Chat Completions request, in streamkit's terms; a field it cannot carry is a ``RequestError``."""
-    model = checked_model(body, _READ, _DROPPED)
+    model, dropped = _BODY.model(body)
     if body.get("n") not in (None, 1):
         raise RequestError("n", f"{body['n']!r} choices; streamkit carries one to another format")
     messages = body.get("messages")
@@ -116,12 +120,9 @@ def read(body: Mapping[str, Any]) -> Asked:
     settings = read_settings(SETTINGS, body)
     settings.pop("user", None)
     choice = settings.pop("tool_choice", None)
-    dropped = [name for name in _DROPPED if name in body]
     if settings.get("parallel_tool_calls") is True:
         del settings["parallel_tool_calls"]
-    elif "parallel_tool_calls" in dropped:
-        dropped.remove("parallel_tool_calls")  # false is carried: the upstream sets it, or refuses it
-    left = [_DROPPED[name] for name in dropped] + _details(messages) + hints
+    left = dropped + _details(messages) + hints
     limit = body.get("max_completion_tokens")
     limit = body.get("max_tokens") if limit is None else limit
     return Asked(
@@ -145,15 +146,13 @@ def _tool_fields(tools: Any) -> list[str]:
         function = tool.get("function") if isinstance(tool, Mapping) and tool.get("type") == "function" else None
         if isinstance(function, Mapping):
             where = f"tools[{position}]"
-            checked_fields(tool, where, _TOOL_READ, {})
-            found += checked_fields(function, f"{where}.function", _FUNCTION_READ, _FUNCTION_DROPPED)
+            _TOOL.check(tool, where)
+            found += _FUNCTION.check(function, f"{where}.function")
     return found
 
 
 def _stream_fields(options: Any) -> list[str]:
-    return (
-        checked_fields(options, "stream_options", _STREAM_READ, _STREAM_DROPPED) if isinstance(options, Mapping) else []
-    )
+    return _STREAM.check(options, "stream_options") if isinstance(options, Mapping) else []
 
 
 def _message_fields(messages: list[Any]) -> None:
@@ -164,7 +163,7 @@ def _message_fields(messages: list[Any]) -> None:
         if not isinstance(message, Mapping) or message.get("role") == "tool":
             continue
         where = f"messages[{position}]"
-        refused_fields(message, where, _MESSAGE_REFUSED)
+        _MESSAGE.refuse(message, where)
         calls = message.get("tool_calls")
         for number, call in enumerate(calls if isinstance(calls, list) else ()):
             kind = call.get("type", "function") if isinstance(call, Mapping) else "function"

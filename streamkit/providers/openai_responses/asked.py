@@ -35,10 +35,13 @@ from ..._json import loads_exact
 from ..._turn_types import UNSIGNED, Image, Parts, ReasoningItem, Results, Thinking, Turn, User, carried
 from ..._types import ArgumentIssue, CallRef, CustomToolCall, InvalidToolCall, TextDelta, ToolCall
 from .._request import (
+    CACHE_HINT,
+    CAPACITY_HINT,
     STRICT,
+    USER_ID,
     Asked,
+    Fields,
     RequestError,
-    checked_model,
     image_at,
     kind_of,
     left_detail,
@@ -54,28 +57,29 @@ if TYPE_CHECKING:
 
 __all__ = ("read",)
 
-#: Fields read and left out: what they are, and why leaving them out asks the same.
-_DROPPED = {
-    "store": "store (whether OpenAI keeps the response; the proxy keeps nothing)",
-    "include": "include (extra output such as encrypted reasoning, which the upstream does not give)",
-    "prompt_cache_key": "prompt_cache_key (a cache hint)",
-    "client_metadata": "client_metadata (the client's own ids)",
-    "metadata": "metadata (ids kept with a stored response)",
-    "reasoning": "reasoning (but its effort: a summary of it, which the upstream's answer does not hold)",
-    "service_tier": "service_tier (a capacity hint)",
-    "user": "user (an id for abuse reports)",
-    "safety_identifier": "safety_identifier (an id for abuse reports)",
-    "truncation": "truncation (how OpenAI's servers shorten a conversation too long for the model)",
-}
-#: Fields that need state the proxy does not keep: refused, saying why.
-_STATEFUL = {
-    "previous_response_id": "the proxy keeps no responses: send the whole conversation as input",
-    "conversation": "the proxy keeps no conversations: send the whole conversation as input",
-    "background": "the proxy answers while connected and keeps no responses to poll",
-}
-#: Fields of the request itself: read below, or by the writer of the request's stream.
-_READ = {"model", "instructions", "input", "tools", "tool_choice", "max_output_tokens", "stream", "text"}
-_READ |= setting_fields(SETTINGS)
+#: The request's fields: read below or by the writer of the request's stream, left out, or
+#: refused where they need state the proxy does not keep.
+_BODY = Fields(
+    {"model", "instructions", "input", "tools", "tool_choice", "max_output_tokens", "stream", "text"}
+    | setting_fields(SETTINGS),
+    dropped={
+        "store": "whether OpenAI keeps the response; the proxy keeps nothing",
+        "include": "extra output such as encrypted reasoning, which the upstream does not give",
+        "prompt_cache_key": CACHE_HINT,
+        "client_metadata": "the client's own ids",
+        "metadata": "ids kept with a stored response",
+        "reasoning": "but its effort: a summary of it, which the upstream's answer does not hold",
+        "service_tier": CAPACITY_HINT,
+        "user": USER_ID,
+        "safety_identifier": USER_ID,
+        "truncation": "how OpenAI's servers shorten a conversation too long for the model",
+    },
+    refused={
+        "previous_response_id": "the proxy keeps no responses: send the whole conversation as input",
+        "conversation": "the proxy keeps no conversations: send the whole conversation as input",
+        "background": "the proxy answers while connected and keeps no responses to poll",
+    },
+)
 #: The content parts read as text: what a user sends, and what the model answered.
 _TEXT_PARTS = {"input_text", "output_text"}
 #: The items of an assistant turn besides its messages, and the items of the results after it.
@@ -85,7 +89,7 @@ _OUTPUTS = {"function_call_output", "custom_tool_call_output"}
 
 def read(body: Mapping[str, Any]) -> Asked:
     """``body``, a Responses request, in streamkit's terms; a field it cannot carry is a ``RequestError``."""
-    model = checked_model(body, _READ, _DROPPED, _STATEFUL)
+    model, dropped = _BODY.model(body)
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise RequestError("instructions", f"a string, not {type(instructions).__name__}")
@@ -96,7 +100,6 @@ def read(body: Mapping[str, Any]) -> Asked:
         del settings["parallel_tool_calls"]
     text, verbosity = _text(body.get("text"))
     limit = body.get("max_output_tokens")
-    dropped = [_DROPPED[name] for name in _DROPPED if name in body]
     return Asked(
         model,
         "\n\n".join(part for part in (instructions, *system) if part) or None,
