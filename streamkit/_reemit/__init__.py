@@ -679,8 +679,9 @@ def reemit(
 ) -> Generator[bytes, None, None]:
     """The re-emitted body: ``on_call`` sees each call before the bytes that hold it are yielded.
     A response the model is asked again in (``Session.again``) goes on with the answer ``resend`` gets."""
-    while True:
-        iterator = iter(chunks)
+    answer: Iterable[bytes] | None = chunks
+    while answer is not None:
+        iterator = iter(answer)
         try:
             for chunk in iterator:
                 out = session.feed(chunk)
@@ -696,14 +697,7 @@ def reemit(
         _report(session, on_call)
         if out:
             yield out
-        _check(session, error)
-        if session.again is None or resend is None:
-            return
-        try:
-            chunks, decoding = resend(session.again)
-        except StreamkitError as exc:
-            raise _stopped(error, exc) from exc
-        session.resume(decoding)
+        answer = _resent(session, error, resend)
 
 
 async def areemit(
@@ -714,8 +708,9 @@ async def areemit(
     resend: AsyncResend | None = None,
 ) -> AsyncGenerator[bytes, None]:
     """The async twin of ``reemit``; an ``on_call`` that returns an awaitable is awaited."""
-    while True:
-        iterator = aiter(chunks)
+    answer: AsyncIterable[bytes] | None = chunks
+    while answer is not None:
+        iterator = aiter(answer)
         try:
             async for chunk in iterator:
                 out = session.feed(chunk)
@@ -731,14 +726,36 @@ async def areemit(
         await _areport(session, on_call)
         if out:
             yield out
-        _check(session, error)
-        if session.again is None or resend is None:
-            return
-        try:
-            chunks, decoding = await resend(session.again)
-        except StreamkitError as exc:
-            raise _stopped(error, exc) from exc
-        session.resume(decoding)
+        answer = await _aresent(session, error, resend)
+
+
+def _resent(session: Session, error: Callable[[str], Exception], resend: Resend | None) -> Iterable[bytes] | None:
+    """Once a body ends unfailed: the answer to the request asking the model again, its
+    decoding given to the session; ``None`` when nothing asks again (the body ends)."""
+    _check(session, error)
+    if session.again is None or resend is None:
+        return None
+    try:
+        chunks, decoding = resend(session.again)
+    except StreamkitError as exc:
+        raise _stopped(error, exc) from exc
+    session.resume(decoding)
+    return chunks
+
+
+async def _aresent(
+    session: Session, error: Callable[[str], Exception], resend: AsyncResend | None
+) -> AsyncIterable[bytes] | None:
+    """The async twin of ``_resent``."""
+    _check(session, error)
+    if session.again is None or resend is None:
+        return None
+    try:
+        chunks, decoding = await resend(session.again)
+    except StreamkitError as exc:
+        raise _stopped(error, exc) from exc
+    session.resume(decoding)
+    return chunks
 
 
 def _report(session: Session, on_call: OnCall | None) -> None:
