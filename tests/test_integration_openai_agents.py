@@ -506,6 +506,18 @@ def test_bad_arguments_are_usage_errors(arguments: dict[str, Any], message: str)
         StreamkitModel(**arguments)
 
 
+def test_the_provider_hands_its_models_its_options_and_refuses_another() -> None:
+    made = StreamkitModelProvider("anthropic", base_url="http://127.0.0.1:9", api_key="k", max_tokens=7, on_cut="stop")
+    model = made.get_model("claude")
+    assert isinstance(model, StreamkitModel)
+    assert (model.base_url, model.max_tokens, model.on_cut) == ("http://127.0.0.1:9", 7, "stop")
+    with pytest.raises(streamkit.UsageError) as raised:
+        StreamkitModelProvider("anthropic", timeout=3)  # type: ignore[call-arg]
+    assert str(raised.value) == (
+        "StreamkitModelProvider takes no 'timeout' (its options: base_url, api_key, max_tokens, extra, on_cut)"
+    )
+
+
 async def test_the_signature_survives_a_session_stored_as_json(
     server: LoopbackServer, client: httpx.AsyncClient
 ) -> None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, TypedDict, Unpack, cast
 
 import httpx
 from agents import (
@@ -248,6 +248,17 @@ class StreamkitModel(Model):
         )
 
 
+class ModelOptions(TypedDict, total=False):
+    """What a ``StreamkitModel`` takes beside its provider, model and client: ``StreamkitModel``
+    says what each is."""
+
+    base_url: str | None
+    api_key: str | None
+    max_tokens: int | None
+    extra: Mapping[str, Any] | None
+    on_cut: str
+
+
 class StreamkitModelProvider(ModelProvider):
     """An ``agents.ModelProvider`` that gives a ``StreamkitModel`` for every model name.
 
@@ -263,18 +274,17 @@ class StreamkitModelProvider(ModelProvider):
         *,
         default_model: str | None = None,
         client: httpx.AsyncClient | None = None,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        max_tokens: int | None = None,
-        extra: Mapping[str, Any] | None = None,
-        on_cut: str = "tell",
+        **options: Unpack[ModelOptions],
     ) -> None:
         if provider not in _chat.PROVIDERS:
             raise UsageError(f"StreamkitModelProvider sends to {', '.join(_chat.PROVIDERS)}, not {provider!r}")
+        known = ModelOptions.__annotations__
+        unknown = sorted(set(options) - set(known))
+        if unknown:
+            raise UsageError(f"StreamkitModelProvider takes no {unknown[0]!r} (its options: {', '.join(known)})")
         self.provider = provider
         self.default_model = default_model
-        self._options: dict[str, Any] = {"base_url": base_url, "api_key": api_key, "max_tokens": max_tokens}
-        self._options |= {"extra": extra, "on_cut": on_cut}
+        self._options = options
         self._clients = Clients(async_=client, timeout=_TIMEOUT)
         self._models: dict[str, StreamkitModel] = {}
 
