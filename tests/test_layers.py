@@ -190,6 +190,19 @@ def _loaded_by(statement: str) -> list[str]:
     return list(ast.literal_eval(out.stdout))
 
 
+def test_a_stream_of_one_provider_loads_that_provider_s_folder_alone() -> None:
+    """The registry reads a provider's folder at its slug's first lookup: decoding Anthropic's
+    stream imports no other provider's facts, stages or decoder."""
+    start = b'data: {"type":"message_start","message":{"id":"m","usage":{"input_tokens":1}}}\n\n'
+    stop = b'data: {"type":"message_stop"}\n\n'
+    statement = f"from streamkit import iter_tool_calls; list(iter_tool_calls([{start!r}, {stop!r}], 'anthropic'))"
+    folders = [name for name in _loaded_by(statement) if name.startswith("streamkit.providers.")]
+    assert [name for name in folders if name.count(".") >= 2 and "._" not in name] == [
+        "streamkit.providers.anthropic",
+        "streamkit.providers.anthropic.decode",
+    ]
+
+
 def test_importing_streamkit_loads_only_its_own_package_module() -> None:
     """Each public name's module is loaded at its first use: ``import streamkit`` alone is nearly free."""
     assert _loaded_by("import streamkit") == ["__future__", "streamkit"]

@@ -6,7 +6,8 @@ turns as its history, ``reemit.py`` writes its stream back with each call whole 
 ``body.py`` reads the calls of a body that was not streamed, ``request.py`` writes a
 streamed request, ``write.py`` writes an answer in its format from another provider's values and
 ``asked.py`` reads a client's request in its format, ``models.py`` its API's model list where no
-``write.py`` reads it (a missing file means that stage is not offered).
+``write.py`` reads it (a missing file means that stage is not offered). Its ``__init__.py``
+declares its ``FACTS`` and its ``STAGES``; the slugs are the ``Provider`` literal's.
 
 ``FACTS`` maps each slug (the same in folders, fixtures and the command line) to its facts
 (``providers/_facts.py``: what the generic code reads instead of naming a provider),
@@ -21,19 +22,19 @@ to the pipeline.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from functools import cache, reduce
 from importlib import import_module
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .._errors import UsageError
+from .._types import PROVIDERS
 
 if TYPE_CHECKING:
     from ._base import Decoder, ErrorShape
     from ._body import Body
     from ._encoder import Encoder
-    from ._facts import Facts
+    from ._facts import Facts, Stages
     from ._request import Asked, RequestWriter
     from ._writer import Model, Writer
     from .anthropic.decode import AnthropicDecoder
@@ -75,52 +76,11 @@ __all__ = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class _Folder:
-    """A provider's folder: its decoder's, re-emitter's and answer writer's class names, and the
-    stages it offers besides decoding and writing history."""
-
-    decoder: str
-    encoder: str | None = None  # ``reemit.py``'s class; None: its stream is not written back
-    body: bool = False  # ``body.py``: a body that was not streamed is read
-    request: bool = False  # ``request.py``: a streamed request is written
-    writer: str | None = None  # ``write.py``'s class; None: no answer is written in its format
-    asked: bool = False  # ``asked.py``: a client's request in its format is read into streamkit's terms
-    messages: bool = False  # ``asked.py``'s ``conversation``: the frameworks' messages are in its format
-    models: bool = False  # ``models.py``: its API's model list is read where no answer writer reads it
-
-
-#: Every provider, one line each, in the order of ``DECODERS`` (the slug is the folder's name). A
-#: provider's modules are imported the first time its slug is looked up: a stream of one
-#: provider loads that provider's decoder only.
-_FOLDERS = {
-    "openai_chat": _Folder(
-        "OpenAIChatDecoder",
-        "OpenAIChatEncoder",
-        body=True,
-        request=True,
-        writer="OpenAIChatWriter",
-        asked=True,
-        messages=True,
-    ),
-    "openai_responses": _Folder(
-        "OpenAIResponsesDecoder",
-        "OpenAIResponsesEncoder",
-        body=True,
-        request=True,
-        writer="OpenAIResponsesWriter",
-        asked=True,
-    ),
-    "anthropic": _Folder(
-        "AnthropicDecoder", "AnthropicEncoder", body=True, request=True, writer="AnthropicWriter", asked=True
-    ),
-    "gemini": _Folder("GeminiDecoder", "GeminiEncoder", request=True, models=True),
-    "cohere": _Folder("CohereDecoder", "CohereEncoder"),
-    "mistral": _Folder("MistralDecoder", "MistralEncoder", request=True),
-    "ollama": _Folder("OllamaDecoder", "OllamaEncoder", request=True, models=True),
-    "bedrock": _Folder("BedrockDecoder"),  # binary frames: boto3 decodes them, nothing writes them back
-}
-_SLUGS = {folder.decoder: slug for slug, folder in _FOLDERS.items()}
+#: Every provider, in the order of ``DECODERS``: the ``Provider`` literal, the one list of them.
+#: A provider's folder (its slug's name) declares its ``FACTS`` and its ``STAGES``; its modules
+#: are imported the first time its slug is looked up: a stream of one provider loads that
+#: provider's decoder only.
+_ALL = PROVIDERS
 
 
 @cache  # once per slug and stage
@@ -132,8 +92,14 @@ def _module(slug: str, stage: str = "") -> ModuleType:
 @cache
 def _decoder(slug: str) -> type[Decoder]:
     """A known slug's decoder class (in its ``decode`` module)."""
-    cls: type[Decoder] = getattr(_module(slug, "decode"), _FOLDERS[slug].decoder)
+    cls: type[Decoder] = getattr(_module(slug, "decode"), _stages(slug).decoder)
     return cls
+
+
+def _stages(slug: str) -> Stages:
+    """A known slug's stages, declared in its folder's ``__init__``."""
+    stages: Stages = _module(slug).STAGES
+    return stages
 
 
 def _facts(slug: str) -> Facts:
@@ -149,7 +115,7 @@ def _history(slug: str) -> ModuleType:
 
 def _encoder(slug: str) -> type[Encoder]:
     """A re-emitted slug's encoder class (in its ``reemit`` module)."""
-    cls: type[Encoder] = getattr(_module(slug, "reemit"), _FOLDERS[slug].encoder or "")
+    cls: type[Encoder] = getattr(_module(slug, "reemit"), _stages(slug).encoder or "")
     return cls
 
 
@@ -167,7 +133,7 @@ def _request(slug: str) -> RequestWriter:
 
 def _writer(slug: str) -> type[Writer]:
     """A written slug's answer writer class (in its ``write`` module)."""
-    cls: type[Writer] = getattr(_module(slug, "write"), _FOLDERS[slug].writer or "")
+    cls: type[Writer] = getattr(_module(slug, "write"), _stages(slug).writer or "")
     return cls
 
 
@@ -186,14 +152,15 @@ def _conversation(slug: str) -> Conversation:
 def _model_list(slug: str) -> Callable[[object], list[Model]]:
     """A listing slug's reader of its API's model list: ``read`` in its ``models`` module, else
     its answer writer's (the list a server of its format answers is the one it writes)."""
-    if _FOLDERS[slug].models:
+    if _stages(slug).models:
         read: Callable[[object], list[Model]] = _module(slug, "models").read
         return read
     return WRITERS[slug].read_models  # not ``_writer``: importing ``._writer`` rebinds that name here
 
 
-def _offering(*stages: str) -> tuple[str, ...]:
-    return tuple(slug for slug, folder in _FOLDERS.items() if any(getattr(folder, stage) for stage in stages))
+def _offering(*stages: str) -> Callable[[], tuple[str, ...]]:
+    """The slugs whose folders offer one of ``stages``: read from the folders at first need."""
+    return lambda: tuple(slug for slug in _ALL if any(getattr(_stages(slug), stage) for stage in stages))
 
 
 T = TypeVar("T")
@@ -202,11 +169,20 @@ T = TypeVar("T")
 class _Registry(Mapping[str, T], Generic[T]):
     """A read-only registry by slug, importing a provider's module on its slug's first lookup."""
 
-    def __init__(self, name: str, slugs: tuple[str, ...], load: Callable[[str], T]) -> None:
-        self._name, self._slugs, self._load = name, slugs, load
+    def __init__(
+        self, name: str, slugs: tuple[str, ...] | Callable[[], tuple[str, ...]], load: Callable[[str], T]
+    ) -> None:
+        self._name, self._given, self._load = name, slugs, load
+
+    @property
+    def _slugs(self) -> tuple[str, ...]:
+        """Its slugs: given, or read from the folders' stages at the first lookup and kept."""
+        if callable(self._given):
+            self._given = self._given()
+        return self._given
 
     def __getitem__(self, slug: str) -> T:
-        if slug not in self._slugs:  # a KeyError, as a mapping's, before any import
+        if slug not in _ALL or slug not in self._slugs:  # a KeyError, as a mapping's, before any import
             raise KeyError(slug)
         return self._load(slug)
 
@@ -221,10 +197,10 @@ class _Registry(Mapping[str, T], Generic[T]):
 
 
 #: Each slug's facts (``providers/_facts.py``), loaded without its decoder.
-FACTS: Mapping[str, Facts] = _Registry("FACTS", tuple(_FOLDERS), _facts)
-DECODERS: Mapping[str, type[Decoder]] = _Registry("DECODERS", tuple(_FOLDERS), _decoder)
+FACTS: Mapping[str, Facts] = _Registry("FACTS", _ALL, _facts)
+DECODERS: Mapping[str, type[Decoder]] = _Registry("DECODERS", _ALL, _decoder)
 #: Each slug's history writer, a module of the functions ``streamkit.adapters.Adapter`` names.
-HISTORIES: Mapping[str, ModuleType] = _Registry("HISTORIES", tuple(_FOLDERS), _history)
+HISTORIES: Mapping[str, ModuleType] = _Registry("HISTORIES", _ALL, _history)
 ENCODERS: Mapping[str, type[Encoder]] = _Registry("ENCODERS", _offering("encoder"), _encoder)
 #: Each read slug's body reader: ``calls(body)``, its ``RawCall``s, and ``stop_reason(body)``.
 BODIES: Mapping[str, Body] = _Registry("BODIES", _offering("body"), _body)
@@ -267,8 +243,9 @@ def __getattr__(name: str) -> Any:
         from . import _base
 
         return getattr(_base, name)
-    if name in _SLUGS:
-        return DECODERS[_SLUGS[name]]
+    slug = next((slug for slug in _ALL if _stages(slug).decoder == name), None) if name.endswith("Decoder") else None
+    if slug is not None:
+        return DECODERS[slug]
     if name == "ANY_ERRORS":
         return _any_errors()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

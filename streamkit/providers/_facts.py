@@ -15,7 +15,7 @@ from types import MappingProxyType
 from .._ending import cutting_reasons
 from .._types import Finish
 
-__all__ = ("BEARER", "Facts", "Paths")
+__all__ = ("BEARER", "Facts", "Paths", "Stages")
 
 #: The usual ``auth``: the key as a bearer token.
 BEARER = "Authorization: Bearer {}"
@@ -153,3 +153,20 @@ class Facts:
         before, _, after = self.auth_value.partition("{}")
         value = value.removeprefix(before)
         return value.removesuffix(after) if after else value
+
+
+@dataclass(frozen=True, slots=True)
+class Stages:
+    """The stages a provider's folder offers besides decoding and writing its history (a missing
+    file: a stage not offered), with the class names of those that are classes. The registry
+    (``providers/__init__.py``) reads it from the folder, which it imports at the slug's first
+    lookup; a stage module is imported when it is first used."""
+
+    decoder: str  # ``decode.py``'s class
+    encoder: str | None = None  # ``reemit.py``'s class; None: its stream is not written back
+    body: bool = False  # ``body.py``: a body that was not streamed is read
+    request: bool = False  # ``request.py``: a streamed request is written
+    writer: str | None = None  # ``write.py``'s class; None: no answer is written in its format
+    asked: bool = False  # ``asked.py``: a client's request in its format is read into streamkit's terms
+    messages: bool = False  # ``asked.py``'s ``conversation``: the frameworks' messages are in its format
+    models: bool = False  # ``models.py``: its API's model list is read where no answer writer reads it

@@ -1,6 +1,6 @@
 """Anthropic Messages: its facts. Its stages are the modules beside this one."""
 
-from .._facts import Facts, Paths
+from .._facts import Facts, Paths, Stages
 
 FACTS = Facts(
     "anthropic",
@@ -25,3 +25,5 @@ FACTS = Facts(
     signature_deltas=True,
     history_key="messages",
 )
+
+STAGES = Stages("AnthropicDecoder", "AnthropicEncoder", body=True, request=True, writer="AnthropicWriter", asked=True)

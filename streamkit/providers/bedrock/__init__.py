@@ -1,6 +1,6 @@
 """Amazon Bedrock ConverseStream: its facts. Its stages are the modules beside this one."""
 
-from .._facts import Facts
+from .._facts import Facts, Stages
 from ..anthropic import FACTS as ANTHROPIC
 
 FACTS = Facts(
@@ -17,3 +17,5 @@ FACTS = Facts(
     sdk_packages=("botocore", "aiobotocore"),
     history_key="messages",
 )
+
+STAGES = Stages("BedrockDecoder")  # binary frames: boto3 decodes them, nothing writes them back

@@ -1,6 +1,6 @@
 """Cohere Chat v2: its facts. Its stages are the modules beside this one."""
 
-from .._facts import BEARER, Facts, Paths
+from .._facts import BEARER, Facts, Paths, Stages
 
 FACTS = Facts(
     "cohere",
@@ -19,3 +19,5 @@ FACTS = Facts(
     sdk_packages=("cohere",),
     history_key="messages",
 )
+
+STAGES = Stages("CohereDecoder", "CohereEncoder")

@@ -1,6 +1,6 @@
 """Google Gemini: its facts. Its stages are the modules beside this one."""
 
-from .._facts import Facts, Paths
+from .._facts import Facts, Paths, Stages
 
 #: The reasons a candidate or a prompt was blocked by a filter.
 _FILTERS = (
@@ -44,3 +44,5 @@ FACTS = Facts(
     history_key="contents",
     call_state_back=("thoughtSignature",),
 )
+
+STAGES = Stages("GeminiDecoder", "GeminiEncoder", request=True, models=True)

@@ -1,6 +1,6 @@
 """Mistral: its facts. Its stages are the modules beside this one."""
 
-from .._facts import Facts, Paths
+from .._facts import Facts, Paths, Stages
 from ..openai_chat import FACTS as OPENAI_CHAT
 
 FACTS = Facts(
@@ -16,3 +16,5 @@ FACTS = Facts(
     sdk_packages=("mistralai",),
     history_key="messages",
 )
+
+STAGES = Stages("MistralDecoder", "MistralEncoder", request=True)

@@ -1,6 +1,6 @@
 """Ollama: its facts. Its stages are the modules beside this one."""
 
-from .._facts import BEARER, Facts, Paths
+from .._facts import BEARER, Facts, Paths, Stages
 
 FACTS = Facts(
     "ollama",
@@ -15,3 +15,5 @@ FACTS = Facts(
     sdk_packages=("ollama",),  # the conventions list no name for it: its slug is its name,
     history_key="messages",
 )
+
+STAGES = Stages("OllamaDecoder", "OllamaEncoder", request=True, models=True)

@@ -1,6 +1,6 @@
 """OpenAI Chat Completions: its facts. Its stages are the modules beside this one."""
 
-from .._facts import BEARER, Facts, Paths
+from .._facts import BEARER, Facts, Paths, Stages
 
 FACTS = Facts(
     "openai_chat",
@@ -23,4 +23,14 @@ FACTS = Facts(
     sdk_packages=("openai",),
     model_classes={"pydantic_ai": "OpenAIChatModel"},
     history_key="messages",
+)
+
+STAGES = Stages(
+    "OpenAIChatDecoder",
+    "OpenAIChatEncoder",
+    body=True,
+    request=True,
+    writer="OpenAIChatWriter",
+    asked=True,
+    messages=True,
 )

@@ -2,7 +2,7 @@
 
 from dataclasses import replace
 
-from .._facts import Paths
+from .._facts import Paths, Stages
 from ..openai_chat import FACTS as OPENAI_CHAT
 
 #: OpenAI's platform (base URL, key, headers, SDK) is OpenAI Chat's; its path and stop reasons are its own.
@@ -19,4 +19,13 @@ FACTS = replace(
     model_classes={"pydantic_ai": "OpenAIResponsesModel"},
     reasoning_items=True,
     history_key="input",
+)
+
+STAGES = Stages(
+    "OpenAIResponsesDecoder",
+    "OpenAIResponsesEncoder",
+    body=True,
+    request=True,
+    writer="OpenAIResponsesWriter",
+    asked=True,
 )
