@@ -114,6 +114,20 @@ def test_a_text_answer_and_the_request_written_as_anthropic(served: Proxy, upstr
     }
 
 
+def test_one_call_at_a_time_reaches_anthropic_through_the_proxy(served: Proxy, upstream: LoopbackServer) -> None:
+    """The openai SDK's ``parallel_tool_calls=False`` is Anthropic's ``disable_parallel_tool_use``."""
+    since = len(upstream.requests)
+    upstream.routes = Turns(MESSAGES, FIXED)
+    request = {"model": "m", "messages": [{"role": "user", "content": "Weather?"}], "tools": TOOLS}
+    [choice] = streamed_chat(served, **request, parallel_tool_calls=False, tool_choice="required").choices
+    assert calls(choice.message) == [("toolu_9", "get_weather", {"city": "Paris"})]
+    [body] = sent(upstream, since)
+    assert (body["tool_choice"], "parallel_tool_calls" in body) == (
+        {"type": "any", "disable_parallel_tool_use": True},
+        False,
+    )
+
+
 def test_two_calls_reach_the_client_as_two_tool_calls(served: Proxy, upstream: LoopbackServer) -> None:
     upstream.routes = Turns(MESSAGES, recorded("anthropic/text_then_two_calls.sse"))
     request = {"model": "m", "messages": [{"role": "user", "content": "Both?"}], "tools": TOOLS}

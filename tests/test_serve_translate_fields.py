@@ -403,3 +403,25 @@ def test_a_tool_choice_a_format_does_not_take_is_refused(client: str, choice: An
         "tool_choice",
         f"{choice!r:.80} is not a tool choice streamkit carries to another format",
     )
+
+
+@pytest.mark.parametrize(
+    ("choice", "written"),
+    [
+        ("auto", {"type": "auto", "disable_parallel_tool_use": True}),
+        ("required", {"type": "any", "disable_parallel_tool_use": True}),
+        (
+            {"type": "function", "function": {"name": "get_weather"}},
+            {"type": "tool", "name": "get_weather", "disable_parallel_tool_use": True},
+        ),
+        ("none", {"type": "none"}),  # no call to make: one at a time asks nothing
+    ],
+)
+def test_one_call_at_a_time_reaches_anthropic_in_its_tool_choice(choice: Any, written: dict[str, Any]) -> None:
+    body = translate("openai_chat", "anthropic", chat_request(tool_choice=choice, parallel_tool_calls=False)).body
+    assert (body["tool_choice"], "parallel_tool_calls" in body) == (written, False)
+
+
+def test_parallel_calls_asked_of_anthropic_leave_its_tool_choice_as_the_choice_writes_it() -> None:
+    body = translate("openai_chat", "anthropic", chat_request(parallel_tool_calls=True)).body
+    assert ("tool_choice" in body, "parallel_tool_calls" in body) == (False, False)

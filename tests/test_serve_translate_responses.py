@@ -263,6 +263,13 @@ def test_parallel_tool_calls_true_asks_nothing_and_false_is_carried_or_refused(u
     if upstream == "openai_chat":
         assert translate("openai_responses", upstream, asked_one).body["parallel_tool_calls"] is False
         return
+    if upstream == "anthropic":  # in the tool choice, beside its type
+        body = translate("openai_responses", upstream, asked_one).body
+        assert (body["tool_choice"], "parallel_tool_calls" in body) == (
+            {"type": "auto", "disable_parallel_tool_use": True},
+            False,
+        )
+        return
     with pytest.raises(RequestError, match=f"^parallel_tool_calls: the upstream's format \\({upstream}\\) has"):
         translate("openai_responses", upstream, asked_one)
 

@@ -28,6 +28,7 @@ __all__ = (
     "Place",
     "RequestWriter",
     "ToolSpec",
+    "Written",
     "CACHE_HINT",
     "CAPACITY_HINT",
     "STRICT",
@@ -71,6 +72,9 @@ Body: TypeAlias = Callable[[str, list[Message], "str | None", Sequence[ToolSpec]
 
 #: An OpenAI Chat parameter's place in another body: the path of keys down to its field.
 Place: TypeAlias = tuple[str, ...]
+#: A setting a body holds otherwise than as a field of its own: the fields it writes from the
+#: setting's value. A writer declares these in ``WRITTEN``, beside its ``SETTINGS``.
+Written: TypeAlias = Callable[[Any], dict[str, Any]]
 
 
 class RequestWriter(Protocol):
@@ -135,12 +139,15 @@ def settings(writer: RequestWriter, given: Mapping[str, Any]) -> tuple[dict[str,
     its body has no place for: what to do with those is the caller's (refuse, or leave out)."""
     fields: dict[str, Any] = {}
     left: list[str] = []
+    written: Mapping[str, Written] = getattr(writer, "WRITTEN", {})
     for name, value in given.items():
         place = writer.SETTINGS.get(name)
-        if place is None:
-            left.append(name)
-        else:
+        if place is not None:
             fields = merged(fields, _at(place, value))
+        elif name in written:
+            fields = merged(fields, written[name](value))
+        else:
+            left.append(name)
     return fields, left
 
 

@@ -51,7 +51,10 @@ def translate(client: str, upstream: str, request: Mapping[str, Any]) -> Transla
     carried is a ``RequestError`` (or a ``UsageError`` for tools streamkit cannot read)."""
     asked = ASKED[client](request)
     writer = REQUESTS[upstream]
-    fields, left = settings(writer, asked.settings)
+    given = asked.settings
+    if asked.tool_choice == "none":  # no call to make: how many at once asks nothing
+        given = {name: value for name, value in given.items() if name != "parallel_tool_calls"}
+    fields, left = settings(writer, given)
     refused = [name for name in left if name not in LEFT_OUT_SETTINGS]
     if refused:
         raise RequestError(refused[0], f"the upstream's format ({upstream}) has no such setting")

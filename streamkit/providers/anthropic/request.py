@@ -6,14 +6,23 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..._turn_types import Image, Parts
-from .._request import Message, Place, ToolSpec, same_names
+from .._request import Message, Place, ToolSpec, Written, same_names
 
-__all__ = ("MAX_TOKENS", "MERGE_ROLES", "SETTINGS", "body", "choice", "effort", "image", "user")
+__all__ = ("MAX_TOKENS", "MERGE_ROLES", "SETTINGS", "WRITTEN", "body", "choice", "effort", "image", "user")
 
 #: The API requires ``max_tokens``: what is sent when the caller sets none.
 MAX_TOKENS = 4096
 MERGE_ROLES = True
 SETTINGS: Mapping[str, Place] = {**same_names("temperature", "top_p", "top_k", "thinking"), "stop": ("stop_sequences",)}
+
+
+def _one_call(parallel: Any) -> dict[str, Any]:
+    """``parallel_tool_calls: false`` as Anthropic asks it: ``disable_parallel_tool_use``, in the
+    tool choice beside its type (``auto``, unless the choice written over it names another)."""
+    return {"tool_choice": {"type": "auto", "disable_parallel_tool_use": True}} if parallel is False else {}
+
+
+WRITTEN: Mapping[str, Written] = {"parallel_tool_calls": _one_call}
 
 
 def effort(level: str, budgets: Mapping[str, int]) -> dict[str, Any] | None:
