@@ -123,3 +123,61 @@ def test_the_public_values_print_and_compare_as_before() -> None:
     usage = "TokenUsage(input_tokens=1, output_tokens=2, cache_read_tokens=None, reasoning_tokens=None)"
     assert repr(streamkit.TokenUsage(1, 2)) == usage
     assert repr(streamkit.CallTimes(1, 2, 3)) == "CallTimes(first_fragment=1, end_marker=2, delivered=3)"
+
+
+@value
+class Kept:
+    x: int
+    state: dict[str, str] = field(default_factory=dict)
+    _: KW_ONLY
+    seen: list[int] = field(default_factory=list, compare=False)
+    left: int = field(default=7, init=False)
+
+    def __post_init__(self) -> None:
+        self.seen.append(self.x)
+
+
+@dataclass(frozen=True, slots=True)
+class KeptTwin:
+    x: int
+    state: dict[str, str] = field(default_factory=dict)
+    _: KW_ONLY
+    seen: list[int] = field(default_factory=list, compare=False)
+    left: int = field(default=7, init=False)
+
+    def __post_init__(self) -> None:
+        self.seen.append(self.x)
+
+
+def _undocumented() -> type:
+    """A class without a docstring: ``dataclass`` writes one from its signature."""
+    return type("Undocumented", (), {"__annotations__": {"x": "int"}, "x": 0, "__module__": __name__})
+
+
+def test_the_init_is_the_generated_one() -> None:
+    import inspect
+    import pickle
+
+    assert str(inspect.signature(Kept)) == str(inspect.signature(KeptTwin))
+    assert Kept.__init__.__annotations__ == KeptTwin.__init__.__annotations__
+    assert Kept.__init__.__qualname__ == "Kept.__init__"
+    assert Kept.__init__.__module__ == __name__
+    kept, twin = Kept(3), KeptTwin(3)
+    assert (kept.state, kept.seen, kept.left) == (twin.state, twin.seen, twin.left) == ({}, [3], 7)
+    assert Kept(1).state is not Kept(1).state  # one object per call from the factory
+    assert Kept(1, {"a": "b"}, seen=[0]).seen == [0, 1]
+    assert pickle.loads(pickle.dumps(kept)) == kept
+    params = Kept.__dataclass_params__  # type: ignore[attr-defined]
+    assert (params.init, params.frozen) == (True, True)
+    undocumented: type = value(_undocumented())
+    assert (
+        undocumented.__doc__
+        == dataclass(frozen=True, slots=True)(_undocumented()).__doc__
+        == "Undocumented(x: 'int' = 0)"
+    )
+    with pytest.raises(TypeError, match="non-default argument 'y' follows default argument"):
+
+        @value
+        class Wrong:
+            x: int = 0
+            y: int  # type: ignore[misc]
