@@ -16,10 +16,11 @@ This module belongs to the vocabulary: every stage may import it, and it imports
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import KW_ONLY, fields
 from typing import Any
 
 from ._errors import LimitExceededError, UsageError
+from ._values import value
 
 __all__ = (
     "DEFAULT_LIMITS",
@@ -71,7 +72,7 @@ DEFAULT_MAX_TURN_BYTES = 16 * 1024 * 1024
 KEY_BYTES = 128
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value
 class Limits:
     """The limits for one response; every field is a positive integer.
 
@@ -96,6 +97,7 @@ class Limits:
             Characters of text; other values by the size of their contents.
     """
 
+    _: KW_ONLY
     max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES
     max_open_calls: int = DEFAULT_MAX_OPEN_CALLS
     max_calls: int = DEFAULT_MAX_CALLS

@@ -33,16 +33,16 @@ frames carry them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from ._errors import UsageError
 from ._events import Frame
+from ._values import value
 
 __all__ = ("Payload", "SourceAdapter")
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Payload:
     """One decoded event payload and its event name (``None`` when the provider sends none)."""
 

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from .._events import ErrorReceived
+from .._values import value
 
 __all__ = ("ErrorShape",)
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ErrorShape:
     """A provider's error object: where a body holds it, and the fields that name its type and
     give its message, each in the order they are looked for.
