@@ -3,9 +3,10 @@
 orjson reads an integer beyond the 64-bit range as a float (``123456789012345678901234567890``
 comes back as ``1.2345678901234568e+29``), and fails on one of 309 digits or more ("number is
 infinity"). The standard library reads both exactly, more slowly. So text is read by orjson,
-and read again by ``loads_exact`` only when orjson's value may be inexact (``may_be_inexact``)
-or orjson failed on such an integer (``big_integer_at``). ``loads_exact`` keeps orjson's rules:
-no ``NaN`` or ``Infinity``, no float that overflows.
+and read again by ``loads_exact`` only when orjson's value may be inexact (``_inexact``, the
+check every read pays, apart from this module) or orjson failed on such an integer
+(``big_integer_at``). ``loads_exact`` keeps orjson's rules: no ``NaN`` or ``Infinity``, no float
+that overflows. Only a read that needs it loads this module.
 
 This module belongs to the vocabulary: every stage may import it, and it imports nothing from
 streamkit.
@@ -21,19 +22,15 @@ from itertools import islice
 from typing import Any, cast
 
 __all__ = (
-    "INEXACT_FLOAT",
     "big_integer_at",
     "holds_more_tokens",
     "has_lone_surrogate",
     "json_path",
     "loads_exact",
-    "may_be_inexact",
     "twin",
     "value_spans",
 )
 
-#: orjson reads an integer beyond the 64-bit range as a float; such a float is at least this big.
-INEXACT_FLOAT = 9.2e18
 # An integer literal (no fraction, no exponent).
 _INTEGER = re.compile(r"-?[0-9]+(?![0-9.eE])")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -76,21 +73,6 @@ def holds_more_tokens(text: str, most: int) -> bool:
     if text.count('"') // 2 + sum(map(text.count, "[{,:")) <= most:
         return False  # at most that many, counted in C: the common answer, without a walk
     return sum(1 for _ in islice(_TOKEN.finditer(text), most + 1)) > most
-
-
-def may_be_inexact(value: Any) -> bool:
-    """Whether a value orjson read holds a float that may be an integer it read inexactly."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        kind = type(item)
-        if kind is dict:
-            stack.extend(item.values())
-        elif kind is list:
-            stack.extend(item)
-        elif kind is float and (item >= INEXACT_FLOAT or item <= -INEXACT_FLOAT):
-            return True
-    return False
 
 
 def loads_exact(text: str) -> Any:

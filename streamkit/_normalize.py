@@ -38,7 +38,7 @@ from typing import Any
 import orjson
 
 from ._events import RawCall
-from ._json import INEXACT_FLOAT, big_integer_at, has_lone_surrogate, loads_exact
+from ._inexact import INEXACT_FLOAT
 from ._limits import DEFAULT_MAX_DEPTH
 from ._types import ArgumentIssue, Call, CustomToolCall, InvalidToolCall, JSONObject, ToolCall, takes_text
 
@@ -133,6 +133,8 @@ def parse_arguments(
     except orjson.JSONDecodeError as exc:
         if exc.msg.startswith("depth limit exceeded"):
             return None, _too_deep(max_depth), None
+        from ._json import big_integer_at  # the exact reader, loaded by the first arguments orjson refuses
+
         if not big_integer_at(arguments, exc.msg, exc.pos):
             return None, _decode_issue(arguments, exc), None
         # orjson reads an integer beyond 64 bits as a float, and one of 309 digits or more
@@ -148,6 +150,8 @@ def parse_arguments(
     if too_deep:
         return None, _too_deep(max_depth), None
     if inexact:
+        from ._json import loads_exact  # loaded by the first arguments orjson may have misread
+
         value = loads_exact(arguments)
     return value, None, None
 
@@ -155,6 +159,8 @@ def parse_arguments(
 def _parse_exact(text: str, first: orjson.JSONDecodeError) -> tuple[Any, ArgumentIssue | None]:
     """The standard library's exact parse, held to orjson's rules: no ``NaN``/``Infinity``, no
     float that overflows, no lone surrogate. Runs only for text orjson could not read."""
+    from ._json import has_lone_surrogate, loads_exact  # loaded with the first such text
+
     try:
         value = loads_exact(text)
     except json.JSONDecodeError as exc:

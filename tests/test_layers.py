@@ -11,6 +11,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "streamkit"
 VOCABULARY = {"_errors", "_types", "_turn_types", "_events", "_limits", "_json", "_framing"}
+VOCABULARY |= {"_inexact"}  # whether orjson may have read an integer inexactly, apart from _json's exact reader
 VOCABULARY |= {"_values"}  # how the vocabulary's dataclasses are made
 VOCABULARY |= {"_observe"}  # the telemetry hooks: a global every layer may read, importing nothing
 STAGES = {"_sse", "_ndjson", "_awsstream", "_accumulator", "_normalize", "_validate", "providers", "adapters", "_turn"}
@@ -237,6 +238,7 @@ def test_the_pipeline_loads_the_decoder_of_its_stream_alone() -> None:
         assert [name for name in loaded if name.startswith("streamkit.providers.") and "._" not in name] == decoders
         assert not {"streamkit._validate", "streamkit._awsstream", "urllib.parse", "jsonschema_rs"} & set(loaded)
         assert not {"streamkit._turn", "streamkit._turn_types"} & set(loaded)  # loaded by a turn's first block
+        assert "streamkit._json" not in loaded  # the exact reader: loaded by the first read orjson may get wrong
 
 
 @pytest.mark.parametrize(("module", "library", "other"), [("httpx", "httpx", "httpx2"), ("httpx2", "httpx2", "httpx")])

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple, Protocol, TypeAlias
 
 import orjson
 
-from .. import _json
+from .. import _inexact, _json
 from .._errors import UsageError
 from .._turn_types import Outcome, Part, Parts, Ran
 from .._types import Call, CallRef, CustomToolCall, InvalidToolCall, JSONObject, ToolCall, ToolResult
@@ -115,7 +115,7 @@ def plain_output(call: Call | CallRef, output: Any) -> Any:
         plain = orjson.loads(text)
     except orjson.JSONDecodeError:  # an integer of 309 digits or more
         return _json.loads_exact(text)
-    return _json.loads_exact(text) if _json.may_be_inexact(plain) else plain
+    return _json.loads_exact(text) if _inexact.may_be_inexact(plain) else plain
 
 
 def _unwritable(value: Any, path: list[Any], open_: set[int]) -> str:

@@ -25,15 +25,7 @@ from .._events import (
     Frame,
     UsageReceived,
 )
-from .._json import (
-    big_integer_at,
-    has_lone_surrogate,
-    holds_more_tokens,
-    loads_exact,
-    may_be_inexact,
-    twin,
-    value_spans,
-)
+from .._inexact import may_be_inexact
 from .._limits import DEFAULT_LIMITS, EVENT_BYTES_PER_TOKEN, Limits, event_tokens
 from .._types import Finish, TokenUsage
 from ._errorshape import ErrorShape
@@ -180,6 +172,8 @@ class Decoder(ABC):
         """``data`` with each value at ``value_paths`` that ``load`` does not read, there, in its
         place, replaced by an object naming it, and their raw texts; ``None`` when there is none,
         or the structure of ``data`` cannot be followed to find them."""
+        from .._json import value_spans  # the exact reader's, loaded by the first event orjson refuses
+
         spans = value_spans(data, self.value_paths)
         if not spans:
             return None
@@ -224,6 +218,8 @@ class Decoder(ABC):
         counted before any is read: one past the allowance is a ``LimitExceededError`` naming
         ``max_event_bytes``. A long one is read by the exact reader (``_ORJSON_ALLOWANCES``); what
         orjson refuses is the caller's to handle, as for a short one."""
+        from .._json import holds_more_tokens  # the exact reader's, loaded by the first long event
+
         most = self._most_tokens
         if holds_more_tokens(data, most):
             raise self.past_limit(
@@ -238,6 +234,8 @@ class Decoder(ABC):
     def _unloaded(self, data: str, exc: orjson.JSONDecodeError, event: str | None) -> Any:
         """What ``data``, which orjson refused, holds: read exactly when orjson refused an integer
         beyond 64 bits, else the protocol error."""
+        from .._json import big_integer_at  # the exact reader's, loaded by the first event orjson refuses
+
         if big_integer_at(data, exc.msg, exc.pos):
             return self._load_exact(data, event)
         raise self._not_json(data, exc.msg, event) from None
@@ -248,12 +246,16 @@ class Decoder(ABC):
         float. Only the whole values a call's arguments arrive as are checked (Gemini's
         ``args``, Ollama's ``arguments``, an object in OpenAI Chat's), so frames of text
         fragments cost nothing more."""
+        from .._json import twin  # the exact reader's, loaded by the first value orjson may misread
+
         exact = self._load_exact(data, None)
         return [
             _with_value(item, twin(payload, exact, _value(item))) if _holds_value(item) else item for item in events
         ]
 
     def _load_exact(self, data: str, event: str | None) -> Any:
+        from .._json import has_lone_surrogate, loads_exact  # loaded by the first event read exactly
+
         try:
             value = loads_exact(data)
         except (ValueError, RecursionError) as exc:  # json.JSONDecodeError is a ValueError
