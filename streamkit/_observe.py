@@ -10,10 +10,11 @@ makes the stream. Another host of streams (``streamkit serve``) needs only ``wat
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
+    from contextvars import ContextVar
+
     from ._types import Call, CustomToolCall, InvalidToolCall, ResponseEnd, ToolCall
 
 __all__ = ("Request", "StreamWatch", "Watcher", "install", "traced", "watch", "watcher", "within")
@@ -55,11 +56,15 @@ class Request:
 
 
 _watcher: Watcher | None = None
-_request: ContextVar[Request | None] = ContextVar("streamkit_request", default=None)
+_request: ContextVar[Request | None] | None = None  # made by the first watcher installed: read only then
 
 
 def install(new: Watcher | None) -> None:
-    global _watcher
+    global _watcher, _request
+    if new is not None and _request is None:
+        from contextvars import ContextVar  # telemetry's alone: a program without it never loads it
+
+        _request = ContextVar("streamkit_request", default=None)
     _watcher = new
 
 
@@ -70,7 +75,7 @@ def watcher() -> Watcher | None:
 def watch(provider: str) -> StreamWatch | None:
     """A new stream's watch, or ``None`` when telemetry is off (the common case: one read)."""
     current = _watcher
-    if current is None:
+    if current is None or _request is None:
         return None
     return current.stream(provider, _request.get())
 
@@ -86,7 +91,7 @@ async def traced(call: ToolCall | CustomToolCall, run: Awaitable[T]) -> T:
 
 def within(request: Request | None, make: Callable[[], T]) -> T:
     """``make()``, whose stream telemetry then knows as the answer to ``request`` (if any)."""
-    if request is None or _watcher is None:
+    if request is None or _watcher is None or _request is None:
         return make()
     token = _request.set(request)
     try:

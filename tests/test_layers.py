@@ -239,6 +239,7 @@ def test_the_pipeline_loads_the_decoder_of_its_stream_alone() -> None:
         assert not {"streamkit._validate", "streamkit._awsstream", "urllib.parse", "jsonschema_rs"} & set(loaded)
         assert not {"streamkit._turn", "streamkit._turn_types"} & set(loaded)  # loaded by a turn's first block
         assert "streamkit._json" not in loaded  # the exact reader: loaded by the first read orjson may get wrong
+        assert "contextvars" not in loaded  # telemetry's: loaded when it is enabled
 
 
 @pytest.mark.parametrize(("module", "library", "other"), [("httpx", "httpx", "httpx2"), ("httpx2", "httpx2", "httpx")])
