@@ -10,8 +10,8 @@ shorter text than ``dataclass``'s (one function, its annotations set after) that
 code. The classes stay dataclasses: ``fields``, ``replace``, ``asdict``, ``match``, ``KW_ONLY``,
 pickling and ``__dataclass_params__`` work as before; equality leaves out ``compare=False`` fields
 and repr ``repr=False`` ones, as generated methods do, and a method the class writes itself is
-kept. A class that ``dataclass`` must check against its bases (one with a dataclass base), or
-whose annotations may name a ``ClassVar`` or an ``InitVar``, is made by ``dataclass`` itself.
+kept. A class whose annotations may name a ``ClassVar`` or an ``InitVar``, or with a dataclass
+base not made here, or made here but not frozen as it is, is made by ``dataclass`` itself.
 """
 
 from __future__ import annotations
@@ -42,15 +42,27 @@ def event(cls: type[T]) -> type[T]:
     return _shared(_made(cls, frozen=False))
 
 
+#: The classes made here: a base among them is frozen as its subclass is, and says so only after.
+_MADE: set[type] = set()
+
+
 def _made(cls: type[T], *, frozen: bool) -> type[T]:
     """``cls`` made a slotted dataclass without ``dataclass``'s ``__init__`` (or frozen methods),
     then given this module's."""
-    if not _plain(cls):
+    bases: list[Any] = [base for base in cls.__mro__[1:] if "__dataclass_fields__" in base.__dict__]
+    if not _plain(cls) or any(base not in _MADE or base.__dataclass_params__.frozen is not frozen for base in bases):
         return dataclass(frozen=frozen, slots=True, repr=False, eq=False)(cls)
     documented = bool(cls.__doc__)
-    made: Any = dataclass(init=False, slots=True, repr=False, eq=False)(cls)
+    for base in bases:  # ``dataclass`` is not asked to freeze ``cls``: its bases must not say they are frozen
+        base.__dataclass_params__.frozen = False
+    try:
+        made: Any = dataclass(init=False, slots=True, repr=False, eq=False)(cls)
+    finally:
+        for base in bases:
+            base.__dataclass_params__.frozen = frozen
     made.__dataclass_params__.init, made.__dataclass_params__.frozen = True, frozen  # what dataclass was not asked
     made.__init__ = _init(made, fields(made), frozen=frozen)
+    _MADE.add(made)
     if frozen:
         _freeze(cls, made)
     if not documented:  # dataclass's text, from the __init__ it did not make
@@ -59,11 +71,8 @@ def _made(cls: type[T], *, frozen: bool) -> type[T]:
 
 
 def _plain(cls: type) -> bool:
-    """Whether ``cls`` has no dataclass base and string annotations naming no ``ClassVar`` or
-    ``InitVar``: what this module's ``__init__`` and frozen methods need no more of ``dataclass``
-    to get right."""
-    if any(hasattr(base, "__dataclass_fields__") for base in cls.__mro__[1:]):
-        return False
+    """Whether ``cls``'s annotations are strings naming no ``ClassVar`` or ``InitVar``: what this
+    module's ``__init__`` and frozen methods need no more of ``dataclass`` to get right."""
     return all(
         isinstance(kind, str) and "ClassVar" not in kind and "InitVar" not in kind
         for kind in get_annotations(cls).values()

@@ -181,3 +181,33 @@ def test_the_init_is_the_generated_one() -> None:
         class Wrong:
             x: int = 0
             y: int  # type: ignore[misc]
+
+
+@value
+class Longer(Point):
+    more: int = 0
+
+
+def test_a_subclass_is_frozen_as_its_base_and_subclassed_as_a_frozen_dataclass() -> None:
+    longer = Longer(1, ("a",), more=2)
+    assert dataclasses.replace(longer, x=3) == Longer(3, ("a",), more=2)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        longer.more = 1  # type: ignore[misc]
+    assert Point.__dataclass_params__.frozen and Longer.__dataclass_params__.frozen  # type: ignore[attr-defined]
+
+    @dataclass(frozen=True)
+    class Theirs(streamkit.ToolCall):
+        extra: int = 0
+
+    assert Theirs(0, "a", "f", {}, extra=1).extra == 1
+    with pytest.raises(TypeError, match="cannot inherit non-frozen dataclass from a frozen one"):
+
+        @dataclass
+        class Thawed(streamkit.ToolCall):  # type: ignore[misc]
+            extra: int = 0
+
+    with pytest.raises(TypeError, match="cannot inherit non-frozen dataclass from a frozen one"):
+
+        @event
+        class Moving(Point):
+            more: int = 0
