@@ -191,15 +191,17 @@ def _shared(cls: type[T]) -> type[T]:
     def __hash__(self: Any) -> int:
         return hash(hashed(self))
 
-    @recursive_repr()
     def __repr__(self: Any) -> str:
         return f"{self.__class__.__qualname__}({', '.join(f'{name}={getattr(self, name)!r}' for name in shown)})"
 
     body = cls.__dict__
-    # A class's own ``__eq__`` leaves Python's implicit ``__hash__ = None``: no hash of its own.
-    own = {name for name in body if name != "__hash__" or body[name] is not None or "__eq__" not in body}
     for method in (__eq__, __hash__, __repr__):
-        if method.__name__ not in own:
-            method.__qualname__ = f"{cls.__qualname__}.{method.__name__}"
-            setattr(cls, method.__name__, method)
+        name = method.__name__
+        # A class's own ``__eq__`` leaves Python's implicit ``__hash__ = None``: no hash of its own.
+        if name in body and (name != "__hash__" or body[name] is not None or "__eq__" not in body):
+            continue
+        if method is __repr__:
+            method = recursive_repr()(method)
+        method.__qualname__ = f"{cls.__qualname__}.{name}"
+        setattr(cls, name, method)
     return cls
