@@ -70,8 +70,9 @@ The events about a turn's opaque state (reasoning blocks, signatures, server-sid
 not calls: they pass through unchanged, in order, for the turn stage (which owns their rules).
 
 The accumulator never parses arguments: it hands each ``RawCall`` on, and the composer passes
-it to the normalizer. ``PreviewingAccumulator`` also hands on, now and then, a ``RawPreview``
-of an open call's text so far; the plain ``Accumulator`` never pays for that option. With
+it to the normalizer. ``PreviewingAccumulator`` (``_previewing``, loaded by the first stream that
+asks for previews) also hands on, now and then, a ``RawPreview`` of an open call's text so far;
+the plain ``Accumulator`` never pays for that option. With
 ``fragments=True`` it also hands on the ``CallOpened`` that opened each call and each
 ``ArgumentsDelta`` it kept, once each rule above has accepted them.
 """
@@ -82,7 +83,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from operator import attrgetter
-from typing import Any, Protocol, TypedDict, Unpack, cast, get_args
+from typing import Any, Protocol, get_args
 
 from . import _log
 from ._errors import LimitExceededError, ProviderError, ProviderProtocolError
@@ -114,7 +115,7 @@ from ._events import (
 from ._limits import DEFAULT_LIMITS, KEY_BYTES, Limits, TurnBudget, held_size
 from ._types import NO_STATE
 
-__all__ = ("CALL_EVENTS", "STATES", "TRANSITIONS", "Accumulator", "Output", "PreviewingAccumulator")
+__all__ = ("CALL_EVENTS", "STATES", "TRANSITIONS", "Accumulator", "Output")
 
 Output = RawCall | TextReceived | ResponseEnded | RawPreview | TurnEvent | CallOpened | ArgumentsDelta
 _NOTHING: tuple[Output, ...] = ()
@@ -790,74 +791,3 @@ _ACTIONS: dict[type, Callable[[Accumulator, tuple[int, int], Any, Any], Sequence
     CallFollowed: Accumulator._followed,
     CallDisplaced: Accumulator._displaced,
 }
-
-
-class _Options(TypedDict, total=False):
-    """``Accumulator``'s keyword options, which ``PreviewingAccumulator`` passes on as given."""
-
-    fragments: bool
-    timed: bool
-    sequential: bool
-    early_close: bool
-    cutting: frozenset[str]
-
-
-class PreviewingAccumulator(Accumulator):
-    """An ``Accumulator`` that also emits a ``RawPreview`` of each open call's text as it grows.
-
-    A preview is due once a call's text has grown by ``every`` characters since the last one and
-    to ``growth`` times its length then (the larger threshold wins). ``every=1, growth=1.0`` is a
-    preview on every fragment, whose total cost grows with the square of the text; a ``growth``
-    above 1 spaces previews geometrically, so their total cost stays in proportion to the text.
-    The text is joined once per preview, and kept joined, so parts never pile up twice.
-    """
-
-    def __init__(
-        self,
-        provider: str,
-        limits: Limits = DEFAULT_LIMITS,
-        budget: TurnBudget | None = None,
-        *,
-        every: int = 1,
-        growth: float = 1.0,
-        **options: Unpack[_Options],
-    ) -> None:
-        super().__init__(provider, limits, budget, **options)
-        self._every = every
-        self._growth = growth
-        self._progress: dict[tuple[int, int], list[int]] = {}  # key -> [length, next due length]
-
-    def feed(self, event: Event) -> Sequence[Output]:
-        out = super().feed(event)
-        kind = type(event)
-        if kind is ArgumentsDelta or kind is ArgumentsRepeated:
-            fragment = cast(ArgumentsDelta | ArgumentsRepeated, event)
-            key = (fragment.choice, fragment.index)
-            progress = self._progress.get(key)
-            if progress is None:
-                progress = self._progress[key] = [0, self._every]
-            progress[0] += len(fragment.text)  # a dropped repeat over-counts
-            if progress[0] >= progress[1]:
-                preview = self._preview(key, progress)
-                if preview is not None:
-                    return (*out, preview)
-        elif out and kind is not TextReceived:
-            for item in out:
-                if type(item) is RawCall:
-                    self._progress.pop((item.choice, item.index), None)
-        return out
-
-    def _preview(self, key: tuple[int, int], progress: list[int]) -> RawPreview | None:
-        slot = self._open.get(key)
-        if slot is None or slot.value is not _UNSET:
-            return None
-        text = slot.text()
-        if text is None:
-            return None
-        slot.packed = None
-        slot.parts[:] = [text]
-        progress[0] = size = len(text)  # exact again
-        if size < progress[1]:
-            return None
-        progress[1] = max(size + self._every, int(size * self._growth))
-        return RawPreview(slot.index, slot.id, slot.name, text, key[0])

@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Never, TypedDict, TypeVar
 
 from . import _events, _log, _observe
-from ._accumulator import Accumulator, PreviewingAccumulator
+from ._accumulator import Accumulator
 from ._ending import cutting_reasons, finish_of, tokens_of
 from ._errors import (
     IncompleteStreamError,
@@ -532,6 +532,8 @@ def _make_accumulator(
         raise UsageError(f"preview_every must be an int of at least 1, got {every!r}")
     if isinstance(growth, bool) or not isinstance(growth, int | float) or not 1.0 <= growth <= MAX_PREVIEW_GROWTH:
         raise UsageError(f"preview_growth must be a number from 1.0 to {MAX_PREVIEW_GROWTH:g}, got {growth!r}")
+    from ._previewing import PreviewingAccumulator  # loaded by the first stream that asks for previews
+
     return PreviewingAccumulator(
         provider,
         limits,

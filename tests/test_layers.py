@@ -66,6 +66,7 @@ SERVES_WITH = {"httpx", "anyio", "uvicorn"}
 
 # A stage's own parts, in modules of their own: the stage's to import, and bound by its rules.
 PART_OF = {"_tooldefs": "_validate"}  # reading the tool definitions, for the validator
+PART_OF |= {"_previewing": "_accumulator"}  # the accumulator that previews, loaded only for previews
 # The composer's parts: the Assembler, and the translation of a source's own exceptions.
 PART_OF |= {"_assembler": "_pipeline", "_foreign": "_pipeline"}
 # What an error shows of a refused answer, built once for the composer (an SDK's exception for
@@ -240,6 +241,7 @@ def test_the_pipeline_loads_the_decoder_of_its_stream_alone() -> None:
         assert not {"streamkit._turn", "streamkit._turn_types"} & set(loaded)  # loaded by a turn's first block
         assert "streamkit._json" not in loaded  # the exact reader: loaded by the first read orjson may get wrong
         assert "contextvars" not in loaded  # telemetry's: loaded when it is enabled
+        assert "streamkit._previewing" not in loaded  # loaded by the first stream that asks for previews
 
 
 @pytest.mark.parametrize(("module", "library", "other"), [("httpx", "httpx", "httpx2"), ("httpx2", "httpx2", "httpx")])

@@ -8,9 +8,9 @@ import pytest
 
 import streamkit
 from streamkit import ArgumentsPreview, InvalidToolCall, ResponseEnd, ToolCall, UsageError
-from streamkit._accumulator import PreviewingAccumulator
 from streamkit._events import ArgumentsDelta, CallEnded, CallOpened, RawCall, RawPreview
 from streamkit._preview import NO_PREVIEW, PartialJSON
+from streamkit._previewing import PreviewingAccumulator
 
 from .helpers import sse
 
