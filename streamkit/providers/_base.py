@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
@@ -136,69 +135,14 @@ class Decoder(ABC):
         return events
 
     def _refused(self, data: str, exc: orjson.JSONDecodeError, event: str | None) -> list[Event]:
-        """``feed`` for data orjson refused: read exactly (an integer beyond 64 bits), or else
-        with each arguments value that no reader takes set aside as its raw text (``value_paths``).
-        What is set aside must come back whole as a call's arguments; if not, the data is not JSON."""
-        try:
-            payload = self._unloaded(data, exc, event)
-        except ProviderProtocolError as error:
-            return self._apart(data, error, event)
-        return self._read_exactly(self.feed_payload(payload, event), payload, data)
+        from ._exact import refused  # the exact reading, loaded by the first event orjson refuses
+
+        return refused(self, data, exc, event)
 
     def _apart(self, data: str, error: ProviderProtocolError, event: str | None) -> list[Event]:
-        """``feed`` for data no reader takes: its events with each arguments value no reader takes
-        set aside as its call's raw text (``value_paths``), else ``error``."""
-        aside = self._set_aside(data) if self.value_paths else None
-        if aside is None:
-            raise error
-        text, raws = aside
-        try:
-            payload = self.load(text, event)
-        except ProviderProtocolError:
-            raise error from None
-        events = _put_back(self._read_exactly(self.feed_payload(payload, event), payload, text), raws)
-        if events is None:
-            raise error from None
-        return events
+        from ._exact import apart  # loaded by the first long event the exact reader refuses
 
-    def _read_exactly(self, events: list[Event], payload: Any, data: str) -> list[Event]:
-        """``events``, or ``_exact``'s when an arguments value in them may be read inexactly
-        (what ``feed`` does after its common case)."""
-        if any(_holds_value(item) and may_be_inexact(_value(item)) for item in events):
-            return self._exact(events, payload, data)
-        return events
-
-    def _set_aside(self, data: str) -> tuple[str, list[str]] | None:
-        """``data`` with each value at ``value_paths`` that ``load`` does not read, there, in its
-        place, replaced by an object naming it, and their raw texts; ``None`` when there is none,
-        or the structure of ``data`` cannot be followed to find them."""
-        from .._json import value_spans  # the exact reader's, loaded by the first event orjson refuses
-
-        spans = value_spans(data, self.value_paths)
-        if not spans:
-            return None
-        pieces: list[str] = []
-        raws: list[str] = []
-        done = 0
-        for start, end, depth in spans:
-            raw = data[start:end]
-            if depth <= _READER_DEPTH and self._readable(raw):
-                continue
-            pieces += (data[done:start], orjson.dumps({_ASIDE: len(raws)}).decode())
-            raws.append(raw)
-            done = end
-        if not raws:
-            return None
-        pieces.append(data[done:])
-        return "".join(pieces), raws
-
-    def _readable(self, text: str) -> bool:
-        """Whether ``load`` reads ``text``, a value's JSON, as it reads an event's."""
-        try:
-            self.load(text, None)
-        except ProviderProtocolError:
-            return False
-        return True
+        return apart(self, data, error, event)
 
     @abstractmethod
     def feed_payload(self, payload: Any, event: str | None = None) -> list[Event]:
@@ -232,41 +176,19 @@ class Decoder(ABC):
         return orjson.loads(data)
 
     def _unloaded(self, data: str, exc: orjson.JSONDecodeError, event: str | None) -> Any:
-        """What ``data``, which orjson refused, holds: read exactly when orjson refused an integer
-        beyond 64 bits, else the protocol error."""
-        from .._json import big_integer_at  # the exact reader's, loaded by the first event orjson refuses
+        from ._exact import unloaded  # the exact reading, loaded by the first event orjson refuses
 
-        if big_integer_at(data, exc.msg, exc.pos):
-            return self._load_exact(data, event)
-        raise self._not_json(data, exc.msg, event) from None
+        return unloaded(self, data, exc, event)
 
     def _exact(self, events: list[Event], payload: Any, data: str) -> list[Event]:
-        """``events`` decoded from ``payload`` (orjson's read of ``data``), with each arguments
-        value read again exactly, for ``feed`` when orjson may have read an integer in one as a
-        float. Only the whole values a call's arguments arrive as are checked (Gemini's
-        ``args``, Ollama's ``arguments``, an object in OpenAI Chat's), so frames of text
-        fragments cost nothing more."""
-        from .._json import twin  # the exact reader's, loaded by the first value orjson may misread
+        from ._exact import exact  # loaded by the first value orjson may have read inexactly
 
-        exact = self._load_exact(data, None)
-        return [
-            _with_value(item, twin(payload, exact, _value(item))) if _holds_value(item) else item for item in events
-        ]
+        return exact(self, events, payload, data)
 
     def _load_exact(self, data: str, event: str | None) -> Any:
-        from .._json import has_lone_surrogate, loads_exact  # loaded by the first event read exactly
+        from ._exact import load_exact  # loaded by the first event too long for orjson
 
-        try:
-            value = loads_exact(data)
-        except (ValueError, RecursionError) as exc:  # json.JSONDecodeError is a ValueError
-            raise self._not_json(data, str(exc), event) from None
-        if has_lone_surrogate(value):
-            raise self._not_json(data, "a lone surrogate escape", event)
-        return value
-
-    def _not_json(self, data: str, reason: str, event: str | None) -> ProviderProtocolError:
-        excerpt = data[:80] + ("..." if len(data) > 80 else "")
-        return self.error(f"event data is not JSON ({reason}): {excerpt!r}", event=event)
+        return load_exact(self, data, event)
 
     def error(self, message: str, *, event: str | None = None, index: int | None = None) -> ProviderProtocolError:
         return ProviderProtocolError(message, provider=self.slug, event=event, index=index)
@@ -294,49 +216,11 @@ class TypedEventDecoder(Decoder):
         return handler(self, payload, kind) if handler is not None else []
 
 
-#: The key of the object put in place of an arguments value set aside; the number beside it
-#: is the value's place in the raw texts set aside.
-_ASIDE = "\x00streamkit: set aside"
-#: The deepest nesting orjson reads (its own limit, fixed): a value read alone may pass it
-#: under the levels of the event around it.
-_READER_DEPTH = 1024
-
-
-def _put_back(events: list[Event], raws: list[str]) -> list[Event] | None:
-    """``events`` with each value set aside back as its raw text, the call's arguments; ``None``
-    unless each came back once, whole, as a call's arguments (a value the decoder reads
-    otherwise, or copies, or drops, cannot be handed on as text)."""
-    back: set[int] = set()
-    out: list[Event] = []
-    for item in events:
-        if _holds_value(item):
-            value = _value(item)
-            if type(value) is dict and len(value) == 1 and type(place := value.get(_ASIDE)) is int:
-                if place in back or not 0 <= place < len(raws):
-                    return None
-                back.add(place)
-                item = _with_value(item, raws[place])
-        out.append(item)
-    return out if len(back) == len(raws) else None
-
-
-def _holds_value(item: Event) -> bool:
-    kind = type(item)
-    return kind is ArgumentsValue or kind is CallReceived
-
-
 def _value(item: Event) -> Any:
     if isinstance(item, ArgumentsValue):
         return item.value
     assert isinstance(item, CallReceived)
     return item.arguments
-
-
-def _with_value(item: Event, value: Any) -> Event:
-    if isinstance(item, ArgumentsValue):
-        return replace(item, value=value)
-    assert isinstance(item, CallReceived)
-    return replace(item, arguments=value)
 
 
 def field(obj: Any, key: str, kind: type[T], path: str, decoder: Decoder, event: str | None) -> T:
