@@ -53,6 +53,8 @@ def _made(cls: type[T], *, frozen: bool) -> type[T]:
     if not _plain(cls) or any(base not in _MADE or base.__dataclass_params__.frozen is not frozen for base in bases):
         return dataclass(frozen=frozen, slots=True, repr=False, eq=False)(cls)
     documented = bool(cls.__doc__)
+    if not documented:  # dataclass would write one from a signature without the __init__: written below
+        cls.__doc__ = cls.__name__
     for base in bases:  # ``dataclass`` is not asked to freeze ``cls``: its bases must not say they are frozen
         base.__dataclass_params__.frozen = False
     try:
