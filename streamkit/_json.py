@@ -6,7 +6,9 @@ infinity"). The standard library reads both exactly, more slowly. So text is rea
 and read again by ``loads_exact`` only when orjson's value may be inexact (``_inexact``, the
 check every read pays, apart from this module) or orjson failed on such an integer
 (``big_integer_at``). ``loads_exact`` keeps orjson's rules: no ``NaN`` or ``Infinity``, no float
-that overflows. Only a read that needs it loads this module.
+that overflows. ``shown`` writes what orjson cannot (an integer beyond 64 bits, a lone
+surrogate, nesting past its depth, ``NaN``) as the standard library writes it. Only a read or a
+write that needs it loads this module.
 
 This module belongs to the vocabulary: every stage may import it, and it imports nothing from
 streamkit.
@@ -21,12 +23,15 @@ from collections.abc import Iterable
 from itertools import islice
 from typing import Any, cast
 
+import orjson
+
 __all__ = (
     "big_integer_at",
     "holds_more_tokens",
     "has_lone_surrogate",
     "json_path",
     "loads_exact",
+    "shown",
     "twin",
     "value_spans",
 )
@@ -240,3 +245,54 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     while end > start and text[end - 1] in _SPACE:
         end -= 1
     return start, end
+
+
+def shown(value: Any) -> str:
+    """``value`` as compact JSON, one level at a time (no writer that recurses goes past a few
+    hundred levels); ``NaN`` and the infinities as the standard library writes them. Raises
+    ``TypeError`` for what JSON has no form for, ``ValueError`` for an integer too long to write."""
+    out: list[str] = []
+    stack: list[tuple[bool, Any]] = [(False, value)]  # (a token to write as it is, the token or value)
+    while stack:
+        token, item = stack.pop()
+        if token:
+            out.append(item)
+        elif isinstance(item, dict):
+            stack.append((True, "}"))
+            entries = list(item.items())
+            for position in range(len(entries) - 1, -1, -1):
+                key, member = entries[position]
+                stack += ((False, member), (True, _shown_key(key) + ":"))
+                if position:
+                    stack.append((True, ","))
+            stack.append((True, "{"))
+        elif isinstance(item, list):
+            stack.append((True, "]"))
+            for position in range(len(item) - 1, -1, -1):
+                stack.append((False, item[position]))
+                if position:
+                    stack.append((True, ","))
+            stack.append((True, "["))
+        elif isinstance(item, str):
+            out.append(_shown_string(item))
+        elif isinstance(item, (bool, int, float)) or item is None:
+            out.append(json.dumps(item))  # an integer of any size; NaN, Infinity
+        else:
+            raise TypeError(type(item).__name__)
+    return "".join(out)
+
+
+def _shown_key(key: Any) -> str:
+    """An object key, as the standard library writes one: a scalar key as its JSON text, quoted."""
+    if isinstance(key, str):
+        return _shown_string(key)
+    if isinstance(key, (bool, int, float)) or key is None:
+        return _shown_string(json.dumps(key))
+    raise TypeError(type(key).__name__)
+
+
+def _shown_string(text: str) -> str:
+    try:
+        return orjson.dumps(text).decode()
+    except TypeError:  # a lone surrogate: shown as its escape
+        return json.dumps(text)

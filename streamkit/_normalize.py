@@ -241,8 +241,10 @@ def raw_text(arguments: Any) -> str:
     else:
         if "null" not in text or not _holds_non_finite(arguments):
             return text
+    from ._json import shown  # the exact writer, loaded by the first value orjson cannot write
+
     try:
-        return _shown(arguments)
+        return shown(arguments)
     except (TypeError, ValueError):
         # Only a value handed to ``feed_payload`` directly can get here: a frame's JSON never
         # holds a non-JSON value.
@@ -260,57 +262,6 @@ def _holds_non_finite(value: Any) -> bool:
         elif isinstance(item, float) and not math.isfinite(item):
             return True
     return False
-
-
-def _shown(value: Any) -> str:
-    """``value`` as compact JSON, one level at a time (no writer that recurses goes past a few
-    hundred levels); ``NaN`` and the infinities as the standard library writes them. Raises
-    ``TypeError`` for what JSON has no form for, ``ValueError`` for an integer too long to write."""
-    out: list[str] = []
-    stack: list[tuple[bool, Any]] = [(False, value)]  # (a token to write as it is, the token or value)
-    while stack:
-        token, item = stack.pop()
-        if token:
-            out.append(item)
-        elif isinstance(item, dict):
-            stack.append((True, "}"))
-            entries = list(item.items())
-            for position in range(len(entries) - 1, -1, -1):
-                key, member = entries[position]
-                stack += ((False, member), (True, _key_shown(key) + ":"))
-                if position:
-                    stack.append((True, ","))
-            stack.append((True, "{"))
-        elif isinstance(item, list):
-            stack.append((True, "]"))
-            for position in range(len(item) - 1, -1, -1):
-                stack.append((False, item[position]))
-                if position:
-                    stack.append((True, ","))
-            stack.append((True, "["))
-        elif isinstance(item, str):
-            out.append(_string_shown(item))
-        elif isinstance(item, (bool, int, float)) or item is None:
-            out.append(json.dumps(item))  # an integer of any size; NaN, Infinity
-        else:
-            raise TypeError(type(item).__name__)
-    return "".join(out)
-
-
-def _key_shown(key: Any) -> str:
-    """An object key, as the standard library writes one: a scalar key as its JSON text, quoted."""
-    if isinstance(key, str):
-        return _string_shown(key)
-    if isinstance(key, (bool, int, float)) or key is None:
-        return _string_shown(json.dumps(key))
-    raise TypeError(type(key).__name__)
-
-
-def _string_shown(text: str) -> str:
-    try:
-        return orjson.dumps(text).decode()
-    except TypeError:  # a lone surrogate: shown as its escape
-        return json.dumps(text)
 
 
 #: orjson's message for a text that stops before its JSON document ends.
