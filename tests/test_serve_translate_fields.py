@@ -174,7 +174,7 @@ def test_anthropic_top_k_to_a_chat_upstream_is_refused_and_metadata_named() -> N
     translated = translate("anthropic", "openai_chat", messages_request(metadata={"user_id": "u1"}))
     assert ("metadata" in translated.body, translated.asked.dropped) == (
         False,
-        ("metadata (an end user's id for abuse reports)",),
+        ("metadata (its user id, for abuse reports)",),
     )
 
 
@@ -425,3 +425,13 @@ def test_one_call_at_a_time_reaches_anthropic_in_its_tool_choice(choice: Any, wr
 def test_parallel_calls_asked_of_anthropic_leave_its_tool_choice_as_the_choice_writes_it() -> None:
     body = translate("openai_chat", "anthropic", chat_request(parallel_tool_calls=True)).body
     assert ("tool_choice" in body, "parallel_tool_calls" in body) == (False, False)
+
+
+def test_a_responses_function_tool_is_checked_to_its_last_field() -> None:
+    """Its ``strict`` is named; any other key it does not know is refused by name."""
+    tool = {**RESPONSES_TOOL, "strict": True}
+    assert translate("openai_responses", "openai_chat", responses_request(tools=[tool])).asked.dropped == (
+        f"tools[0].strict ({STRICT})",
+    )
+    unknown = {**RESPONSES_TOOL, "defer": True}
+    assert refused("openai_responses", "openai_chat", responses_request(tools=[unknown])) == ("tools[0].defer", UNKNOWN)

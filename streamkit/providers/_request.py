@@ -29,13 +29,10 @@ __all__ = (
     "RequestWriter",
     "ToolSpec",
     "Written",
-    "CACHE_HINT",
-    "CAPACITY_HINT",
-    "STRICT",
-    "USER_ID",
     "CHOICES",
     "chat_choice",
     "Fields",
+    "alike",
     "read_choice",
     "openai_choice",
     "chat_completions",
@@ -123,15 +120,22 @@ LEFT_OUT_SETTINGS = {
 }
 
 
-#: Why a cache breakpoint (Anthropic's ``cache_control``) is left out: it asks nothing of the answer.
-CACHE_HINT = "a cache hint"
-#: Why a capacity hint (``service_tier``) is left out.
-CAPACITY_HINT = "a capacity hint"
-#: Why an end user's id (``user``, ``safety_identifier``) is left out: it asks nothing of the answer.
-USER_ID = "an end user's id for abuse reports"
-#: Why a function's ``strict`` is left out: streamkit holds every call to its schema itself, and
+#: Fields that several formats hold alike and every reader leaves out alike: why leaving each out
+#: asks the same. A function's ``strict``: streamkit holds every call to its schema itself, and
 #: tells the model a call that is not, so the answer's calls are held to it either way.
-STRICT = "the upstream is not asked to hold the arguments to the schema: streamkit checks each call against it"
+_ALIKE = {
+    "cache_control": "a cache hint",
+    "prompt_cache_key": "a cache hint",
+    "service_tier": "a capacity hint",
+    "user": "an end user's id for abuse reports",
+    "safety_identifier": "an end user's id for abuse reports",
+    "strict": "the upstream is not asked to hold the arguments to the schema: streamkit checks each call against it",
+}
+
+
+def alike(*names: str) -> dict[str, str]:
+    """The fields ``names``, left out, each with the one reason every reader gives it."""
+    return {name: _ALIKE[name] for name in names}
 
 
 def settings(writer: RequestWriter, given: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:

@@ -23,13 +23,10 @@ from typing import TYPE_CHECKING, Any
 from ..._turn_types import UNSIGNED, Image, Parts, RedactedThinking, Results, Thinking, Turn, User, carried
 from ..._types import CallRef, TextDelta, ToolCall
 from .._request import (
-    CACHE_HINT,
-    CAPACITY_HINT,
-    STRICT,
-    USER_ID,
     Asked,
     Fields,
     RequestError,
+    alike,
     content_of,
     read_choice,
     read_parts,
@@ -47,11 +44,11 @@ __all__ = ("read",)
 _BODY = Fields(
     {"model", "system", "messages", "tools", "max_tokens", "tool_choice", "stream", *setting_fields(SETTINGS)},
     dropped={
-        "metadata": USER_ID,
+        "metadata": "its user id, for abuse reports",
         "context_management": "how Anthropic's servers trim old tool results",
         "output_config": "an effort hint",
         "thinking": "the upstream model reasons as it is set to",
-        "service_tier": CAPACITY_HINT,
+        **alike("service_tier"),
     },
 )
 _CHOICES = {"auto": "auto", "any": "required", "none": "none"}
@@ -62,8 +59,7 @@ _CHOICE = Fields({"type", "name", "disable_parallel_tool_use"})
 _TOOL = Fields(
     {"type", "name", "description", "input_schema", "defer_loading"},
     dropped={
-        "cache_control": CACHE_HINT,
-        "strict": STRICT,
+        **alike("cache_control", "strict"),
         "eager_input_streaming": "how the call's input is streamed, not what it is",
     },
     refused={
@@ -76,7 +72,7 @@ _TOOL = Fields(
 _TOOL_DEFAULTS = {"allowed_callers": ["direct"]}
 #: The fields any content block may hold beside its kind's own, checked on every block.
 _BLOCK = Fields(
-    dropped={"cache_control": CACHE_HINT},
+    dropped=alike("cache_control"),
     refused={"citations": "the places in documents the text cites, which the upstream's messages cannot hold"},
 )
 

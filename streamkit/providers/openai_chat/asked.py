@@ -25,13 +25,10 @@ from ..._json import loads_exact
 from ..._turn_types import Parts, RedactedThinking, Results, Thinking, Turn, User, carried
 from ..._types import ArgumentIssue, CallRef, InvalidToolCall, JSONObject, TextDelta, ToolCall
 from .._request import (
-    CACHE_HINT,
-    CAPACITY_HINT,
-    STRICT,
-    USER_ID,
     Asked,
     Fields,
     RequestError,
+    alike,
     image_at,
     kind_of,
     left_detail,
@@ -75,19 +72,17 @@ _BODY = Fields(
     {"model", "messages", "tools", "max_completion_tokens", "max_tokens", "stream", "stream_options", "n"}
     | setting_fields(SETTINGS),
     dropped={
-        "user": USER_ID,
-        "safety_identifier": USER_ID,
+        **alike("user", "safety_identifier"),
         "metadata": "tags for completions OpenAI stores",
         "store": "whether OpenAI stores the completion",
-        "prompt_cache_key": CACHE_HINT,
-        "service_tier": CAPACITY_HINT,
+        **alike("prompt_cache_key", "service_tier"),
         # false is carried: the upstream sets it, or refuses it
         "parallel_tool_calls": "true: every model's default",
     },
 )
 #: A function tool's fields, and its function's.
 _TOOL = Fields({"type", "function"})
-_FUNCTION = Fields({"name", "description", "parameters"}, dropped={"strict": STRICT})
+_FUNCTION = Fields({"name", "description", "parameters"}, dropped=alike("strict"))
 #: ``stream_options``' fields (the usage is written whenever the upstream reports it).
 _STREAM = Fields(
     {"include_usage"}, dropped={"include_obfuscation": "padding in OpenAI's stream events, not part of the answer"}

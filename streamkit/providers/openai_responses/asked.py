@@ -35,13 +35,10 @@ from ..._json import loads_exact
 from ..._turn_types import UNSIGNED, Image, Parts, ReasoningItem, Results, Thinking, Turn, User, carried
 from ..._types import ArgumentIssue, CallRef, CustomToolCall, InvalidToolCall, TextDelta, ToolCall
 from .._request import (
-    CACHE_HINT,
-    CAPACITY_HINT,
-    STRICT,
-    USER_ID,
     Asked,
     Fields,
     RequestError,
+    alike,
     image_at,
     kind_of,
     left_detail,
@@ -65,13 +62,11 @@ _BODY = Fields(
     dropped={
         "store": "whether OpenAI keeps the response; the proxy keeps nothing",
         "include": "extra output such as encrypted reasoning, which the upstream does not give",
-        "prompt_cache_key": CACHE_HINT,
+        **alike("prompt_cache_key"),
         "client_metadata": "the client's own ids",
         "metadata": "ids kept with a stored response",
         "reasoning": "but its effort: a summary of it, which the upstream's answer does not hold",
-        "service_tier": CAPACITY_HINT,
-        "user": USER_ID,
-        "safety_identifier": USER_ID,
+        **alike("service_tier", "user", "safety_identifier"),
         "truncation": "how OpenAI's servers shorten a conversation too long for the model",
     },
     refused={
@@ -80,6 +75,8 @@ _BODY = Fields(
         "background": "the proxy answers while connected and keeps no responses to poll",
     },
 )
+#: A function tool's fields.
+_FUNCTION = Fields({"type", "name", "description", "parameters"}, dropped=alike("strict"))
 #: The content parts read as text: what a user sends, and what the model answered.
 _TEXT_PARTS = {"input_text", "output_text"}
 #: The items of an assistant turn besides its messages, and the items of the results after it.
@@ -128,8 +125,7 @@ def _tools(tools: Any) -> tuple[tuple[Any, ...], list[str]]:
             raise RequestError(where, "a tool is an object with a type")
         if kind == "function":
             kept.append(tool)
-            if tool.get("strict") is True:
-                left.append(f"{where}.strict ({STRICT})")
+            left += _FUNCTION.check(tool, where)
         else:
             left.append(f"{where} {_named(tool)}({_why(kind)})")
     return tuple(kept), left
