@@ -43,7 +43,6 @@ __all__ = (
     "merged",
     "no_effort",
     "plain_user",
-    "read_settings",
     "same_names",
     "settings",
     "system_first",
@@ -352,6 +351,25 @@ class Fields:
     read: Set[str] = frozenset()
     dropped: Mapping[str, str] = field(default_factory=dict)
     refused: Mapping[str, str] = field(default_factory=dict)
+    #: A body's settings at their places (its request writer's ``SETTINGS``): read as its own
+    #: fields (Anthropic's ``stop_sequences``), and given by ``settings_in``.
+    settings: Mapping[str, Place] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "read", frozenset(self.read) | {place[0] for place in self.settings.values()})
+
+    def settings_in(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """The settings ``body`` holds at their places, under OpenAI Chat's names: the inverse of
+        ``settings``. One stop sequence given as a string (OpenAI Chat takes either) is a list of
+        it, the form every other format's stop sequences take."""
+        found: dict[str, Any] = {}
+        for name, place in self.settings.items():
+            value: Any = body
+            for key in place:
+                value = value.get(key) if isinstance(value, Mapping) else None
+            if value is not None:
+                found[name] = [value] if name == "stop" and isinstance(value, str) else value
+        return found
 
     def model(self, body: Mapping[str, Any]) -> tuple[str, list[str]]:
         """The model a request's ``body`` asks for, once every field of it is known, and its
@@ -389,23 +407,3 @@ def _set(value: Any) -> bool:
 
 def _field(where: str, name: str) -> str:
     return f"{where}.{name}" if where else name
-
-
-def setting_fields(places: Mapping[str, Place]) -> set[str]:
-    """The body's own fields the settings are read from (Anthropic's ``stop_sequences``, not
-    Chat's ``stop``): what a reader takes as read."""
-    return {place[0] for place in places.values()}
-
-
-def read_settings(places: Mapping[str, Place], body: Mapping[str, Any]) -> dict[str, Any]:
-    """The settings a body holds at its provider's places (``SETTINGS``), under OpenAI Chat's
-    names: the inverse of ``settings``. One stop sequence given as a string (OpenAI Chat takes
-    either) is a list of it, the form every other format's stop sequences take."""
-    found: dict[str, Any] = {}
-    for name, place in places.items():
-        value: Any = body
-        for key in place:
-            value = value.get(key) if isinstance(value, Mapping) else None
-        if value is not None:
-            found[name] = [value] if name == "stop" and isinstance(value, str) else value
-    return found

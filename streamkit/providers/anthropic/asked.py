@@ -22,17 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..._turn_types import UNSIGNED, Image, Parts, RedactedThinking, Results, Thinking, Turn, User, carried
 from ..._types import CallRef, TextDelta, ToolCall
-from .._request import (
-    Asked,
-    Fields,
-    RequestError,
-    alike,
-    content_of,
-    read_choice,
-    read_parts,
-    read_settings,
-    setting_fields,
-)
+from .._request import Asked, Fields, RequestError, alike, content_of, read_choice, read_parts
 from .request import SETTINGS
 
 if TYPE_CHECKING:
@@ -42,7 +32,8 @@ __all__ = ("read",)
 
 #: The request's fields: read below or by the writer of the request's stream, or left out.
 _BODY = Fields(
-    {"model", "system", "messages", "tools", "max_tokens", "tool_choice", "stream", *setting_fields(SETTINGS)},
+    {"model", "system", "messages", "tools", "max_tokens", "tool_choice", "stream"},
+    settings=SETTINGS,
     dropped={
         "metadata": "its user id, for abuse reports",
         "context_management": "how Anthropic's servers trim old tool results",
@@ -83,7 +74,7 @@ def read(body: Mapping[str, Any]) -> Asked:
     hints = _tool_fields(body.get("tools")) + _block_fields(body)
     system = _system(body.get("system"))
     entries, more = _entries(body.get("messages"))
-    settings = read_settings(SETTINGS, body)
+    settings = _BODY.settings_in(body)
     settings.pop("thinking", None)
     choice = body.get("tool_choice")
     if isinstance(choice, Mapping):

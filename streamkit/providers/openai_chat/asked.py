@@ -24,19 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 from ..._json import loads_exact
 from ..._turn_types import Parts, RedactedThinking, Results, Thinking, Turn, User, carried
 from ..._types import ArgumentIssue, CallRef, InvalidToolCall, JSONObject, TextDelta, ToolCall
-from .._request import (
-    Asked,
-    Fields,
-    RequestError,
-    alike,
-    image_at,
-    kind_of,
-    left_detail,
-    read_choice,
-    read_parts,
-    read_settings,
-    setting_fields,
-)
+from .._request import Asked, Fields, RequestError, alike, image_at, kind_of, left_detail, read_choice, read_parts
 from . import FACTS
 from .request import SETTINGS
 
@@ -69,8 +57,8 @@ class Conversation(Protocol):
 #: The request's fields: read below or by the writer of the request's stream (which writes the
 #: usage at the end whenever the upstream reports it, as ``stream_options`` asks), or left out.
 _BODY = Fields(
-    {"model", "messages", "tools", "max_completion_tokens", "max_tokens", "stream", "stream_options", "n"}
-    | setting_fields(SETTINGS),
+    {"model", "messages", "tools", "max_completion_tokens", "max_tokens", "stream", "stream_options", "n"},
+    settings=SETTINGS,
     dropped={
         **alike("user", "safety_identifier"),
         "metadata": "tags for completions OpenAI stores",
@@ -112,7 +100,7 @@ def read(body: Mapping[str, Any]) -> Asked:
     _message_fields(messages)
     hints = _tool_fields(body.get("tools")) + _stream_fields(body.get("stream_options"))
     system, entries = conversation(FACTS.slug, messages)
-    settings = read_settings(SETTINGS, body)
+    settings = _BODY.settings_in(body)
     settings.pop("user", None)
     choice = settings.pop("tool_choice", None)
     if settings.get("parallel_tool_calls") is True:

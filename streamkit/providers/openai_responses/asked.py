@@ -34,19 +34,7 @@ from typing import TYPE_CHECKING, Any
 from ..._json import loads_exact
 from ..._turn_types import UNSIGNED, Image, Parts, ReasoningItem, Results, Thinking, Turn, User, carried
 from ..._types import ArgumentIssue, CallRef, CustomToolCall, InvalidToolCall, TextDelta, ToolCall
-from .._request import (
-    Asked,
-    Fields,
-    RequestError,
-    alike,
-    image_at,
-    kind_of,
-    left_detail,
-    read_choice,
-    read_parts,
-    read_settings,
-    setting_fields,
-)
+from .._request import Asked, Fields, RequestError, alike, image_at, kind_of, left_detail, read_choice, read_parts
 from .request import SETTINGS
 
 if TYPE_CHECKING:
@@ -57,8 +45,8 @@ __all__ = ("read",)
 #: The request's fields: read below or by the writer of the request's stream, left out, or
 #: refused where they need state the proxy does not keep.
 _BODY = Fields(
-    {"model", "instructions", "input", "tools", "tool_choice", "max_output_tokens", "stream", "text"}
-    | setting_fields(SETTINGS),
+    {"model", "instructions", "input", "tools", "tool_choice", "max_output_tokens", "stream", "text"},
+    settings=SETTINGS,
     dropped={
         "store": "whether OpenAI keeps the response; the proxy keeps nothing",
         "include": "extra output such as encrypted reasoning, which the upstream does not give",
@@ -92,7 +80,7 @@ def read(body: Mapping[str, Any]) -> Asked:
         raise RequestError("instructions", f"a string, not {type(instructions).__name__}")
     entries, system, details = _entries(body.get("input"))
     tools, left_out = _tools(body.get("tools"))
-    settings = read_settings(SETTINGS, body)
+    settings = _BODY.settings_in(body)
     if settings.get("parallel_tool_calls") is True:  # every API's default: asks nothing of one without the setting
         del settings["parallel_tool_calls"]
     text, verbosity = _text(body.get("text"))
