@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import KW_ONLY, field
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar, overload
 
 from ._errors import UsageError
 from ._types import (
@@ -90,9 +90,18 @@ def carrying(ident: str, state: Mapping[str, str]) -> str:
     return f"{ident}{_CARRIED}{encoded}"
 
 
-def carried(ident: str) -> tuple[str, dict[str, str]]:
+_T = TypeVar("_T")
+
+
+@overload
+def carried(ident: str) -> tuple[str, dict[str, str]]: ...
+@overload
+def carried(ident: _T) -> tuple[_T, dict[str, str]]: ...
+def carried(ident: Any) -> tuple[Any, dict[str, str]]:
     """A call's id as the upstream gave it, and the state ``carrying`` put in it (none for an
-    id that carries none, or whose state does not read back as strings)."""
+    id that carries none, or whose state does not read back as strings, or that is no string)."""
+    if not isinstance(ident, str):
+        return ident, {}
     given, sep, encoded = ident.rpartition(_CARRIED)
     if not sep:
         return ident, {}

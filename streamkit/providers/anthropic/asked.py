@@ -79,8 +79,8 @@ def read(body: Mapping[str, Any]) -> Asked:
     choice = body.get("tool_choice")
     if isinstance(choice, Mapping):
         _CHOICE.check(choice, "tool_choice")
-    if isinstance(choice, Mapping) and choice.get("disable_parallel_tool_use") is True:
-        settings["parallel_tool_calls"] = False  # carried where the upstream has the setting, else refused
+        if choice.get("disable_parallel_tool_use") is True:
+            settings["parallel_tool_calls"] = False  # carried where the upstream has the setting, else refused
     limit = body.get("max_tokens")
     return Asked(
         model,
@@ -89,7 +89,7 @@ def read(body: Mapping[str, Any]) -> Asked:
         _offered(body.get("tools")),
         limit if isinstance(limit, int) else None,
         settings,
-        read_choice(body.get("tool_choice"), _choice, words=()),
+        read_choice(choice, _choice, words=()),
         body.get("stream") is True,
         (*dropped, *hints),
     )
@@ -220,9 +220,7 @@ def _call(index: int, block: Mapping[str, Any], where: str) -> ToolCall:
     ident, name, arguments = block.get("id"), block.get("name"), block.get("input")
     if not isinstance(name, str) or not isinstance(arguments, Mapping):
         raise RequestError(where, "a tool_use block has a name and an input object")
-    if not isinstance(ident, str):
-        return ToolCall(index, None, name, dict(arguments))
-    given, state = carried(ident)  # the upstream's own id, and the state the proxy carried in it
+    given, state = carried(ident if isinstance(ident, str) else None)  # the upstream's own id, and its state
     return ToolCall(index, given, name, dict(arguments), state=state)
 
 
@@ -262,8 +260,7 @@ def _image(source: Any, where: str) -> Image:
 
 
 def _result(block: Mapping[str, Any], where: str, names: Mapping[str, str]) -> Outcome:
-    ident = block.get("tool_use_id")
-    ident = carried(ident)[0] if isinstance(ident, str) else ident  # the names are the calls', by their own ids
+    ident, _ = carried(block.get("tool_use_id"))  # the names are the calls', by their own ids
     name = names.get(ident) if isinstance(ident, str) else None
     if name is None:
         raise RequestError(f"{where}.tool_use_id", f"{ident!r} answers no tool_use block before it")

@@ -306,7 +306,7 @@ def _call(
         raise RequestError(f"{where}.function", f"is {type(function).__name__}, not an object")
     fields = entry.get("provider_specific_fields") or function.get("provider_specific_fields") or {}
     signature = fields.get("thought_signature") if isinstance(fields, Mapping) else None  # LiteLLM's, for Gemini
-    ident, state = _carried(entry.get("id"))
+    ident, state = carried(entry.get("id"))
     if isinstance(signature, str):
         state["thoughtSignature"] = signature
     given = function.get("arguments")
@@ -320,11 +320,6 @@ def _call(
         )
         return InvalidToolCall(index, ident, function.get("name"), raw, (issue,), state=state)
     return ToolCall(index, ident, function.get("name") or "", parsed, state=state)
-
-
-def _carried(ident: Any) -> tuple[Any, dict[str, str]]:
-    """A call's id as the upstream gave it, and the state the proxy carried in it (``carried``)."""
-    return carried(ident) if isinstance(ident, str) else (ident, {})
 
 
 def object_arguments(arguments: Any) -> tuple[JSONObject | None, ArgumentIssue | None]:
@@ -352,7 +347,7 @@ def object_arguments(arguments: Any) -> tuple[JSONObject | None, ArgumentIssue |
 
 
 def _result(message: Mapping[str, Any], names: Mapping[str, str], where: str) -> Outcome:
-    ident, _ = _carried(message.get("tool_call_id"))  # the names are the calls', by their own ids
+    ident, _ = carried(message.get("tool_call_id"))  # the names are the calls', by their own ids
     name = message.get("name") or names.get(ident or "")
     if not name:
         raise RequestError(

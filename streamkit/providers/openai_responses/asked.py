@@ -229,7 +229,7 @@ class _Reading:
         name = self.names.get(call_id) if isinstance(call_id, str) else None
         if name is None:
             raise RequestError(f"{where}.call_id", f"{call_id!r} answers no call before it")
-        return (CallRef(carried(str(call_id))[0], name), self._parts(item.get("output"), f"{where}.output"))
+        return (CallRef(carried(call_id)[0], name), self._parts(item.get("output"), f"{where}.output"))
 
     def _parts(self, content: Any, where: str) -> str | Parts:
         """A user message's or an output's text as ``_content`` reads it; with an ``input_image``
