@@ -697,7 +697,7 @@ def reemit(
         _report(session, on_call)
         if out:
             yield out
-        answer = _resent(session, error, resend)
+        answer = _next_answer(session, error, resend)
 
 
 async def areemit(
@@ -726,10 +726,10 @@ async def areemit(
         await _areport(session, on_call)
         if out:
             yield out
-        answer = await _aresent(session, error, resend)
+        answer = await _anext_answer(session, error, resend)
 
 
-def _resent(session: Session, error: Callable[[str], Exception], resend: Resend | None) -> Iterable[bytes] | None:
+def _next_answer(session: Session, error: Callable[[str], Exception], resend: Resend | None) -> Iterable[bytes] | None:
     """Once a body ends unfailed: the answer to the request asking the model again, its
     decoding given to the session; ``None`` when nothing asks again (the body ends)."""
     _check(session, error)
@@ -743,10 +743,10 @@ def _resent(session: Session, error: Callable[[str], Exception], resend: Resend 
     return chunks
 
 
-async def _aresent(
+async def _anext_answer(
     session: Session, error: Callable[[str], Exception], resend: AsyncResend | None
 ) -> AsyncIterable[bytes] | None:
-    """The async twin of ``_resent``."""
+    """The async twin of ``_next_answer``."""
     _check(session, error)
     if session.again is None or resend is None:
         return None
