@@ -76,11 +76,10 @@ __all__ = (
 )
 
 
-#: Every provider, in the order of ``DECODERS``: the ``Provider`` literal, the one list of them.
-#: A provider's folder (its slug's name) declares its ``FACTS`` and its ``STAGES``; its modules
-#: are imported the first time its slug is looked up: a stream of one provider loads that
-#: provider's decoder only.
-_ALL = PROVIDERS
+# Every provider is a slug of ``PROVIDERS`` (the ``Provider`` literal, the one list of them, in
+# the order of ``DECODERS``) and a folder of that name, which declares its ``FACTS`` and its
+# ``STAGES``; its modules are imported the first time its slug is looked up: a stream of one
+# provider loads that provider's decoder only.
 
 
 @cache  # once per slug and stage
@@ -160,7 +159,7 @@ def _model_list(slug: str) -> Callable[[object], list[Model]]:
 
 def _offering(*stages: str) -> Callable[[], tuple[str, ...]]:
     """The slugs whose folders offer one of ``stages``: read from the folders at first need."""
-    return lambda: tuple(slug for slug in _ALL if any(getattr(_stages(slug), stage) for stage in stages))
+    return lambda: tuple(slug for slug in PROVIDERS if any(getattr(_stages(slug), stage) for stage in stages))
 
 
 T = TypeVar("T")
@@ -182,7 +181,7 @@ class _Registry(Mapping[str, T], Generic[T]):
         return self._given
 
     def __getitem__(self, slug: str) -> T:
-        if slug not in _ALL or slug not in self._slugs:  # a KeyError, as a mapping's, before any import
+        if slug not in PROVIDERS or slug not in self._slugs:  # a KeyError, as a mapping's, before any import
             raise KeyError(slug)
         return self._load(slug)
 
@@ -197,10 +196,10 @@ class _Registry(Mapping[str, T], Generic[T]):
 
 
 #: Each slug's facts (``providers/_facts.py``), loaded without its decoder.
-FACTS: Mapping[str, Facts] = _Registry("FACTS", _ALL, _facts)
-DECODERS: Mapping[str, type[Decoder]] = _Registry("DECODERS", _ALL, _decoder)
+FACTS: Mapping[str, Facts] = _Registry("FACTS", PROVIDERS, _facts)
+DECODERS: Mapping[str, type[Decoder]] = _Registry("DECODERS", PROVIDERS, _decoder)
 #: Each slug's history writer, a module of the functions ``streamkit.adapters.Adapter`` names.
-HISTORIES: Mapping[str, ModuleType] = _Registry("HISTORIES", _ALL, _history)
+HISTORIES: Mapping[str, ModuleType] = _Registry("HISTORIES", PROVIDERS, _history)
 ENCODERS: Mapping[str, type[Encoder]] = _Registry("ENCODERS", _offering("encoder"), _encoder)
 #: Each read slug's body reader: ``calls(body)``, its ``RawCall``s, and ``stop_reason(body)``.
 BODIES: Mapping[str, Body] = _Registry("BODIES", _offering("body"), _body)
@@ -243,9 +242,10 @@ def __getattr__(name: str) -> Any:
         from . import _base
 
         return getattr(_base, name)
-    slug = next((slug for slug in _ALL if _stages(slug).decoder == name), None) if name.endswith("Decoder") else None
-    if slug is not None:
-        return DECODERS[slug]
+    if name.endswith("Decoder"):  # a decoder class is named in its folder's stages
+        for slug in PROVIDERS:
+            if _stages(slug).decoder == name:
+                return DECODERS[slug]
     if name == "ANY_ERRORS":
         return _any_errors()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
