@@ -27,6 +27,7 @@ from ..._turn_types import CallState, Parts, TextSignature, Thinking, Turn, Turn
 from ..._types import CallRef, InvalidToolCall, JSONObject, TextDelta, ToolCall
 from ...adapters._base import Call, Message, Ran, dumps, input_object, name_of, named, result_writers, text_and_calls
 from ...adapters._history import TurnMessages, check_turn
+from .request import inline
 
 __all__ = ("assistant_message", "error_result_message", "tool_result_message", "tool_results_message", "turn_messages")
 
@@ -73,14 +74,11 @@ def _result(call: Ran, result: Any) -> Message:
 def _media(call: Ran, result: Parts) -> Message:
     """A result's text as ``output`` and its images as ``inlineData`` parts; an image by URL is
     refused, as a user's is (``fileData`` needs a media type no client gives with a URL)."""
-    parts = []
-    for image in result.images:
-        if image.url is not None:
-            raise UsageError(
-                f"the result of {named(call)} holds an image by URL, which Gemini takes only with its media type"
-            )
-        parts.append({"inlineData": {"mimeType": image.media_type, "data": image.data}})
-    return {"response": {"output": result.text}, "parts": parts}
+    if any(image.url is not None for image in result.images):  # said of the call, not of a user's request
+        raise UsageError(
+            f"the result of {named(call)} holds an image by URL, which Gemini takes only with its media type"
+        )
+    return {"response": {"output": result.text}, "parts": [inline(image) for image in result.images]}
 
 
 def _error(call: Call | CallRef, payload: JSONObject) -> Message:
